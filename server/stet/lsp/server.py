@@ -266,6 +266,19 @@ def build(db_path: str | None = None) -> StetServer:
         if ls.review is not None:
             await ls.review.close()
 
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def folders_changed(ls: StetServer, params: types.DidChangeWorkspaceFoldersParams):
+        # pygls has already updated its folder list; every folder is a root (the store stays put).
+        if ls.review is not None:
+            folders = [f.uri for f in ls.workspace.folders.values()]
+            roots = []
+            for folder in folders:
+                try:
+                    roots.append(uri_to_path(folder))
+                except StetError:
+                    log.warning("ignoring workspace folder %s", folder)
+            ls.review.ws.set_roots(roots)
+
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: StetServer, params: types.DidOpenTextDocumentParams):
         if ls.review is not None:
