@@ -224,6 +224,22 @@ def _roots(params: types.InitializeParams) -> list[str]:
     return roots or [os.getcwd()]
 
 
+def _watch_files_through_the_editor(ls: StetServer) -> None:
+    """Ask the editor to report file changes too, where it offers that (it sees what it saves)."""
+    caps = ls.client_capabilities.workspace
+    if not (caps and caps.did_change_watched_files and caps.did_change_watched_files.dynamic_registration):
+        return
+    registration = types.Registration(
+        id="stet-watch",
+        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=types.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[types.FileSystemWatcher(glob_pattern="**/*")]
+        ),
+    )
+    future = ls.protocol.send_request(types.CLIENT_REGISTER_CAPABILITY, types.RegistrationParams([registration]))
+    future.add_done_callback(lambda f: f.cancelled() or f.exception())  # an editor may refuse: harmless
+
+
 def build(db_path: str | None = None) -> StetServer:
     server = StetServer(db_path)
 
@@ -254,6 +270,7 @@ def build(db_path: str | None = None) -> StetServer:
             ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"Stet: {review.store_error}"))
             ls.notify_json("stet/restored", {"files": 0, "counts": {}, "durationMs": 0, "error": str(review.store_error)})
             return
+        _watch_files_through_the_editor(ls)
         try:
             summary = await review.recover()
         except StetError as exc:
@@ -278,6 +295,18 @@ def build(db_path: str | None = None) -> StetServer:
                 except StetError:
                     log.warning("ignoring workspace folder %s", folder)
             ls.review.ws.set_roots(roots)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def watched_files_changed(ls: StetServer, params: types.DidChangeWatchedFilesParams):
+        if ls.review is None:
+            return
+        uris = set()
+        for change in params.changes:
+            try:
+                uris.add(ls.review.uri_of(change.uri))
+            except StetError:
+                continue
+        ls.review.outside_changed(uris)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: StetServer, params: types.DidOpenTextDocumentParams):
