@@ -28,6 +28,7 @@ POINTS = (
     "recover:start",
     "recover:after-effect",
     "recover:after-relocate",
+    "inbox:after-propose",
 )
 
 
