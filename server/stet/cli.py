@@ -196,6 +196,14 @@ async def cmd_propose(args) -> int:
     if bool(args.patch) == bool(args.edit):
         raise Usage("give exactly one of --patch FILE and --edit FILE ('-' reads stdin)")
     text = _read_input(args.patch or args.edit)
+    # Bad input is refused before the store is even opened (or created): nothing is written.
+    if args.patch:
+        intake.check_patch_text(text, args.strip)
+    else:
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InvalidParams(f"{args.edit}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     async with opened(args, create=True) as review:
         notes: list[str] = []
         if args.patch:

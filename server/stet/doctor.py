@@ -85,6 +85,16 @@ async def examine(review: Review, fix: bool = False) -> dict:
     else:
         add("ok", "no stale hunks")
 
+    drifted = await asyncio.to_thread(_not_on_disk, review)
+    if drifted:
+        add(
+            "warn",
+            f"{len(drifted)} open hunk(s) whose text is no longer in the file on disk: {' '.join(drifted[:8])}",
+            "the file changed outside the review: run `stet doctor --fix` (or open the file in the editor) "
+            "to re-check them; those that cannot apply become stale",
+            hunkIds=drifted,
+        )
+
     stuck = [h for h in review.list(statuses={Status.ACCEPTED}) if not any(
         e.uri == h.uri for e in effects
     )]
@@ -135,3 +145,25 @@ def _names(folder: str) -> list[str]:
         return [n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n))]
     except OSError:
         return []
+
+
+def _not_on_disk(review: Review) -> list[str]:
+    """Pending / accepted hunks whose old text cannot be found in the file on disk (read only)."""
+    from .domain.anchor import LineIndex, locate
+    from .domain.text import split_lines
+    from .workspace import read_text
+
+    out = []
+    for uri, hunks in review.by_uri.items():
+        wanted = [h for h in hunks.values() if h.status in (Status.PENDING, Status.ACCEPTED) and h.kind == "edit"]
+        if not wanted:
+            continue
+        try:
+            text = read_text(review.ws.resolve(uri))
+        except Exception:
+            text = None
+        index = LineIndex(split_lines(text)) if text is not None else None
+        for h in wanted:
+            if index is None or locate(index, h.old, h.line, h.ctx_before, h.ctx_after) is None:
+                out.append(h.id)
+    return out

@@ -72,6 +72,14 @@ def patch_to_edit(files: list[patches.FilePatch], root: str) -> tuple[dict, list
     return {"documentChanges": changes}, notes
 
 
+def check_patch_text(text: str, strip: int = 1) -> None:
+    """Parse a diff and check its paths without touching anything; raises InvalidParams."""
+    try:
+        patch_to_edit(patches.parse(text, strip), "/")
+    except (patches.PatchError, patches.PatchMismatch) as exc:
+        raise InvalidParams(str(exc)) from None
+
+
 def check_patch(review: Review, files: list[patches.FilePatch]) -> None:
     """Every file of the patch must be inside the workspace and match it exactly; raises otherwise."""
     for f in files:

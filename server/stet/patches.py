@@ -216,6 +216,15 @@ def parse(text: str, strip: int = 1) -> list[FilePatch]:
             _extended_header(current, h, strip, lineno)
         elif current is not None and h.startswith(("Binary files ", "GIT binary patch")):
             current.binary = True
+        elif current is not None and current.hunks and h[:1] in ("+", "-", " ") and h.strip():
+            # A diff line right after a complete hunk: the header's line counts are wrong.
+            last = current.hunks[-1]
+            raise PatchError(
+                f"unexpected line {h!r}: the hunk at patch line {last.patch_line} already has the "
+                f"{last.old_count} old and {last.new_count} new lines its header announces",
+                lineno,
+                current.path,
+            )
         # Anything else (commit messages, `index` lines, blank lines between files) is ignored, as git apply does.
         i += 1
     for f in files:
