@@ -190,10 +190,9 @@ class Review:
                 h.line = found.line
                 if h.status == Status.STALE:
                     derived.append((h, Status.PENDING))
-            elif h.status in (Status.PENDING, Status.ACCEPTED) and not (
-                h.status == Status.ACCEPTED and h.uri in self.effect_uris
-            ):
+            elif h.status == Status.PENDING:
                 derived.append((h, Status.STALE))
+            # An accepted hunk always has a journaled effect: running it decides (applied or stale).
         return derived
 
     def _derive(self, changes: list[tuple[Hunk, Status]]) -> None:
@@ -814,7 +813,7 @@ class Review:
                 log.warning("cannot read %s: %s", uri, exc)
                 text = None
             if text is None:
-                derived.extend((h, Status.STALE) for h in hunks if h.status in (Status.PENDING, Status.ACCEPTED))
+                derived.extend((h, Status.STALE) for h in hunks if h.status == Status.PENDING)
                 continue
             derived.extend(self._relocate(split_lines(text), hunks))
         if derived:
