@@ -26,15 +26,10 @@ class Follower:
         self.review = review
         self.interval = interval
         self._task: asyncio.Task | None = None
-        self._wake = asyncio.Event()
         self.syncs = 0
 
     def start(self) -> None:
         self._task = asyncio.ensure_future(self._run())
-
-    def poke(self) -> None:
-        """Check now (a watchdog event on the database, say) instead of at the next tick."""
-        self._wake.set()
 
     async def stop(self) -> None:
         task, self._task = self._task, None
@@ -66,8 +61,4 @@ class Follower:
                 failures += 1
                 if failures in (1, 10, 100):
                     log.warning("live sync: %s", exc)
-            try:
-                await asyncio.wait_for(self._wake.wait(), self.interval * (1 if failures == 0 else min(failures, 25)))
-            except asyncio.TimeoutError:
-                pass
-            self._wake.clear()
+            await asyncio.sleep(self.interval * (1 if failures == 0 else min(failures, 25)))

@@ -61,6 +61,7 @@ class Inbox:
         for folder in (self.folder, self.done, self.failed):
             os.makedirs(folder, exist_ok=True)
         watcher.watch(self.folder, self._on_event)
+        # Scanned after the watch is in place, so a file arriving now is seen one way or the other.
         for name in sorted(os.listdir(self.folder)):  # what arrived while no server ran
             self._schedule(name, 0)
 

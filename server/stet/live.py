@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 
 from .follow import Follower
 from .inbox import Inbox, inbox_folder
@@ -30,22 +29,14 @@ class Live:
             return
         self.follower.start()
         self.watcher = Watcher()
+        self.watcher.start()
         folder = inbox_folder(store.path)
-        # A commit by another process touches the WAL file: check at once rather than at the next tick.
-        db_dir, db_name = os.path.split(store.path)
-        self.watcher.watch(db_dir, lambda ev: self._db_event(ev, db_name))
         try:
             self.inbox = Inbox(folder, self.review)
             await self.inbox.start(self.watcher)
         except OSError as exc:
             log.warning("the inbox %s cannot be used: %s", folder, exc)
             self.inbox = None
-        self.watcher.start()
-
-    def _db_event(self, event, db_name: str) -> None:
-        name = os.path.basename(getattr(event, "dest_path", "") or event.src_path)
-        if name in (db_name, db_name + "-wal") and event.event_type in ("modified", "closed", "created", "moved"):
-            self.follower.poke()
 
     async def stop(self) -> None:
         if self.inbox is not None:

@@ -237,12 +237,12 @@ def build(db_path: str | None = None) -> StetServer:
         except StetError as exc:
             ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"Stet: {exc}"))
             summary = {"files": 0, "counts": {}, "durationMs": 0, "error": str(exc)}
-        ls.protocol.notify("stet/restored", summary)
         # Live sync with other processes and the inbox start once recovery is done.
         ls.live = Live(review)
         await ls.live.start()
         if ls.live.warning:
             ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, ls.live.warning))
+        ls.protocol.notify("stet/restored", summary)
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: StetServer, params: Any = None):
