@@ -152,3 +152,14 @@ async def test_two_servers_share_one_inbox(ws):
         assert not list((inbox(ws) / "failed").iterdir())
     finally:
         await asyncio.gather(a.stop(), b.stop())
+
+
+async def test_inbox_works_with_the_polling_watcher(ws):
+    s = Session(ws, env={"STET_WATCH": "poll"})
+    await s.start()
+    try:
+        drop(ws, "polled.patch", PATCH)
+        await until(lambda: (inbox(ws) / "done" / "polled.patch").exists())
+        assert len(await s.hunks(proposalId="polled")) == 1
+    finally:
+        await s.stop()

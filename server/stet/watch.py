@@ -79,6 +79,8 @@ class Watcher:
         observer, self.observer = self.observer, None
         if observer is None:
             return
+        # watchdog logs an error when an emitter thread sees an event while stopping: harmless here.
+        logging.getLogger("watchdog.observers.inotify").setLevel(logging.CRITICAL)
         try:
             observer.stop()
             if observer.is_alive():
