@@ -62,17 +62,27 @@ async def examine(review: Review, fix: bool = False) -> dict:
         add("ok", "no temp files left by interrupted writes")
 
     effects = await store.open_effects()
-    if effects:
-        names = ", ".join(f"{e.action} {e.uri} (lsn {e.lsn}, {e.attempts} attempt(s))" for e in effects[:5])
+    pending = [e for e in effects if e.state == "pending"]
+    unsaved = [e for e in effects if e.state == "unsaved"]
+    if pending:
+        names = ", ".join(f"{e.action} {e.uri} (lsn {e.lsn}, {e.attempts} attempt(s))" for e in pending[:5])
         add(
             "warn",
-            f"{len(effects)} accepted edit(s) not yet written: {names}",
+            f"{len(pending)} accepted edit(s) not yet written: {names}",
             "a running editor retries them when the file changes; otherwise restart the editor or run "
             "`stet doctor --fix`, which writes each exactly once",
-            effects=[{"lsn": e.lsn, "uri": e.uri, "action": e.action, "attempts": e.attempts} for e in effects],
+            effects=[{"lsn": e.lsn, "uri": e.uri, "action": e.action, "attempts": e.attempts} for e in pending],
         )
     else:
         add("ok", "no accepted edit waiting to be written")
+    if unsaved:
+        add(
+            "warn",
+            f"{len(unsaved)} accepted edit(s) applied in an editor's buffer but not saved: "
+            + ", ".join(e.uri for e in unsaved[:5]),
+            "save those files in the editor; if the editor is gone, its next start (or any Stet server "
+            "starting on this workspace) writes them to the files",
+        )
 
     stale = review.list(statuses={Status.STALE})
     if stale:
@@ -96,7 +106,7 @@ async def examine(review: Review, fix: bool = False) -> dict:
         )
 
     stuck = [h for h in review.list(statuses={Status.ACCEPTED}) if not any(
-        e.uri == h.uri for e in effects
+        e.uri == h.uri for e in pending
     )]
     if stuck:
         add(
