@@ -185,3 +185,35 @@ def test_doctor_finds_drift_and_leftovers_and_fix_settles_them(repo):
     stale = [f for f in fixed["findings"] if f.get("hunkIds") and "stale" in f["what"]]
     assert stale and stale[0]["hunkIds"] == nonl
     assert stet_json("status", cwd=repo)["counts"]["stale"] == 1
+
+
+def _file_ops_patch(repo: Path) -> tuple[str, dict]:
+    """A real `git diff` with a new, a deleted and a renamed-and-edited file; and the tree it makes."""
+    (repo / "fresh.txt").write_bytes(b"brand\nnew")
+    (repo / "notes.md").unlink()
+    git("mv", "nonl.txt", "renamed.txt", cwd=repo)
+    (repo / "renamed.txt").write_bytes(b"first\nsecond\nLAST")
+    git("add", "-A", cwd=repo)
+    diff = git("diff", "--cached", "-M", cwd=repo)
+    after = snapshot(repo)
+    git("reset", "-q", "--hard", cwd=repo)
+    return diff, after
+
+
+def test_file_operations_are_refused_whole_until_the_review_takes_them(repo):
+    diff, _ = _file_ops_patch(repo)
+    assert "new file mode" in diff and "deleted file mode" in diff and "rename from nonl.txt" in diff
+    before = snapshot(repo)
+    p = stet("propose", "--patch", "-", cwd=repo, input=diff)
+    assert p.returncode == 2 and "not supported" in p.stderr, p.stderr
+    assert snapshot(repo) == before
+    assert stet_json("status", "--all", cwd=repo)["hunks"] == []
+
+
+@pytest.mark.xfail(strict=True, reason="file operations in the review service: issue 3 (lead)")
+def test_file_operations_from_a_git_diff(repo):
+    diff, after = _file_ops_patch(repo)
+    hunks = stet_json("propose", "--patch", "-", cwd=repo, input=diff)["hunks"]
+    assert {h["kind"] for h in hunks} >= {"create", "delete", "rename"}
+    stet_json("accept", *[h["id"] for h in hunks], cwd=repo)
+    assert snapshot(repo) == after
