@@ -6,6 +6,9 @@ outside the roots (symlinks resolved) and any uri that is not a local `file:` ur
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import fcntl
 import os
 import secrets
 import stat
@@ -120,3 +123,17 @@ def remove_temp_files(folders: set[str]) -> int:
                 except OSError:
                     pass
     return removed
+
+
+@contextlib.asynccontextmanager
+async def interprocess_lock(path: str):
+    """An exclusive lock shared by every process on this machine (flock on `path`).
+
+    The kernel releases it when the holder dies, SIGKILL included: a crash never leaves it held.
+    """
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        await asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
