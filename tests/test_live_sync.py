@@ -154,3 +154,27 @@ async def test_concurrent_accepts_of_different_hunks_in_one_file_lose_nothing(ws
         assert text.count("LINE") == len(hunks) == 8
     finally:
         await a.stop()
+
+
+async def test_a_busy_store_is_waited_for_not_reported(ws):
+    """Another process holds the write lock longer than SQLite's busy timeout: the CLI waits it out."""
+    import sqlite3
+
+    patch = "--- a/a.py\n+++ b/a.py\n@@ -3 +3 @@\n-line 3\n+LINE 3\n"
+    (h,) = stet_json("propose", "--patch", "-", cwd=ws, input=patch)["hunks"]
+    holder = sqlite3.connect(ws / ".stet" / "stet.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        started = time.monotonic()
+        pending = asyncio.ensure_future(
+            asyncio.to_thread(stet, "accept", h["id"], cwd=ws, env={"STET_BUSY_TIMEOUT_MS": "100"})
+        )
+        await asyncio.sleep(1.0)
+        assert not pending.done(), "the accept went through while another process held the lock"
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    p = await pending
+    assert p.returncode == 0 and "locked" not in p.stderr, p.stderr
+    assert time.monotonic() - started >= 1.0
+    assert "LINE 3\n" in read(ws / "a.py")
