@@ -433,6 +433,12 @@ class Review:
             mem = self.hunks.get(hid)
             if mem is not None:
                 rows[hid].line = mem.line
+        if text is not None and action == "accept":
+            for hid in targets:
+                h = rows[hid]
+                eol = detect_eol(h.old_text + "".join(c for c in h.ctx_before if c))
+                given = lines_of(normalize_eol(text, eol))
+                h.applied_text = None if given == h.new else given
         # The journal is written from the hunks as they are before this decision.
         journal = [
             (name, [(h, self._effect_edit(h, name)) for h in group])
@@ -450,10 +456,6 @@ class Review:
                 h.decided_at = stamp
                 if feedback is not None:
                     h.feedback = feedback
-                if text is not None:
-                    eol = detect_eol(h.old_text + "".join(c for c in h.ctx_before if c))
-                    given = lines_of(normalize_eol(text, eol))
-                    h.applied_text = None if given == h.new else given
             await tx.save_hunk(h)
         effects = []
         for action_name, group in journal:
@@ -462,8 +464,9 @@ class Review:
                 by_uri.setdefault(h.uri, []).append((h, edit))
             for uri, pairs in by_uri.items():
                 edits = [edit for _, edit in pairs]
-                eid = await tx.add_effect(lsn, uri, action_name, edits)
-                effects.append(EffectRow(eid, lsn, uri, action_name, edits, "pending", 0))
+                target = "buffer" if uri in self.docs else "file"
+                eid = await tx.add_effect(lsn, uri, action_name, edits, target)
+                effects.append(EffectRow(eid, lsn, uri, action_name, edits, "pending", 0, target))
         return effects
 
     @staticmethod
@@ -689,11 +692,11 @@ class Review:
         await self.sync()
         self.on_change({effect.uri})
 
-    async def run_pending_effects(self, uri: str | None = None, states=("pending", "unsaved")) -> None:
+    async def run_pending_effects(self, uri: str | None = None, states=("pending", "unsaved"), targets=("file", "buffer")) -> None:
         store = self._store()
         async with self._op_lock:
             for effect in await store.open_effects():
-                if (uri is None or effect.uri == uri) and effect.state in states:
+                if (uri is None or effect.uri == uri) and effect.state in states and effect.target in targets:
                     if effect.state == "unsaved" and effect.uri in self.docs:
                         continue  # the buffer holds it; settled at save, close or restart
                     await self._run_effect(effect)
@@ -862,18 +865,23 @@ class Review:
         await asyncio.to_thread(remove_temp_files, folders)
         effects = await store.open_effects()
         self.effect_uris.update(e.uri for e in effects if e.state == "pending")
-        await self.run_pending_effects(states=("pending",))
+        await self.run_pending_effects(states=("pending",), targets=("file",))
         await self._relocate_on_disk([u for u in self.by_uri if u not in self.docs])
         fault("recover:after-relocate")
         await self.checkpoint()
         self.ready.set()
-        if any(e.state == "unsaved" for e in effects):
-            # Edits that lived in an editor's unsaved buffer: if the editor is still there it
-            # re-opens the buffer right after start; give it a moment, then settle the rest on disk.
-            self._later("settle-unsaved", SETTLE_DELAY, lambda: self.run_pending_effects(states=("unsaved",)))
+        if any(e.state == "unsaved" or e.target == "buffer" for e in effects):
+            # Edits meant for (or living in) an editor's buffer: if the editor is still there it
+            # re-opens its buffers right after start; give it a moment, then settle what is left
+            # in the buffer if it came back, else on disk.
+            self._later("settle-buffers", SETTLE_DELAY, self._settle_buffers)
         counts = self.counts()
         files = len({h.uri for h in self.hunks.values() if h.is_open})
         return {"files": files, "counts": counts, "durationMs": round((loop.time() - started) * 1000, 1)}
+
+    async def _settle_buffers(self) -> None:
+        await self.run_pending_effects(states=("pending", "unsaved"), targets=("buffer",))
+        await self.run_pending_effects(states=("unsaved",), targets=("file",))
 
     async def close(self) -> None:
         for timer in self._timers.values():

@@ -25,6 +25,23 @@ def _size(h: Hunk) -> str:
     return f"-{len(h.old)} +{len(h.replacement)}"
 
 
+def diagnostic_json(h: Hunk, end: tuple[int, int] | None) -> dict:
+    """A diagnostic as JSON, for publishing many at once without a converter pass."""
+    d = diagnostic(h, end)
+    r = d.range
+    return {
+        "range": {
+            "start": {"line": r.start.line, "character": r.start.character},
+            "end": {"line": r.end.line, "character": r.end.character},
+        },
+        "message": d.message,
+        "severity": int(d.severity),
+        "source": d.source,
+        "code": d.code,
+        "data": d.data,
+    }
+
+
 def diagnostic(h: Hunk, end: tuple[int, int] | None) -> types.Diagnostic:
     if h.status == Status.STALE:
         message = "Stet: this proposed change no longer applies (the text under it changed). Reject it, or ask the agent again."
