@@ -62,8 +62,9 @@ async def examine(review: Review, fix: bool = False) -> dict:
         add("ok", "no temp files left by interrupted writes")
 
     effects = await store.open_effects()
-    pending = [e for e in effects if e.state == "pending"]
-    unsaved = [e for e in effects if e.state == "unsaved"]
+    pending = [e for e in effects if e.state == "pending" and getattr(e, "target", "file") == "file"]
+    # Meant for an editor's buffer, or sitting in one unsaved: the editor settles them.
+    unsaved = [e for e in effects if e not in pending]
     if pending:
         names = ", ".join(f"{e.action} {e.uri} (lsn {e.lsn}, {e.attempts} attempt(s))" for e in pending[:5])
         add(
@@ -78,7 +79,7 @@ async def examine(review: Review, fix: bool = False) -> dict:
     if unsaved:
         add(
             "warn",
-            f"{len(unsaved)} accepted edit(s) applied in an editor's buffer but not saved: "
+            f"{len(unsaved)} accepted edit(s) meant for an editor's buffer, or applied there and not saved: "
             + ", ".join(e.uri for e in unsaved[:5]),
             "save those files in the editor; if the editor is gone, its next start (or any Stet server "
             "starting on this workspace) writes them to the files",
