@@ -152,13 +152,13 @@ def _one_line(text: str | None, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _hunk_rows(review, hunks) -> list[list[str]]:
-    rows = [["HUNK", "STATUS", "FILE", "LINE", "CHANGE", "MESSAGE"]]
+def _hunk_rows(review, hunks, with_file: bool = True) -> list[list[str]]:
+    rows = [["HUNK", "STATUS"] + (["FILE"] if with_file else []) + ["LINE", "CHANGE", "MESSAGE / FEEDBACK"]]
     for h in hunks:
         where = _rel(review, h.uri) + (f" -> {_rel(review, h.new_uri)}" if h.new_uri else "")
         change = h.kind if h.kind != "edit" else f"-{len(h.old)} +{len(h.replacement)}"
-        note = h.feedback if h.feedback else h.message
-        rows.append([h.id, h.status.value, where, str(h.line + 1), change, _one_line(note)])
+        note = f"feedback: {h.feedback}" if h.feedback else h.message
+        rows.append([h.id, h.status.value] + ([where] if with_file else []) + [str(h.line + 1), change, _one_line(note)])
     return rows
 
 
@@ -276,7 +276,7 @@ async def cmd_status(args) -> int:
                 tally[h.status.value] = tally.get(h.status.value, 0) + 1
             print()
             print(f"{_rel(review, uri)}  ({', '.join(f'{n} {s}' for s, n in tally.items())})")
-            rows = _hunk_rows(review, group)
+            rows = _hunk_rows(review, group, with_file=False)
             print("  " + _table(rows, status_col=1).replace("\n", "\n  "))
         if not hunks and any(counts.values()) and not args.all:
             print("nothing open; `stet status --all` lists decided hunks too")

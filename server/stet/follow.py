@@ -57,8 +57,8 @@ class Follower:
                 failures = 0
             except asyncio.CancelledError:
                 raise
-            except (StetError, ValueError) as exc:  # a closed or unavailable store: back off, keep going
+            except Exception as exc:  # a closed or unavailable store, or a bug: back off, keep following
                 failures += 1
                 if failures in (1, 10, 100):
-                    log.warning("live sync: %s", exc)
+                    log.warning("live sync: %s", exc, exc_info=not isinstance(exc, StetError))
             await asyncio.sleep(self.interval * (1 if failures == 0 else min(failures, 25)))
