@@ -20,7 +20,7 @@ import os
 import re
 
 from . import intake, patches
-from .errors import StetError
+from .errors import StetError, StoreUnavailable
 from .faults import fault
 from .review import Review
 from .workspace import write_atomic
@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 
 SETTLE = 0.15  # seconds without events before a file is read
 RETRY_DELAY = float(os.environ.get("STET_INBOX_RETRY", "1.0"))
+STORE_RETRY = 5.0  # seconds before trying again when the store cannot be written
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,199}\.(json|patch)$")
 
 
@@ -120,6 +121,10 @@ class Inbox:
                     self._schedule(name, RETRY_DELAY)
                 else:
                     await self._fail(name, str(exc))
+                return
+            except StoreUnavailable as exc:  # not the proposal's fault: keep it and try again later
+                log.warning("inbox: %s waits: %s", name, exc)
+                self._schedule(name, STORE_RETRY)
                 return
             except StetError as exc:
                 await self._fail(name, f"{exc.name}: {exc.message}")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import os
 import secrets
 import stat
@@ -16,6 +15,11 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from .errors import InvalidParams, OutsideWorkspace
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no inter-process file lock (see interprocess_lock)
+    fcntl = None  # type: ignore[assignment]
 
 TEMP_MARK = ".stet-tmp-"
 
@@ -131,6 +135,9 @@ async def interprocess_lock(path: str):
 
     The kernel releases it when the holder dies, SIGKILL included: a crash never leaves it held.
     """
+    if fcntl is None:
+        yield
+        return
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         await asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX)
