@@ -1,8 +1,8 @@
 """The task commands of the command line: `stet task ...`, `stet resume`, `stet mcp`.
 
 Kept in their own module so `cli.py` only has to register them: `add_commands` adds the
-parsers, `COMMANDS` maps each command to its coroutine, which takes the parsed arguments
-and an `opened(args, create)` context manager giving a `Review` on the workspace's store.
+parsers; `cmd_task` and `cmd_resume` are coroutines of the parsed arguments (they open the
+store with `cli.opened`, like every other command); `cmd_mcp` runs the MCP server.
 """
 
 from __future__ import annotations
@@ -94,7 +94,8 @@ def add_commands(sub, common, as_json, mutation) -> None:
     p.add_argument("--agent", help="the name recorded for this agent's tasks and proposals")
 
 
-async def cmd_task(args, opened) -> int:
+async def cmd_task(args) -> int:
+    from .cli import opened
     from .tasks import Tasks
 
     sub = args.task_command
@@ -138,7 +139,8 @@ async def cmd_task(args, opened) -> int:
     return 0
 
 
-async def cmd_resume(args, opened) -> int:
+async def cmd_resume(args) -> int:
+    from .cli import opened
     from .resume import render
     from .tasks import Tasks
 
@@ -151,7 +153,8 @@ async def cmd_resume(args, opened) -> int:
     return 0
 
 
-def cmd_mcp(args, locate) -> int:
+def cmd_mcp(args) -> int:
+    from .cli import locate
     from .mcpserver import serve
 
     db, root = locate(args, True)
