@@ -5,7 +5,7 @@ from harness import Session, read
 from workers import Worker, call, mcp_client, stet_json
 
 TOOLS = {"start_task", "list_tasks", "get_task_context", "record_step", "record_note", "record_files_read",
-         "propose_edits", "review_status", "finish_task"}
+         "propose_edits", "propose_patch", "review_status", "finish_task"}
 
 
 async def test_tools_are_listed_with_descriptions_for_a_model(ws):
@@ -125,3 +125,15 @@ async def test_the_editor_sees_hunks_proposed_over_mcp(ws):
         assert "LINE 3\n" in read(ws / "a.py")
     finally:
         await dev.stop()
+
+
+async def test_propose_patch_takes_git_diffs_and_explains_bad_ones(ws):
+    patch = "--- a/b.txt\n+++ b/b.txt\n@@ -1,3 +1,3 @@\n alpha\n-beta\n+BETA\n gamma\n"
+    async with mcp_client(ws) as mcp:
+        await call(mcp, "start_task", title="T", goal="g", task_id="t1")
+        error, text, data = await call(mcp, "propose_patch", task_id="t1", patch=patch, message="caps")
+        assert not error and [h["newText"] for h in data["hunks"]] == ["BETA\n"]
+        error, text, _ = await call(mcp, "propose_patch", task_id="t1", patch="this is not a diff")
+        assert error and "InvalidParams" in text
+        error, text, _ = await call(mcp, "propose_patch", task_id="t1", patch=patch.replace(" gamma", " delta"))
+        assert error and "does not match the patch" in text

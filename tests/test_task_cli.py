@@ -57,3 +57,24 @@ def test_exit_codes(ws):
     assert bad.returncode == 2 and "no step 3" in bad.stderr
     outside = stet(ws, "task", "read", "t1", "/etc/hostname")
     assert outside.returncode == 2 and "OutsideWorkspace" in outside.stderr
+
+
+PATCH = """\
+--- a/b.txt
++++ b/b.txt
+@@ -1,3 +1,3 @@
+ alpha
+-beta
++BETA
+ gamma
+"""
+
+
+def test_a_patch_that_fits_neither_the_files_nor_the_task_history_is_refused(ws):
+    assert stet(ws, "task", "start", "T", "--id", "t1").returncode == 0
+    (ws / "b.txt").write_text("alpha\nbeta, changed\ngamma\n")
+    (ws / "p.patch").write_text(PATCH)
+    for task in ([], ["--task", "t1"]):
+        refused = stet(ws, "propose", "--patch", "p.patch", *task)
+        assert refused.returncode == 2 and "does not match the patch" in refused.stderr, refused.stderr
+    assert stet_json(ws, "status", "--all")["hunks"] == []

@@ -13,11 +13,28 @@ A_TEXT = "".join(f"line {i}\n" for i in range(1, 11))
 TASK = "t-shout"
 GOAL = "Upper-case lines 2, 5, 8 and 10 of a.py; leave the rest alone."
 FEEDBACK = "Keep line 5 as it is: it names a constant that other files import."
-ORIGINAL = [  # worker 1's change, as exact-text edits
-    {"path": "a.py", "old_text": "line 2\n", "new_text": "LINE 2\n"},
-    {"path": "a.py", "old_text": "line 5\n", "new_text": "LINE 5\n"},
-    {"path": "a.py", "old_text": "line 8\n", "new_text": "LINE 8\n"},
-    {"path": "a.py", "old_text": "line 10\n", "new_text": "LINE 10\n"},
+ORIGINAL = """\
+diff --git a/a.py b/a.py
+--- a/a.py
++++ b/a.py
+@@ -1,10 +1,10 @@
+ line 1
+-line 2
++LINE 2
+ line 3
+ line 4
+-line 5
++LINE 5
+ line 6
+ line 7
+-line 8
++LINE 8
+ line 9
+-line 10
++LINE 10
+"""  # worker 1's change, as `git diff` writes it
+AS_EDITS = [  # the same change as exact-text edits
+    {"path": "a.py", "old_text": f"line {i}\n", "new_text": f"LINE {i}\n"} for i in (2, 5, 8, 10)
 ]
 PLAN = [
     ["start_task", {"title": "Shout the numbers", "goal": GOAL, "task_id": TASK}],
@@ -27,7 +44,7 @@ PLAN = [
     ["record_note", {"task_id": TASK, "kind": "question", "text": "Should line 1 change too?"}],
     ["record_step", {"task_id": TASK, "text": "Read a.py and b.txt", "status": "completed"}],
     ["record_step", {"task_id": TASK, "text": "Propose the upper-casing", "status": "in_progress"}],
-    ["propose_edits", {"task_id": TASK, "edits": ORIGINAL, "message": "shout the numbers"}],
+    ["propose_patch", {"task_id": TASK, "patch": ORIGINAL, "message": "shout the numbers"}],
     ["propose_edits", {"task_id": TASK, "edits": [{"path": "c.txt", "old_text": "two\n", "new_text": "TWO\n"}]}],
 ]
 
@@ -56,9 +73,9 @@ async def test_a_new_worker_carries_on_where_a_killed_one_stopped(ws):
         results = await w1.run()
         assert [r["tool"] for r in results] == [p[0] for p in PLAN]
         assert not any(r["isError"] for r in results), results
-        first = w1.result("propose_edits")["data"]
+        first = w1.result("propose_patch")["data"]
         l2, l5, l8, l10 = ids(first["hunks"])
-        (c2,) = ids(w1.result("propose_edits", 1)["data"]["hunks"])
+        (c2,) = ids(w1.result("propose_edits")["data"]["hunks"])
 
         # The developer reviews in the editor: accepts one, rejects one with feedback, edits one
         # before accepting it, leaves one pending; and edits c.txt under the last hunk.
@@ -115,17 +132,25 @@ async def test_a_new_worker_carries_on_where_a_killed_one_stopped(ws):
             assert not error and text == md and data == ctx
             assert await dev.request("stet/taskContext", {"taskId": TASK}) == ctx
 
-            # Worker 2 re-sends the whole original change: nothing is duplicated, the developer
-            # is not asked again, and the rejected hunk comes back flagged with the feedback.
+            # Worker 2 re-sends the whole original patch (it no longer fits a.py as it is: two of
+            # its hunks are in): nothing is duplicated, the developer is not asked again, and
+            # the rejected hunk comes back flagged with the feedback.
             before = await dev.hunks()
-            error, text, again = await call(mcp, "propose_edits", task_id=TASK, edits=ORIGINAL, proposal_id="w2-again")
+            error, text, again = await call(mcp, "propose_patch", task_id=TASK, patch=ORIGINAL, proposal_id="w2-again")
             assert not error, text
             assert again["hunks"] == []
             assert sorted(ids(again["alreadyProposed"])) == sorted([l2, l8, l10])
             assert ids(again["rejectedBefore"]) == [l5] and again["rejectedBefore"][0]["feedback"] == FEEDBACK
             assert "REJECTED by the developer" in text and FEEDBACK in text
-            # Sent as it was (the same content gives the same proposal): the first answer, current states.
-            error, text, replay = await call(mcp, "propose_edits", task_id=TASK, edits=ORIGINAL)
+            # The same through the command line, and as exact-text edits.
+            (ws / "original.patch").write_text(ORIGINAL)
+            by_cli = stet_json(ws, "propose", "--patch", "original.patch", "--task", TASK, "--id", "w2-cli")
+            assert by_cli["hunks"] == [] and ids(by_cli["rejectedBefore"]) == [l5]
+            error, text, as_edits = await call(mcp, "propose_edits", task_id=TASK, edits=AS_EDITS, proposal_id="w2-edits")
+            assert not error and as_edits["hunks"] == [] and ids(as_edits["rejectedBefore"]) == [l5]
+            assert sorted(ids(as_edits["alreadyProposed"])) == sorted([l2, l8, l10])
+            # Sent exactly as before (the same content gives the same proposal): the first answer, current states.
+            error, text, replay = await call(mcp, "propose_patch", task_id=TASK, patch=ORIGINAL)
             assert not error and replay["proposalId"] == first["proposalId"]
             assert ids(replay["hunks"]) == [l2, l5, l8, l10] and ids(replay["rejectedBefore"]) == [l5]
         after = await dev.hunks()

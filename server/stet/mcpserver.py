@@ -231,6 +231,27 @@ def build(db_path: str, root: str, agent: str | None = None) -> MCPServer:
         return _result(_proposal_text(t, answer), answer)
 
     @server.tool(
+        description="Propose a change for the developer to review, as a unified diff (the format `git diff` "
+        "writes: ---/+++ headers with a/ and b/ prefixes, @@ hunk headers, context lines). Nothing is written to the "
+        "files: the developer accepts, rejects (with feedback) or edits each hunk. The diff must fit the files as "
+        "they are; a diff made before some of this task's hunks were applied is carried onto the files. Hunks "
+        "already proposed in this task are not proposed twice; a hunk the developer rejected before is refused and "
+        "reported with the developer's feedback. New, deleted and renamed files are supported.",
+    )
+    async def propose_patch(
+        task_id: Annotated[str, Field(description="The task id.")],
+        patch: Annotated[str, Field(description="The unified diff, paths relative to the workspace root.")],
+        message: Annotated[str | None, Field(description="Your rationale, shown to the developer.")] = None,
+        proposal_id: Annotated[str | None, Field(description="Optional id for this proposal (default: derived from its content).")] = None,
+    ) -> CallToolResult:
+        t = tasks()
+        answer = await run(t.propose_patch(task_id, patch, proposal_id=proposal_id, agent=agent, message=message))
+        text = _proposal_text(t, answer)
+        if answer.get("notes"):
+            text += "\nNotes:\n" + "\n".join(f"- {n}" for n in answer["notes"])
+        return _result(text, answer)
+
+    @server.tool(
         description="See where the developer's review stands: every hunk of a task (or of the workspace) by status, "
         "with the developer's feedback on rejected hunks and their own text on hunks they changed before accepting. "
         "Check it before proposing more.",

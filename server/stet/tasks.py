@@ -307,27 +307,69 @@ class Tasks:
             return make
 
         makers = {uri: maker(uri, pairs) for uri, pairs in by_file.items()}
-        return await self._propose_derived(task_id, content, makers, proposal_id, agent, message)
+        key = input_key("edits", content)
+        pid = proposal_id or f"p-{key[-16:]}"
+        return await self._propose_derived(task_id, key, pid, makers, agent, message)
+
+    async def propose_patch(
+        self,
+        task_id: str,
+        text: str,
+        proposal_id: str | None = None,
+        agent: str | None = None,
+        message: str | None = None,
+        strip: int = 1,
+    ) -> dict:
+        """Propose a unified diff as part of a task (the CLI's path: `stet propose --patch --task`).
+
+        A diff that no longer fits because some of this task's hunks were applied since it
+        was made is carried onto the files as they are now."""
+        from . import intake
+
+        _text("taskId", task_id, 256)
+        answer, notes = await intake.propose_patch(
+            self.review, text, proposal_id, task_id=task_id, agent=agent, message=message, strip=strip
+        )
+        return {**answer, "notes": notes} if notes else answer
+
+    async def propose_patch_onto(
+        self, task_id: str, text: str, files: list, proposal_id: str, agent: str | None, message: str | None
+    ) -> dict:
+        """A parsed diff that does not fit the files as they are, made against them with this
+        task's applied hunks taken out (see `domain.rebase`). Only plain file modifications."""
+        from . import patches
+
+        makers: dict[str, Callable[[str | None], str]] = {}
+        for f in files:
+            if f.op != "modify":
+                raise ChangeDoesNotFit(f"{f.path}: a {f.op} that does not fit the files as they are")
+
+            def make(text_now: str | None, f=f) -> str:
+                try:
+                    return patches.apply_file(f, text_now)
+                except (patches.PatchError, patches.PatchMismatch) as exc:
+                    raise ChangeDoesNotFit(str(exc)) from None
+
+            makers[self.uri_for(f.new_path)] = make
+        return await self._propose_derived(task_id, input_key("patch", text), proposal_id, makers, agent, message)
 
     async def _propose_derived(
         self,
         task_id: str,
-        content: str,
+        key: str,
+        pid: str,
         makers: dict[str, Callable[[str | None], str]],
-        proposal_id: str | None,
         agent: str | None,
         message: str | None,
     ) -> dict:
         """Propose new file texts made by `makers` (uri -> text now, None for no file -> new text).
 
-        The proposal is identified by the agent's own input (`content`), not by the edits
-        derived from the files, so re-sending the same input replays the first answer even
-        after the developer has decided some of it."""
+        The proposal is identified by the agent's own input (`key`), not by the edits derived
+        from the files, so re-sending the same input replays the first answer even after the
+        developer has decided some of it."""
         review = self.review
         _text("taskId", task_id, 256)
-        digest = hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()
-        pid = proposal_id or f"p-{digest[:16]}"
-        answer = await review.replay(pid, f"input:{digest}")
+        answer = await review.replay(pid, key)
         if answer is not None:
             return answer
         await review.sync()
@@ -355,8 +397,13 @@ class Tasks:
             if edits:
                 changes.append(TextChange(uri, doc.version if doc is not None else None, edits))
         return await review.propose(
-            pid, changes, task_id=task_id, agent=agent, message=message, edit_hash=f"input:{digest}", already_in=already
+            pid, changes, task_id=task_id, agent=agent, message=message, edit_hash=key, already_in=already
         )
+
+
+def input_key(kind: str, content: str) -> str:
+    """What identifies a proposal derived from an agent's input, for replays."""
+    return f"input:{kind}:" + hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 _START = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
