@@ -4,6 +4,7 @@ a file it read changes; a second worker gets the whole picture from `stet resume
 tool and `stet/taskContext`, and re-sends the original change without duplicating anything."""
 
 import asyncio
+import os
 import time
 
 from harness import Session, read, uri, write
@@ -117,6 +118,9 @@ async def test_a_new_worker_carries_on_where_a_killed_one_stopped(ws):
         done = stet(ws, "resume", TASK)
         assert done.returncode == 0, done.stderr
         md = done.stdout
+        if os.environ.get("STET_RESUME_SAMPLE"):  # how docs/tasks.md got its example
+            with open(os.environ["STET_RESUME_SAMPLE"], "w") as f:
+                f.write(md)
         for needle in (
             f"# Task {TASK}: Shout the numbers", GOAL, "Upper-case whole lines, not single words (why: the developer asked",
             "`a.py`", "only by this task's applied hunks", "`b.txt`", "**changed since read** by someone else",

@@ -151,7 +151,7 @@ def render(ctx: dict) -> str:
                 if h.get("feedback"):
                     out.append(f"> **The developer's note:** {_quote(h['feedback'])}")
                     out.append("")
-                out.append("What you proposed:")
+                out.append("The agent proposed:")
                 out.append("")
                 out += _fenced(_change_diff(h["oldText"], h["newText"]))
                 out += ["", "How the developer changed it before accepting:", ""]
