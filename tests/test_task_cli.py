@@ -78,3 +78,14 @@ def test_a_patch_that_fits_neither_the_files_nor_the_task_history_is_refused(ws)
         refused = stet(ws, "propose", "--patch", "p.patch", *task)
         assert refused.returncode == 2 and "does not match the patch" in refused.stderr, refused.stderr
     assert stet_json(ws, "status", "--all")["hunks"] == []
+
+
+def test_a_re_proposal_from_the_terminal_says_what_was_rejected_and_why(ws):
+    assert stet(ws, "task", "start", "T", "--id", "t1").returncode == 0
+    (ws / "p.patch").write_text(PATCH)
+    (hunk,) = stet_json(ws, "propose", "--patch", "p.patch", "--task", "t1", "--id", "first")["hunks"]
+    assert stet(ws, "reject", hunk["id"], "--feedback", "beta stays lower case").returncode == 0
+    again = stet(ws, "propose", "--patch", "p.patch", "--task", "t1", "--id", "second")
+    assert again.returncode == 0 and "proposal second: 0 hunk(s)" in again.stdout
+    assert f"rejected before by the developer, not proposed again: {hunk['id']} b.txt: beta stays lower case" in again.stdout
+    assert len(stet_json(ws, "status", "--all")["hunks"]) == 1

@@ -42,8 +42,12 @@ async def test_start_is_idempotent_and_refuses_another_goal_under_the_same_id(ta
     assert not again["created"] and again["task"]["createdAt"] == first["task"]["createdAt"]
     with pytest.raises(Conflict, match="stet resume t1"):
         await tasks.start("Rate limit", "something else", task_id="t1")
-    made = await tasks.start("Fix the CSV export!")
-    assert made["task"]["id"].startswith("t-fix-the-csv-export-")
+    made = await tasks.start("Fix the CSV export!", "quotes in cells")
+    assert made["task"]["id"].startswith("t-fix-the-csv-export-") and made["created"]
+    again = await tasks.start("Fix the CSV export!", "quotes in cells")  # a retry finds it
+    assert again["task"]["id"] == made["task"]["id"] and not again["created"]
+    other = await tasks.start("Fix the CSV export!", "commas in cells")
+    assert other["task"]["id"] != made["task"]["id"]
 
 
 async def test_request_ids_replay_the_first_answer_and_write_nothing(tasks, ws):

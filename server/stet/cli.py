@@ -241,6 +241,12 @@ async def cmd_propose(args) -> int:
         else:
             print(f"proposal {answer['proposalId']}: {len(answer['hunks'])} hunk(s)")
             _print_hunks(review, answer["hunks"], False)
+            # Within a task, repeats of earlier hunks are not proposed again (docs/tasks.md).
+            if answer.get("alreadyProposed"):
+                print(f"already proposed in this task, not again: {' '.join(h['id'] for h in answer['alreadyProposed'])}")
+            for h in answer.get("rejectedBefore", ()):
+                print(f"rejected before by the developer, not proposed again: {h['id']} {_rel(review, h['uri'])}: "
+                      f"{_one_line(h['feedback'], 200) or '(no feedback)'}")
     return 0
 
 

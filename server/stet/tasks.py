@@ -17,7 +17,6 @@ import hashlib
 import json
 import os
 import re
-import secrets
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Sequence
 
@@ -110,7 +109,8 @@ class Tasks:
         agent = _opt_text("agent", agent, 256)
         if task_id is not None:
             _text("taskId", task_id, 256)
-        wanted = task_id or _slug_id(title)
+        # Without an id, the same title and goal give the same id: a retried start finds its task.
+        wanted = task_id or _slug_id(title, goal)
 
         async def do(tx, lsn):
             row = await sql.task(tx, wanted)
@@ -432,9 +432,10 @@ def _opt_text(name: str, value: object, limit: int = MAX_TEXT) -> str | None:
     return _text(name, value, limit)
 
 
-def _slug_id(title: str) -> str:
+def _slug_id(title: str, goal: str | None) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:32].strip("-")
-    return f"t-{slug + '-' if slug else ''}{secrets.token_hex(2)}"
+    digest = hashlib.sha256(json.dumps([title, goal]).encode("utf-8", "surrogatepass")).hexdigest()[:4]
+    return f"t-{slug + '-' if slug else ''}{digest}"
 
 
 def _read_bytes(path: str) -> bytes | None:
