@@ -125,6 +125,7 @@ async def propose_patch(
                 answer = await Tasks(review).propose_patch_onto(task_id, text, files, proposal_id, agent, message)
                 return answer, notes
         else:
+            await review.sync()
             answer = await review.replay(proposal_id, input_key("patch", text))
             if answer is not None:
                 return answer, notes

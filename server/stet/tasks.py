@@ -369,10 +369,10 @@ class Tasks:
         developer has decided some of it."""
         review = self.review
         _text("taskId", task_id, 256)
+        await review.sync()  # the answer shows the hunks as they are now, whoever decided them
         answer = await review.replay(pid, key)
         if answer is not None:
             return answer
-        await review.sync()
         changes: list = []
         already: list[str] = []
         for uri, make in makers.items():
