@@ -200,20 +200,27 @@ def _file_ops_patch(repo: Path) -> tuple[str, dict]:
     return diff, after
 
 
-def test_file_operations_are_refused_whole_until_the_review_takes_them(repo):
-    diff, _ = _file_ops_patch(repo)
+def test_file_operations_from_a_git_diff(repo, tmp_path):
+    diff, after = _file_ops_patch(repo)
     assert "new file mode" in diff and "deleted file mode" in diff and "rename from nonl.txt" in diff
     before = snapshot(repo)
-    p = stet("propose", "--patch", "-", cwd=repo, input=diff)
-    assert p.returncode == 2 and "not supported" in p.stderr, p.stderr
-    assert snapshot(repo) == before
-    assert stet_json("status", "--all", cwd=repo)["hunks"] == []
-
-
-@pytest.mark.xfail(strict=True, reason="file operations in the review service: issue 3 (lead)")
-def test_file_operations_from_a_git_diff(repo):
-    diff, after = _file_ops_patch(repo)
     hunks = stet_json("propose", "--patch", "-", cwd=repo, input=diff)["hunks"]
-    assert {h["kind"] for h in hunks} >= {"create", "delete", "rename"}
+    assert sorted(h["kind"] for h in hunks) == ["create", "delete", "edit", "rename"]
+    assert snapshot(repo) == before, "proposing writes nothing"
+    # What is pending exports as a patch for the tree as it is, and makes the edited tree.
+    pending = stet("export", "--status", "pending", cwd=repo).stdout
+    check = subprocess.run(["git", "apply", "--check", "-"], cwd=repo, input=pending.encode(), capture_output=True)
+    assert check.returncode == 0, (pending, check.stderr)
+    copy = tmp_path / "copy"
+    shutil.copytree(repo, copy, ignore=shutil.ignore_patterns(".stet"))
+    subprocess.run(["git", "apply", "-"], cwd=copy, input=pending.encode(), check=True)
+    assert snapshot(copy) == after
+    # Accepting everything makes the same tree; the export of applied hunks reverses cleanly on it.
     stet_json("accept", *[h["id"] for h in hunks], cwd=repo)
     assert snapshot(repo) == after
+    applied = stet("export", cwd=repo).stdout
+    back = subprocess.run(["git", "apply", "-R", "--check", "-"], cwd=repo, input=applied.encode(), capture_output=True)
+    assert back.returncode == 0, (applied, back.stderr)
+    # And undoing everything restores the tree as it was.
+    stet_json("undo", *[h["id"] for h in hunks], cwd=repo)
+    assert snapshot(repo) == before

@@ -325,27 +325,21 @@ async def cmd_decide(args) -> int:
 
 
 async def cmd_export(args) -> int:
-    from .export import export_file
+    from .export import export
     from .workspace import read_text
 
     async with opened(args) as review:
         statuses = _statuses(args.status, None) or {s for s in _statuses(list(DEFAULT_EXPORT))}
         hunks = review.list(statuses=statuses, proposal_id=args.proposal, task_id=args.task)
-        by_file: dict[str, list] = {}
-        for h in hunks:
-            by_file.setdefault(h.uri, []).append(h)
-        parts, ids, skipped = [], [], []
-        for uri in sorted(by_file, key=lambda u: _rel(review, u)):
+
+        def read(uri: str) -> str | None:
             try:
-                current = await asyncio.to_thread(read_text, review.ws.resolve(uri))
-            except StetError as exc:
-                skipped.extend((h.id, str(exc)) for h in by_file[uri])
-                continue
-            result = export_file(_rel(review, uri), current, by_file[uri])
-            parts.append(result.diff)
-            ids += result.hunk_ids
-            skipped += result.skipped
-        diff = "".join(parts)
+                return read_text(review.ws.resolve(uri))
+            except StetError:
+                return None
+
+        result = await asyncio.to_thread(export, hunks, lambda u: _rel(review, u), read)
+        diff, ids, skipped = result.diff, result.hunk_ids, result.skipped
         for hid, why in skipped:
             print(f"stet: skipped hunk {hid}: {why}", file=sys.stderr)
         if args.output:

@@ -537,7 +537,9 @@ class Review:
             (name, [(h, self._effect_edit(h, name)) for h in group])
             for name, group in (
                 ("apply", [rows[h] for h, t in targets.items() if t == Status.ACCEPTED]),
-                ("revert", reverts),
+                # Undo runs in the reverse order of apply: a file's edits are reverted where the
+                # file is now, before the rename that moved it there is undone.
+                ("revert", sorted(reverts, key=lambda h: h.kind != "edit")),
             )
         ]
         for hid, target in targets.items():
