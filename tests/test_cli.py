@@ -224,3 +224,17 @@ def test_file_operations_from_a_git_diff(repo, tmp_path):
     # And undoing everything restores the tree as it was.
     stet_json("undo", *[h["id"] for h in hunks], cwd=repo)
     assert snapshot(repo) == before
+
+
+def test_multi_root_workspace_with_repeated_root(tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir(), two.mkdir()
+    (two / "x.txt").write_bytes(b"x\n")
+    edit = {"changes": {(two / "x.txt").resolve().as_uri(): [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}}, "newText": "X\n"}]}}
+    refused = stet("propose", "--edit", "-", cwd=one, input=json.dumps(edit))
+    assert refused.returncode == 2 and "OutsideWorkspace" in refused.stderr  # only one/ is a root by default
+    roots = ["--root", str(one), "--root", str(two)]
+    (h,) = stet_json("propose", "--edit", "-", *roots, cwd=one, input=json.dumps(edit))["hunks"]
+    assert (one / ".stet" / "stet.db").exists() and not (two / ".stet").exists()
+    stet_json("accept", h["id"], *roots, cwd=one)
+    assert (two / "x.txt").read_bytes() == b"X\n"
