@@ -588,7 +588,9 @@ class Review:
             (name, [(h, self._effect_edit(h, name)) for h in group])
             for name, group in (
                 ("apply", [rows[h] for h, t in targets.items() if t == Status.ACCEPTED]),
-                ("revert", reverts),
+                # Undo runs in the reverse order of apply: a file's edits are reverted where the
+                # file is now, before the rename that moved it there is undone.
+                ("revert", sorted(reverts, key=lambda h: h.kind != "edit")),
             )
         ]
         for hid, target in targets.items():
@@ -685,7 +687,8 @@ class Review:
                 results, complete, in_buffer = {}, True, False
             moves = []
             if files:
-                done, moves = await self._effect_on_files(effect, files)
+                async with interprocess_lock(self._files_lock()):
+                    done, moves = await self._effect_on_files(effect, files)
                 results.update(done)
             await self._finish_effect(effect, results, complete, in_buffer, moves)
         finally:
@@ -749,8 +752,11 @@ class Review:
     async def _effect_on_disk(self, effect: EffectRow, wanted):
         # Other processes (the CLI, other windows) write files too: read, check and write under
         # one lock they all share, or two edits to one file at once could lose one of them.
-        async with interprocess_lock(os.path.join(os.path.dirname(self._store().path), "files.lock")):
+        async with interprocess_lock(self._files_lock()):
             return await self._effect_on_disk_locked(effect, wanted)
+
+    def _files_lock(self) -> str:
+        return os.path.join(os.path.dirname(self._store().path), "files.lock")
 
     async def _effect_on_disk_locked(self, effect: EffectRow, wanted):
         path = self.ws.resolve(effect.uri)
@@ -1115,7 +1121,9 @@ class Review:
                 folders.add(os.path.dirname(self.ws.resolve(uri)))
             except Exception:
                 continue
-        await asyncio.to_thread(remove_temp_files, folders)
+        # Under the files lock: a temp file of another process's write in progress is not a leftover.
+        async with interprocess_lock(self._files_lock()):
+            await asyncio.to_thread(remove_temp_files, folders)
         effects = await store.open_effects()
         self.effect_uris.update(e.uri for e in effects if e.state == "pending")
         await self.run_pending_effects(states=("pending",), targets=("file",))
