@@ -29,7 +29,7 @@ from .domain.status import OPEN, Status, TransitionError, check, plan
 from .domain.task import match_prior
 from .domain.text import detect_eol, normalize_eol, split_lines, text_range
 from .errors import Conflict, StetError, InvalidParams, StoreUnavailable, TooLarge, UnknownHunk
-from . import fileops
+from . import fileops, process
 from .faults import fault
 from .store import EffectRow, Store
 from .store.store import now_iso
@@ -611,8 +611,9 @@ class Review:
             for uri, pairs in by_uri.items():
                 edits = [edit for _, edit in pairs]
                 target = "buffer" if uri in self.docs else "file"
-                eid = await tx.add_effect(lsn, uri, action_name, edits, target)
-                effects.append(EffectRow(eid, lsn, uri, action_name, edits, "pending", 0, target))
+                owner = process.token() if target == "buffer" else None
+                eid = await tx.add_effect(lsn, uri, action_name, edits, target, owner)
+                effects.append(EffectRow(eid, lsn, uri, action_name, edits, "pending", 0, target, owner))
         return effects
 
     @staticmethod
@@ -884,7 +885,9 @@ class Review:
                 for old_uri, new_uri, rename_id in moves:
                     # The file moved: its hunks follow it (the rename hunk keeps its own uri).
                     await tx.move_hunks(old_uri, new_uri, lsn, rename_id)
-            await tx.set_effect(effect.id, state, effect.attempts + (0 if complete else 1))
+            # An edit now living in this window's unsaved buffer is this process's to settle.
+            owner = process.token() if state == "unsaved" else None
+            await tx.set_effect(effect.id, state, effect.attempts + (0 if complete else 1), owner)
         effect.state = state
         fault("effect:after-confirm")
         for hid in results:
@@ -903,8 +906,14 @@ class Review:
                 if (uri is None or effect.uri == uri) and effect.state in states and effect.target in targets:
                     if effect.state == "unsaved" and effect.uri in self.docs:
                         continue  # the buffer holds it; settled at save, close or restart
+                    if (effect.state == "unsaved" or effect.target == "buffer") and self._held_elsewhere(effect):
+                        continue  # another live window's buffer holds it: that window settles it
                     await self._run_effect(effect)
                     fault("recover:after-effect")
+
+    @staticmethod
+    def _held_elsewhere(effect: EffectRow) -> bool:
+        return bool(effect.owner) and effect.owner != process.token() and process.alive(effect.owner)
 
     # --- the editor's documents ---------------------------------------------------------
     def opened(self, client_uri: str, text: str, version: int | None) -> None:
