@@ -1,0 +1,69 @@
+"""The hunk status state machine: one transition table, nothing else decides."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Status(str, Enum):
+    PENDING = "pending"
+    ACCEPTED = "accepted"
+    APPLIED = "applied"
+    REJECTED = "rejected"
+    STALE = "stale"
+    SUPERSEDED = "superseded"
+
+
+OPEN = frozenset({Status.PENDING, Status.ACCEPTED, Status.STALE})
+DECIDED = frozenset({Status.APPLIED, Status.REJECTED, Status.SUPERSEDED})
+
+P, AC, AP, R, ST, SU = (
+    Status.PENDING,
+    Status.ACCEPTED,
+    Status.APPLIED,
+    Status.REJECTED,
+    Status.STALE,
+    Status.SUPERSEDED,
+)
+
+# (from, to) -> what causes it. Anything not listed is forbidden.
+TRANSITIONS: dict[tuple[Status, Status], str] = {
+    (P, AC): "accept",
+    (AC, AP): "edit confirmed in the document",
+    (P, R): "reject",
+    (P, ST): "old text gone",
+    (AC, ST): "old text gone",
+    (ST, P): "old text found again",
+    (ST, R): "reject",
+    (P, SU): "replaced by a later proposal",
+    (AC, P): "undo",
+    (R, P): "undo",
+    (AP, P): "undo (edit reverted)",
+}
+
+# What each developer action aims for, and the states in which it is already done.
+ACTIONS: dict[str, tuple[Status, frozenset[Status]]] = {
+    "accept": (AC, frozenset({AC, AP})),
+    "reject": (R, frozenset({R})),
+    "undo": (P, frozenset({P})),
+}
+
+
+class TransitionError(ValueError):
+    def __init__(self, hunk_id: str, current: Status, target: Status, action: str):
+        self.hunk_id, self.current, self.target = hunk_id, current, target
+        super().__init__(f"cannot {action} hunk {hunk_id}: it is {current.value}")
+
+
+def check(current: Status, target: Status, hunk_id: str = "?", action: str = "move") -> None:
+    if (current, target) not in TRANSITIONS:
+        raise TransitionError(hunk_id, current, target, action)
+
+
+def plan(action: str, current: Status, hunk_id: str = "?") -> Status | None:
+    """The status `action` moves a hunk to, None when it is already there; raises when forbidden."""
+    target, done = ACTIONS[action]
+    if current in done:
+        return None
+    check(current, target, hunk_id, action)
+    return target

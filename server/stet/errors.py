@@ -1,0 +1,39 @@
+"""Errors of the public contract, with their JSON-RPC codes (PROTOCOL.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class StetError(Exception):
+    code = -32603
+    name = "InternalError"
+
+    def __init__(self, message: str, data: Any = None):
+        super().__init__(message)
+        self.message = message
+        self.data = data
+
+
+class InvalidParams(StetError):
+    code, name = -32602, "InvalidParams"
+
+
+class UnknownHunk(StetError):
+    code, name = -32001, "UnknownHunk"
+
+
+class Conflict(StetError):
+    code, name = -32002, "Conflict"
+
+
+class OutsideWorkspace(StetError):
+    code, name = -32003, "OutsideWorkspace"
+
+
+class TooLarge(StetError):
+    code, name = -32004, "TooLarge"
+
+
+class StoreUnavailable(StetError):
+    code, name = -32005, "StoreUnavailable"

@@ -1,0 +1,115 @@
+"""Checking the raw JSON params of Stet's own requests and commands.
+
+Anything malformed becomes InvalidParams with a message naming the field: a client
+gets an answer it can act on, never silence and never a crash.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cattrs
+from lsprotocol import converters, types
+
+from ..domain.status import Status
+from ..errors import InvalidParams
+from ..review import FileEdit
+
+_converter = converters.get_converter()
+
+
+def one_object(args: tuple | list | None, name: str) -> dict:
+    if not args or len(args) != 1 or not isinstance(args[0], dict):
+        raise InvalidParams(f"{name} takes one argument: a params object")
+    return args[0]
+
+
+def obj(params: Any, name: str) -> dict:
+    if not isinstance(params, dict):
+        raise InvalidParams(f"{name}: params must be an object")
+    return params
+
+
+def opt_str(d: dict, key: str) -> str | None:
+    value = d.get(key)
+    if value is not None and not isinstance(value, str):
+        raise InvalidParams(f"`{key}` must be a string")
+    return value
+
+
+def req_str(d: dict, key: str) -> str:
+    value = d.get(key)
+    if not isinstance(value, str) or not value:
+        raise InvalidParams(f"`{key}` is required and must be a non-empty string")
+    return value
+
+
+def hunk_ids(d: dict) -> list[str]:
+    ids = d.get("hunkIds")
+    if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i for i in ids):
+        raise InvalidParams("`hunkIds` must be a non-empty list of hunk id strings")
+    return ids
+
+
+def expected_versions(d: dict) -> dict[str, int] | None:
+    value = d.get("expectedVersions")
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in value.items()
+    ):
+        raise InvalidParams("`expectedVersions` must map hunk ids to integer versions")
+    return value
+
+
+def statuses(d: dict) -> set[Status] | None:
+    value = d.get("status")
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        raise InvalidParams("`status` must be a list of statuses")
+    try:
+        return {Status(v) for v in value}
+    except (ValueError, TypeError):
+        raise InvalidParams(f"`status` values must be among {', '.join(s.value for s in Status)}") from None
+
+
+def workspace_edit(raw: Any) -> list[FileEdit]:
+    """The text edits of a WorkspaceEdit, per file, in order."""
+    if not isinstance(raw, dict):
+        raise InvalidParams("`edit` must be a WorkspaceEdit object")
+    try:
+        edit = _converter.structure(raw, types.WorkspaceEdit)
+    except (cattrs.BaseValidationError, TypeError, ValueError, KeyError, AttributeError) as exc:
+        detail = "; ".join(cattrs.transform_error(exc)) if isinstance(exc, cattrs.BaseValidationError) else str(exc)
+        raise InvalidParams(f"`edit` is not a valid WorkspaceEdit: {detail}") from None
+    files: list[FileEdit] = []
+    if edit.document_changes is not None:
+        for change in edit.document_changes:
+            if not isinstance(change, types.TextDocumentEdit):
+                kind = getattr(change, "kind", type(change).__name__)
+                raise InvalidParams(f"`{kind}` file operations are not supported yet; send text edits")
+            items = []
+            for e in change.edits:
+                if not isinstance(e, types.TextEdit):
+                    raise InvalidParams("annotated and snippet text edits are not supported; send plain TextEdits")
+                items.append((_range(e.range), e.new_text))
+            files.append(FileEdit(change.text_document.uri, change.text_document.version, items))
+    elif edit.changes is not None:
+        for uri, edits in edit.changes.items():
+            files.append(FileEdit(uri, None, [(_range(e.range), e.new_text) for e in edits]))
+    for f in files:
+        for rng, _ in f.edits:
+            for pos in (rng["start"], rng["end"]):
+                if not (0 <= pos["line"] < 2**31 and 0 <= pos["character"] < 2**31):
+                    raise InvalidParams(f"{f.uri}: position out of range: {pos}")
+    return files
+
+
+def _range(r: types.Range) -> dict:
+    return {
+        "start": {"line": r.start.line, "character": r.start.character},
+        "end": {"line": r.end.line, "character": r.end.character},
+    }

@@ -1,0 +1,152 @@
+"""How hunks look through standard LSP: diagnostics, code lenses, code actions, hover."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from ..domain.model import Hunk
+from ..domain.status import Status
+from ..domain.text import line_body
+
+
+def _range(h: Hunk, end: tuple[int, int] | None = None) -> types.Range:
+    r = h.lsp_range()
+    start = types.Position(r["start"]["line"], r["start"]["character"])
+    stop = types.Position(r["end"]["line"], r["end"]["character"])
+    if end is not None:  # clamp to the document: some editors fail on ranges past its end
+        if (stop.line, stop.character) > end:
+            stop = types.Position(*end)
+        if (start.line, start.character) > end:
+            start = types.Position(*end)
+    return types.Range(start, stop)
+
+
+def _size(h: Hunk) -> str:
+    return f"-{len(h.old)} +{len(h.replacement)}"
+
+
+def diagnostic(h: Hunk, end: tuple[int, int] | None) -> types.Diagnostic:
+    if h.status == Status.STALE:
+        message = "Stet: this proposed change no longer applies (the text under it changed). Reject it, or ask the agent again."
+        severity = types.DiagnosticSeverity.Warning
+    else:
+        state = "accepted, waiting to be applied" if h.status == Status.ACCEPTED else "proposed change"
+        message = f"Stet: {state} ({_size(h)} lines)"
+        if h.message:
+            message += f": {h.message}"
+        severity = types.DiagnosticSeverity.Information
+    return types.Diagnostic(
+        range=_range(h, end),
+        message=message,
+        severity=severity,
+        source="stet",
+        code=h.id,
+        data={"hunkId": h.id, "version": h.version},
+    )
+
+
+def _cmd(title: str, name: str, arg: dict) -> types.Command:
+    return types.Command(title=title, command=name, arguments=[arg])
+
+
+def code_lenses(hunks: list[Hunk], client_uri: str) -> list[types.CodeLens]:
+    lenses = []
+    at_top = types.Range(types.Position(0, 0), types.Position(0, 0))
+    pending = [h for h in hunks if h.status == Status.PENDING]
+    rejectable = [h for h in hunks if h.status in (Status.PENDING, Status.STALE)]
+    if len(hunks) >= 2:
+        if pending:
+            lenses.append(types.CodeLens(at_top, _cmd(f"Accept all ({len(pending)})", "stet.acceptFile", {"uri": client_uri})))
+        if rejectable:
+            lenses.append(types.CodeLens(at_top, _cmd(f"Reject all ({len(rejectable)})", "stet.rejectFile", {"uri": client_uri})))
+    for h in hunks:
+        here = types.Range(types.Position(h.line, 0), types.Position(h.line, 0))
+        ids = {"hunkIds": [h.id]}
+        if h.status == Status.PENDING:
+            lenses.append(types.CodeLens(here, _cmd(f"Accept ({_size(h)})", "stet.accept", ids)))
+            lenses.append(types.CodeLens(here, _cmd("Reject", "stet.reject", ids)))
+        elif h.status == Status.ACCEPTED:
+            # Rejecting an accepted hunk is not a transition: offer to retry or to undo.
+            lenses.append(types.CodeLens(here, _cmd("Accept (retry applying)", "stet.accept", ids)))
+            lenses.append(types.CodeLens(here, _cmd("Undo accept", "stet.undo", ids)))
+        elif h.status == Status.STALE:
+            lenses.append(types.CodeLens(here, _cmd("Reject (no longer applies)", "stet.reject", ids)))
+    return lenses
+
+
+def covers(h: Hunk, first: int, last: int) -> bool:
+    """Does the hunk's span (at least its first line) meet lines first..last?"""
+    span = max(1, len(h.anchored_text()))
+    return h.line <= last and first <= h.line + span - 1
+
+
+def code_actions(hunks: list[Hunk], client_uri: str, first: int, last: int, end) -> list[types.CodeAction]:
+    actions = []
+    here = [h for h in hunks if covers(h, first, last)]
+    for h in here:
+        ids = {"hunkIds": [h.id]}
+        diag = [diagnostic(h, end)]
+        if h.status == Status.PENDING:
+            actions.append(
+                types.CodeAction(
+                    title=f"Stet: accept this change ({_size(h)})",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=diag,
+                    is_preferred=True,
+                    command=_cmd("Accept", "stet.accept", ids),
+                )
+            )
+        if h.status in (Status.PENDING, Status.STALE):
+            actions.append(
+                types.CodeAction(
+                    title="Stet: reject this change",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=diag,
+                    command=_cmd("Reject", "stet.reject", ids),
+                )
+            )
+        if h.status == Status.ACCEPTED:
+            actions.append(
+                types.CodeAction(
+                    title="Stet: undo accepting this change",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=diag,
+                    command=_cmd("Undo", "stet.undo", ids),
+                )
+            )
+    if here and len(hunks) >= 2:
+        actions.append(
+            types.CodeAction(
+                title=f"Stet: accept all changes in this file ({sum(h.status == Status.PENDING for h in hunks)})",
+                kind=types.CodeActionKind.QuickFix,
+                command=_cmd("Accept all", "stet.acceptFile", {"uri": client_uri}),
+            )
+        )
+        actions.append(
+            types.CodeAction(
+                title="Stet: reject all changes in this file",
+                kind=types.CodeActionKind.QuickFix,
+                command=_cmd("Reject all", "stet.rejectFile", {"uri": client_uri}),
+            )
+        )
+    return actions
+
+
+def diff_block(h: Hunk) -> str:
+    lines = [f"@@ -{h.line + 1},{len(h.old)} +{h.line + 1},{len(h.replacement)} @@ {h.status.value}"]
+    lines += ["-" + line_body(x) for x in h.old]
+    lines += ["+" + line_body(x) for x in h.replacement]
+    return "\n".join(lines)
+
+
+def hover(h: Hunk) -> types.Hover:
+    head = f"**Stet** · proposal `{h.proposal_id}` · hunk `{h.id}` · {h.status.value}"
+    if h.message:
+        head += f"\n\n{h.message}"
+    fence = "```"
+    while fence in h.old_text or fence in "".join(h.replacement):
+        fence += "`"
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=f"{head}\n\n{fence}diff\n{diff_block(h)}\n{fence}"),
+        range=_range(h),
+    )

@@ -1,0 +1,381 @@
+"""The language server: pygls wiring that turns LSP messages into review calls."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    LanguageServerProtocol,
+    default_converter,
+    lsp_method,
+)
+
+from .. import __version__
+from ..errors import InvalidParams, StetError, StoreUnavailable
+from ..review import Review
+from ..store import Store
+from ..workspace import Workspace, uri_to_path
+from . import params as P
+from . import present
+
+log = logging.getLogger(__name__)
+
+COMMANDS = (
+    "stet.accept",
+    "stet.reject",
+    "stet.undo",
+    "stet.acceptFile",
+    "stet.rejectFile",
+    "stet.acceptAll",
+    "stet.rejectAll",
+)
+
+
+def _keep_raw(obj: dict, cls: type) -> Any:
+    # Params of custom methods stay plain JSON (pygls would turn them into namedtuples and
+    # lose keys that are not identifiers, such as the uris of WorkspaceEdit.changes).
+    fields = {f: obj.get(f) for f in ("id", "method", "jsonrpc", "params", "result") if f in cls.__annotations__}
+    return cls(**fields)
+
+
+def make_converter():
+    converter = default_converter()
+    for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
+        converter.register_structure_hook(cls, _keep_raw)
+    return converter
+
+
+class _Dropped:
+    """A message already answered with an error; handle_message ignores it."""
+
+    jsonrpc = "dropped"
+
+
+class StetProtocol(LanguageServerProtocol):
+    def structure_message(self, data: dict) -> Any:
+        try:
+            return super().structure_message(data)
+        except (JsonRpcInvalidParams, JsonRpcInternalError) as exc:
+            # pygls would log and never answer: a request always gets an answer here.
+            if isinstance(data, dict) and "id" in data and "method" in data:
+                detail = str(exc.__cause__ or exc)
+                error = JsonRpcInvalidParams(f"invalid params for {data.get('method')}: {detail}")
+                self._send_response(data["id"], error=error.to_response_error())
+            return _Dropped()
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams):
+        # Stet speaks UTF-16 columns, which every client supports (PROTOCOL.md ranges).
+        if params.capabilities.general is not None:
+            params.capabilities.general.position_encodings = None
+        return (yield from super().lsp_initialize(params))
+
+    # Stet keeps its own copy of open documents (LSP line breaks, UTF-16, anchors), so the
+    # builtin handlers only forward to ours instead of also maintaining pygls' copy.
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params):
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_OPEN)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params):
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params):
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
+            yield handler, (params,), None
+
+
+class StetServer(LanguageServer):
+    def __init__(self, db_path: str | None = None):
+        super().__init__("stet", __version__, protocol_cls=StetProtocol, converter_factory=make_converter)
+        self.db_path = db_path
+        self.review: Review | None = None
+        self.notice: str | None = None
+
+    # The editor port of the review: apply an edit to an open buffer.
+    async def apply_edit(self, uri: str, version: int | None, edits: list[tuple[dict, str]], label: str) -> bool:
+        text_edits = [
+            types.TextEdit(
+                range=types.Range(
+                    types.Position(r["start"]["line"], r["start"]["character"]),
+                    types.Position(r["end"]["line"], r["end"]["character"]),
+                ),
+                new_text=text,
+            )
+            for r, text in edits
+        ]
+        caps = self.client_capabilities.workspace
+        versioned = bool(caps and caps.workspace_edit and caps.workspace_edit.document_changes)
+        if versioned:
+            edit = types.WorkspaceEdit(
+                document_changes=[
+                    types.TextDocumentEdit(types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), text_edits)
+                ]
+            )
+        else:
+            edit = types.WorkspaceEdit(changes={uri: text_edits})
+        result = await self.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label=label))
+        return bool(result and result.applied)
+
+    def publish(self, uris: set[str]) -> None:
+        review = self.review
+        if review is None:
+            return
+        for uri in sorted(uris):
+            hunks = review.list(uri)
+            client_uri = review.client_uris.get(uri, uri)
+            doc = review.docs.get(uri)
+            end = doc.end() if doc else None
+            diagnostics = [present.diagnostic(h, end) for h in hunks if h.is_open]
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=client_uri, diagnostics=diagnostics)
+            )
+            self.protocol.notify("stet/hunksChanged", {"uri": uri, "hunks": [h.state() for h in hunks]})
+        caps = self.client_capabilities.workspace
+        if caps and caps.code_lens and caps.code_lens.refresh_support:
+            future = self.protocol.send_request(types.WORKSPACE_CODE_LENS_REFRESH, None)
+            future.add_done_callback(lambda f: f.cancelled() or f.exception())  # an error here is harmless
+
+    def shutdown(self) -> None:
+        # aiosqlite's worker thread is not a daemon: stop it or the process never exits.
+        review = self.review
+        if review is not None and review.store is not None:
+            review.store.conn.stop()
+        super().shutdown()
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        log.error("server error (%s): %s", getattr(source, "__name__", source), error)
+
+
+def guarded(fn):
+    """Map Stet errors to their JSON-RPC codes; the server keeps serving."""
+
+    @functools.wraps(fn)
+    async def wrapper(ls: StetServer, *args):
+        try:
+            return await fn(ls, *args)
+        except StetError as exc:
+            raise JsonRpcException(message=exc.message, code=exc.code, data=exc.data) from None
+
+    return wrapper
+
+
+async def _ready(ls: StetServer) -> Review:
+    review = ls.review
+    if review is None:
+        raise StoreUnavailable("the server is not initialized")
+    if review.store is None:
+        raise review.store_error or StoreUnavailable("the review store is not open")
+    await review.ready.wait()
+    return review
+
+
+def _roots(params: types.InitializeParams) -> list[str]:
+    roots = []
+    for folder in params.workspace_folders or []:
+        try:
+            roots.append(uri_to_path(folder.uri))
+        except StetError:
+            log.warning("ignoring workspace folder %s", folder.uri)
+    if not roots and params.root_uri:
+        try:
+            roots.append(uri_to_path(params.root_uri))
+        except StetError:
+            pass
+    if not roots and params.root_path:
+        roots.append(params.root_path)
+    return roots or [os.getcwd()]
+
+
+def build(db_path: str | None = None) -> StetServer:
+    server = StetServer(db_path)
+
+    @server.feature(types.INITIALIZE)
+    async def initialize(ls: StetServer, params: types.InitializeParams):
+        roots = _roots(params)
+        options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
+        db = options.get("db") if isinstance(options.get("db"), str) else None
+        path = db or ls.db_path or os.environ.get("STET_DB") or os.path.join(roots[0], ".stet", "stet.db")
+        review = Review(Workspace(roots), ls, ls.publish)
+        ls.review = review
+        try:
+            opened = await Store.open(os.path.abspath(path))
+            review.store = opened.store
+            ls.notice = opened.notice
+        except StoreUnavailable as exc:
+            review.store_error = exc
+            log.error("%s", exc)
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: StetServer, params: types.InitializedParams):
+        review = ls.review
+        if review is None:
+            return
+        if ls.notice:
+            ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, ls.notice))
+        if review.store is None:
+            ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"Stet: {review.store_error}"))
+            ls.protocol.notify("stet/restored", {"files": 0, "counts": {}, "durationMs": 0, "error": str(review.store_error)})
+            return
+        try:
+            summary = await review.recover()
+        except StetError as exc:
+            ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"Stet: {exc}"))
+            summary = {"files": 0, "counts": {}, "durationMs": 0, "error": str(exc)}
+        ls.protocol.notify("stet/restored", summary)
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: StetServer, params: Any = None):
+        if ls.review is not None:
+            await ls.review.close()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: StetServer, params: types.DidOpenTextDocumentParams):
+        if ls.review is not None:
+            td = params.text_document
+            ls.review.opened(td.uri, td.text, td.version)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: StetServer, params: types.DidChangeTextDocumentParams):
+        if ls.review is None:
+            return
+        changes = []
+        for c in params.content_changes:
+            if isinstance(c, types.TextDocumentContentChangePartial):
+                r = c.range
+                rng = {
+                    "start": {"line": r.start.line, "character": r.start.character},
+                    "end": {"line": r.end.line, "character": r.end.character},
+                }
+                changes.append((rng, c.text))
+            else:
+                changes.append((None, c.text))
+        ls.review.changed(params.text_document.uri, params.text_document.version, changes)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    async def did_save(ls: StetServer, params: types.DidSaveTextDocumentParams):
+        if ls.review is not None and ls.review.store is not None:
+            await ls.review.saved(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    async def did_close(ls: StetServer, params: types.DidCloseTextDocumentParams):
+        if ls.review is not None:
+            await ls.review.closed(params.text_document.uri)
+
+    def _doc_hunks(ls: StetServer, client_uri: str):
+        review = ls.review
+        if review is None:
+            return None, []
+        try:
+            uri = review.uri_of(client_uri)
+        except StetError:
+            return None, []
+        return uri, review.open_hunks(uri)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+    def code_lens(ls: StetServer, params: types.CodeLensParams):
+        uri, hunks = _doc_hunks(ls, params.text_document.uri)
+        return present.code_lenses(hunks, params.text_document.uri) if hunks else []
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    def code_action(ls: StetServer, params: types.CodeActionParams):
+        uri, hunks = _doc_hunks(ls, params.text_document.uri)
+        if not hunks:
+            return []
+        doc = ls.review.docs.get(uri)
+        end = doc.end() if doc else None
+        first, last = params.range.start.line, params.range.end.line
+        return present.code_actions(hunks, params.text_document.uri, first, last, end)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: StetServer, params: types.HoverParams):
+        uri, hunks = _doc_hunks(ls, params.text_document.uri)
+        line = params.position.line
+        for h in hunks:
+            if present.covers(h, line, line):
+                return present.hover(h)
+        return None
+
+    @server.feature("stet/propose")
+    @guarded
+    async def propose(ls: StetServer, params: Any):
+        review = await _ready(ls)
+        p = P.obj(params, "stet/propose")
+        files = P.workspace_edit(p.get("edit"))
+        return await review.propose(
+            P.req_str(p, "proposalId"),
+            files,
+            task_id=P.opt_str(p, "taskId"),
+            agent=P.opt_str(p, "agent"),
+            message=P.opt_str(p, "message"),
+        )
+
+    @server.feature("stet/listHunks")
+    @guarded
+    async def list_hunks(ls: StetServer, params: Any):
+        review = await _ready(ls)
+        p = P.obj(params if params is not None else {}, "stet/listHunks")
+        uri = P.opt_str(p, "uri")
+        hunks = review.list(
+            uri=review.uri_of(uri) if uri else None,
+            statuses=P.statuses(p),
+            proposal_id=P.opt_str(p, "proposalId"),
+            task_id=P.opt_str(p, "taskId"),
+        )
+        return {"hunks": [h.state() for h in hunks]}
+
+    def decision(action: str, scope: str):
+        async def run(ls: StetServer, *args):
+            review = await _ready(ls)
+            p = P.one_object(args, f"stet.{action}")
+            common = dict(request_id=P.opt_str(p, "requestId"), feedback=P.opt_str(p, "feedback"))
+            if scope == "hunks":
+                text = P.opt_str(p, "text")
+                if text is not None and action != "accept":
+                    raise InvalidParams("`text` is only for stet.accept")
+                states = await review.decide(
+                    action, P.hunk_ids(p), expected=P.expected_versions(p), text=text, **common
+                )
+            elif scope == "file":
+                states = await review.decide(action, uri=P.req_str(p, "uri"), **common)
+            else:
+                states = await review.decide(
+                    action, proposal_id=P.opt_str(p, "proposalId"), task_id=P.opt_str(p, "taskId"), **common
+                )
+            return {"hunks": states}
+
+        return guarded(run)
+
+    for name, action, scope in (
+        ("stet.accept", "accept", "hunks"),
+        ("stet.reject", "reject", "hunks"),
+        ("stet.undo", "undo", "hunks"),
+        ("stet.acceptFile", "accept", "file"),
+        ("stet.rejectFile", "reject", "file"),
+        ("stet.acceptAll", "accept", "all"),
+        ("stet.rejectAll", "reject", "all"),
+    ):
+        server.command(name)(decision(action, scope))
+
+    return server
+
+
+def serve(db_path: str | None = None) -> None:
+    logging.basicConfig(level=os.environ.get("STET_LOG", "WARNING"), format="stet %(levelname)s %(name)s: %(message)s")
+    build(db_path).start_io()

@@ -1,0 +1,880 @@
+"""The review service: propose, decide, apply, recover. The one place where the rules meet.
+
+Data flows one way: a request is validated against the store inside a write transaction,
+the decision is committed, then its journaled effects are carried out (an edit in the
+editor's buffer or an atomic write of the file), then the outcome is committed too.
+Memory follows the store through `sync`, the same path for our own writes, for other
+processes' writes and for recovery at start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import os
+import secrets
+from dataclasses import dataclass
+from typing import Awaitable, Callable, Iterable, Protocol
+
+from .domain.anchor import Anchors, LineIndex, at_with_context, locate, text_at
+from .domain.document import Document
+from .domain.edits import OverlappingEdits, apply_text_edits
+from .domain.effects import Verdict, classify
+from .domain.hunks import TextMismatch, apply_edits, diff_hunks
+from .domain.model import Hunk, lines_of
+from .domain.status import OPEN, Status, TransitionError, check, plan
+from .domain.text import detect_eol, normalize_eol, split_lines, text_range
+from .errors import Conflict, InvalidParams, StoreUnavailable, TooLarge, UnknownHunk
+from .faults import fault
+from .store import EffectRow, Store
+from .store.store import now_iso
+from .workspace import Workspace, read_text, remove_temp_files, write_atomic
+
+log = logging.getLogger(__name__)
+
+CONFIRM_TIMEOUT = 2.0  # seconds to wait for the editor to show an applied edit
+APPLY_TIMEOUT = 10.0  # seconds to wait for the editor's answer to an edit
+RETRY_DELAY = 0.3
+IDLE_CHECKPOINT = 2.0
+
+
+class Editor(Protocol):
+    """What the review needs from the editor: apply an edit to an open buffer."""
+
+    async def apply_edit(self, uri: str, version: int | None, edits: list[tuple[dict, str]], label: str) -> bool: ...
+
+
+@dataclass
+class Limits:
+    max_bytes: int = 10 * 1024 * 1024
+    max_hunks: int = 20_000
+    max_id_length: int = 256
+
+
+@dataclass
+class FileEdit:
+    uri: str
+    version: int | None
+    edits: list[tuple[dict, str]]  # (LSP range, new text), all relative to the file as it is
+
+
+def new_id(prefix: str) -> str:
+    return prefix + secrets.token_hex(6)
+
+
+def _sha(data: object) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+class Review:
+    def __init__(
+        self,
+        workspace: Workspace,
+        editor: Editor,
+        on_change: Callable[[set[str]], None],
+        limits: Limits | None = None,
+    ):
+        self.ws = workspace
+        self.editor = editor
+        self.on_change = on_change
+        self.limits = limits or Limits()
+        self.store: Store | None = None
+        self.store_error: StoreUnavailable | None = None
+        self.hunks: dict[str, Hunk] = {}
+        self.by_uri: dict[str, dict[str, Hunk]] = {}
+        self.docs: dict[str, Document] = {}
+        self.anchors: dict[str, Anchors] = {}
+        self.client_uris: dict[str, str] = {}
+        self.in_flight: set[str] = set()
+        self.effect_uris: set[str] = set()  # uris with effects not finished yet
+        self.seen_lsn = 0
+        self.ready = asyncio.Event()
+        self._op_lock = asyncio.Lock()
+        self._sync_lock = asyncio.Lock()
+        self._derive_lock = asyncio.Lock()
+        self._derived: dict[str, tuple[Status, int, Status]] = {}
+        self._doc_events: dict[str, asyncio.Event] = {}
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._tasks: set[asyncio.Task] = set()
+
+    # --- plumbing ----------------------------------------------------------------------
+    def _store(self) -> Store:
+        if self.store is None:
+            raise self.store_error or StoreUnavailable("the review store is not open yet")
+        return self.store
+
+    def _spawn(self, coro: Awaitable) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background task failed", exc_info=task.exception())
+
+    def _later(self, key: str, delay: float, fn: Callable[[], Awaitable]) -> None:
+        """Run `fn` once, `delay` seconds after the last call with this key (a debounce)."""
+        old = self._timers.pop(key, None)
+        if old:
+            old.cancel()
+        loop = asyncio.get_running_loop()
+        self._timers[key] = loop.call_later(delay, lambda: (self._timers.pop(key, None), self._spawn(fn())))
+
+    def uri_of(self, uri: str) -> str:
+        return self.ws.normalize(uri)
+
+    # --- memory follows the store -----------------------------------------------------------
+    async def sync(self) -> set[str]:
+        """Load every hunk changed since the last lsn seen; notify the uris concerned."""
+        async with self._sync_lock:
+            rows = await self._store().hunks_since(self.seen_lsn)
+            changed: set[str] = set()
+            derived: list[tuple[Hunk, Status]] = []
+            for row in rows:
+                derived.extend(self._merge(row))
+                changed.add(row.uri)
+                self.seen_lsn = max(self.seen_lsn, row.lsn)
+        if derived:
+            self._derive(derived)
+        if changed:
+            self.on_change(changed)
+        return changed
+
+    def _merge(self, row: Hunk) -> list[tuple[Hunk, Status]]:
+        old = self.hunks.get(row.id)
+        doc = self.docs.get(row.uri)
+        if old is None:
+            row.stored_line = row.line
+            row.shows_new = row.status == Status.APPLIED
+            self.hunks[row.id] = row
+            self.by_uri.setdefault(row.uri, {})[row.id] = row
+            if doc is None:
+                return []
+            self.anchors[row.uri].put(row.id, row)
+            return self._relocate(doc.lines, [row])
+        status_changed = old.status != row.status
+        for name in ("status", "feedback", "version", "decided_at", "applied_text", "lsn", "message", "task_id"):
+            setattr(old, name, getattr(row, name))
+        old.stored_line = row.line
+        if row.id in self.in_flight:
+            return []
+        if doc is None:
+            old.line = row.line
+            old.shows_new = row.status == Status.APPLIED
+        elif status_changed and (row.status == Status.APPLIED) != old.shows_new:
+            return self._relocate(doc.lines, [old])
+        return []
+
+    def _relocate(self, lines: list[str], hunks: Iterable[Hunk]) -> list[tuple[Hunk, Status]]:
+        """Find each hunk's text in `lines`; return the status changes that follow."""
+        index = LineIndex(lines)
+        derived = []
+        for h in hunks:
+            if h.id in self.in_flight:
+                continue
+            if h.status == Status.APPLIED:
+                found = locate(index, h.replacement, h.line, h.ctx_before, h.ctx_after, trust_hint=False)
+                if found:
+                    h.line, h.shows_new = found.line, True
+                    continue
+                found = locate(index, h.old, h.line, h.ctx_before, h.ctx_after, trust_hint=False)
+                if found:
+                    h.line, h.shows_new = found.line, False
+                continue
+            found = locate(index, h.old, h.line, h.ctx_before, h.ctx_after)
+            h.shows_new = False
+            if found:
+                h.line = found.line
+                if h.status == Status.STALE:
+                    derived.append((h, Status.PENDING))
+            elif h.status in (Status.PENDING, Status.ACCEPTED) and not (
+                h.status == Status.ACCEPTED and h.uri in self.effect_uris
+            ):
+                derived.append((h, Status.STALE))
+        return derived
+
+    def _derive(self, changes: list[tuple[Hunk, Status]]) -> None:
+        """Queue status changes that follow from content; they are written with a
+        compare-and-set, so a decision made meanwhile (here or elsewhere) wins."""
+        for h, to in changes:
+            self._derived[h.id] = (h.status, h.version, to)
+        self._spawn(self._flush_derived())
+
+    async def _flush_derived(self) -> None:
+        async with self._derive_lock:
+            if not self._derived or self.store is None:
+                return
+            items, self._derived = self._derived, {}
+            async with self.store.write() as tx:
+                rows = await tx.hunks(items)
+                ok = []
+                for hid, (frm, version, to) in items.items():
+                    r = rows.get(hid)
+                    if r is None or r.status != frm or r.version != version:
+                        continue
+                    try:
+                        check(frm, to, hid)
+                    except TransitionError:
+                        continue
+                    ok.append((r, to))
+                if not ok:
+                    return
+                lsn = await tx.log(new_id("re-"), "reanchor", {"hunkIds": [r.id for r, _ in ok]})
+                for r, to in ok:
+                    r.status, r.version, r.lsn = to, r.version + 1, lsn
+                    r.line = self.hunks[r.id].line if r.id in self.hunks else r.line
+                    await tx.save_hunk(r)
+        await self.sync()
+
+    # --- queries ------------------------------------------------------------------------
+    def list(self, uri=None, statuses=None, proposal_id=None, task_id=None) -> list[Hunk]:
+        pool: Iterable[Hunk] = self.by_uri.get(uri, {}).values() if uri is not None else self.hunks.values()
+        out = [
+            h
+            for h in pool
+            if (statuses is None or h.status in statuses)
+            and (proposal_id is None or h.proposal_id == proposal_id)
+            and (task_id is None or h.task_id == task_id)
+        ]
+        out.sort(key=lambda h: (h.uri, h.line, h.proposal_id, h.seq))
+        return out
+
+    def open_hunks(self, uri: str) -> list[Hunk]:
+        return [h for h in self.list(uri) if h.is_open]
+
+    def counts(self) -> dict[str, int]:
+        counts = {s.value: 0 for s in Status}
+        for h in self.hunks.values():
+            counts[h.status.value] += 1
+        return counts
+
+    # --- proposals ----------------------------------------------------------------------
+    async def propose(
+        self,
+        proposal_id: str,
+        files: list[FileEdit],
+        task_id: str | None = None,
+        agent: str | None = None,
+        message: str | None = None,
+    ) -> dict:
+        store = self._store()
+        self._check_id("proposalId", proposal_id)
+        if task_id is not None:
+            self._check_id("taskId", task_id)
+        size = sum(len(text.encode("utf-8", "surrogatepass")) for f in files for _, text in f.edits)
+        if size > self.limits.max_bytes:
+            raise TooLarge(f"the proposal carries {size} bytes of text; the limit is {self.limits.max_bytes}")
+        targets = [(self.uri_of(f.uri), f) for f in files]  # refuses the whole proposal if any is outside
+        edit_hash = _sha([[u, f.version, f.edits] for u, f in targets])
+        existing = await store.proposal(proposal_id)
+        if existing is not None and existing["edit_hash"] == edit_hash:
+            return self._proposal_answer(proposal_id)
+        async with self._op_lock:
+            bases: dict[str, str] = {}
+            results: dict[str, str] = {}
+            for uri, f in targets:
+                if uri not in bases:
+                    bases[uri] = await self._base_text(uri, f)
+                    results[uri] = bases[uri]
+                try:
+                    results[uri] = apply_text_edits(results[uri], f.edits, detect_eol(bases[uri]))
+                except OverlappingEdits as exc:
+                    raise InvalidParams(f"{f.uri}: {exc}") from None
+            result_hash = _sha(sorted(results.items()))
+            new_hunks: list[Hunk] = []
+            for uri in bases:
+                for seq, spec in enumerate(diff_hunks(bases[uri], results[uri]), start=len(new_hunks)):
+                    new_hunks.append(
+                        Hunk(
+                            id=new_id("h"),
+                            proposal_id=proposal_id,
+                            task_id=task_id,
+                            seq=seq,
+                            uri=uri,
+                            kind="edit",
+                            status=Status.PENDING,
+                            line=spec.start,
+                            old=spec.old,
+                            new=spec.new,
+                            ctx_before=spec.ctx_before,
+                            ctx_after=spec.ctx_after,
+                            message=message,
+                        )
+                    )
+            if len(new_hunks) > self.limits.max_hunks:
+                raise TooLarge(f"the proposal makes {len(new_hunks)} hunks; the limit is {self.limits.max_hunks}")
+            async with store.write() as tx:
+                existing = await tx.proposal(proposal_id)
+                if existing is not None:
+                    if existing["edit_hash"] != edit_hash and existing["result_hash"] != result_hash:
+                        raise Conflict(f"proposal {proposal_id} already exists with a different edit")
+                else:
+                    lsn = await tx.log(
+                        f"propose/{proposal_id}",
+                        "propose",
+                        {"proposalId": proposal_id, "taskId": task_id, "agent": agent, "files": list(bases)},
+                        {"hunkIds": [h.id for h in new_hunks]},
+                    )
+                    await tx.add_proposal(proposal_id, task_id, agent, message, edit_hash, result_hash, lsn)
+                    for h in new_hunks:
+                        h.lsn = lsn
+                    await tx.add_hunks(new_hunks)
+            fault("propose:after-commit")
+            await self.sync()
+        return self._proposal_answer(proposal_id)
+
+    def _proposal_answer(self, proposal_id: str) -> dict:
+        hunks = sorted((h for h in self.hunks.values() if h.proposal_id == proposal_id), key=lambda h: h.seq)
+        return {"proposalId": proposal_id, "hunks": [h.state() for h in hunks]}
+
+    async def _base_text(self, uri: str, f: FileEdit) -> str:
+        doc = self.docs.get(uri)
+        if doc is not None:
+            if f.version is not None and f.version != doc.version:
+                raise Conflict(f"{f.uri} is at version {doc.version} in the editor, the edit expects {f.version}")
+            return doc.text
+        text = await asyncio.to_thread(read_text, self.ws.resolve(uri))
+        if text is None:
+            raise InvalidParams(f"{f.uri} does not exist")
+        return text
+
+    def _check_id(self, name: str, value: object) -> None:
+        if not isinstance(value, str) or not value or len(value) > self.limits.max_id_length:
+            raise InvalidParams(f"{name} must be a non-empty string of at most {self.limits.max_id_length} characters")
+
+    # --- decisions ----------------------------------------------------------------------
+    async def decide(
+        self,
+        action: str,
+        hunk_ids: list[str] | None = None,
+        *,
+        uri: str | None = None,
+        proposal_id: str | None = None,
+        task_id: str | None = None,
+        request_id: str | None = None,
+        expected: dict[str, int] | None = None,
+        feedback: str | None = None,
+        text: str | None = None,
+    ) -> list[dict]:
+        """accept / reject / undo, of given hunks or of every pending hunk of a file,
+        proposal or task. All or nothing, idempotent by request id."""
+        store = self._store()
+        if request_id is not None:
+            self._check_id("requestId", request_id)
+        if text is not None and (hunk_ids is None or len(hunk_ids) != 1):
+            raise InvalidParams("`text` (accept with changes) takes exactly one hunk id")
+        op_id = request_id or new_id("op-")
+        if uri is not None:
+            uri = self.uri_of(uri)
+        async with self._op_lock:
+            effects: list[EffectRow] = []
+            async with store.write() as tx:
+                prior = await tx.op(op_id)
+                if prior is not None:
+                    ids = list(prior.args.get("hunkIds") or [])
+                else:
+                    if hunk_ids is not None:
+                        ids = list(dict.fromkeys(hunk_ids))
+                        rows = await tx.hunks(ids)
+                        missing = [i for i in ids if i not in rows]
+                        if missing:
+                            raise UnknownHunk(f"unknown hunk id(s): {', '.join(missing)}", {"hunkIds": missing})
+                    else:
+                        wanted = [Status.PENDING] + ([Status.STALE] if action == "reject" else [])
+                        found = await tx.hunks_where(
+                            uri=uri, proposal_id=proposal_id, task_id=task_id, statuses=wanted
+                        )
+                        rows = {h.id: h for h in found}
+                        ids = list(rows)
+                    effects = await self._decide_in(tx, op_id, action, ids, rows, expected, feedback, text)
+                    # Until its effect has run, memory keeps the hunk where the text really is.
+                    for effect in effects:
+                        self.in_flight.update(e["hunkId"] for e in effect.edits)
+                        self.effect_uris.add(effect.uri)
+            try:
+                fault("decide:after-commit")
+                await self.sync()
+                for effect in effects:
+                    await self._run_effect(effect)
+            finally:
+                for effect in effects:
+                    self.in_flight.difference_update(e["hunkId"] for e in effect.edits)
+        return [self.hunks[i].state() for i in ids if i in self.hunks]
+
+    async def _decide_in(self, tx, op_id, action, ids, rows, expected, feedback, text) -> list[EffectRow]:
+        for hid, version in (expected or {}).items():
+            if hid in rows and rows[hid].version != version:
+                raise Conflict(
+                    f"hunk {hid} is at version {rows[hid].version}, not {version}: it changed meanwhile",
+                    {"hunkId": hid, "version": rows[hid].version},
+                )
+        targets: dict[str, Status] = {}
+        for hid in ids:
+            try:
+                target = plan(action, rows[hid].status, hid)
+            except TransitionError as exc:
+                raise Conflict(str(exc), {"hunkId": hid, "status": exc.current.value}) from None
+            if target is not None:
+                targets[hid] = target
+        reverts = [rows[h] for h, t in targets.items() if rows[h].status == Status.APPLIED]
+        for h in reverts:
+            await self._check_revertible(h)
+        args = {"hunkIds": ids}
+        if feedback is not None:
+            args["feedback"] = feedback
+        if text is not None:
+            args["text"] = text
+        lsn = await tx.log(op_id, action, args)
+        stamp = now_iso()
+        for hid in targets:
+            mem = self.hunks.get(hid)
+            if mem is not None:
+                rows[hid].line = mem.line
+        # The journal is written from the hunks as they are before this decision.
+        journal = [
+            (name, [(h, self._effect_edit(h, name)) for h in group])
+            for name, group in (
+                ("apply", [rows[h] for h, t in targets.items() if t == Status.ACCEPTED]),
+                ("revert", reverts),
+            )
+        ]
+        for hid, target in targets.items():
+            h = rows[hid]
+            h.status, h.version, h.lsn = target, h.version + 1, lsn
+            if action == "undo":
+                h.feedback, h.decided_at, h.applied_text = None, None, None
+            else:
+                h.decided_at = stamp
+                if feedback is not None:
+                    h.feedback = feedback
+                if text is not None:
+                    eol = detect_eol(h.old_text + "".join(c for c in h.ctx_before if c))
+                    given = lines_of(normalize_eol(text, eol))
+                    h.applied_text = None if given == h.new else given
+            await tx.save_hunk(h)
+        effects = []
+        for action_name, group in journal:
+            by_uri: dict[str, list[tuple[Hunk, dict]]] = {}
+            for h, edit in group:
+                by_uri.setdefault(h.uri, []).append((h, edit))
+            for uri, pairs in by_uri.items():
+                edits = [edit for _, edit in pairs]
+                eid = await tx.add_effect(lsn, uri, action_name, edits)
+                effects.append(EffectRow(eid, lsn, uri, action_name, edits, "pending", 0))
+        return effects
+
+    @staticmethod
+    def _effect_edit(h: Hunk, action: str) -> dict:
+        src, dst = (h.old, h.replacement) if action == "apply" else (h.replacement, h.old)
+        return {
+            "hunkId": h.id,
+            "line": h.line,
+            "before": "".join(src),
+            "after": "".join(dst),
+            "ctxBefore": list(h.ctx_before),
+            "ctxAfter": list(h.ctx_after),
+        }
+
+    async def _check_revertible(self, h: Hunk) -> None:
+        mem = self.hunks.get(h.id, h)
+        lines = await self._current_lines(h.uri)
+        if lines is not None:
+            found = at_with_context(lines, mem.replacement, mem.line, h.ctx_before, h.ctx_after) or locate(
+                LineIndex(lines), mem.replacement, mem.line, h.ctx_before, h.ctx_after, trust_hint=False
+            )
+            if found:
+                return
+        raise Conflict(f"cannot undo hunk {h.id}: its new text is no longer in {h.uri}", {"hunkId": h.id})
+
+    async def _current_lines(self, uri: str) -> list[str] | None:
+        doc = self.docs.get(uri)
+        if doc is not None:
+            return doc.lines
+        text = await asyncio.to_thread(read_text, self.ws.resolve(uri))
+        return None if text is None else split_lines(text)
+
+    # --- effects ------------------------------------------------------------------------
+    async def _run_effect(self, effect: EffectRow) -> None:
+        """Carry out one journaled effect, exactly once whatever happened before."""
+        wanted = []
+        for e in effect.edits:
+            h = self.hunks.get(e["hunkId"])
+            if h is None:
+                continue
+            if effect.action == "apply" and h.status != (Status.APPLIED if effect.state == "unsaved" else Status.ACCEPTED):
+                continue  # decided otherwise since
+            if effect.action == "revert" and h.status in (Status.ACCEPTED, Status.APPLIED):
+                continue
+            wanted.append((h, e))
+        self.in_flight.update(h.id for h, _ in wanted)
+        try:
+            if wanted and effect.uri in self.docs:
+                outcome = await self._effect_in_buffer(effect, wanted)
+            elif wanted:
+                outcome = await self._effect_on_disk(effect, wanted)
+            else:
+                outcome = ({}, [], True, False)
+            await self._finish_effect(effect, *outcome)
+        finally:
+            self.in_flight.difference_update(h.id for h, _ in wanted)
+
+    def _plan_edits(self, lines: list[str], effect: EffectRow, wanted):
+        """Classify each edit against the content; returns (line edits to make, verdicts)."""
+        index = LineIndex(lines)
+        edits, verdicts = [], {}
+        for h, e in wanted:
+            src, dst = lines_of(e["before"]), lines_of(e["after"])
+            hint = h.line if h.uri in self.docs else e["line"]
+            v = classify(lines, src, dst, hint, tuple(e["ctxBefore"]), tuple(e["ctxAfter"]), index)
+            verdicts[h.id] = v
+            if v.outcome == "apply":
+                edits.append((v.line, src, dst, h))
+        edits.sort(key=lambda x: x[0])
+        kept, end = [], -1
+        for ed in edits:  # two edits over the same lines cannot both apply
+            if ed[0] < end:
+                verdicts[ed[3].id] = Verdict("stale", ed[0])
+                continue
+            kept.append(ed)
+            end = ed[0] + len(ed[1])
+        return kept, verdicts
+
+    @staticmethod
+    def _positions_after(edits, line: int) -> int:
+        """Where a line lands after the edits above it."""
+        for start, src, dst, _ in edits:
+            if start + len(src) <= line and not (start == line and not src):
+                line += len(dst) - len(src)
+        return line
+
+    async def _effect_on_disk(self, effect: EffectRow, wanted):
+        path = self.ws.resolve(effect.uri)
+        text = await asyncio.to_thread(read_text, path)
+        if text is None:
+            return ({h.id: "stale" for h, _ in wanted}, [], True, False)
+        lines = split_lines(text)
+        edits, verdicts = self._plan_edits(lines, effect, wanted)
+        if edits:
+            new_lines = apply_edits(lines, [(s, src, dst) for s, src, dst, _ in edits])
+            fault("effect:before-write")
+            await asyncio.to_thread(write_atomic, path, "".join(new_lines))
+            fault("effect:after-write")
+            for h in self.by_uri.get(effect.uri, {}).values():
+                if h.id not in verdicts:
+                    h.line = self._positions_after(edits, h.line)
+        for h, _ in wanted:
+            v = verdicts[h.id]
+            if v.outcome == "stale":
+                continue
+            h.line = self._positions_after(edits, v.line)
+            h.shows_new = effect.action == "apply"
+        return ({hid: ("stale" if v.outcome == "stale" else "done") for hid, v in verdicts.items()}, [], True, False)
+
+    async def _effect_in_buffer(self, effect: EffectRow, wanted):
+        doc = self.docs[effect.uri]
+        edits, verdicts = self._plan_edits(doc.lines, effect, wanted)
+        results = {hid: "stale" for hid, v in verdicts.items() if v.outcome == "stale"}
+        for h, _ in wanted:
+            if verdicts[h.id].outcome == "done":
+                h.line, h.shows_new = verdicts[h.id].line, effect.action == "apply"
+                results[h.id] = "done"
+        if not edits:
+            return (results, [], True, True)
+        expected = {ed[3].id: (self._positions_after(edits, ed[0]), ed[2], ed[3]) for ed in edits}
+        lsp_edits = []
+        for start, src, dst, _ in edits:
+            (sl, sc), (el, ec) = text_range(doc.lines, start, len(src))
+            rng = {"start": {"line": sl, "character": sc}, "end": {"line": el, "character": ec}}
+            lsp_edits.append((rng, "".join(dst)))
+        fault("effect:before-write")
+        label = "Stet: apply accepted change" if effect.action == "apply" else "Stet: undo change"
+        try:
+            ok = await asyncio.wait_for(
+                self.editor.apply_edit(self.client_uris.get(effect.uri, effect.uri), doc.version, lsp_edits, label),
+                APPLY_TIMEOUT,
+            )
+        except (asyncio.TimeoutError, Exception) as exc:  # the editor failed us: retry later
+            log.warning("applyEdit failed for %s: %s", effect.uri, exc)
+            ok = False
+        fault("effect:after-write")
+        unconfirmed = []
+        if ok:
+            unconfirmed = await self._confirm_in_buffer(effect.uri, expected)
+        else:
+            unconfirmed = list(expected)
+        for hid, (line, dst, h) in expected.items():
+            if hid not in unconfirmed:
+                results[hid] = "done"
+                h.shows_new = effect.action == "apply"
+        return (results, unconfirmed, not unconfirmed, True)
+
+    async def _confirm_in_buffer(self, uri: str, expected: dict) -> list[str]:
+        """Wait until the buffer shows each edit (editors may answer before their didChange)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + CONFIRM_TIMEOUT
+        pending = dict(expected)
+        while True:
+            doc = self.docs.get(uri)
+            if doc is None:
+                return list(pending)
+            index = None
+            for hid, (line, dst, h) in list(pending.items()):
+                if at_with_context(doc.lines, dst, line, h.ctx_before, h.ctx_after):
+                    h.line = line
+                    del pending[hid]
+                    continue
+                index = index or LineIndex(doc.lines)
+                found = locate(index, dst, line, h.ctx_before, h.ctx_after, trust_hint=False)
+                if found:
+                    h.line = found.line
+                    del pending[hid]
+            remaining = deadline - loop.time()
+            if not pending or remaining <= 0:
+                return list(pending)
+            event = self._doc_events.setdefault(uri, asyncio.Event())
+            try:
+                await asyncio.wait_for(event.wait(), remaining)
+            except asyncio.TimeoutError:
+                pass
+
+    async def _finish_effect(self, effect: EffectRow, results: dict[str, str], unconfirmed, complete, in_buffer):
+        """Commit what the effect achieved: hunks applied or stale, the effect's new state."""
+        store = self._store()
+        fault("effect:before-confirm")
+        if complete:
+            state = "unsaved" if in_buffer else "done"
+        else:
+            state = "pending"
+        async with store.write() as tx:
+            rows = await tx.hunks(results)
+            changed = []
+            for hid, result in results.items():
+                r, mem = rows.get(hid), self.hunks.get(hid)
+                if r is None or mem is None:
+                    continue
+                to = None
+                if effect.action == "apply" and r.status == Status.ACCEPTED:
+                    to = Status.APPLIED if result == "done" else Status.STALE
+                elif effect.action == "revert" and result == "stale" and r.status == Status.PENDING:
+                    to = Status.STALE
+                r.line = mem.line
+                if to is not None:
+                    r.status, r.version = to, r.version + 1
+                    changed.append(r)
+                else:
+                    await tx.save_hunk(r)  # position only
+            if changed:
+                lsn = await tx.log(new_id("fx-"), "effect", {"effect": effect.id, "hunkIds": [r.id for r in changed]})
+                for r in changed:
+                    r.lsn = lsn
+                    await tx.save_hunk(r)
+            await tx.set_effect(effect.id, state, effect.attempts + (0 if complete else 1))
+        effect.state = state
+        fault("effect:after-confirm")
+        for hid in results:
+            if hid in self.hunks:
+                self.hunks[hid].stored_line = self.hunks[hid].line
+        if complete and effect.uri in self.effect_uris:
+            if not any(e for e in await store.open_effects() if e.uri == effect.uri and e.state == "pending"):
+                self.effect_uris.discard(effect.uri)
+        await self.sync()
+        self.on_change({effect.uri})
+
+    async def run_pending_effects(self, uri: str | None = None, states=("pending", "unsaved")) -> None:
+        store = self._store()
+        async with self._op_lock:
+            for effect in await store.open_effects():
+                if (uri is None or effect.uri == uri) and effect.state in states:
+                    if effect.state == "unsaved" and effect.uri in self.docs:
+                        continue  # the buffer holds it; settled at save, close or restart
+                    await self._run_effect(effect)
+                    fault("recover:after-effect")
+
+    # --- the editor's documents ---------------------------------------------------------
+    def opened(self, client_uri: str, text: str, version: int | None) -> None:
+        try:
+            uri = self.uri_of(client_uri)
+        except Exception:
+            return  # not ours to review
+        doc = Document(uri, text, version)
+        self.docs[uri] = doc
+        self.client_uris[uri] = client_uri
+        anchors = Anchors()
+        self.anchors[uri] = anchors
+        hunks = list(self.by_uri.get(uri, {}).values())
+        for h in hunks:
+            anchors.put(h.id, h)
+        derived = self._relocate(doc.lines, hunks)
+        if derived:
+            self._derive(derived)
+        self._signal(uri)
+        if hunks:
+            self.on_change({uri})
+        if uri in self.effect_uris:
+            self._later(f"retry:{uri}", RETRY_DELAY, lambda: self._retry(uri))
+
+    def changed(self, client_uri: str, version: int | None, changes: list[tuple[dict | None, str]]) -> None:
+        uri = self._known(client_uri)
+        if uri is None:
+            return
+        doc = self.docs[uri]
+        doc.version = version
+        anchors = self.anchors[uri]
+        touched: set[str] = set()
+        full = False
+        for rng, text in changes:
+            edit = doc.apply_change(rng, text)
+            if edit is None:
+                full = True
+            elif len(anchors):
+                touched |= anchors.apply(edit)
+        if full:
+            derived = self._relocate(doc.lines, list(self.by_uri.get(uri, {}).values()))
+        else:
+            derived = self._verify(doc.lines, touched)
+        if derived:
+            self._derive(derived)
+        self._signal(uri)
+        if len(anchors):
+            self._later(f"publish:{uri}", 0.1, lambda: self._publish(uri))
+            self._later("checkpoint", IDLE_CHECKPOINT, self.checkpoint)
+        if uri in self.effect_uris:
+            self._later(f"retry:{uri}", RETRY_DELAY, lambda: self._retry(uri))
+
+    def _verify(self, lines: list[str], touched: set[str]) -> list[tuple[Hunk, Status]]:
+        derived = []
+        for hid in touched:
+            h = self.hunks.get(hid)
+            if h is None or hid in self.in_flight or h.status not in OPEN:
+                continue
+            there = (
+                text_at(lines, h.old, h.line)
+                if h.old
+                else at_with_context(lines, h.old, h.line, h.ctx_before, h.ctx_after)
+            )
+            if h.status == Status.STALE and there:
+                derived.append((h, Status.PENDING))
+            elif h.status != Status.STALE and not there:
+                derived.append((h, Status.STALE))
+        return derived
+
+    async def _publish(self, uri: str) -> None:
+        self.on_change({uri})
+
+    def _signal(self, uri: str) -> None:
+        event = self._doc_events.pop(uri, None)
+        if event is not None:
+            event.set()
+
+    def _known(self, client_uri: str) -> str | None:
+        try:
+            uri = self.uri_of(client_uri)
+        except Exception:
+            return None
+        return uri if uri in self.docs else None
+
+    async def _retry(self, uri: str) -> None:
+        if self.store is not None and self.ready.is_set():
+            await self.run_pending_effects(uri, states=("pending",))
+
+    async def saved(self, client_uri: str) -> None:
+        uri = self._known(client_uri)
+        if uri is None or self.store is None:
+            return
+        async with self.store.write() as tx:
+            await tx.conn.execute("UPDATE effects SET state = 'done' WHERE uri = ? AND state = 'unsaved'", (uri,))
+        await self.checkpoint({uri})
+
+    async def closed(self, client_uri: str) -> None:
+        uri = self._known(client_uri)
+        if uri is None:
+            return
+        self.docs.pop(uri, None)
+        self.anchors.pop(uri, None)
+        self.client_uris.pop(uri, None)
+        self._signal(uri)
+        if self.store is None:
+            return
+        # The buffer is gone: what it held of accepted work must reach the file.
+        await self.run_pending_effects(uri)
+        await self._relocate_on_disk({uri})
+
+    async def _relocate_on_disk(self, uris: Iterable[str]) -> None:
+        derived = []
+        for uri in uris:
+            hunks = [h for h in self.by_uri.get(uri, {}).values() if h.status in OPEN]
+            if not hunks or uri in self.docs:
+                continue
+            try:
+                text = await asyncio.to_thread(read_text, self.ws.resolve(uri))
+            except Exception as exc:  # unreadable now: treat like a missing file
+                log.warning("cannot read %s: %s", uri, exc)
+                text = None
+            if text is None:
+                derived.extend((h, Status.STALE) for h in hunks if h.status in (Status.PENDING, Status.ACCEPTED))
+                continue
+            derived.extend(self._relocate(split_lines(text), hunks))
+        if derived:
+            self._derive(derived)
+            await self._flush_derived()
+        self.on_change(set(uris))
+
+    # --- checkpoints and recovery -------------------------------------------------------
+    async def checkpoint(self, uris: set[str] | None = None) -> int:
+        """Persist anchor positions that moved since the last checkpoint."""
+        if self.store is None:
+            return 0
+        moved = [
+            (h.line, h.id)
+            for uri in (uris if uris is not None else list(self.by_uri))
+            for h in self.by_uri.get(uri, {}).values()
+            if h.line != h.stored_line
+        ]
+        if moved:
+            await self.store.save_lines(moved)
+            for line, hid in moved:
+                if hid in self.hunks:
+                    self.hunks[hid].stored_line = line
+        return len(moved)
+
+    async def recover(self) -> dict:
+        """Bring memory, files and store into agreement after a start; safe to interrupt."""
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        fault("recover:start")
+        store = self._store()
+        await self.sync()
+        folders = set()
+        for uri in self.by_uri:
+            try:
+                folders.add(os.path.dirname(self.ws.resolve(uri)))
+            except Exception:
+                continue
+        await asyncio.to_thread(remove_temp_files, folders)
+        effects = await store.open_effects()
+        self.effect_uris.update(e.uri for e in effects if e.state == "pending")
+        await self.run_pending_effects()
+        await self._relocate_on_disk([u for u in self.by_uri if u not in self.docs])
+        fault("recover:after-relocate")
+        await self.checkpoint()
+        self.ready.set()
+        counts = self.counts()
+        files = len({h.uri for h in self.hunks.values() if h.is_open})
+        return {"files": files, "counts": counts, "durationMs": round((loop.time() - started) * 1000, 1)}
+
+    async def close(self) -> None:
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+        for task in list(self._tasks):
+            task.cancel()
+        if self.store is not None:
+            try:
+                await self.checkpoint()
+            except Exception as exc:
+                log.warning("checkpoint at shutdown failed: %s", exc)
+            await self.store.close()
+            self.store = None

@@ -1,0 +1,65 @@
+"""Ordered migrations. The schema version lives in PRAGMA user_version.
+
+Never edit a released migration: append a new one.
+"""
+
+MIGRATIONS: list[list[str]] = [
+    # 1: proposals, hunks, the operation log, the effects journal.
+    [
+        """CREATE TABLE proposals (
+            id TEXT PRIMARY KEY,
+            task_id TEXT,
+            agent TEXT,
+            message TEXT,
+            edit_hash TEXT NOT NULL,
+            result_hash TEXT NOT NULL,
+            lsn INTEGER NOT NULL,
+            created_at TEXT NOT NULL
+        )""",
+        """CREATE TABLE hunks (
+            id TEXT PRIMARY KEY,
+            proposal_id TEXT NOT NULL REFERENCES proposals(id),
+            task_id TEXT,
+            seq INTEGER NOT NULL,
+            uri TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            new_uri TEXT,
+            status TEXT NOT NULL,
+            line INTEGER NOT NULL,
+            old_text TEXT NOT NULL,
+            new_text TEXT NOT NULL,
+            ctx_before TEXT NOT NULL,
+            ctx_after TEXT NOT NULL,
+            applied_text TEXT,
+            message TEXT,
+            feedback TEXT,
+            version INTEGER NOT NULL,
+            decided_at TEXT,
+            lsn INTEGER NOT NULL
+        )""",
+        "CREATE INDEX hunks_by_uri ON hunks(uri)",
+        "CREATE INDEX hunks_by_lsn ON hunks(lsn)",
+        "CREATE INDEX hunks_by_proposal ON hunks(proposal_id)",
+        """CREATE TABLE oplog (
+            lsn INTEGER PRIMARY KEY AUTOINCREMENT,
+            op_id TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL,
+            args TEXT NOT NULL,
+            result TEXT,
+            at TEXT NOT NULL
+        )""",
+        """CREATE TABLE effects (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            lsn INTEGER NOT NULL REFERENCES oplog(lsn),
+            uri TEXT NOT NULL,
+            action TEXT NOT NULL,
+            edits TEXT NOT NULL,
+            state TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            at TEXT NOT NULL
+        )""",
+        "CREATE INDEX effects_open ON effects(state, lsn)",
+    ],
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)

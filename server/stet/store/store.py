@@ -1,0 +1,413 @@
+"""The store: one SQLite database per workspace, shared by every Stet process.
+
+Writes happen in `async with store.write() as tx:` blocks: BEGIN IMMEDIATE ... COMMIT,
+one transaction per decision, committed (WAL, synchronous=FULL) before anything is
+acknowledged. Every change is stamped with the lsn of its operation-log entry, so any
+process can follow what changed since the last lsn it saw.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import sqlite3
+import time
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Iterable
+
+import aiosqlite
+
+from ..domain.model import Hunk, lines_of
+from ..domain.status import Status
+from ..errors import StoreUnavailable
+from .schema import MIGRATIONS, SCHEMA_VERSION
+
+BUSY_TIMEOUT_MS = 10_000
+_CORRUPT = {"SQLITE_CORRUPT", "SQLITE_NOTADB"}
+
+HUNK_COLUMNS = (
+    "id, proposal_id, task_id, seq, uri, kind, new_uri, status, line, old_text, new_text, "
+    "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn"
+)
+
+
+def now_iso() -> str:
+    t = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
+
+
+def _hunk_from_row(r: Any) -> Hunk:
+    return Hunk(
+        id=r[0],
+        proposal_id=r[1],
+        task_id=r[2],
+        seq=r[3],
+        uri=r[4],
+        kind=r[5],
+        new_uri=r[6],
+        status=Status(r[7]),
+        line=r[8],
+        old=lines_of(r[9]),
+        new=lines_of(r[10]),
+        ctx_before=tuple(json.loads(r[11])),
+        ctx_after=tuple(json.loads(r[12])),
+        applied_text=None if r[13] is None else lines_of(r[13]),
+        message=r[14],
+        feedback=r[15],
+        version=r[16],
+        decided_at=r[17],
+        lsn=r[18],
+    )
+
+
+def _hunk_values(h: Hunk) -> tuple:
+    return (
+        h.id,
+        h.proposal_id,
+        h.task_id,
+        h.seq,
+        h.uri,
+        h.kind,
+        h.new_uri,
+        h.status.value,
+        h.line,
+        h.old_text,
+        h.new_text,
+        json.dumps(h.ctx_before),
+        json.dumps(h.ctx_after),
+        None if h.applied_text is None else "".join(h.applied_text),
+        h.message,
+        h.feedback,
+        h.version,
+        h.decided_at,
+        h.lsn,
+    )
+
+
+@dataclass
+class OpRow:
+    lsn: int
+    op_id: str
+    kind: str
+    args: dict
+    result: Any
+    at: str
+
+
+@dataclass
+class EffectRow:
+    id: int
+    lsn: int
+    uri: str
+    action: str  # apply | revert
+    edits: list[dict]  # [{hunkId, line, before, after, ctxBefore, ctxAfter}]
+    state: str  # pending | done | stale
+    attempts: int
+
+
+@dataclass
+class OpenResult:
+    store: "Store"
+    notice: str | None  # what the user must be told (a quarantined database)
+
+
+def _is_corrupt(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.DatabaseError) and getattr(exc, "sqlite_errorname", "") in _CORRUPT
+
+
+def _unavailable(path: str, exc: BaseException) -> StoreUnavailable:
+    return StoreUnavailable(
+        f"the review store {path} cannot be used: {exc}. Check that the folder is writable "
+        f"and the disk is not full, then restart Stet; `stet doctor` explains more."
+    )
+
+
+def quarantine(path: str) -> str:
+    """Move a damaged database (and its -wal/-shm) aside, never deleting it; returns the folder."""
+    folder = os.path.join(os.path.dirname(path), "quarantine", time.strftime("%Y%m%dT%H%M%S", time.gmtime()))
+    base = folder
+    n = 1
+    while os.path.exists(folder):
+        n += 1
+        folder = f"{base}-{n}"
+    os.makedirs(folder)
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(path + suffix):
+            shutil.move(path + suffix, os.path.join(folder, os.path.basename(path) + suffix))
+    return folder
+
+
+def prepare_folder(db_path: str) -> None:
+    folder = os.path.dirname(db_path)
+    os.makedirs(folder, exist_ok=True)
+    if os.path.basename(folder) == ".stet":
+        ignore = os.path.join(folder, ".gitignore")
+        if not os.path.exists(ignore):
+            with open(ignore, "w") as f:
+                f.write("*\n")
+    if not os.path.exists(db_path):
+        os.close(os.open(db_path, os.O_WRONLY | os.O_CREAT, 0o600))
+
+
+class Store:
+    def __init__(self, conn: aiosqlite.Connection, path: str):
+        self.conn = conn
+        self.path = path
+        self._lock = asyncio.Lock()
+
+    # --- opening ---------------------------------------------------------------------
+    @classmethod
+    async def open(cls, path: str) -> OpenResult:
+        notice = None
+        try:
+            prepare_folder(path)
+        except OSError as exc:
+            raise _unavailable(path, exc) from None
+        try:
+            conn = await cls._connect(path)
+        except sqlite3.DatabaseError as exc:
+            if not _is_corrupt(exc):
+                raise _unavailable(path, exc) from None
+            folder = quarantine(path)
+            notice = (
+                f"Stet found its review database damaged ({exc}) and moved it to {folder}; "
+                f"nothing was deleted. A fresh review store was started."
+            )
+            try:
+                prepare_folder(path)
+                conn = await cls._connect(path)
+            except (OSError, sqlite3.DatabaseError) as exc2:
+                raise _unavailable(path, exc2) from None
+        except OSError as exc:
+            raise _unavailable(path, exc) from None
+        return OpenResult(cls(conn, path), notice)
+
+    @staticmethod
+    async def _connect(path: str) -> aiosqlite.Connection:
+        conn = await aiosqlite.connect(path, isolation_level=None)
+        try:
+            await conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            rows = await conn.execute_fetchall("PRAGMA quick_check")
+            verdict = [r[0] for r in rows]
+            if verdict != ["ok"]:
+                err = sqlite3.DatabaseError("; ".join(map(str, verdict[:3])))
+                err.sqlite_errorname = "SQLITE_CORRUPT"  # type: ignore[attr-defined]
+                raise err
+            await conn.execute("PRAGMA journal_mode=WAL")
+            await conn.execute("PRAGMA synchronous=FULL")
+            await conn.execute("PRAGMA foreign_keys=ON")
+            await Store._migrate(conn, path)
+        except BaseException:
+            await conn.close()
+            raise
+        return conn
+
+    @staticmethod
+    async def _migrate(conn: aiosqlite.Connection, path: str) -> None:
+        version = (await conn.execute_fetchall("PRAGMA user_version"))[0][0]
+        if version > SCHEMA_VERSION:
+            raise StoreUnavailable(
+                f"the review store {path} was written by a newer Stet (schema {version}, this one "
+                f"knows {SCHEMA_VERSION}). Upgrade Stet (pip install -U stet-lsp); the store was left as it is."
+            )
+        if version == SCHEMA_VERSION:
+            return
+        await conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have migrated while we waited for the write lock.
+            version = (await conn.execute_fetchall("PRAGMA user_version"))[0][0]
+            for number in range(version, SCHEMA_VERSION):
+                for statement in MIGRATIONS[number]:
+                    await conn.execute(statement)
+            await conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            await conn.execute("COMMIT")
+        except BaseException:
+            await conn.execute("ROLLBACK")
+            raise
+
+    async def close(self) -> None:
+        async with self._lock:
+            await self.conn.close()
+
+    # --- reads -------------------------------------------------------------------------
+    async def _read(self, sql: str, args: Iterable = ()) -> list:
+        async with self._lock:
+            try:
+                return list(await self.conn.execute_fetchall(sql, tuple(args)))
+            except sqlite3.Error as exc:
+                raise _unavailable(self.path, exc) from None
+
+    async def data_version(self) -> int:
+        return (await self._read("PRAGMA data_version"))[0][0]
+
+    async def last_lsn(self) -> int:
+        return (await self._read("SELECT COALESCE(MAX(lsn), 0) FROM oplog"))[0][0]
+
+    async def hunks_since(self, lsn: int) -> list[Hunk]:
+        rows = await self._read(f"SELECT {HUNK_COLUMNS} FROM hunks WHERE lsn > ? ORDER BY lsn", (lsn,))
+        return [_hunk_from_row(r) for r in rows]
+
+    async def open_effects(self) -> list[EffectRow]:
+        rows = await self._read(
+            "SELECT id, lsn, uri, action, edits, state, attempts FROM effects WHERE state = 'pending' ORDER BY lsn, id"
+        )
+        return [EffectRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6]) for r in rows]
+
+    async def proposal(self, proposal_id: str) -> dict | None:
+        rows = await self._read("SELECT id, edit_hash, result_hash, lsn FROM proposals WHERE id = ?", (proposal_id,))
+        return dict(zip(("id", "edit_hash", "result_hash", "lsn"), rows[0])) if rows else None
+
+    async def ops(self, after_lsn: int = 0, limit: int = 1000) -> list[OpRow]:
+        rows = await self._read(
+            "SELECT lsn, op_id, kind, args, result, at FROM oplog WHERE lsn > ? ORDER BY lsn LIMIT ?",
+            (after_lsn, limit),
+        )
+        return [OpRow(r[0], r[1], r[2], json.loads(r[3]), json.loads(r[4]) if r[4] else None, r[5]) for r in rows]
+
+    async def integrity(self) -> list[str]:
+        return [r[0] for r in await self._read("PRAGMA integrity_check")]
+
+    # --- writes ------------------------------------------------------------------------
+    @contextlib.asynccontextmanager
+    async def write(self) -> AsyncIterator["Tx"]:
+        async with self._lock:
+            try:
+                await self.conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise _unavailable(self.path, exc) from None
+            tx = Tx(self.conn)
+            try:
+                yield tx
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    await self.conn.execute("ROLLBACK")
+                raise
+            try:
+                await self.conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                with contextlib.suppress(sqlite3.Error):
+                    await self.conn.execute("ROLLBACK")
+                raise _unavailable(self.path, exc) from None
+
+    async def save_lines(self, lines: list[tuple[int, str]]) -> None:
+        """Checkpoint anchor positions. Not an operation: positions are recomputed from content."""
+        if not lines:
+            return
+        async with self.write() as tx:
+            await tx.conn.executemany("UPDATE hunks SET line = ? WHERE id = ?", lines)
+
+
+class Tx:
+    """The statements available inside one write transaction."""
+
+    def __init__(self, conn: aiosqlite.Connection):
+        self.conn = conn
+
+    async def _all(self, sql: str, args: Iterable = ()) -> list:
+        try:
+            return list(await self.conn.execute_fetchall(sql, tuple(args)))
+        except sqlite3.Error as exc:
+            raise _unavailable("(store)", exc) from None
+
+    async def _run(self, sql: str, args: Iterable = ()) -> int:
+        try:
+            cur = await self.conn.execute(sql, tuple(args))
+            return cur.lastrowid if cur.rowcount == 1 else cur.rowcount
+        except sqlite3.Error as exc:
+            raise _unavailable("(store)", exc) from None
+
+    async def op(self, op_id: str) -> OpRow | None:
+        rows = await self._all("SELECT lsn, op_id, kind, args, result, at FROM oplog WHERE op_id = ?", (op_id,))
+        if not rows:
+            return None
+        r = rows[0]
+        return OpRow(r[0], r[1], r[2], json.loads(r[3]), json.loads(r[4]) if r[4] else None, r[5])
+
+    async def log(self, op_id: str, kind: str, args: dict, result: Any = None) -> int:
+        cur = await self.conn.execute(
+            "INSERT INTO oplog (op_id, kind, args, result, at) VALUES (?, ?, ?, ?, ?)",
+            (op_id, kind, json.dumps(args), None if result is None else json.dumps(result), now_iso()),
+        )
+        return cur.lastrowid
+
+    async def set_result(self, lsn: int, result: Any) -> None:
+        await self._run("UPDATE oplog SET result = ? WHERE lsn = ?", (json.dumps(result), lsn))
+
+    async def proposal(self, proposal_id: str) -> dict | None:
+        rows = await self._all(
+            "SELECT id, task_id, agent, message, edit_hash, result_hash, lsn FROM proposals WHERE id = ?",
+            (proposal_id,),
+        )
+        if not rows:
+            return None
+        keys = ("id", "task_id", "agent", "message", "edit_hash", "result_hash", "lsn")
+        return dict(zip(keys, rows[0]))
+
+    async def add_proposal(self, pid: str, task_id, agent, message, edit_hash: str, result_hash: str, lsn: int) -> None:
+        await self._run(
+            "INSERT INTO proposals (id, task_id, agent, message, edit_hash, result_hash, lsn, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (pid, task_id, agent, message, edit_hash, result_hash, lsn, now_iso()),
+        )
+
+    async def add_hunks(self, hunks: list[Hunk]) -> None:
+        marks = ", ".join("?" * len(HUNK_COLUMNS.split(",")))
+        await self.conn.executemany(
+            f"INSERT INTO hunks ({HUNK_COLUMNS}) VALUES ({marks})", [_hunk_values(h) for h in hunks]
+        )
+
+    async def hunks(self, ids: Iterable[str]) -> dict[str, Hunk]:
+        ids = list(ids)
+        out: dict[str, Hunk] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            rows = await self._all(
+                f"SELECT {HUNK_COLUMNS} FROM hunks WHERE id IN ({', '.join('?' * len(chunk))})", chunk
+            )
+            for r in rows:
+                out[r[0]] = _hunk_from_row(r)
+        return out
+
+    async def hunks_where(self, *, uri=None, proposal_id=None, task_id=None, statuses=None) -> list[Hunk]:
+        where, args = [], []
+        for column, value in (("uri", uri), ("proposal_id", proposal_id), ("task_id", task_id)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                args.append(value)
+        if statuses:
+            where.append(f"status IN ({', '.join('?' * len(statuses))})")
+            args.extend(s.value for s in statuses)
+        sql = f"SELECT {HUNK_COLUMNS} FROM hunks"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        rows = await self._all(sql + " ORDER BY uri, line, seq", args)
+        return [_hunk_from_row(r) for r in rows]
+
+    async def save_hunk(self, h: Hunk) -> None:
+        await self._run(
+            "UPDATE hunks SET status = ?, line = ?, applied_text = ?, feedback = ?, version = ?, "
+            "decided_at = ?, lsn = ? WHERE id = ?",
+            (
+                h.status.value,
+                h.line,
+                None if h.applied_text is None else "".join(h.applied_text),
+                h.feedback,
+                h.version,
+                h.decided_at,
+                h.lsn,
+                h.id,
+            ),
+        )
+
+    async def add_effect(self, lsn: int, uri: str, action: str, edits: list[dict]) -> int:
+        cur = await self.conn.execute(
+            "INSERT INTO effects (lsn, uri, action, edits, state, at) VALUES (?, ?, ?, ?, 'pending', ?)",
+            (lsn, uri, action, json.dumps(edits), now_iso()),
+        )
+        return cur.lastrowid
+
+    async def set_effect(self, effect_id: int, state: str, attempts: int) -> None:
+        await self._run("UPDATE effects SET state = ?, attempts = ? WHERE id = ?", (state, attempts, effect_id))
