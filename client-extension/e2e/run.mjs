@@ -160,9 +160,14 @@ async function editorView() {
   }, editorSel);
 }
 
-/** The lens link titled `title` that sits above the line containing `lineText` in the active editor. */
+// The server's per-hunk lenses: titles start with "Accept" / "Reject" (file-level ones say "… all (N)").
+const ACCEPT = /^Accept(?! all)/;
+const REJECT = /^Reject(?! all)/;
+
+/** The lens link whose title matches `title` (a RegExp) above the line containing `lineText`. */
 async function lensAbove(lineText, title) {
-  const idx = await page.evaluate(({ sel, lineText, title }) => {
+  const idx = await page.evaluate(({ sel, lineText, source }) => {
+    const title = new RegExp(source);
     const ed = document.querySelector(sel);
     const line = [...ed.querySelectorAll('.view-lines .view-line')].find((l) => l.textContent.replace(/\u00a0/g, ' ').includes(lineText));
     if (!line) return -1;
@@ -172,10 +177,10 @@ async function lensAbove(lineText, title) {
     let bestY = -Infinity;
     links.forEach((a, i) => {
       const ay = a.getBoundingClientRect().top;
-      if (a.textContent.trim() === title && ay < y && ay > bestY) { best = i; bestY = ay; }
+      if (title.test(a.textContent.trim()) && ay < y && ay > bestY) { best = i; bestY = ay; }
     });
     return best;
-  }, { sel: editorSel, lineText, title });
+  }, { sel: editorSel, lineText, source: title.source });
   if (idx < 0) throw new Error(`no "${title}" lens above "${lineText}"`);
   return page.locator(`${editorSel} .codelens-decoration a`).nth(idx);
 }
@@ -229,7 +234,7 @@ async function openWorkbench(port) {
 async function expectReviewState(label) {
   await until(`${label}: lens on the remaining app.py hunk`, async () => {
     const titles = await lensTitles();
-    return titles.includes('Accept…') && titles.includes('Reject…') && titles.includes('Diff');
+    return titles.some((t) => ACCEPT.test(t)) && titles.some((t) => REJECT.test(t)) && titles.includes('Diff');
   });
   await until(`${label}: ghost text of the remaining hunk`, async () => (await editorView()).ghosts.some((g) => g.includes('raise SystemExit(main())')));
   const v = await editorView();
@@ -305,12 +310,12 @@ await check('the extension starts the server (a child of the extension host)', a
   firstPid = pids[0];
 });
 
-await check('app.py opens with Accept…/Reject… lenses from the server and a Diff lens per hunk', async () => {
+await check('app.py opens with Accept/Reject lenses from the server and a Diff lens per hunk', async () => {
   await openFromExplorer('app.py');
   log('app.py open');
   await until('3 hunks of lenses', async () => {
     const t = await lensTitles();
-    return t.filter((x) => x === 'Accept…').length === 3 && t.filter((x) => x === 'Reject…').length === 3 &&
+    return t.filter((x) => ACCEPT.test(x)).length === 3 && t.filter((x) => REJECT.test(x)).length === 3 &&
       t.filter((x) => x === 'Diff').length === 3 && t.includes('Accept all (3)') && t.includes('Reject all (3)');
   });
 });
@@ -333,8 +338,8 @@ await check('the Stet view lists task → proposal → files → hunks; the stat
   await screenshot('review');
 });
 
-await check('clicking Accept… applies the hunk to the file', async () => {
-  await (await lensAbove('return "Hello, " + name', 'Accept…')).click();
+await check('clicking Accept applies the hunk to the file', async () => {
+  await (await lensAbove('return "Hello, " + name', ACCEPT)).click();
   await until('new text in the editor', async () => (await editorView()).text.includes('return f"Hello, {name}!"'));
   await page.locator(`${editorSel} .view-lines`).click();
   await page.keyboard.press('Control+S');
@@ -343,8 +348,8 @@ await check('clicking Accept… applies the hunk to the file', async () => {
   if (disk.includes('greet("Stet")') || disk.includes('SystemExit')) throw new Error('other hunks were applied too');
 });
 
-await check('Reject… asks for feedback and rejects the hunk with it', async () => {
-  await (await lensAbove('print(greet("world"))', 'Reject…')).click();
+await check('Reject asks for feedback and rejects the hunk with it', async () => {
+  await (await lensAbove('print(greet("world"))', REJECT)).click();
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible', timeout: 30_000 });
   await screenshot('reject-feedback');
@@ -394,6 +399,40 @@ await check('reloading the page shows the same state again', async () => {
   await openFromExplorer('app.py');
   await expectReviewState('after reload');
   await screenshot('after-reload');
+});
+
+await check('Edit… opens the proposal; saving it accepts the hunk with the developer\'s text', async () => {
+  await openFromExplorer('util.py');
+  await until('Edit… lens in util.py', async () => (await lensTitles()).includes('Edit…'));
+  await page.locator(`${editorSel} .codelens-decoration a`, { hasText: /^Edit…$/ }).first().click();
+  await until('the proposal editor', async () => (await activeTab()).includes('util.py') && (await editorView()).text.includes('"""Sum of a and b."""'));
+  await page.keyboard.press('Control+Home');
+  await page.keyboard.press('Shift+End');
+  await page.keyboard.insertText('    """Return the sum of a and b."""');
+  await screenshot('edit-proposal');
+  await page.keyboard.press('Control+S');
+  await until('the proposal editor closes', async () => (await page.locator('.part.editor .tab').count()) <= 2, 30_000);
+  await openFromExplorer('util.py');
+  await until('util.py holds the edited text', async () => (await editorView()).text.includes('Return the sum of a and b.'));
+  await page.locator(`${editorSel} .view-lines`).click();
+  await page.keyboard.press('Control+S');
+  await until('saved', () => fs.readFileSync(path.join(ws, 'util.py'), 'utf8').includes('    """Return the sum of a and b."""\n'));
+  await until('status bar: 1 pending', async () => (await statusText()).includes('1 pending'));
+});
+
+await check('Undo Last Decision puts the hunk back to pending and reverts its edit', async () => {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 30_000 });
+  await page.keyboard.type('Stet: Undo Last Decision');
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Undo Last Decision' }).first().waitFor({ timeout: 30_000 });
+  await page.keyboard.press('Enter');
+  await until('the edit is reverted in the buffer', async () => !(await editorView()).text.includes('Return the sum'));
+  await until('status bar: 2 pending', async () => (await statusText()).includes('2 pending'));
+  await until('the hunk shows inline again', async () => (await editorView()).ghosts.some((g) => g.includes('Sum of a and b') || g.includes('Return the sum')));
+  await page.locator(`${editorSel} .view-lines`).click();
+  await page.keyboard.press('Control+S');
+  await until('util.py back to its old text on disk', () => fs.readFileSync(path.join(ws, 'util.py'), 'utf8') === UTIL_BEFORE);
 });
 
 await check('the files on disk hold exactly the accepted decision', async () => {

@@ -49,7 +49,13 @@ export class ProposalEditor implements vscode.FileSystemProvider {
     f.data = content;
     f.mtime = Date.now();
     this.emitter.fire([{ type: vscode.FileChangeType.Changed, uri }]);
-    setTimeout(() => void this.close(uri), 50);
+    // Close the tab once VS Code has marked the save done (closing earlier asks "save changes?").
+    const saved = vscode.workspace.onDidSaveTextDocument((doc) => {
+      if (doc.uri.toString() !== uri.toString()) return;
+      saved.dispose();
+      void this.close(uri);
+    });
+    setTimeout(() => saved.dispose(), 10_000);
   }
 
   private async close(uri: vscode.Uri) {
