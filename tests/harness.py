@@ -9,6 +9,7 @@ like Neovim, which answers before its didChange).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import re
 import signal
@@ -33,6 +34,10 @@ def _converter():
     for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
         conv.register_structure_hook(cls, _raw)
     return conv
+
+
+class ServerDied(Exception):
+    """The server process exited before answering (a fault point or a kill)."""
 
 
 def uri(path: os.PathLike | str) -> str:
@@ -91,6 +96,8 @@ class Session:
         self.changed: list[dict] = []
         self.restored: asyncio.Future | None = None
         self.apply_requests = 0
+        self.lens_refreshes = 0
+        self._ids = 0
 
     @property
     def messages(self) -> list[types.ShowMessageParams]:
@@ -116,6 +123,10 @@ class Session:
         def on_changed(ls, params):
             session.changed.append(params)
 
+        @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+        def on_lens_refresh(ls, params):
+            session.lens_refreshes += 1
+
         @client.feature(types.WORKSPACE_APPLY_EDIT)
         async def on_apply(ls, params: types.ApplyWorkspaceEditParams):
             session.apply_requests += 1
@@ -123,7 +134,7 @@ class Session:
 
         await client.start_io(*SERVER, env=self.env, cwd=str(self.root))
         caps = client_capabilities(self.capabilities)
-        await client.initialize_session(
+        self.init_result = await client.initialize_session(
             types.InitializeParams(
                 capabilities=caps,
                 root_uri=uri(self.root),
@@ -169,7 +180,7 @@ class Session:
         self.docs[u][1] += 1
         self.client.text_document_did_change(
             types.DidChangeTextDocumentParams(
-                types.VersionedTextDocumentIdentifier(u, self.docs[u][1]),
+                types.VersionedTextDocumentIdentifier(uri=u, version=self.docs[u][1]),
                 [
                     types.TextDocumentContentChangePartial(
                         range=types.Range(
@@ -212,13 +223,39 @@ class Session:
 
     # --- requests --------------------------------------------------------------------
     async def request(self, method: str, params: Any) -> Any:
-        return await asyncio.wait_for(self.client.protocol.send_request_async(method, params), 30)
+        """Send a request as raw JSON and return the raw JSON result (or raise its error).
+
+        Raw both ways: malformed params can be sent on purpose, and results are read as
+        the wire carries them (lsprotocol's client-side decoding of some results is lossy).
+        """
+        self._ids += 1
+        msg_id = f"raw-{self._ids}"
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        proto = self.client.protocol
+        proto._request_futures[msg_id] = future
+        proto._send_data({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        return await self._unless_dead(asyncio.wrap_future(future))
+
+    async def _unless_dead(self, awaitable, timeout: float = 30) -> Any:
+        """The answer, or ServerDied as soon as the server process exits without one."""
+        answer = asyncio.ensure_future(awaitable)
+        death = asyncio.ensure_future(self.client._server.wait())
+        done, _ = await asyncio.wait({answer, death}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        if answer in done:
+            death.cancel()
+            exc = answer.exception()
+            if isinstance(exc, RuntimeError) and "exited" in str(exc):
+                raise ServerDied(self.client._server.returncode)  # pytest-lsp's way of saying it
+            return answer.result()
+        answer.cancel()
+        if death in done:
+            raise ServerDied(self.client._server.returncode)
+        death.cancel()
+        raise asyncio.TimeoutError(f"no answer in {timeout} s")
 
     async def command(self, name: str, params: dict | None = None, *, raw_args: list | None = None) -> Any:
         args = raw_args if raw_args is not None else [params]
-        return await asyncio.wait_for(
-            self.client.workspace_execute_command_async(types.ExecuteCommandParams(command=name, arguments=args)), 30
-        )
+        return await self.request("workspace/executeCommand", {"command": name, "arguments": args})
 
     async def propose(self, proposal_id: str, changes: dict[str, list[tuple[dict, str]]], **extra) -> dict:
         edit = {"changes": {u: [{"range": r, "newText": t} for r, t in edits] for u, edits in changes.items()}}

@@ -38,6 +38,7 @@ CONFIRM_TIMEOUT = 2.0  # seconds to wait for the editor to show an applied edit
 APPLY_TIMEOUT = 10.0  # seconds to wait for the editor's answer to an edit
 RETRY_DELAY = 0.3
 IDLE_CHECKPOINT = 2.0
+SETTLE_DELAY = 0.5
 
 
 class Editor(Protocol):
@@ -190,10 +191,9 @@ class Review:
                 h.line = found.line
                 if h.status == Status.STALE:
                     derived.append((h, Status.PENDING))
-            elif h.status in (Status.PENDING, Status.ACCEPTED) and not (
-                h.status == Status.ACCEPTED and h.uri in self.effect_uris
-            ):
+            elif h.status == Status.PENDING:
                 derived.append((h, Status.STALE))
+            # An accepted hunk always has a journaled effect: running it decides (applied or stale).
         return derived
 
     def _derive(self, changes: list[tuple[Hunk, Status]]) -> None:
@@ -814,7 +814,7 @@ class Review:
                 log.warning("cannot read %s: %s", uri, exc)
                 text = None
             if text is None:
-                derived.extend((h, Status.STALE) for h in hunks if h.status in (Status.PENDING, Status.ACCEPTED))
+                derived.extend((h, Status.STALE) for h in hunks if h.status == Status.PENDING)
                 continue
             derived.extend(self._relocate(split_lines(text), hunks))
         if derived:
@@ -856,11 +856,15 @@ class Review:
         await asyncio.to_thread(remove_temp_files, folders)
         effects = await store.open_effects()
         self.effect_uris.update(e.uri for e in effects if e.state == "pending")
-        await self.run_pending_effects()
+        await self.run_pending_effects(states=("pending",))
         await self._relocate_on_disk([u for u in self.by_uri if u not in self.docs])
         fault("recover:after-relocate")
         await self.checkpoint()
         self.ready.set()
+        if any(e.state == "unsaved" for e in effects):
+            # Edits that lived in an editor's unsaved buffer: if the editor is still there it
+            # re-opens the buffer right after start; give it a moment, then settle the rest on disk.
+            self._later("settle-unsaved", SETTLE_DELAY, lambda: self.run_pending_effects(states=("unsaved",)))
         counts = self.counts()
         files = len({h.uri for h in self.hunks.values() if h.is_open})
         return {"files": files, "counts": counts, "durationMs": round((loop.time() - started) * 1000, 1)}

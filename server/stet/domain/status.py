@@ -65,5 +65,7 @@ def plan(action: str, current: Status, hunk_id: str = "?") -> Status | None:
     target, done = ACTIONS[action]
     if current in done:
         return None
-    check(current, target, hunk_id, action)
+    # The transition must exist *and* be one this action causes (undo cannot revive a stale hunk).
+    if not TRANSITIONS.get((current, target), "").startswith(action):
+        raise TransitionError(hunk_id, current, target, action)
     return target

@@ -196,6 +196,7 @@ class Store:
                 err = sqlite3.DatabaseError("; ".join(map(str, verdict[:3])))
                 err.sqlite_errorname = "SQLITE_CORRUPT"  # type: ignore[attr-defined]
                 raise err
+            await Store._check_version(conn, path)  # before anything writes to a newer Stet's file
             await conn.execute("PRAGMA journal_mode=WAL")
             await conn.execute("PRAGMA synchronous=FULL")
             await conn.execute("PRAGMA foreign_keys=ON")
@@ -206,13 +207,17 @@ class Store:
         return conn
 
     @staticmethod
-    async def _migrate(conn: aiosqlite.Connection, path: str) -> None:
+    async def _check_version(conn: aiosqlite.Connection, path: str) -> None:
         version = (await conn.execute_fetchall("PRAGMA user_version"))[0][0]
         if version > SCHEMA_VERSION:
             raise StoreUnavailable(
                 f"the review store {path} was written by a newer Stet (schema {version}, this one "
                 f"knows {SCHEMA_VERSION}). Upgrade Stet (pip install -U stet-lsp); the store was left as it is."
             )
+
+    @staticmethod
+    async def _migrate(conn: aiosqlite.Connection, path: str) -> None:
+        version = (await conn.execute_fetchall("PRAGMA user_version"))[0][0]
         if version == SCHEMA_VERSION:
             return
         await conn.execute("BEGIN IMMEDIATE")
@@ -252,7 +257,7 @@ class Store:
 
     async def open_effects(self) -> list[EffectRow]:
         rows = await self._read(
-            "SELECT id, lsn, uri, action, edits, state, attempts FROM effects WHERE state = 'pending' ORDER BY lsn, id"
+            "SELECT id, lsn, uri, action, edits, state, attempts FROM effects WHERE state IN ('pending', 'unsaved') ORDER BY lsn, id"
         )
         return [EffectRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6]) for r in rows]
 

@@ -1,0 +1,66 @@
+"""The state machine: one table, every pair checked."""
+
+import itertools
+
+import pytest
+
+from stet.domain.status import ACTIONS, TRANSITIONS, Status, TransitionError, check, plan
+
+ALLOWED = {
+    ("pending", "accepted"),
+    ("accepted", "applied"),
+    ("pending", "rejected"),
+    ("pending", "stale"),
+    ("accepted", "stale"),
+    ("stale", "pending"),
+    ("stale", "rejected"),
+    ("pending", "superseded"),
+    ("accepted", "pending"),
+    ("rejected", "pending"),
+    ("applied", "pending"),
+}
+
+
+@pytest.mark.parametrize("frm,to", list(itertools.product(Status, Status)))
+def test_every_pair_follows_protocol(frm, to):
+    if (frm.value, to.value) in ALLOWED:
+        check(frm, to)
+    else:
+        with pytest.raises(TransitionError) as err:
+            check(frm, to, "h1")
+        assert "h1" in str(err.value) and frm.value in str(err.value)
+
+
+def test_table_is_exactly_the_protocol():
+    assert {(a.value, b.value) for a, b in TRANSITIONS} == ALLOWED
+
+
+@pytest.mark.parametrize(
+    "action,current,expected",
+    [
+        ("accept", "pending", "accepted"),
+        ("accept", "accepted", None),
+        ("accept", "applied", None),
+        ("accept", "rejected", TransitionError),
+        ("accept", "stale", TransitionError),
+        ("reject", "pending", "rejected"),
+        ("reject", "stale", "rejected"),
+        ("reject", "rejected", None),
+        ("reject", "accepted", TransitionError),
+        ("reject", "applied", TransitionError),
+        ("undo", "accepted", "pending"),
+        ("undo", "rejected", "pending"),
+        ("undo", "applied", "pending"),
+        ("undo", "pending", None),
+        ("undo", "stale", TransitionError),
+        ("undo", "superseded", TransitionError),
+    ],
+)
+def test_actions_set_a_final_state(action, current, expected):
+    assert action in ACTIONS
+    if expected is TransitionError:
+        with pytest.raises(TransitionError):
+            plan(action, Status(current))
+    else:
+        result = plan(action, Status(current))
+        assert (result.value if result else None) == expected
