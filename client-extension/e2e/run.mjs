@@ -251,6 +251,16 @@ async function expectReviewState(label) {
 // ---- the run --------------------------------------------------------------------------------------
 
 process.on('SIGINT', async () => { await cleanup(); process.exit(130); });
+// A hung workbench must not hang CI: give up, with a screenshot and the logs.
+const WATCHDOG_MS = Number(process.env.STET_E2E_TIMEOUT_MS || 8 * 60_000);
+setTimeout(async () => {
+  console.error(`e2e: gave up after ${WATCHDOG_MS / 1000}s`);
+  await screenshot('watchdog');
+  dumpLogs();
+  console.log(`e2e: ${passed} passed, 1 failed`);
+  await cleanup();
+  process.exit(1);
+}, WATCHDOG_MS).unref();
 
 const params = makeWorkspace(ws);
 fs.writeFileSync(path.join(tmp, 'proposal.json'), JSON.stringify(params));
