@@ -230,8 +230,15 @@ async function openWorkbench(port) {
   await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
 }
 
+/** Scrolls the active editor to the top: lines outside the viewport (and their ghost text) are not rendered. */
+async function toTop() {
+  await page.locator(`${editorSel} .view-lines`).click();
+  await page.keyboard.press('Control+Home');
+}
+
 /** Lenses and ghost text of the hunks still pending after the decisions below (h3 in app.py). */
 async function expectReviewState(label) {
+  await toTop();
   await until(`${label}: lens on the remaining app.py hunk`, async () => {
     const titles = await lensTitles();
     return titles.some((t) => ACCEPT.test(t)) && titles.some((t) => REJECT.test(t)) && titles.includes('Diff');
@@ -439,10 +446,41 @@ await check('Undo Last Decision puts the hunk back to pending and reverts its ed
   await page.keyboard.press('Enter');
   await until('the edit is reverted in the buffer', async () => !(await editorView()).text.includes('Return the sum'));
   await until('status bar: 2 pending', async () => (await statusText()).includes('2 pending'));
+  await toTop();
   await until('the hunk shows inline again', async () => (await editorView()).ghosts.some((g) => g.includes('Sum of a and b') || g.includes('Return the sum')));
   await page.locator(`${editorSel} .view-lines`).click();
   await page.keyboard.press('Control+S');
   await until('util.py back to its old text on disk', () => fs.readFileSync(path.join(ws, 'util.py'), 'utf8') === UTIL_BEFORE);
+});
+
+/** Opens the Settings editor on stet.server.python, as a user would; returns its input box. */
+async function pythonSettingInput() {
+  await page.keyboard.press('F1');
+  await page.locator('.quick-input-widget input').waitFor({ state: 'visible', timeout: 30_000 });
+  await page.keyboard.type('Preferences: Open User Settings');
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Preferences: Open User Settings', hasNotText: 'JSON' }).first().click();
+  // The search box is a small editor: click it and type.
+  await page.locator('.settings-header .monaco-editor').first().click();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type('stet.server.python');
+  const input = page.locator('input[aria-label="stet.server.python"]').first();
+  await input.waitFor({ state: 'visible', timeout: 30_000 });
+  return input;
+}
+
+await check('a server that cannot start gets an error naming the setting to fix; fixing it brings the review back', async () => {
+  const input = await pythonSettingInput();
+  await input.fill(path.join(tmp, 'no-such-python'));
+  await input.press('Tab');
+  await until('the start failure notification', async () => (await notificationTexts()).some((t) =>
+    t.includes('could not start the review server') && t.includes('no-such-python') && t.includes('"stet.server.python"')));
+  await until('no server runs', async () => stetServers().length === 0, 30_000);
+  await screenshot('start-failure');
+  await input.fill(PYTHON);
+  await input.press('Tab');
+  await until('the server is back', async () => stetServers().length === 1, 30_000);
+  await until('status bar: 2 pending', async () => (await statusText()).includes('2 pending'));
+  await page.keyboard.press('Escape');
 });
 
 await check('the files on disk hold exactly the accepted decision', async () => {

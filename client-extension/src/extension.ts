@@ -196,7 +196,7 @@ export function activate(context: vscode.ExtensionContext) {
       if (!h) return vscode.window.showInformationMessage('Stet: no decision to undo.');
       return run('undo', async () => {
         await client.command('stet.undo', { hunkIds: [h.id] });
-        void vscode.window.showInformationMessage(`Stet: undid ${h.status} of ${describe(h)}.`);
+        void vscode.window.showInformationMessage(`Stet: undid the decision on ${describe(h)} (it was ${h.status}); it is pending again.`);
       });
     }),
     vscode.commands.registerCommand('stet.nextHunk', () => reveal(nextHunk(model.all(), cursor()))),
