@@ -71,6 +71,7 @@ async function check(name, fn) {
   } catch (e) {
     console.error(`FAIL: ${name}\n  ${e?.stack ?? e}`);
     await screenshot('failure');
+    console.error('notifications:', JSON.stringify(await notificationTexts().catch(() => [])));
     dumpLogs();
     console.log(`e2e: ${passed} passed, 1 failed`);
     await cleanup();
@@ -483,9 +484,26 @@ await check('a server that cannot start gets an error naming the setting to fix;
   await page.keyboard.press('Escape');
 });
 
-await check('the files on disk hold exactly the accepted decision', async () => {
+await check('Ctrl+Alt+Y accepts the hunk at the cursor', async () => {
+  await openFromExplorer('app.py');
+  await toTop();
+  const box = await page.evaluate((sel) => {
+    const line = [...document.querySelectorAll(`${sel} .view-lines .view-line`)].find((l) => l.textContent.replace(/\u00a0/g, ' ').trim().startsWith('main()'));
+    const r = line?.querySelector('span span')?.getBoundingClientRect();
+    return r ? { x: r.left + 2, y: r.top + r.height / 2 } : null;
+  }, editorSel);
+  if (!box) throw new Error('line "main()" not found');
+  await page.mouse.click(box.x, box.y);
+  await page.keyboard.press('Control+Alt+Y');
+  await until('the hunk applied in the editor', async () => (await editorView()).text.includes('    raise SystemExit(main())'));
+  await page.keyboard.press('Control+S');
+  await until('saved', () => fs.readFileSync(path.join(ws, 'app.py'), 'utf8').includes('    raise SystemExit(main())\n'));
+  await until('status bar: 1 pending', async () => (await statusText()).includes('1 pending'));
+});
+
+await check('the files on disk hold exactly the accepted decisions', async () => {
   const app = fs.readFileSync(path.join(ws, 'app.py'), 'utf8');
-  const expected = APP_BEFORE.replace('return "Hello, " + name', 'return f"Hello, {name}!"');
+  const expected = APP_BEFORE.replace('return "Hello, " + name', 'return f"Hello, {name}!"').replace('    main()\n', '    raise SystemExit(main())\n');
   if (app !== expected) throw new Error(`app.py is\n${app}`);
   if (fs.readFileSync(path.join(ws, 'util.py'), 'utf8') !== UTIL_BEFORE) throw new Error('util.py changed');
 });

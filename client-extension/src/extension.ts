@@ -85,9 +85,9 @@ export function activate(context: vscode.ExtensionContext) {
   function updateEditorContext() {
     const ed = vscode.window.activeTextEditor;
     const hunks = ed ? model.forUri(ed.document.uri.toString()) : [];
+    // Keys are bound per file, not per cursor line: a context key updated on every cursor move
+    // lags behind a fast keystroke. The command itself finds the hunk at the cursor.
     void vscode.commands.executeCommand('setContext', 'stet.fileHasOpenHunks', hunks.some(isOpen));
-    const here = ed ? hunkAtLine(hunks, ed.selection.active.line) : undefined;
-    void vscode.commands.executeCommand('setContext', 'stet.hunkAtCursor', !!here);
   }
 
   async function reveal(h: HunkState | undefined) {
@@ -173,7 +173,6 @@ export function activate(context: vscode.ExtensionContext) {
     vscode.workspace.registerFileSystemProvider(EDIT_SCHEME, editor, { isCaseSensitive: true }),
     vscode.languages.registerCodeLensProvider({ scheme: 'file' }, lenses),
     vscode.window.onDidChangeActiveTextEditor(() => updateEditorContext()),
-    vscode.window.onDidChangeTextEditorSelection(() => updateEditorContext()),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('stet.server')) void client.restart();
     }),
