@@ -84,6 +84,7 @@ class Session:
         refuse_edits: bool = False,
         capabilities: str = "visual_studio_code",
         init_options: dict | None = None,
+        folders: list[Path] | None = None,
     ):
         self.root = root
         self.env = {**os.environ, **(env or {})}
@@ -91,6 +92,7 @@ class Session:
         self.refuse_edits = refuse_edits
         self.capabilities = capabilities
         self.init_options = init_options
+        self.folders = folders or [root]
         self.client: LanguageClient | None = None
         self.docs: dict[str, list] = {}  # uri -> [text, version]
         self.changed: list[dict] = []
@@ -138,7 +140,7 @@ class Session:
             types.InitializeParams(
                 capabilities=caps,
                 root_uri=uri(self.root),
-                workspace_folders=[types.WorkspaceFolder(uri=uri(self.root), name="ws")],
+                workspace_folders=[types.WorkspaceFolder(uri=uri(f), name=f.name) for f in self.folders],
                 initialization_options=self.init_options,
             )
         )
