@@ -13,7 +13,7 @@ import { ServerCommand, commandLine, restoredMessage, serverCommand, startFailur
 const CRASH_WINDOW_MS = 60_000;
 const MAX_CRASHES = 5;
 
-export interface RestoredParams { files: number; counts: Record<string, number>; durationMs: number }
+export interface RestoredParams { files: number; counts: Record<string, number>; durationMs: number; error?: string }
 
 export type Status = 'starting' | 'running' | 'stopped';
 

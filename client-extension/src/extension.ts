@@ -36,6 +36,11 @@ export function activate(context: vscode.ExtensionContext) {
   };
 
   const onRestored = (p: RestoredParams) => {
+    if (p.error) {
+      // The store could not be opened: the server says why and what to do.
+      void vscode.window.showErrorMessage(`Stet: ${p.error}`, 'Show Log').then((pick) => pick && output.show());
+      return;
+    }
     const c = p.counts ?? {};
     if (!(c.pending || c.accepted || c.stale)) return; // nothing to review: stay quiet
     void vscode.window.showInformationMessage(restoredMessage(c), 'Go to First Pending').then((pick) => {

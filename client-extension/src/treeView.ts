@@ -1,6 +1,6 @@
 // The "Stet" view: tasks -> proposals -> files -> hunks, straight from the model.
 import * as vscode from 'vscode';
-import { HunkState, isOpen, lineLabel } from './logic/hunk';
+import { HunkState, isOpen, lineLabel, replacementText } from './logic/hunk';
 import { HunkModel } from './logic/model';
 import { FileGroup, ProposalGroup, TaskGroup, countsLabel, groupHunks, relativePath, statusIcon } from './logic/tree';
 
@@ -108,5 +108,5 @@ export class HunkTree implements vscode.TreeDataProvider<Node>, vscode.Disposabl
 
 function diffPreview(h: HunkState): string {
   const lines = (t: string, sign: string) => (t === '' ? [] : t.replace(/\r?\n$/, '').split(/\r?\n/).map((l) => sign + l));
-  return [...lines(h.oldText, '-'), ...lines(h.newText, '+')].slice(0, 30).join('\n');
+  return [...lines(h.oldText, '-'), ...lines(replacementText(h), '+')].slice(0, 30).join('\n');
 }

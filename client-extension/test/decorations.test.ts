@@ -59,3 +59,8 @@ test('hunkAtLine finds the open hunk under the cursor, or an insertion just belo
   assert.equal(hunkAtLine(hs, 8)?.id, 'ins');
   assert.equal(hunkAtLine(hs, 10), undefined);
 });
+
+test('an accepted hunk with the developer\'s own text shows that text', () => {
+  const m = marksFor([hunk({ status: 'accepted', lines: [0, 1], newText: 'agent\n', appliedText: 'mine\n' })]);
+  assert.equal(m.lines[0].ghost, '  ⟶  mine');
+});

@@ -45,3 +45,7 @@ test('splitLines drops terminators and the empty tail', () => {
   assert.deepEqual(splitLines(''), []);
   assert.deepEqual(splitLines('\n'), ['']);
 });
+
+test('applyHunks uses the developer\'s text when there is one', () => {
+  assert.equal(applyHunks('a\nb\n', [hunk({ lines: [1, 2], oldText: 'b\n', newText: 'B\n', appliedText: 'mine\n' })]), 'a\nmine\n');
+});

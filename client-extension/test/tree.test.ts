@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { countsLabel, groupHunks, relativePath, statusIcon } from '../src/logic/tree';
-import { countByStatus } from '../src/logic/hunk';
+import { countByStatus, lineLabel } from '../src/logic/hunk';
 import { hunk } from './fixtures';
 
 test('groups tasks -> proposals -> files -> hunks, sorted, tasks without id last', () => {
@@ -41,4 +41,13 @@ test('every status has an icon', () => {
 test('relative path under a root, decoded', () => {
   assert.equal(relativePath('file:///w/src/a%20b.py', ['file:///w']), 'src/a b.py');
   assert.equal(relativePath('file:///elsewhere/x.py', ['file:///w/']), '/elsewhere/x.py');
+});
+
+test('line labels for edits and file operations', () => {
+  assert.equal(lineLabel(hunk({ lines: [4, 5] })), 'line 5');
+  assert.equal(lineLabel(hunk({ lines: [4, 7] })), 'lines 5–7');
+  assert.equal(lineLabel(hunk({ lines: [4, 4], oldText: '' })), 'insert before line 5');
+  assert.equal(lineLabel(hunk({ kind: 'create' })), 'new file');
+  assert.equal(lineLabel(hunk({ kind: 'rename', newUri: 'file:///w/new%20name.py' })), 'rename to new name.py');
+  assert.equal(lineLabel(hunk({ kind: 'delete' })), 'delete file');
 });

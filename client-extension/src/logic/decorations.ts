@@ -1,5 +1,5 @@
 // Where and what to draw for each open hunk: its old lines and the new text as ghost text.
-import { HunkState, isOpen, lastOldLine } from './hunk';
+import { HunkState, isOpen, lastOldLine, replacementText } from './hunk';
 import { splitLines } from './text';
 
 export type DecorationKind = 'pending' | 'accepted' | 'stale';
@@ -50,7 +50,7 @@ export function marksFor(hunks: HunkState[]): HunkMarks {
     const kind = kindOf(h);
     const first = h.range.start.line;
     const last = lastOldLine(h);
-    const newLines = h.kind === 'delete' ? [] : splitLines(h.newText);
+    const newLines = h.kind === 'delete' ? [] : splitLines(replacementText(h));
     if (last < first) {
       const ghost = clip('+ ' + newLines.join(NEWLINE));
       if (first === 0) out.inserts.push({ line: 0, before: true, kind, hunkId: h.id, ghost: ghost + '  ' });

@@ -17,6 +17,8 @@ export interface HunkState {
   oldText: string;
   newText: string;
   newUri: string | null;
+  /** The developer's own replacement (accept with changes); newText stays the agent's. Optional. */
+  appliedText?: string;
   message: string | null;
   feedback: string | null;
   version: number;
@@ -48,10 +50,15 @@ export function compareByPosition(a: HunkState, b: HunkState): number {
   );
 }
 
+/** The text this hunk puts in the file: the developer's, when they accepted with changes. */
+export function replacementText(h: HunkState): string {
+  return typeof h.appliedText === 'string' ? h.appliedText : h.newText;
+}
+
 /** Human line span, 1-based, of the hunk's old text ("line 3", "lines 3–5", "before line 7"). */
 export function lineLabel(h: HunkState): string {
   if (h.kind === 'create') return 'new file';
-  if (h.kind === 'rename') return 'rename';
+  if (h.kind === 'rename') return h.newUri ? `rename to ${decodeURIComponent(h.newUri.split('/').pop() ?? '')}` : 'rename';
   if (h.kind === 'delete') return 'delete file';
   const first = h.range.start.line;
   const last = lastOldLine(h);

@@ -1,5 +1,5 @@
 // Building the proposal-applied text for the diff view: the document with hunks' new text spliced in.
-import { HunkState, Position } from './hunk';
+import { HunkState, Position, replacementText } from './hunk';
 
 /** Offsets (UTF-16) where each line starts; LSP counts \n, \r\n and \r as line ends. */
 export function lineStarts(text: string): number[] {
@@ -32,7 +32,7 @@ export function offsetAt(text: string, starts: number[], pos: Position): number 
 export function applyHunks(text: string, hunks: HunkState[]): string {
   const starts = lineStarts(text);
   const edits = hunks
-    .map((h) => ({ from: offsetAt(text, starts, h.range.start), to: offsetAt(text, starts, h.range.end), text: h.newText }))
+    .map((h) => ({ from: offsetAt(text, starts, h.range.start), to: offsetAt(text, starts, h.range.end), text: replacementText(h) }))
     .sort((a, b) => b.from - a.from || b.to - a.to);
   let out = text;
   for (const e of edits) out = out.slice(0, e.from) + e.text + out.slice(e.to);
