@@ -129,11 +129,15 @@ function freePort() {
   });
 }
 
+function processes() {
+  return execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' }).split('\n').filter(Boolean)
+    .map((l) => l.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/)).filter(Boolean).map((m) => ({ pid: +m[1], ppid: +m[2], args: m[3] }));
+}
+
 /** Stet servers started by this run's code-server: `-m stet serve` processes descending from it. */
 function stetServers() {
   if (!codeServer?.pid) return [];
-  const rows = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' }).split('\n').filter(Boolean)
-    .map((l) => l.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/)).filter(Boolean).map((m) => ({ pid: +m[1], ppid: +m[2], args: m[3] }));
+  const rows = processes();
   const parent = new Map(rows.map((r) => [r.pid, r.ppid]));
   const descends = (pid) => { for (let p = pid; p && p !== 1; p = parent.get(p)) if (p === codeServer.pid) return true; return false; };
   return rows.filter((r) => /-m stet serve\b/.test(r.args) && descends(r.pid)).map((r) => r.pid);
@@ -326,6 +330,11 @@ let firstPid;
 await check('the extension starts the server (a child of the extension host)', async () => {
   const pids = await until('a stet server process', async () => { const p = stetServers(); return p.length ? p : undefined; });
   firstPid = pids[0];
+  const rows = processes();
+  const ppid = rows.find((r) => r.pid === firstPid)?.ppid;
+  const parentArgs = rows.find((r) => r.pid === ppid)?.args ?? '';
+  log(`server ${firstPid}, parent: ${parentArgs.slice(0, 160)}`);
+  if (!/extensionHost/.test(parentArgs)) throw new Error(`the server's parent is not the extension host: ${parentArgs}`);
 });
 
 await check('app.py opens with Accept/Reject lenses from the server and a Diff lens per hunk', async () => {

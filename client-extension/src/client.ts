@@ -1,12 +1,11 @@
 // Starts and keeps the Stet language server: restarts it when it dies, re-reads the hunks from it.
-import * as fs from 'fs';
-import * as path from 'path';
 import * as vscode from 'vscode';
 import {
   CloseAction, CodeLensRequest, ErrorAction, ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, State,
 } from 'vscode-languageclient/node';
 import { HunkState } from './logic/hunk';
 import { HunkModel } from './logic/model';
+import { findExecutable } from './logic/which';
 import { ServerCommand, commandLine, restoredMessage, serverCommand, startFailureMessage } from './logic/settings';
 
 /** Crashes within this window before we stop restarting (a server that dies at once, in a loop). */
@@ -16,23 +15,6 @@ const MAX_CRASHES = 5;
 export interface RestoredParams { files: number; counts: Record<string, number>; durationMs: number; error?: string }
 
 export type Status = 'starting' | 'running' | 'stopped';
-
-/** Executes on PATH like the shell would; used to say "not found" before spawning. */
-function findExecutable(cmd: string, cwd: string | undefined): string | undefined {
-  const isFile = (p: string) => { try { return fs.statSync(p).isFile(); } catch { return false; } };
-  if (cmd.includes('/') || cmd.includes('\\')) {
-    const p = path.isAbsolute(cmd) ? cmd : path.resolve(cwd ?? process.cwd(), cmd);
-    return isFile(p) ? p : undefined;
-  }
-  const exts = process.platform === 'win32' ? (process.env.PATHEXT ?? '.EXE;.CMD;.BAT').split(';') : [''];
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    for (const ext of exts) {
-      const p = path.join(dir, cmd + ext);
-      if (dir && isFile(p)) return p;
-    }
-  }
-  return undefined;
-}
 
 export class StetClient implements vscode.Disposable {
   private client: LanguageClient | undefined;
