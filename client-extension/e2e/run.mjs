@@ -416,6 +416,12 @@ await check('the server is SIGKILLed: the extension restarts it and the same sta
   const after = await until('a new server process', async () => { const p = stetServers().filter((x) => x !== before[0]); return p.length ? p : undefined; }, 30_000, 100);
   log(`server ${before[0]} killed; new server ${after[0]} after ${Date.now() - killedAt} ms`);
   await until('restored notification', async () => (await notificationTexts()).some((t) => t.includes('Restored review: 2 pending, 0 accepted')));
+  // Its button jumps to the first pending hunk in review order: app.py line 14.
+  await openFromExplorer('util.py');
+  await page.locator('.notifications-toasts .notification-list-item', { hasText: 'Restored review: 2 pending' }).first()
+    .locator('.monaco-button', { hasText: 'Go to First Pending' }).click();
+  await until('app.py at line 14', async () => (await activeTab()).includes('app.py') &&
+    (await page.locator('.part.statusbar').textContent())?.includes('Ln 14,'));
   await expectReviewState('after SIGKILL');
   await screenshot('after-kill');
 });
