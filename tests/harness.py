@@ -99,6 +99,7 @@ class Session:
         self.restored: asyncio.Future | None = None
         self.apply_requests = 0
         self.lens_refreshes = 0
+        self.registrations: list = []
         self._ids = 0
 
     @property
@@ -124,6 +125,10 @@ class Session:
         @client.feature("stet/hunksChanged")
         def on_changed(ls, params):
             session.changed.append(params)
+
+        @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+        def on_register(ls, params):
+            session.registrations.extend(params.registrations)
 
         @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
         def on_lens_refresh(ls, params):
@@ -265,6 +270,11 @@ class Session:
 
     async def hunks(self, **filters) -> list[dict]:
         return (await self.request("stet/listHunks", filters))["hunks"]
+
+    def files_changed(self, *paths: Path) -> None:
+        """What an editor sends for files it saw change on disk (workspace/didChangeWatchedFiles)."""
+        self.client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+            [types.FileEvent(uri(p), types.FileChangeType.Changed) for p in paths]))
 
     async def wait_quiet(self, seconds: float = 0.4) -> None:
         """Let the server finish what a notification started (didChange, didClose)."""

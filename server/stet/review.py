@@ -41,6 +41,7 @@ APPLY_TIMEOUT = 10.0  # seconds to wait for the editor's answer to an edit
 RETRY_DELAY = 0.3
 IDLE_CHECKPOINT = 2.0
 SETTLE_DELAY = 0.5
+OUTSIDE_DEBOUNCE = 0.15  # a burst of file events (a checkout, an atomic save) is handled once
 
 
 class Editor(Protocol):
@@ -115,6 +116,8 @@ class Review:
         self._doc_events: dict[str, asyncio.Event] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._tasks: set[asyncio.Task] = set()
+        self._outside: set[str] = set()
+        self._own_writes: dict[str, str | None] = {}
 
     # --- plumbing ----------------------------------------------------------------------
     def _store(self) -> Store:
@@ -198,6 +201,8 @@ class Review:
         status changes that follow."""
         index = LineIndex(lines) if lines is not None else None
         derived = []
+        moved: list[tuple[int, int]] = []  # (old line, shift) of the texts found
+        lost: list[Hunk] = []
         for h in hunks:
             if h.id in self.in_flight:
                 continue
@@ -225,12 +230,24 @@ class Review:
             found = locate(index, h.old, h.line, h.ctx_before, h.ctx_after)
             h.shows_new = False
             if found:
+                moved.append((h.line, found.line - h.line))
                 h.line = found.line
                 if h.status == Status.STALE:
                     derived.append((h, Status.PENDING))
-            elif h.status == Status.PENDING:
+                continue
+            lost.append(h)
+            if h.status == Status.PENDING:
                 derived.append((h, Status.STALE))
             # An accepted hunk always has a journaled effect: running it decides (applied or stale).
+        # Where a text was not found, its last known place moves like its nearest neighbour above.
+        moved.sort()
+        for h in lost:
+            shift = 0
+            for line, delta in moved:
+                if line > h.line:
+                    break
+                shift = delta
+            h.line = max(0, h.line + shift)
         return derived
 
     def _file_op_applicable(self, h: Hunk, lines: list[str] | None) -> bool:
@@ -639,6 +656,9 @@ class Review:
             old_text, new_text = (e["before"], e["after"]) if effect.action == "apply" else (e["after"], e["before"])
             verdict = await asyncio.to_thread(fileops.settle, e["kind"], effect.action, path, new_path, old_text, new_text)
             results[h.id] = verdict
+            for p in (path, new_path):
+                if p:
+                    self._own_write(p, await asyncio.to_thread(read_text, p))
             if verdict == "done":
                 h.shows_new = effect.action == "apply"
                 if h.kind == "rename":
@@ -685,7 +705,9 @@ class Review:
         if edits:
             new_lines = apply_edits(lines, [(s, src, dst) for s, src, dst, _ in edits])
             fault("effect:before-write")
-            await asyncio.to_thread(write_atomic, path, "".join(new_lines))
+            new_text = "".join(new_lines)
+            self._own_write(path, new_text)
+            await asyncio.to_thread(write_atomic, path, new_text)
             fault("effect:after-write")
             for h in self.by_uri.get(effect.uri, {}).values():
                 if h.id not in verdicts:
@@ -932,6 +954,46 @@ class Review:
         # The buffer is gone: what it held of accepted work must reach the file.
         await self.run_pending_effects(uri)
         await self._relocate_on_disk({uri})
+
+    # --- changes made outside the editor --------------------------------------------------
+    def _own_write(self, path: str, text: str | None) -> None:
+        """Remember what Stet itself wrote, so the watcher does not take it for an outside change."""
+        self._own_writes[path] = None if text is None else hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def outside_changed(self, uris: Iterable[str]) -> None:
+        """Files changed on disk (a checkout, another tool, the agent): re-anchor their hunks."""
+        for uri in uris:
+            if uri in self.by_uri or uri in self._rename_targets():
+                self._outside.add(uri)
+        if self._outside:
+            self._later("outside", OUTSIDE_DEBOUNCE, self._flush_outside)
+
+    def _rename_targets(self) -> dict[str, str]:
+        return {h.new_uri: h.uri for h in self.hunks.values() if h.new_uri and h.status in OPEN}
+
+    async def _flush_outside(self) -> None:
+        uris, self._outside = self._outside, set()
+        if self.store is None or not self.ready.is_set():
+            return
+        targets = self._rename_targets()
+        todo = set()
+        for uri in uris:
+            if uri in targets:
+                todo.add(targets[uri])
+            if uri in self.docs:
+                continue  # the editor's buffer is what counts while it is open
+            try:
+                path = self.ws.resolve(uri)
+                text = await asyncio.to_thread(read_text, path)
+            except Exception:
+                todo.add(uri)
+                continue
+            digest = None if text is None else hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+            if path in self._own_writes and self._own_writes[path] == digest:
+                continue  # what we wrote ourselves
+            todo.add(uri)
+        if todo:
+            await self._relocate_on_disk(todo)
 
     async def _relocate_on_disk(self, uris: Iterable[str]) -> None:
         derived = []

@@ -36,11 +36,11 @@ def _what(h: Hunk) -> str:
     return f"{_size(h)} lines"
 
 
-def diagnostic_json(h: Hunk, end: tuple[int, int] | None) -> dict:
+def diagnostic_json(h: Hunk, end: tuple[int, int] | None, with_data: bool = True) -> dict:
     """A diagnostic as JSON, for publishing many at once without a converter pass."""
     d = diagnostic(h, end)
     r = d.range
-    return {
+    out = {
         "range": {
             "start": {"line": r.start.line, "character": r.start.character},
             "end": {"line": r.end.line, "character": r.end.character},
@@ -49,8 +49,10 @@ def diagnostic_json(h: Hunk, end: tuple[int, int] | None) -> dict:
         "severity": int(d.severity),
         "source": d.source,
         "code": d.code,
-        "data": d.data,
     }
+    if with_data:  # only for clients that keep it (publishDiagnostics.dataSupport)
+        out["data"] = d.data
+    return out
 
 
 def diagnostic(h: Hunk, end: tuple[int, int] | None) -> types.Diagnostic:
@@ -172,7 +174,10 @@ def diff_block(h: Hunk) -> str:
     return "\n".join(lines)
 
 
-def hover(h: Hunk) -> types.Hover:
+def hover(h: Hunk, markdown: bool = True) -> types.Hover:
+    if not markdown:
+        text = f"Stet · proposal {h.proposal_id} · hunk {h.id} · {h.status.value}\n\n{diff_block(h)}"
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.PlainText, value=text), range=_range(h))
     head = f"**Stet** · proposal `{h.proposal_id}` · hunk `{h.id}` · {h.status.value}"
     if h.message:
         head += f"\n\n{h.message}"
