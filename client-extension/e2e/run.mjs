@@ -292,13 +292,6 @@ fs.writeFileSync(path.join(userData, 'User/settings.json'), JSON.stringify({
   'stet.server.python': PYTHON,
 }, null, 2));
 
-await check('proposal made through a real stet server (stet/propose)', async () => {
-  const out = execFileSync(PYTHON, [path.join(here, 'propose.py'), ws, path.join(tmp, 'proposal.json'), PYTHON, '-m', 'stet', 'serve'], { encoding: 'utf8', timeout: 60_000 });
-  const res = JSON.parse(out.trim().split('\n').pop());
-  const pending = res.hunks.filter((h) => h.status === 'pending');
-  if (pending.length !== 4) throw new Error(`expected 4 pending hunks, got ${JSON.stringify(res.hunks.map((h) => [h.uri, h.status]))}`);
-});
-
 await check('the .vsix installs into code-server', async () => {
   execFileSync(CODE_SERVER, ['--extensions-dir', extensions, '--user-data-dir', userData, '--install-extension', VSIX],
     { env: csEnv, stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
@@ -326,8 +319,22 @@ browser = await chromium.launch({
 page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
 await openWorkbench(port);
 
+await check('in a folder without .stet the extension starts no server (and creates no .stet)', async () => {
+  await page.locator('.activitybar [aria-label^="Stet"]').first().waitFor({ timeout: 60_000 });
+  await new Promise((r) => setTimeout(r, 3000));
+  if (stetServers().length) throw new Error('a server was started');
+  if (fs.existsSync(path.join(ws, '.stet'))) throw new Error('.stet was created');
+});
+
+await check('an agent proposes through a short-lived stet server (stet/propose) while the editor is open', async () => {
+  const out = execFileSync(PYTHON, [path.join(here, 'propose.py'), ws, path.join(tmp, 'proposal.json'), PYTHON, '-m', 'stet', 'serve'], { encoding: 'utf8', timeout: 60_000 });
+  const res = JSON.parse(out.trim().split('\n').pop());
+  const pending = res.hunks.filter((h) => h.status === 'pending');
+  if (pending.length !== 4) throw new Error(`expected 4 pending hunks, got ${JSON.stringify(res.hunks.map((h) => [h.uri, h.status]))}`);
+});
+
 let firstPid;
-await check('the extension starts the server (a child of the extension host)', async () => {
+await check('the extension starts its server when .stet appears, as a child of the extension host', async () => {
   const pids = await until('a stet server process', async () => { const p = stetServers(); return p.length ? p : undefined; });
   firstPid = pids[0];
   const rows = processes();

@@ -9,6 +9,9 @@ import { HunkState, isOpen, lineLabel } from './logic/hunk';
 import { HunkModel } from './logic/model';
 import { firstPending, nextHunk, previousHunk } from './logic/navigation';
 import { restoredMessage } from './logic/settings';
+import { shouldStart } from './logic/autostart';
+import * as fs from 'fs';
+import * as path from 'path';
 import { HunkTree, Node } from './treeView';
 
 /** Server uris and editor uris compare after going through vscode.Uri (percent-encoding, drive letters). */
@@ -20,6 +23,7 @@ let running: StetClient | undefined;
 
 export function activate(context: vscode.ExtensionContext) {
   const output = vscode.window.createOutputChannel('Stet');
+  let waitingForStore = false; // no .stet folder yet (stet.server.start = auto): no server, no status item
   const model = new HunkModel(normalize);
   const media = vscode.Uri.joinPath(context.extensionUri, 'media');
 
@@ -68,7 +72,9 @@ export function activate(context: vscode.ExtensionContext) {
   function updateStatus() {
     const counts = model.counts();
     const open = model.openCount();
-    if (client.status === 'stopped') {
+    if (waitingForStore) {
+      status.hide(); // a window without Stet: nothing to show
+    } else if (client.status === 'stopped') {
       status.text = '$(error) Stet';
       status.tooltip = 'Stet: the review server is not running — click to restart it';
       status.command = 'stet.restartServer';
@@ -81,7 +87,7 @@ export function activate(context: vscode.ExtensionContext) {
       status.tooltip = `Stet: ${counts.pending} pending, ${counts.accepted} accepted, ${counts.stale} stale — click for the next hunk`;
       status.command = 'stet.nextHunk';
     }
-    status.show();
+    if (!waitingForStore) status.show();
     treeView.badge = counts.pending ? { value: counts.pending, tooltip: `${counts.pending} pending` } : undefined;
     void vscode.commands.executeCommand('setContext', 'stet.hasOpenHunks', open > 0);
     updateEditorContext();
@@ -179,8 +185,9 @@ export function activate(context: vscode.ExtensionContext) {
     vscode.languages.registerCodeLensProvider({ scheme: 'file' }, lenses),
     vscode.window.onDidChangeActiveTextEditor(() => updateEditorContext()),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration('stet.server')) void client.restart();
+      if (e.affectsConfiguration('stet.server')) void startIfWanted(true);
     }),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => void startIfWanted(false)),
     vscode.commands.registerCommand('stet.acceptAtCursor', accept),
     vscode.commands.registerCommand('stet.acceptHunk', accept),
     vscode.commands.registerCommand('stet.rejectAtCursor', reject),
@@ -214,11 +221,35 @@ export function activate(context: vscode.ExtensionContext) {
       return vscode.window.showInformationMessage('Stet: no open hunk here to diff.');
     }),
     vscode.commands.registerCommand('stet.refresh', () => client.refresh()),
-    vscode.commands.registerCommand('stet.restartServer', () => client.restart()),
+    vscode.commands.registerCommand('stet.restartServer', () => { waitingForStore = false; return client.restart(); }),
     vscode.commands.registerCommand('stet.showOutput', () => output.show()),
   );
+  // Start where Stet is in use; otherwise wait for a .stet folder to appear (an agent's first proposal).
+  const storeWatchers: vscode.Disposable[] = [];
+  const hasStore = () => (vscode.workspace.workspaceFolders ?? [])
+    .map((f) => f.uri.scheme === 'file' && fs.existsSync(path.join(f.uri.fsPath, '.stet')));
+  async function startIfWanted(restart: boolean) {
+    const mode = vscode.workspace.getConfiguration('stet.server').get('start');
+    if (!shouldStart(mode, hasStore())) {
+      waitingForStore = true;
+      await client.stop();
+      output.appendLine('[stet] no .stet folder in this workspace: the server starts when one appears');
+      updateStatus();
+      return;
+    }
+    const wasWaiting = waitingForStore;
+    waitingForStore = false;
+    for (const w of storeWatchers.splice(0)) w.dispose();
+    if (restart || wasWaiting || client.status === 'stopped') await client.restart();
+  }
+  for (const folder of vscode.workspace.workspaceFolders ?? []) {
+    const watcher = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(folder, '{.stet,.stet/*}'));
+    watcher.onDidCreate(() => { if (waitingForStore) void startIfWanted(false); });
+    storeWatchers.push(watcher);
+  }
+  context.subscriptions.push({ dispose: () => storeWatchers.forEach((w) => w.dispose()) });
   updateStatus();
-  void client.start();
+  void startIfWanted(false);
 }
 
 export function deactivate(): Promise<void> | undefined {
