@@ -27,12 +27,12 @@ from .domain.proposal import Change, FileOp, TextChange, check_version
 from .domain.proposal import plan as plan_proposal
 from .domain.status import OPEN, Status, TransitionError, check, plan
 from .domain.text import detect_eol, normalize_eol, split_lines, text_range
-from .errors import Conflict, InvalidParams, StoreUnavailable, TooLarge, UnknownHunk
+from .errors import Conflict, StetError, InvalidParams, StoreUnavailable, TooLarge, UnknownHunk
 from . import fileops
 from .faults import fault
 from .store import EffectRow, Store
 from .store.store import now_iso
-from .workspace import Workspace, interprocess_lock, read_text, remove_temp_files, write_atomic
+from .workspace import Workspace, interprocess_lock, read_text, remove_temp_files, uri_to_path, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +108,7 @@ class Review:
         self.in_flight: set[str] = set()
         self.effect_uris: set[str] = set()  # uris with effects not finished yet
         self.seen_lsn = 0
+        self.generation = 0  # bumped whenever hunks change in memory: cheap "anything new?" test
         self.ready = asyncio.Event()
         self._op_lock = asyncio.Lock()
         self._sync_lock = asyncio.Lock()
@@ -157,6 +158,8 @@ class Review:
                 derived.extend(self._merge(row))
                 changed.add(row.uri)
                 self.seen_lsn = max(self.seen_lsn, row.lsn)
+            if rows:
+                self.generation += 1
         if derived:
             self._derive(derived)
         if changed:
@@ -973,6 +976,21 @@ class Review:
                 self._outside.add(uri)
         if self._outside:
             self._later("outside", OUTSIDE_DEBOUNCE, self._flush_outside)
+
+    def folders_to_watch(self) -> set[str]:
+        """Folders holding files (or rename targets) with open hunks."""
+        folders = set()
+        for uri, hunks in self.by_uri.items():
+            for h in hunks.values():
+                if h.status in OPEN:
+                    for u in (uri, h.new_uri):
+                        if u:
+                            try:
+                                folders.add(os.path.dirname(uri_to_path(u)))  # stored uris are already real paths
+                            except StetError:
+                                continue
+                    break
+        return folders
 
     def _rename_targets(self) -> dict[str, str]:
         return {h.new_uri: h.uri for h in self.hunks.values() if h.new_uri and h.status in OPEN}
