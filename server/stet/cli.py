@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import AsyncIterator
 
+from . import taskcli
 from .errors import Conflict, InvalidParams, StetError, StoreUnavailable, UnknownHunk
 
 STORE_DIR = ".stet"
@@ -54,10 +55,14 @@ def _project_root(start: str) -> str:
     return str(here)
 
 
-def locate(args: argparse.Namespace, create: bool) -> tuple[str, str]:
-    """(database path, workspace root) from --db / STET_DB / walking up; --root overrides the root."""
+def locate(args: argparse.Namespace, create: bool) -> tuple[str, list[str]]:
+    """(database path, workspace roots) from --db / STET_DB / walking up; --root sets the roots.
+
+    The first root is the one patch paths are relative to; more `--root`s are the other
+    folders of a multi-root workspace (the store lives in the first one's .stet/).
+    """
     db = getattr(args, "db", None) or os.environ.get("STET_DB")
-    root = getattr(args, "root", None)
+    roots = list(getattr(args, "root", None) or [])
     cwd = os.getcwd()
     if db:
         db = os.path.abspath(db)
@@ -71,13 +76,14 @@ def locate(args: argparse.Namespace, create: bool) -> tuple[str, str]:
                     f"no Stet store found in {cwd} or above (looked for {STORE_DIR}/{STORE_FILE}). "
                     "Run this inside a workspace Stet has seen, or pass --db PATH (or set STET_DB)."
                 )
-            db = os.path.join(root or _project_root(cwd), STORE_DIR, STORE_FILE)
-    if root is None:
+            db = os.path.join(roots[0] if roots else _project_root(cwd), STORE_DIR, STORE_FILE)
+    if not roots:
         folder = os.path.dirname(db)
-        root = os.path.dirname(folder) if os.path.basename(folder) == STORE_DIR else cwd
-    if not os.path.isdir(root):
-        raise Usage(f"the workspace root {root} is not a folder")
-    return db, os.path.realpath(root)
+        roots = [os.path.dirname(folder) if os.path.basename(folder) == STORE_DIR else cwd]
+    for root in roots:
+        if not os.path.isdir(root):
+            raise Usage(f"the workspace root {root} is not a folder")
+    return db, [os.path.realpath(r) for r in roots]
 
 
 class _NoEditor:
@@ -93,11 +99,11 @@ async def opened(args: argparse.Namespace, create: bool = False) -> AsyncIterato
     from .store import Store
     from .workspace import Workspace
 
-    db, root = locate(args, create)
+    db, roots = locate(args, create)
     result = await Store.open(db)
     if result.notice:
         print(f"stet: {result.notice}", file=sys.stderr)
-    review = Review(Workspace([root]), _NoEditor(), lambda uris: None)
+    review = Review(Workspace(roots), _NoEditor(), lambda uris: None)
     review.store = result.store
     try:
         await review.sync()
@@ -240,6 +246,12 @@ async def cmd_propose(args) -> int:
         else:
             print(f"proposal {answer['proposalId']}: {len(answer['hunks'])} hunk(s)")
             _print_hunks(review, answer["hunks"], False)
+            # Within a task, repeats of earlier hunks are not proposed again (docs/tasks.md).
+            if answer.get("alreadyProposed"):
+                print(f"already proposed in this task, not again: {' '.join(h['id'] for h in answer['alreadyProposed'])}")
+            for h in answer.get("rejectedBefore", ()):
+                print(f"rejected before by the developer, not proposed again: {h['id']} {_rel(review, h['uri'])}: "
+                      f"{_one_line(h['feedback'], 200) or '(no feedback)'}")
     return 0
 
 
@@ -325,27 +337,21 @@ async def cmd_decide(args) -> int:
 
 
 async def cmd_export(args) -> int:
-    from .export import export_file
+    from .export import export
     from .workspace import read_text
 
     async with opened(args) as review:
         statuses = _statuses(args.status, None) or {s for s in _statuses(list(DEFAULT_EXPORT))}
         hunks = review.list(statuses=statuses, proposal_id=args.proposal, task_id=args.task)
-        by_file: dict[str, list] = {}
-        for h in hunks:
-            by_file.setdefault(h.uri, []).append(h)
-        parts, ids, skipped = [], [], []
-        for uri in sorted(by_file, key=lambda u: _rel(review, u)):
+
+        def read(uri: str) -> str | None:
             try:
-                current = await asyncio.to_thread(read_text, review.ws.resolve(uri))
-            except StetError as exc:
-                skipped.extend((h.id, str(exc)) for h in by_file[uri])
-                continue
-            result = export_file(_rel(review, uri), current, by_file[uri])
-            parts.append(result.diff)
-            ids += result.hunk_ids
-            skipped += result.skipped
-        diff = "".join(parts)
+                return read_text(review.ws.resolve(uri))
+            except StetError:
+                return None
+
+        result = await asyncio.to_thread(export, hunks, lambda u: _rel(review, u), read)
+        diff, ids, skipped = result.diff, result.hunk_ids, result.skipped
         for hid, why in skipped:
             print(f"stet: skipped hunk {hid}: {why}", file=sys.stderr)
         if args.output:
@@ -378,7 +384,13 @@ async def cmd_doctor(args) -> int:
 def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--db", default=argparse.SUPPRESS, help="the review store (default: the nearest .stet/stet.db above the current folder; or STET_DB)")
-    common.add_argument("--root", default=argparse.SUPPRESS, help="the workspace root (default: the folder holding .stet/)")
+    common.add_argument(
+        "--root",
+        action="append",
+        default=argparse.SUPPRESS,
+        help="a workspace root (default: the folder holding .stet/); repeat it for every folder of a "
+        "multi-root workspace, the first one first (patch paths are relative to it)",
+    )
     as_json = argparse.ArgumentParser(add_help=False)
     as_json.add_argument("--json", action="store_true", help="print JSON (for scripts and agents)")
     mutation = argparse.ArgumentParser(add_help=False)
@@ -451,6 +463,8 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("doctor", parents=[common, as_json], help="check the store and the workspace; say what to do")
     p.add_argument("--fix", action="store_true", help="finish pending effects, re-check hunks against the files, remove temp files")
+
+    taskcli.add_commands(sub, common, as_json, mutation)  # task, resume, mcp
     return parser
 
 
@@ -463,6 +477,8 @@ COMMANDS = {
     "undo": cmd_decide,
     "export": cmd_export,
     "doctor": cmd_doctor,
+    "task": taskcli.cmd_task,
+    "resume": taskcli.cmd_resume,
 }
 
 
@@ -479,6 +495,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_demo(keep=args.keep)
     try:
+        if args.command == "mcp":
+            return taskcli.cmd_mcp(args)
         return asyncio.run(COMMANDS[args.command](args))
     except StetError as exc:
         if getattr(args, "json", False):

@@ -26,6 +26,7 @@ from .domain.model import Hunk, lines_of
 from .domain.proposal import Change, FileOp, TextChange, check_version
 from .domain.proposal import plan as plan_proposal
 from .domain.status import OPEN, Status, TransitionError, check, plan
+from .domain.task import match_prior
 from .domain.text import detect_eol, normalize_eol, split_lines, text_range
 from .errors import Conflict, StetError, InvalidParams, StoreUnavailable, TooLarge, UnknownHunk
 from . import fileops
@@ -326,8 +327,18 @@ class Review:
         task_id: str | None = None,
         agent: str | None = None,
         message: str | None = None,
+        *,
+        edit_hash: str | None = None,
+        already_in: Iterable[str] = (),
     ) -> dict:
-        """Turn an agent's edit into pending hunks; the same proposal again adds nothing."""
+        """Turn an agent's edit into pending hunks; the same proposal again adds nothing.
+
+        Within a task, a hunk identical to one the task already has pending, accepted or
+        applied is not created again, nor one identical to a rejected one (reported with the
+        developer's feedback). `edit_hash` identifies the proposal's content for replays when
+        the caller derived `changes` from the files as they are (a re-sent diff then replays
+        even after the files moved on); `already_in` names hunks of the task the caller found
+        already applied in what the agent re-sent (reported, not created)."""
         store = self._store()
         self._check_id("proposalId", proposal_id)
         if task_id is not None:
@@ -336,10 +347,10 @@ class Review:
         if size > self.limits.max_bytes:
             raise TooLarge(f"the proposal carries {size} bytes of text; the limit is {self.limits.max_bytes}")
         changes = [self._normalized(c) for c in changes]  # refuses the whole proposal if any uri is outside
-        edit_hash = _sha([_canonical(c) for c in changes])
+        edit_hash = edit_hash or _sha([_canonical(c) for c in changes])
         existing = await store.proposal(proposal_id)
         if existing is not None and existing["edit_hash"] == edit_hash:
-            return self._proposal_answer(proposal_id)
+            return self._proposal_answer(proposal_id, await self._propose_result(proposal_id))
         async with self._op_lock:
             texts = await self._texts({u for c in changes for u in (c.uri, getattr(c, "new_uri", None)) if u})
 
@@ -376,13 +387,28 @@ class Review:
                 if existing is not None:
                     if existing["edit_hash"] != edit_hash and existing["result_hash"] != result_hash:
                         raise Conflict(f"proposal {proposal_id} already exists with a different edit")
+                    op = await tx.op(f"propose/{proposal_id}")
+                    result = op.result if op is not None else None
                 else:
+                    extra = {}
+                    repeated_ids = list(dict.fromkeys(already_in))
+                    if task_id is not None:
+                        # A resumed agent re-sending what its task proposed before: the developer
+                        # is not asked twice, and a change already rejected is reported, not re-asked.
+                        prior = await tx.hunks_where(task_id=task_id)
+                        new_hunks, repeated, rejected = match_prior(new_hunks, prior)
+                        repeated_ids += [h.id for h in repeated if h.id not in repeated_ids]
+                        if rejected:
+                            extra["rejectedBefore"] = [h.id for h in rejected]
+                    if repeated_ids:
+                        extra["repeated"] = repeated_ids
                     replaced = await self._superseded_by(tx, new_hunks, task_id)
+                    result = {"hunkIds": [h.id for h in new_hunks], "superseded": [h.id for h in replaced], **extra}
                     lsn = await tx.log(
                         f"propose/{proposal_id}",
                         "propose",
                         {"proposalId": proposal_id, "taskId": task_id, "agent": agent, "files": sorted(planned.results)},
-                        {"hunkIds": [h.id for h in new_hunks], "superseded": [h.id for h in replaced]},
+                        result,
                     )
                     await tx.add_proposal(proposal_id, task_id, agent, message, edit_hash, result_hash, lsn)
                     for h in new_hunks:
@@ -393,7 +419,7 @@ class Review:
                         await tx.save_hunk(h)
             fault("propose:after-commit")
             await self.sync()
-        return self._proposal_answer(proposal_id)
+        return self._proposal_answer(proposal_id, result)
 
     async def _superseded_by(self, tx, new_hunks: list[Hunk], task_id: str | None) -> list[Hunk]:
         """Pending hunks of the same task whose old text a new hunk touches: the agent changed
@@ -413,9 +439,31 @@ class Review:
                     break
         return replaced
 
-    def _proposal_answer(self, proposal_id: str) -> dict:
+    async def _propose_result(self, proposal_id: str) -> dict | None:
+        op = await self._store().op(f"propose/{proposal_id}")
+        return op.result if op is not None else None
+
+    async def replay(self, proposal_id: str, edit_hash: str) -> dict | None:
+        """The answer of a proposal already made with this content, else None."""
+        existing = await self._store().proposal(proposal_id)
+        if existing is None or existing["edit_hash"] != edit_hash:
+            return None
+        return self._proposal_answer(proposal_id, await self._propose_result(proposal_id))
+
+    def _proposal_answer(self, proposal_id: str, result: dict | None = None) -> dict:
+        """The proposal's hunks; with a task, also the earlier hunks of that task it repeated:
+        `rejectedBefore` those the developer rejected (their feedback says why), including
+        this proposal's own, and `alreadyProposed` the others, which were not created again."""
         hunks = sorted((h for h in self.hunks.values() if h.proposal_id == proposal_id), key=lambda h: h.seq)
-        return {"proposalId": proposal_id, "hunks": [h.state() for h in hunks]}
+        result = result or {}
+        earlier = [self.hunks[i] for i in (*result.get("repeated", ()), *result.get("rejectedBefore", ())) if i in self.hunks]
+        refused = [h for h in hunks if h.status == Status.REJECTED] + [h for h in earlier if h.status == Status.REJECTED]
+        return {
+            "proposalId": proposal_id,
+            "hunks": [h.state() for h in hunks],
+            "alreadyProposed": [h.state() for h in earlier if h.status != Status.REJECTED],
+            "rejectedBefore": [h.state() for h in refused],
+        }
 
     def _normalized(self, c: Change) -> Change:
         if isinstance(c, TextChange):
@@ -540,7 +588,9 @@ class Review:
             (name, [(h, self._effect_edit(h, name)) for h in group])
             for name, group in (
                 ("apply", [rows[h] for h, t in targets.items() if t == Status.ACCEPTED]),
-                ("revert", reverts),
+                # Undo runs in the reverse order of apply: a file's edits are reverted where the
+                # file is now, before the rename that moved it there is undone.
+                ("revert", sorted(reverts, key=lambda h: h.kind != "edit")),
             )
         ]
         for hid, target in targets.items():
@@ -637,7 +687,8 @@ class Review:
                 results, complete, in_buffer = {}, True, False
             moves = []
             if files:
-                done, moves = await self._effect_on_files(effect, files)
+                async with interprocess_lock(self._files_lock()):
+                    done, moves = await self._effect_on_files(effect, files)
                 results.update(done)
             await self._finish_effect(effect, results, complete, in_buffer, moves)
         finally:
@@ -701,8 +752,11 @@ class Review:
     async def _effect_on_disk(self, effect: EffectRow, wanted):
         # Other processes (the CLI, other windows) write files too: read, check and write under
         # one lock they all share, or two edits to one file at once could lose one of them.
-        async with interprocess_lock(os.path.join(os.path.dirname(self._store().path), "files.lock")):
+        async with interprocess_lock(self._files_lock()):
             return await self._effect_on_disk_locked(effect, wanted)
+
+    def _files_lock(self) -> str:
+        return os.path.join(os.path.dirname(self._store().path), "files.lock")
 
     async def _effect_on_disk_locked(self, effect: EffectRow, wanted):
         path = self.ws.resolve(effect.uri)
@@ -1067,7 +1121,9 @@ class Review:
                 folders.add(os.path.dirname(self.ws.resolve(uri)))
             except Exception:
                 continue
-        await asyncio.to_thread(remove_temp_files, folders)
+        # Under the files lock: a temp file of another process's write in progress is not a leftover.
+        async with interprocess_lock(self._files_lock()):
+            await asyncio.to_thread(remove_temp_files, folders)
         effects = await store.open_effects()
         self.effect_uris.update(e.uri for e in effects if e.state == "pending")
         await self.run_pending_effects(states=("pending",), targets=("file",))
