@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml
 demo: $(VENV)/.installed
 	$(VENV)/bin/stet demo
 
-test: test-python
+test: test-python test-vscode-e2e
 
 test-python: $(VENV)/.installed
 	$(PY) -m pytest -q
