@@ -139,15 +139,18 @@ class StetServer(LanguageServer):
             client_uri = review.client_uris.get(uri, uri)
             doc = review.docs.get(uri)
             end = doc.end() if doc else None
-            diagnostics = [present.diagnostic(h, end) for h in hunks if h.is_open]
-            self.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=client_uri, diagnostics=diagnostics)
-            )
-            self.protocol.notify("stet/hunksChanged", {"uri": uri, "hunks": [h.state() for h in hunks]})
+            diagnostics = [present.diagnostic_json(h, end) for h in hunks if h.is_open]
+            self._notify_json("textDocument/publishDiagnostics", {"uri": client_uri, "diagnostics": diagnostics})
+            self._notify_json("stet/hunksChanged", {"uri": uri, "hunks": [h.state() for h in hunks]})
         caps = self.client_capabilities.workspace
         if caps and caps.code_lens and caps.code_lens.refresh_support:
             future = self.protocol.send_request(types.WORKSPACE_CODE_LENS_REFRESH, None)
             future.add_done_callback(lambda f: f.cancelled() or f.exception())  # an error here is harmless
+
+    def _notify_json(self, method: str, params: dict) -> None:
+        """Send a notification whose params are plain JSON already: pygls' notify would run
+        them through cattrs, which dominates the cost of publishing many hunks."""
+        self.protocol._send_data({"jsonrpc": "2.0", "method": method, "params": params})
 
     def shutdown(self) -> None:
         # aiosqlite's worker thread is not a daemon: stop it or the process never exits.
