@@ -67,12 +67,13 @@ def select_and_read(db: Path, paths: list[Path]) -> tuple[float, float]:
 
 async def measure_restart(root: Path, paths: list[Path], samples: int) -> dict:
     db = root / ".stet" / "stet.db"
-    restart, floor, imp, sel, rd, rss, hwm, reported = [], [], [], [], [], [], [], []
+    restart, floor, imp, sel, rd, rss, hwm, reported, cpu = [], [], [], [], [], [], [], [], []
     counts = None
     for _ in range(samples):
         gc.collect()
         server, restored, took = await start_stet(root, root / "server.log")
         rss.append(server.rss_kb() / 1024)
+        cpu.append(server.cpu_s())
         hwm.append(server.hwm_kb() / 1024)
         reported.append(restored["durationMs"] / 1000)
         counts = restored["counts"]
@@ -91,6 +92,7 @@ async def measure_restart(root: Path, paths: list[Path], samples: int) -> dict:
         "floor_select": summary(sel),
         "floor_read": summary(rd),
         "recovery_reported": summary(reported),
+        "server_cpu": summary(cpu),
         "rss_mb": max(rss),
         "hwm_mb": max(hwm),
         "counts": counts,
@@ -113,7 +115,10 @@ async def measure_accept(root: Path, hot_path: Path, rounds: int) -> dict:
         assert hunks, "the hot file has no pending hunk"
         ids = [h["id"] for h in hunks]
         accept, undo, noop, apply_rt, commit, floor_total, stet_noop = [], [], [], [], [], [], []
+        cpu0 = None
         for r in range(rounds + 10):
+            if r == 10:
+                cpu0 = server.cpu_s()
             warm = r < 10
             _, t_noop = await floor.timed_request("workspace/executeCommand", {"command": "floor.noop", "arguments": []})
             res, t_apply = await floor.timed_request(
@@ -150,7 +155,9 @@ async def measure_accept(root: Path, hot_path: Path, rounds: int) -> dict:
             # durable commit. floor.apply is one command round trip carrying one applyEdit
             # round trip, so it already holds the first two.
             floor_total.append(t_apply + t_commit)
+        cpu_per_round = (server.cpu_s() - cpu0) / rounds
         return {
+            "server_cpu_per_accept_and_undo_ms": cpu_per_round * 1000,
             "accept": summary(accept),
             "undo": summary(undo),
             "floor": summary(floor_total),
@@ -194,6 +201,7 @@ def report(res: dict) -> None:
     print(f"N = {res['hunks']} pending hunks over {res['files']} files (ingest {res['ingest_s']:.1f} s)")
     print(line("restart to stet/restored", res["restart"], res["floor"]))
     print(line("  floor: import + SELECT + read files", res["floor"]))
+    print(f"  server CPU to restored: median {res['server_cpu']['median']:.0f} ms")
     print(f"  resident memory at restored: {res['rss_mb']:.1f} MB (peak {res['hwm_mb']:.1f} MB)")
     if "accept" in res:
         a = res["accept"]
@@ -202,6 +210,7 @@ def report(res: dict) -> None:
         print(line("  floor part: no-op command RT", a["floor_noop_command"]))
         print(line("  floor part: raw durable commit", a["floor_commit"]))
         print(line("  stet no-op command RT (unknown cmd)", a["stet_noop_command"]))
+        print(f"  server CPU per accept + undo: {a['server_cpu_per_accept_and_undo_ms']:.2f} ms")
 
 
 async def main(sizes: list[int], restarts: list[int], rounds: list[int]) -> dict:

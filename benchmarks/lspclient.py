@@ -155,6 +155,12 @@ class Server:
     def hwm_kb(self) -> int:
         return _status_kb(self.proc.pid, "VmHWM")
 
+    def cpu_s(self) -> float:
+        """CPU time (user + system) the server process has used so far."""
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def io(self) -> dict[str, int]:
         out = {}
         with open(f"/proc/{self.proc.pid}/io") as f:
@@ -208,6 +214,7 @@ class Server:
                     line = await reader.readline()
                     if not line:
                         raise ConnectionError("server closed its output")
+                    self.bytes_in += len(line)
                     if line in (b"\r\n", b"\n"):
                         break
                     name, _, value = line.decode().partition(":")
