@@ -158,6 +158,10 @@ async def test_applied_edit_lost_with_the_unsaved_buffer_is_reapplied(ws, sessio
     await session.kill()  # ... and the editor crashed too: its buffer is gone
     s2, _ = await restart(ws)
     try:
+        for _ in range(40):  # settled shortly after start, once no editor claimed the buffer
+            if NEW in read(ws / "a.py"):
+                break
+            await s2.wait_quiet(0.1)
         assert read(ws / "a.py").count(NEW) == 1
         assert {h["id"]: h["status"] for h in await s2.hunks()}[h1] == "applied"
     finally:

@@ -38,6 +38,7 @@ CONFIRM_TIMEOUT = 2.0  # seconds to wait for the editor to show an applied edit
 APPLY_TIMEOUT = 10.0  # seconds to wait for the editor's answer to an edit
 RETRY_DELAY = 0.3
 IDLE_CHECKPOINT = 2.0
+SETTLE_DELAY = 0.5
 
 
 class Editor(Protocol):
@@ -461,8 +462,9 @@ class Review:
                 by_uri.setdefault(h.uri, []).append((h, edit))
             for uri, pairs in by_uri.items():
                 edits = [edit for _, edit in pairs]
-                eid = await tx.add_effect(lsn, uri, action_name, edits)
-                effects.append(EffectRow(eid, lsn, uri, action_name, edits, "pending", 0))
+                target = "buffer" if uri in self.docs else "file"
+                eid = await tx.add_effect(lsn, uri, action_name, edits, target)
+                effects.append(EffectRow(eid, lsn, uri, action_name, edits, "pending", 0, target))
         return effects
 
     @staticmethod
@@ -682,11 +684,11 @@ class Review:
         await self.sync()
         self.on_change({effect.uri})
 
-    async def run_pending_effects(self, uri: str | None = None, states=("pending", "unsaved")) -> None:
+    async def run_pending_effects(self, uri: str | None = None, states=("pending", "unsaved"), targets=("file", "buffer")) -> None:
         store = self._store()
         async with self._op_lock:
             for effect in await store.open_effects():
-                if (uri is None or effect.uri == uri) and effect.state in states:
+                if (uri is None or effect.uri == uri) and effect.state in states and effect.target in targets:
                     if effect.state == "unsaved" and effect.uri in self.docs:
                         continue  # the buffer holds it; settled at save, close or restart
                     await self._run_effect(effect)
@@ -855,14 +857,23 @@ class Review:
         await asyncio.to_thread(remove_temp_files, folders)
         effects = await store.open_effects()
         self.effect_uris.update(e.uri for e in effects if e.state == "pending")
-        await self.run_pending_effects()
+        await self.run_pending_effects(states=("pending",), targets=("file",))
         await self._relocate_on_disk([u for u in self.by_uri if u not in self.docs])
         fault("recover:after-relocate")
         await self.checkpoint()
         self.ready.set()
+        if any(e.state == "unsaved" or e.target == "buffer" for e in effects):
+            # Edits meant for (or living in) an editor's buffer: if the editor is still there it
+            # re-opens its buffers right after start; give it a moment, then settle what is left
+            # in the buffer if it came back, else on disk.
+            self._later("settle-buffers", SETTLE_DELAY, self._settle_buffers)
         counts = self.counts()
         files = len({h.uri for h in self.hunks.values() if h.is_open})
         return {"files": files, "counts": counts, "durationMs": round((loop.time() - started) * 1000, 1)}
+
+    async def _settle_buffers(self) -> None:
+        await self.run_pending_effects(states=("pending", "unsaved"), targets=("buffer",))
+        await self.run_pending_effects(states=("unsaved",), targets=("file",))
 
     async def close(self) -> None:
         for timer in self._timers.values():

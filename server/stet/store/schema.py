@@ -55,6 +55,7 @@ MIGRATIONS: list[list[str]] = [
             action TEXT NOT NULL,
             edits TEXT NOT NULL,
             state TEXT NOT NULL,
+            target TEXT NOT NULL DEFAULT 'file',
             attempts INTEGER NOT NULL DEFAULT 0,
             at TEXT NOT NULL
         )""",

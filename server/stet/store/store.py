@@ -104,8 +104,9 @@ class EffectRow:
     uri: str
     action: str  # apply | revert
     edits: list[dict]  # [{hunkId, line, before, after, ctxBefore, ctxAfter}]
-    state: str  # pending | done | stale
+    state: str  # pending | unsaved (applied into a buffer not saved yet) | done
     attempts: int
+    target: str = "file"  # where it was meant to land when decided: an open "buffer" or the "file"
 
 
 @dataclass
@@ -257,9 +258,10 @@ class Store:
 
     async def open_effects(self) -> list[EffectRow]:
         rows = await self._read(
-            "SELECT id, lsn, uri, action, edits, state, attempts FROM effects WHERE state IN ('pending', 'unsaved') ORDER BY lsn, id"
+            "SELECT id, lsn, uri, action, edits, state, attempts, target FROM effects "
+            "WHERE state IN ('pending', 'unsaved') ORDER BY lsn, id"
         )
-        return [EffectRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6]) for r in rows]
+        return [EffectRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7]) for r in rows]
 
     async def proposal(self, proposal_id: str) -> dict | None:
         rows = await self._read("SELECT id, edit_hash, result_hash, lsn FROM proposals WHERE id = ?", (proposal_id,))
@@ -407,10 +409,10 @@ class Tx:
             ),
         )
 
-    async def add_effect(self, lsn: int, uri: str, action: str, edits: list[dict]) -> int:
+    async def add_effect(self, lsn: int, uri: str, action: str, edits: list[dict], target: str = "file") -> int:
         cur = await self.conn.execute(
-            "INSERT INTO effects (lsn, uri, action, edits, state, at) VALUES (?, ?, ?, ?, 'pending', ?)",
-            (lsn, uri, action, json.dumps(edits), now_iso()),
+            "INSERT INTO effects (lsn, uri, action, edits, state, target, at) VALUES (?, ?, ?, ?, 'pending', ?, ?)",
+            (lsn, uri, action, json.dumps(edits), target, now_iso()),
         )
         return cur.lastrowid
 
