@@ -679,7 +679,7 @@ class Review:
             if hid in self.hunks:
                 self.hunks[hid].stored_line = self.hunks[hid].line
         if complete and effect.uri in self.effect_uris:
-            if not any(e for e in await store.open_effects() if e.uri == effect.uri and e.state == "pending"):
+            if not await store.has_pending_effect(effect.uri):
                 self.effect_uris.discard(effect.uri)
         await self.sync()
         self.on_change({effect.uri})

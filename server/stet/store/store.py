@@ -263,6 +263,10 @@ class Store:
         )
         return [EffectRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7]) for r in rows]
 
+    async def has_pending_effect(self, uri: str) -> bool:
+        rows = await self._read("SELECT 1 FROM effects WHERE state = 'pending' AND uri = ? LIMIT 1", (uri,))
+        return bool(rows)
+
     async def proposal(self, proposal_id: str) -> dict | None:
         rows = await self._read("SELECT id, edit_hash, result_hash, lsn FROM proposals WHERE id = ?", (proposal_id,))
         return dict(zip(("id", "edit_hash", "result_hash", "lsn"), rows[0])) if rows else None
