@@ -29,13 +29,13 @@ def _check(a: list[str], b: list[str]) -> None:
         assert s2 > e1 and t2 > f1  # separated by at least one unchanged line
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)
 @given(LINES, LINES)
 def test_regions_rebuild_the_proposed_text(a, b):
     _check(a, b)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(LINES, st.data())
 def test_edits_of_a_text_rebuild_it(a, data):
     b = list(a)

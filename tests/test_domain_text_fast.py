@@ -22,13 +22,13 @@ def _reference_split(text: str) -> list[str]:
     return lines
 
 
-@settings(max_examples=500)
+@settings(max_examples=500, deadline=None)
 @given(TEXT)
 def test_split_lines_breaks_only_where_lsp_does(text):
     assert split_lines(text) == _reference_split(text)
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(TEXT, st.sampled_from(["\n", "\r\n", "\r"]))
 def test_normalize_eol_rewrites_every_break(text, eol):
     assert normalize_eol(text, eol) == _BREAK.sub(eol, text)
