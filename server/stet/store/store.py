@@ -253,8 +253,20 @@ class Store:
         return (await self._read("SELECT COALESCE(MAX(lsn), 0) FROM oplog"))[0][0]
 
     async def hunks_since(self, lsn: int) -> list[Hunk]:
-        rows = await self._read(f"SELECT {HUNK_COLUMNS} FROM hunks WHERE lsn > ? ORDER BY lsn", (lsn,))
-        return [_hunk_from_row(r) for r in rows]
+        # Read in chunks: a first load may be 100,000 rows, and holding every raw row beside
+        # the hunks built from them doubles the peak, which the process keeps as resident size.
+        out: list[Hunk] = []
+        async with self._lock:
+            try:
+                cursor = await self.conn.execute(f"SELECT {HUNK_COLUMNS} FROM hunks WHERE lsn > ? ORDER BY lsn", (lsn,))
+                try:
+                    while rows := await cursor.fetchmany(2000):
+                        out.extend(_hunk_from_row(r) for r in rows)
+                finally:
+                    await cursor.close()
+            except sqlite3.Error as exc:
+                raise _unavailable(self.path, exc) from None
+        return out
 
     async def open_effects(self) -> list[EffectRow]:
         rows = await self._read(
