@@ -134,8 +134,9 @@ class Review:
             rows = await self._store().hunks_since(self.seen_lsn)
             changed: set[str] = set()
             derived: list[tuple[Hunk, Status]] = []
+            indexes: dict[str, LineIndex] = {}  # one per open document for the whole batch
             for row in rows:
-                derived.extend(self._merge(row))
+                derived.extend(self._merge(row, indexes))
                 changed.add(row.uri)
                 self.seen_lsn = max(self.seen_lsn, row.lsn)
         if derived:
@@ -144,7 +145,7 @@ class Review:
             self.on_change(changed)
         return changed
 
-    def _merge(self, row: Hunk) -> list[tuple[Hunk, Status]]:
+    def _merge(self, row: Hunk, indexes: dict[str, LineIndex]) -> list[tuple[Hunk, Status]]:
         old = self.hunks.get(row.id)
         doc = self.docs.get(row.uri)
         if old is None:
@@ -155,7 +156,7 @@ class Review:
             if doc is None:
                 return []
             self.anchors[row.uri].put(row.id, row)
-            return self._relocate(doc.lines, [row])
+            return self._relocate(doc.lines, [row], self._index(indexes, row.uri, doc.lines))
         status_changed = old.status != row.status
         for name in ("status", "feedback", "version", "decided_at", "applied_text", "lsn", "message", "task_id"):
             setattr(old, name, getattr(row, name))
@@ -166,12 +167,21 @@ class Review:
             old.line = row.line
             old.shows_new = row.status == Status.APPLIED
         elif status_changed and (row.status == Status.APPLIED) != old.shows_new:
-            return self._relocate(doc.lines, [old])
+            return self._relocate(doc.lines, [old], self._index(indexes, row.uri, doc.lines))
         return []
 
-    def _relocate(self, lines: list[str], hunks: Iterable[Hunk]) -> list[tuple[Hunk, Status]]:
+    @staticmethod
+    def _index(indexes: dict[str, LineIndex], uri: str, lines: list[str]) -> LineIndex:
+        # Building a document's index costs a pass over all its lines: hunks loaded in one
+        # batch (thousands at a restart, when the editor re-opened the document first) share it.
+        index = indexes.get(uri)
+        if index is None:
+            index = indexes[uri] = LineIndex(lines)
+        return index
+
+    def _relocate(self, lines: list[str], hunks: Iterable[Hunk], index: LineIndex | None = None) -> list[tuple[Hunk, Status]]:
         """Find each hunk's text in `lines`; return the status changes that follow."""
-        index = LineIndex(lines)
+        index = index or LineIndex(lines)
         derived = []
         for h in hunks:
             if h.id in self.in_flight:
