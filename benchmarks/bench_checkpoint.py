@@ -7,8 +7,8 @@ interval an explicit knob, through the trigger an editor really sends: a save (d
 every C edits.
 
 Session: one open 20,000-line document with 1,000 pending hunks; 400 edits, each inserting
-a line right before a random hunk (so most hunks move, none is touched); a save every C
-edits. Then the server is killed (SIGKILL) and started again; the editor re-opens its
+a line midway between two neighbouring hunks (so most hunks move, none is touched, no
+hunk's nearest context changes); a save every C edits. Then the server is killed (SIGKILL) and started again; the editor re-opens its
 buffer (didOpen with the unsaved text, right after `initialized`, as editors do).
 
 Measured per interval C:
@@ -56,7 +56,10 @@ async def session(root_base, base: list[str], new: list[str], interval: int | No
         checkpoints = 0
         t_session = time.perf_counter()
         for k in range(edits):
-            at = where[rnd.choice(ids)]
+            # Midway between two neighbouring hunks: far from both, so no hunk's text or
+            # nearest context changes (see the notes on edits right next to a hunk).
+            i = rnd.randrange(len(ids) - 1)
+            at = (where[ids[i]] + where[ids[i + 1]]) // 2
             server.change(uri, [(rng(at, 0, at, 0), f"    typed_{k} = {k}\n")])
             for hid, ln in where.items():
                 if ln >= at:
@@ -69,6 +72,7 @@ async def session(root_base, base: list[str], new: list[str], interval: int | No
                 checkpoints += 1
         await server.request("stet/listHunks", probe)
         session_s = time.perf_counter() - t_session
+        await asyncio.sleep(0.3)  # let the last checkpoint commit; the idle one comes after 2 s
         io1, in1 = server.io(), server.bytes_in
         written = (io1["wchar"] - io0["wchar"]) - (in1 - in0)
         buffer_text = server.docs[uri].text
@@ -85,6 +89,8 @@ async def session(root_base, base: list[str], new: list[str], interval: int | No
         t_ready = time.perf_counter()
         hunks = (await again.request("stet/listHunks", {"uri": uri}))["hunks"]
         right = sum(1 for h in hunks if h["status"] == "pending" and h["range"]["start"]["line"] == where[h["id"]])
+        stale = sum(1 for h in hunks if h["status"] == "stale")
+        misplaced = sum(1 for h in hunks if h["status"] == "pending" and h["range"]["start"]["line"] != where[h["id"]])
         await again.stop()
         return {
             "interval": interval,
@@ -97,6 +103,8 @@ async def session(root_base, base: list[str], new: list[str], interval: int | No
             "restored_s": t_restored - again.spawned_at,
             "restored_reported_ms": params["durationMs"],
             "hunks_at_true_line": right,
+            "hunks_stale": stale,
+            "hunks_misplaced": misplaced,
             "hunks": len(hunks),
         }
     finally:
@@ -122,6 +130,7 @@ async def main(intervals: list[int | None], edits: int, repeats: int) -> dict:
             f"  {label:32} checkpoints {row['checkpoints']:4d}  written {row['written_per_1000_edits_kb']:9.1f} KiB/1000 edits"
             f"  checkpoint {ck:7.2f} ms  recovery {row['recovery_s'] * 1000:7.0f} ms"
             f"  hunks at true line {row['hunks_at_true_line']}/{row['hunks']}"
+            f" (stale {row['hunks_stale']}, misplaced {row['hunks_misplaced']})"
         )
     return {"rows": rows, "lines": LINES, "hunks": HUNKS, "edits": edits}
 

@@ -115,6 +115,7 @@ async def measure_accept(root: Path, hot_path: Path, rounds: int) -> dict:
         assert hunks, "the hot file has no pending hunk"
         ids = [h["id"] for h in hunks]
         accept, undo, noop, apply_rt, commit, floor_total, stet_noop = [], [], [], [], [], [], []
+        before_edit, after_edit = [], []  # accept sent -> applyEdit read; applyEdit read -> answer read
         cpu0 = None
         for r in range(rounds + 10):
             if r == 10:
@@ -135,9 +136,11 @@ async def measure_accept(root: Path, hot_path: Path, rounds: int) -> dict:
                 pass
             t_stet_noop = time.perf_counter() - t0
             hid = ids[r % len(ids)]
+            t0 = time.perf_counter()
             res, t_accept = await server.timed_request(
                 "workspace/executeCommand", {"command": "stet.accept", "arguments": [{"hunkIds": [hid]}]}
             )
+            t_edit = server.request_seen.get("workspace/applyEdit", 0.0) - t0
             assert res["hunks"][0]["status"] == "applied", res
             res, t_undo = await server.timed_request(
                 "workspace/executeCommand", {"command": "stet.undo", "arguments": [{"hunkIds": [hid]}]}
@@ -146,6 +149,8 @@ async def measure_accept(root: Path, hot_path: Path, rounds: int) -> dict:
             if warm:
                 continue
             accept.append(t_accept)
+            before_edit.append(t_edit)
+            after_edit.append(t_accept - t_edit)
             undo.append(t_undo)
             noop.append(t_noop)
             apply_rt.append(t_apply)
@@ -159,6 +164,8 @@ async def measure_accept(root: Path, hot_path: Path, rounds: int) -> dict:
         return {
             "server_cpu_per_accept_and_undo_ms": cpu_per_round * 1000,
             "accept": summary(accept),
+            "accept_until_applyedit": summary(before_edit),
+            "accept_after_applyedit": summary(after_edit),
             "undo": summary(undo),
             "floor": summary(floor_total),
             "floor_noop_command": summary(noop),
@@ -206,6 +213,8 @@ def report(res: dict) -> None:
     if "accept" in res:
         a = res["accept"]
         print(line("accept round trip (durable + confirmed)", a["accept"], a["floor"]))
+        print(line("  stet: accept sent -> applyEdit received", a["accept_until_applyedit"]))
+        print(line("  stet: applyEdit received -> answer", a["accept_after_applyedit"]))
         print(line("  floor: command+applyEdit RT + commit", a["floor"]))
         print(line("  floor part: no-op command RT", a["floor_noop_command"]))
         print(line("  floor part: raw durable commit", a["floor_commit"]))

@@ -81,6 +81,7 @@ class Server:
         self.bytes_in = 0
         self.bytes_out = 0
         self.apply_edits = 0
+        self.request_seen: dict[str, float] = {}  # server request method -> when last read
         self.refuse_edits = False
         self.spawned_at = 0.0
         self._next_id = 0
@@ -241,6 +242,7 @@ class Server:
                 fut.set_result((msg.get("result"), now))
             return
         if "id" in msg:
+            self.request_seen[method] = now
             result = self._apply(msg["params"]) if method == "workspace/applyEdit" else None
             self._send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
             return
