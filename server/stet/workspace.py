@@ -41,6 +41,9 @@ class Workspace:
     def __init__(self, roots: list[str]):
         self.roots = [os.path.realpath(r) for r in roots if r]
 
+    def set_roots(self, roots: list[str]) -> None:
+        self.roots = [os.path.realpath(r) for r in roots if r]
+
     def resolve(self, uri: str) -> str:
         """The real path behind `uri`, refused when outside every root."""
         real = os.path.realpath(uri_to_path(uri))

@@ -425,6 +425,11 @@ class Tx:
             ),
         )
 
+    async def move_hunks(self, old_uri: str, new_uri: str, lsn: int, except_id: str) -> None:
+        await self._run(
+            "UPDATE hunks SET uri = ?, lsn = ? WHERE uri = ? AND id != ?", (new_uri, lsn, old_uri, except_id)
+        )
+
     async def add_effect(self, lsn: int, uri: str, action: str, edits: list[dict], target: str = "file") -> int:
         cur = await self.conn.execute(
             "INSERT INTO effects (lsn, uri, action, edits, state, target, at) VALUES (?, ?, ?, ?, 'pending', ?, ?)",
