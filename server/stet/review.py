@@ -32,7 +32,7 @@ from . import fileops
 from .faults import fault
 from .store import EffectRow, Store
 from .store.store import now_iso
-from .workspace import Workspace, read_text, remove_temp_files, write_atomic
+from .workspace import Workspace, interprocess_lock, read_text, remove_temp_files, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -709,6 +709,12 @@ class Review:
         return line
 
     async def _effect_on_disk(self, effect: EffectRow, wanted):
+        # Other processes (the CLI, other windows) write files too: read, check and write under
+        # one lock they all share, or two edits to one file at once could lose one of them.
+        async with interprocess_lock(os.path.join(os.path.dirname(self._store().path), "files.lock")):
+            return await self._effect_on_disk_locked(effect, wanted)
+
+    async def _effect_on_disk_locked(self, effect: EffectRow, wanted):
         path = self.ws.resolve(effect.uri)
         text = await asyncio.to_thread(read_text, path)
         if text is None:

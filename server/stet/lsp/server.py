@@ -22,6 +22,7 @@ from pygls.protocol import (
 
 from .. import __version__
 from ..errors import InvalidParams, StetError, StoreUnavailable
+from ..live import Live
 from ..review import Review
 from ..store import Store
 from ..workspace import Workspace, uri_to_path
@@ -119,6 +120,7 @@ class StetServer(LanguageServer):
         self.db_path = db_path
         self.review: Review | None = None
         self.notice: str | None = None
+        self.live: Live | None = None
         self._dirty: set[str] = set()
 
     # The editor port of the review: apply an edit to an open buffer.
@@ -281,10 +283,17 @@ def build(db_path: str | None = None) -> StetServer:
         except StetError as exc:
             ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"Stet: {exc}"))
             summary = {"files": 0, "counts": {}, "durationMs": 0, "error": str(exc)}
+        # Live sync with other processes and the inbox start once recovery is done.
+        ls.live = Live(review)
+        await ls.live.start()
+        if ls.live.warning:
+            ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, ls.live.warning))
         ls.notify_json("stet/restored", summary)
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: StetServer, params: Any = None):
+        if ls.live is not None:
+            await ls.live.stop()
         if ls.review is not None:
             await ls.review.close()
 

@@ -25,7 +25,9 @@ from ..domain.status import Status
 from ..errors import StoreUnavailable
 from .schema import MIGRATIONS, SCHEMA_VERSION
 
-BUSY_TIMEOUT_MS = 10_000
+BUSY_TIMEOUT_MS = int(os.environ.get("STET_BUSY_TIMEOUT_MS", "10000"))
+# A write waits this long in all for other processes' transactions before giving up.
+BUSY_DEADLINE = 120.0
 _CORRUPT = {"SQLITE_CORRUPT", "SQLITE_NOTADB"}
 
 HUNK_COLUMNS = (
@@ -117,6 +119,11 @@ class OpenResult:
 
 def _is_corrupt(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.DatabaseError) and getattr(exc, "sqlite_errorname", "") in _CORRUPT
+
+
+def _is_busy(exc: BaseException) -> bool:
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in str(exc)
 
 
 def _unavailable(path: str, exc: BaseException) -> StoreUnavailable:
@@ -298,7 +305,7 @@ class Store:
     async def write(self) -> AsyncIterator["Tx"]:
         async with self._lock:
             try:
-                await self.conn.execute("BEGIN IMMEDIATE")
+                await self._begin()
             except sqlite3.Error as exc:
                 raise _unavailable(self.path, exc) from None
             tx = Tx(self.conn)
@@ -314,6 +321,22 @@ class Store:
                 with contextlib.suppress(sqlite3.Error):
                     await self.conn.execute("ROLLBACK")
                 raise _unavailable(self.path, exc) from None
+
+    async def _begin(self) -> None:
+        """BEGIN IMMEDIATE; while other processes write, wait and try again rather than fail.
+
+        Each try already waits busy_timeout inside SQLite; a busy error after that is retried
+        until BUSY_DEADLINE, so "database is locked" never reaches a user under contention.
+        """
+        deadline = time.monotonic() + BUSY_DEADLINE
+        while True:
+            try:
+                await self.conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or time.monotonic() >= deadline:
+                    raise
+            await asyncio.sleep(0.05)
 
     async def save_lines(self, lines: list[tuple[int, str]]) -> None:
         """Checkpoint anchor positions. Not an operation: positions are recomputed from content."""
