@@ -26,7 +26,7 @@ from common import REPO, load_json, machine, save_json
 
 PROFILES = {
     "full": {
-        "scale": {"sizes": [100, 1000, 10000, 100000], "restarts": [5, 5, 7, 3], "rounds": [150, 150, 400, 100]},
+        "scale": {"sizes": [100, 1000, 10000, 100000], "restarts": [3, 3, 5, 3], "rounds": [150, 150, 300, 100]},
         "ingest": {"rounds": 12},
         "typing": {"keystrokes": 400, "pauses": 10},
         "checkpoint": {"intervals": [1, 5, 25, 100, None], "edits": 400, "repeats": 2},
