@@ -66,6 +66,7 @@ def plot_scaling(sizes: list[dict]) -> str | None:
     acc = [s for s in sizes if "accept" in s]
     ax.plot([s["hunks"] for s in acc], [s["accept"]["accept"]["median"] for s in acc], "o-", label="stet: accept (durable + applied)")
     ax.plot([s["hunks"] for s in acc], [s["accept"]["floor"]["median"] for s in acc], "s--", label="floor: command + applyEdit + commit")
+    ax.plot([s["hunks"] for s in acc], [s["accept"]["server_cpu_per_accept_and_undo_ms"] / 2 for s in acc], "^:", label="server CPU per decision (accept+undo / 2)")
     ax.set(xscale="log", xlabel="pending hunks in the store", ylabel="ms (median)", title="Accept round trip")
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8)
@@ -95,7 +96,9 @@ def plot_checkpoint(ck: dict) -> str | None:
     xs = [r["interval"] or edits * 2 for r in rows]
     labels = [str(r["interval"]) if r["interval"] else "never" for r in rows]
     fig, ax1 = plt.subplots(figsize=(7.5, 4.5))
-    ax1.plot(xs, [max(r["written_per_1000_edits_kb"], 0.1) for r in rows], "o-", color="tab:blue", label="written per 1,000 edits (KiB)")
+    wx = [x for x, r in zip(xs, rows) if r["interval"]]
+    wy = [r["written_per_1000_edits_kb"] for r in rows if r["interval"]]
+    ax1.plot(wx, wy, "o-", color="tab:blue", label="written per 1,000 edits (KiB; never: 0)")
     ax1.set(xscale="log", yscale="log", xlabel="edits per checkpoint (save)", ylabel="KiB written per 1,000 edits")
     ax1.set_xticks(xs)
     ax1.set_xticklabels(labels)
@@ -148,8 +151,9 @@ def write() -> str:
         w(f"| 1 | accept round trip, durable + applied in the buffer (one ratio per store size, 10²–10⁵ hunks: median of them, range) | {ms(a0['accept']['median'])} at 10⁴ (p99 {ms(a0['accept']['p99'])}) | {ms(a0['floor']['median'])} at 10⁴ | {r:.2f}× ({rs[0]:.2f}–{rs[-1]:.2f}×) | ≤ 1.25× | {verdict(r <= 1.25)} |")
     if s4:
         r = ratio(s4["restart"]["median"], s4["floor"]["median"])
-        ok = r <= 2 and s4["restart"]["median"] < 1500
-        w(f"| 2 | restart to `stet/restored`, 10,000 pending hunks over 1,000 files | {ms(s4['restart']['median'])} (p99 {ms(s4['restart']['p99'])}) | {ms(s4['floor']['median'])} | {r:.2f}× | ≤ 2× and < 1.5 s | {verdict(ok)} |")
+        okr, oka = r <= 2, s4["restart"]["median"] < 1500
+        v = verdict(okr and oka) if okr == oka else f"ratio {verdict(okr)}, < 1.5 s {verdict(oka)}"
+        w(f"| 2 | restart to `stet/restored`, 10,000 pending hunks over 1,000 files | {ms(s4['restart']['median'])} (p99 {ms(s4['restart']['p99'])}) | {ms(s4['floor']['median'])} | {r:.2f}× | ≤ 2× and < 1.5 s | {v} |")
     if ingest:
         e = ingest["end_to_end"]
         r = ratio(e["propose"]["median"], e["git"]["median"])
@@ -175,8 +179,12 @@ def write() -> str:
     w("")
     if run:
         m = run["machine"]
-        w(f"Command: `{run['command']}` — took {run['total_s'] / 60:.1f} min on this machine (benchmarks only; creating the venv")
-        w(f"adds about a minute on a fresh clone). Run {run['date']}, commit `{run['commit']}`, profile `{run['profile']}`.")
+        if run.get("fresh_clone_total_s"):
+            w(f"Command: `{run['command']}` on a fresh clone — {run['fresh_clone_total_s'] / 60:.1f} min in all on this machine, creating the")
+            w(f"virtual environment included ({run['total_s'] / 60:.1f} min of benchmarks). Run {run['date']}, commit `{run['commit']}`, profile `{run['profile']}`.")
+        else:
+            w(f"Command: `{run['command']}` — took {run['total_s'] / 60:.1f} min on this machine (benchmarks only; creating the venv")
+            w(f"adds about a minute on a fresh clone). Run {run['date']}, commit `{run['commit']}`, profile `{run['profile']}`.")
         w(f"Load average at start / end: {' '.join(run['load_at_start'])} / {' '.join(run['load_at_end'])} (other sessions share this VM).")
         w("")
         w("Machine: " + ", ".join(f"{k} {v}" for k, v in m.items()) + ".")
@@ -395,7 +403,14 @@ The accept's cost does not grow with the store's size: reads are by key or index
 undo (last column) stays flat from 10² to 10⁵ hunks; differences between the medians of the rows are this VM's load
 at the time each size ran (compare the ratios, measured interleaved with the floor)."""
 
-NOTES_RESTART = """**Where a restart's time goes (profiled, cProfile of a 10⁵-hunk restart).** Importing the server (pygls,
+NOTES_RESTART = """**On the absolute target (< 1.5 s at 10⁴ hunks).** It depends on the machine's load more than on Stet: in this
+run the floor alone (a bare import of the server's modules, one SELECT, reading the files) took the time shown in the
+floor column, because other sessions kept both cores busy (load average above). The server's own CPU time to
+`stet/restored` (the CPU column; imports included) is the steadier measure: about 1 s at 10⁴ hunks. On a quiet
+moment earlier in the day the same restart took 1.67 s against a 0.93 s floor (before the memory and diagnostics
+fixes), and 2.3 s against a 1.07 s floor in a busier one.
+
+**Where a restart's time goes (profiled, cProfile of a 10⁵-hunk restart).** Importing the server (pygls,
 lsprotocol, cattrs, aiosqlite) is the floor's largest part and Stet's too. Past it, the time is proportional to the
 hunks: building each `Hunk` from its row (two JSON context arrays, old and new text split into lines), re-locating
 every hunk against its file on disk (each file read, each hunk checked at its recorded line), and **publishing every
@@ -409,10 +424,11 @@ decide. Workspace.resolve (realpath per uri) is 1.6 s of the profiled 10⁵ rest
 but touches the outside-the-workspace check, so it was left alone."""
 
 NOTES_INGEST = """**Recommendation: keep the pure-Python patience-anchored engine now in `domain/hunks.py` (no new
-dependency).** It gives exactly git's hunks on the large pair and on every typical edit above, in about the time of
-the compiled engines (same order as `patiencediff`, `fast-diff-match-patch` and libgit2 through `pygit2`), and 1,000×
-faster than the difflib engine it replaces on 50,000 lines. A compiled engine would save a few milliseconds per
-50,000-line proposal, not enough to justify a runtime dependency with a native build: `patiencediff` is
+dependency).** It gives exactly git's hunks on the large pair and on every typical edit above; it is within a small
+factor of the compiled engines (the table: `pygit2`'s libgit2 and `patiencediff` are the fastest) and about 1,000×
+faster than the difflib engine it replaces on 50,000 lines (52 s measured alone before the change; `--slow` times it
+here). A compiled engine would save a few tens of milliseconds per 50,000-line proposal, which does not justify a
+runtime dependency with a native build today: `patiencediff` is
 GPL-2.0-or-later (Stet is MIT), `pygit2` brings libgit2 (GPL-2.0 with linking exception, a large binary),
 `fast-diff-match-patch` places some ambiguous hunks differently from git and needs a C++ wheel per platform,
 `rapidfuzz`'s Indel alignment is O(N·M/64) (slow at this size) and gives different hunks, `cydifflib` is difflib's
@@ -422,12 +438,17 @@ offset are checked with whole-slice comparisons (C speed), and only the gaps bet
 recursively, with difflib as the fallback for a gap that has no unique line (as before, so no input is slower than
 it was). Hunk rules are unchanged (zero context, maximal runs) and property-tested.
 
-**The rest of the gap to git (profiled).** With the diff at ~30 ms, a 50,000-line proposal still reads the file,
-applies the edit (splitting the text into lines four times in all), hashes the edit and the result (SHA-256 of their
-JSON, ~12 ms: these hashes are stored for idempotent replays, so their format cannot change lightly), stores 500
-hunks, loads them back, publishes 500 diagnostics and 500 hunk states, and answers with 500 hunk states (three JSON
-payloads of a few hundred KB each). `git diff` does the diff and prints it from C. Splitting the text once and
-passing the lines through would save ~10 ms; the rest is the durable bookkeeping."""
+**The gap to git (profiled), and why the target sits at the edge.** The ratio was 2.78× in the full run before
+this one and 3.23× in this one (same engine; git's own time moved from 130 ms to 51 ms with the VM's load). cProfile
+of the server over 13 proposals puts the diff (`plan` → `diff_hunks` → `changed_regions`) at two thirds of the
+server's time; measured alone, alternated with the previous version of itself, the engine takes about 35 ms of CPU on
+this pair. The rest is the durable bookkeeping around it: parsing the 1.2 MB request (pygls calls its object hook on
+every JSON object), applying the edit, two SHA-256 hashes of the edit and of the result (stored for idempotent replays,
+so their format should not change lightly), storing 500 hunk rows and loading them back, then three JSON payloads of
+500 entries each (diagnostics, `stet/hunksChanged`, the answer). `git diff` does the diff and prints it from C. To
+get clearly under 3×: a compiled engine would save ~20 ms here (see the table; none is worth its licence or build
+cost today), and an anchored first pass that skips counting the lines of a huge range when most of it is one
+offset-shifted run (tried: a cheap variant gave only 6%, so it was not committed)."""
 
 NOTES_TYPING = """**What a keystroke costs (profiled).** Handling a `didChange` applies the change to Stet's copy of the
 buffer (same cost for both documents) and moves the anchors of the document's hunks: every anchor is looked at once
@@ -444,15 +465,17 @@ is still right are confirmed where they are (`locate` trusts the recorded line w
 are searched by their text and context in the re-opened buffer, which costs more. The last column counts hunks that
 recovery marked `stale` or placed on another line than their true one.
 
-The default policy (checkpoint on save, after a 2 s pause, at shutdown) sits at the cheap end of the write curve: a
-crash loses only the moves since the last pause or save, and re-locating them costs less than one checkpoint of every
-keystroke would. Found and fixed with this benchmark: when the editor re-opened a document before the hunks were
+The default policy (checkpoint on save, after a 2 s pause, at shutdown) sits at the cheap end of the write curve;
+what it risks is the last row: a crash long after the last save or pause leaves positions far behind the buffer, whose
+recovery costs more and, with no checkpoint at all, misplaced 7 hunks here (below). Recovery times are dominated by
+the restart itself (imports, loading) and are noisy on this VM; the write volume falls as 1/C. Found and fixed with
+this benchmark: when the editor re-opened a document before the hunks were
 loaded (what editors do at a restart), each hunk built its own index of the whole document: recovery was 29.5 s with
 1,000 hunks in a 20,000-line buffer and no checkpoint (`977cf86`).
 
 **Misplaced hunks with no checkpoint (a correctness finding, reported to the core, not fixed here).** With no
 checkpoint at all (stored lines 400 insertions behind), 7 of the 1,000 hunks were re-located on a wrong line: all
-replace a blank line (`oldText` `"\n"`), and an insertion had landed inside their 3 lines of context (two hunks a
+replace one blank line), and an insertion had landed inside their 3 lines of context (two hunks a
 few lines apart, the edit midway). `locate` then ranks the candidates by context score and distance to the stale
 recorded line, and another blank line with as much context nearer to that line wins, although the design says
 "when several places fit equally well, nothing is returned". Accepting such a hunk would apply the change at the
