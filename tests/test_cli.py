@@ -200,17 +200,6 @@ def _file_ops_patch(repo: Path) -> tuple[str, dict]:
     return diff, after
 
 
-def test_file_operations_are_refused_whole_until_the_review_takes_them(repo):
-    diff, _ = _file_ops_patch(repo)
-    assert "new file mode" in diff and "deleted file mode" in diff and "rename from nonl.txt" in diff
-    before = snapshot(repo)
-    p = stet("propose", "--patch", "-", cwd=repo, input=diff)
-    assert p.returncode == 2 and "not supported" in p.stderr, p.stderr
-    assert snapshot(repo) == before
-    assert stet_json("status", "--all", cwd=repo)["hunks"] == []
-
-
-@pytest.mark.xfail(strict=True, reason="file operations in the review service: issue 3 (lead)")
 def test_file_operations_from_a_git_diff(repo):
     diff, after = _file_ops_patch(repo)
     hunks = stet_json("propose", "--patch", "-", cwd=repo, input=diff)["hunks"]

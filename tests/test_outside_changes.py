@@ -87,3 +87,34 @@ async def test_open_buffer_wins_over_the_disk(ws, session):
     session.files_changed(ws / "a.py")
     await asyncio.sleep(0.5)
     assert (await ranges_and_states(session))[h["id"]] == (4, "pending")
+
+
+async def test_watchdog_sees_changes_on_disk_without_the_editor(ws, tmp_path):
+    """No editor reports anything here: the server's own watcher sees the file change."""
+    s = Session(ws, capabilities="neovim@v0.7.0")  # a client without workspace/didChangeWatchedFiles
+    await s.start()
+    try:
+        a = uri(ws / "a.py")
+        (h,) = (await s.propose("p", {a: [(rng(4, 0, 5, 0), "FIVE\n")]}))["hunks"]
+        await asyncio.sleep(0.7)  # the watch on the folder is set up within a rescan
+        write(ws / "a.py", "new top\n" + A_TEXT)
+        took = await wait_for(s, lambda v: v[h["id"]] == (5, "pending"), timeout=2.0)
+        assert took < 1.0
+        # An editor's atomic save: write a temp file, rename it over the real one.
+        tmp = ws / ".a.py.swp~"
+        write(tmp, A_TEXT.replace("line 5\n", "changed five\n"))
+        tmp.replace(ws / "a.py")
+        took = await wait_for(s, lambda v: v[h["id"]][1] == "stale", timeout=2.0)
+        assert took < 1.0
+    finally:
+        await s.stop()
+
+
+async def test_own_writes_are_not_outside_changes(ws, session):
+    a = uri(ws / "a.py")
+    hunks = (await session.propose("p", {a: [(rng(1, 0, 2, 0), "TWO\n"), (rng(5, 0, 6, 0), "SIX\n")]}))["hunks"]
+    await asyncio.sleep(0.7)
+    await session.command("stet.accept", {"hunkIds": [hunks[0]["id"]]})
+    await asyncio.sleep(0.6)
+    ops = [line for line in (await session.request("stet/listHunks", {}))["hunks"]]
+    assert {h["id"]: h["status"] for h in ops} == {hunks[0]["id"]: "applied", hunks[1]["id"]: "pending"}

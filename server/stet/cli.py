@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import AsyncIterator
 
+from . import taskcli
 from .errors import Conflict, InvalidParams, StetError, StoreUnavailable, UnknownHunk
 
 STORE_DIR = ".stet"
@@ -240,6 +241,12 @@ async def cmd_propose(args) -> int:
         else:
             print(f"proposal {answer['proposalId']}: {len(answer['hunks'])} hunk(s)")
             _print_hunks(review, answer["hunks"], False)
+            # Within a task, repeats of earlier hunks are not proposed again (docs/tasks.md).
+            if answer.get("alreadyProposed"):
+                print(f"already proposed in this task, not again: {' '.join(h['id'] for h in answer['alreadyProposed'])}")
+            for h in answer.get("rejectedBefore", ()):
+                print(f"rejected before by the developer, not proposed again: {h['id']} {_rel(review, h['uri'])}: "
+                      f"{_one_line(h['feedback'], 200) or '(no feedback)'}")
     return 0
 
 
@@ -451,6 +458,8 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("doctor", parents=[common, as_json], help="check the store and the workspace; say what to do")
     p.add_argument("--fix", action="store_true", help="finish pending effects, re-check hunks against the files, remove temp files")
+
+    taskcli.add_commands(sub, common, as_json, mutation)  # task, resume, mcp
     return parser
 
 
@@ -463,6 +472,8 @@ COMMANDS = {
     "undo": cmd_decide,
     "export": cmd_export,
     "doctor": cmd_doctor,
+    "task": taskcli.cmd_task,
+    "resume": taskcli.cmd_resume,
 }
 
 
@@ -479,6 +490,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_demo(keep=args.keep)
     try:
+        if args.command == "mcp":
+            return taskcli.cmd_mcp(args)
         return asyncio.run(COMMANDS[args.command](args))
     except StetError as exc:
         if getattr(args, "json", False):

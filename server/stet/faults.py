@@ -36,6 +36,7 @@ POINTS = (
     "recover:start",
     "recover:after-effect",
     "recover:after-relocate",
+    "task:after-commit",
     "inbox:after-propose",
 )
 

@@ -106,6 +106,9 @@ async def propose_patch(
     strip: int = 1,
 ) -> tuple[dict, list[str]]:
     """Propose a unified diff; returns the review's answer and notes. Raises StetError."""
+    from .domain.rebase import ChangeDoesNotFit
+    from .tasks import Tasks, input_key
+
     try:
         files = patches.parse(text, strip)
         edit, notes = patch_to_edit(files, review.ws.roots[0])
@@ -113,8 +116,20 @@ async def propose_patch(
         # A proposal already stored is answered by the review (its replay, or Conflict when the
         # id was used for another edit); only a new one is checked against the files.
         if await review._store().proposal(proposal_id) is None:
-            await asyncio.to_thread(check_patch, review, files)
-    except (patches.PatchError, patches.PatchMismatch) as exc:
+            try:
+                await asyncio.to_thread(check_patch, review, files)
+            except patches.PatchMismatch:
+                if task_id is None:
+                    raise
+                # A task re-sending a diff made before some of its hunks were applied.
+                answer = await Tasks(review).propose_patch_onto(task_id, text, files, proposal_id, agent, message)
+                return answer, notes
+        else:
+            await review.sync()
+            answer = await review.replay(proposal_id, input_key("patch", text))
+            if answer is not None:
+                return answer, notes
+    except (patches.PatchError, patches.PatchMismatch, ChangeDoesNotFit) as exc:
         raise InvalidParams(str(exc)) from None
     answer = await review.propose(
         proposal_id, P.workspace_edit(edit), task_id=task_id, agent=agent, message=message

@@ -6,6 +6,7 @@ import logging
 
 from .follow import Follower
 from .inbox import Inbox, inbox_folder
+from .outside import OutsideWatch
 from .review import Review
 from .watch import Watcher
 
@@ -18,6 +19,7 @@ class Live:
         self.follower = Follower(review)
         self.watcher: Watcher | None = None
         self.inbox: Inbox | None = None
+        self.outside: OutsideWatch | None = None
 
     @property
     def warning(self) -> str | None:
@@ -30,6 +32,8 @@ class Live:
         self.follower.start()
         self.watcher = Watcher()
         self.watcher.start()
+        self.outside = OutsideWatch(self.review, self.watcher)
+        self.outside.start()
         folder = inbox_folder(store.path)
         try:
             self.inbox = Inbox(folder, self.review)
@@ -39,6 +43,8 @@ class Live:
             self.inbox = None
 
     async def stop(self) -> None:
+        if self.outside is not None:
+            await self.outside.stop()
         if self.inbox is not None:
             self.inbox.stop()
         if self.watcher is not None:

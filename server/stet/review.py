@@ -26,13 +26,14 @@ from .domain.model import Hunk, lines_of
 from .domain.proposal import Change, FileOp, TextChange, check_version
 from .domain.proposal import plan as plan_proposal
 from .domain.status import OPEN, Status, TransitionError, check, plan
+from .domain.task import match_prior
 from .domain.text import detect_eol, normalize_eol, split_lines, text_range
-from .errors import Conflict, InvalidParams, StoreUnavailable, TooLarge, UnknownHunk
+from .errors import Conflict, StetError, InvalidParams, StoreUnavailable, TooLarge, UnknownHunk
 from . import fileops
 from .faults import fault
 from .store import EffectRow, Store
 from .store.store import now_iso
-from .workspace import Workspace, interprocess_lock, read_text, remove_temp_files, write_atomic
+from .workspace import Workspace, interprocess_lock, read_text, remove_temp_files, uri_to_path, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +109,7 @@ class Review:
         self.in_flight: set[str] = set()
         self.effect_uris: set[str] = set()  # uris with effects not finished yet
         self.seen_lsn = 0
+        self.generation = 0  # bumped whenever hunks change in memory: cheap "anything new?" test
         self.ready = asyncio.Event()
         self._op_lock = asyncio.Lock()
         self._sync_lock = asyncio.Lock()
@@ -158,6 +160,8 @@ class Review:
                 derived.extend(self._merge(row, indexes))
                 changed.add(row.uri)
                 self.seen_lsn = max(self.seen_lsn, row.lsn)
+            if rows:
+                self.generation += 1
         if derived:
             self._derive(derived)
         if changed:
@@ -336,8 +340,18 @@ class Review:
         task_id: str | None = None,
         agent: str | None = None,
         message: str | None = None,
+        *,
+        edit_hash: str | None = None,
+        already_in: Iterable[str] = (),
     ) -> dict:
-        """Turn an agent's edit into pending hunks; the same proposal again adds nothing."""
+        """Turn an agent's edit into pending hunks; the same proposal again adds nothing.
+
+        Within a task, a hunk identical to one the task already has pending, accepted or
+        applied is not created again, nor one identical to a rejected one (reported with the
+        developer's feedback). `edit_hash` identifies the proposal's content for replays when
+        the caller derived `changes` from the files as they are (a re-sent diff then replays
+        even after the files moved on); `already_in` names hunks of the task the caller found
+        already applied in what the agent re-sent (reported, not created)."""
         store = self._store()
         self._check_id("proposalId", proposal_id)
         if task_id is not None:
@@ -346,10 +360,10 @@ class Review:
         if size > self.limits.max_bytes:
             raise TooLarge(f"the proposal carries {size} bytes of text; the limit is {self.limits.max_bytes}")
         changes = [self._normalized(c) for c in changes]  # refuses the whole proposal if any uri is outside
-        edit_hash = _sha([_canonical(c) for c in changes])
+        edit_hash = edit_hash or _sha([_canonical(c) for c in changes])
         existing = await store.proposal(proposal_id)
         if existing is not None and existing["edit_hash"] == edit_hash:
-            return self._proposal_answer(proposal_id)
+            return self._proposal_answer(proposal_id, await self._propose_result(proposal_id))
         async with self._op_lock:
             texts = await self._texts({u for c in changes for u in (c.uri, getattr(c, "new_uri", None)) if u})
 
@@ -386,13 +400,28 @@ class Review:
                 if existing is not None:
                     if existing["edit_hash"] != edit_hash and existing["result_hash"] != result_hash:
                         raise Conflict(f"proposal {proposal_id} already exists with a different edit")
+                    op = await tx.op(f"propose/{proposal_id}")
+                    result = op.result if op is not None else None
                 else:
+                    extra = {}
+                    repeated_ids = list(dict.fromkeys(already_in))
+                    if task_id is not None:
+                        # A resumed agent re-sending what its task proposed before: the developer
+                        # is not asked twice, and a change already rejected is reported, not re-asked.
+                        prior = await tx.hunks_where(task_id=task_id)
+                        new_hunks, repeated, rejected = match_prior(new_hunks, prior)
+                        repeated_ids += [h.id for h in repeated if h.id not in repeated_ids]
+                        if rejected:
+                            extra["rejectedBefore"] = [h.id for h in rejected]
+                    if repeated_ids:
+                        extra["repeated"] = repeated_ids
                     replaced = await self._superseded_by(tx, new_hunks, task_id)
+                    result = {"hunkIds": [h.id for h in new_hunks], "superseded": [h.id for h in replaced], **extra}
                     lsn = await tx.log(
                         f"propose/{proposal_id}",
                         "propose",
                         {"proposalId": proposal_id, "taskId": task_id, "agent": agent, "files": sorted(planned.results)},
-                        {"hunkIds": [h.id for h in new_hunks], "superseded": [h.id for h in replaced]},
+                        result,
                     )
                     await tx.add_proposal(proposal_id, task_id, agent, message, edit_hash, result_hash, lsn)
                     for h in new_hunks:
@@ -403,7 +432,7 @@ class Review:
                         await tx.save_hunk(h)
             fault("propose:after-commit")
             await self.sync()
-        return self._proposal_answer(proposal_id)
+        return self._proposal_answer(proposal_id, result)
 
     async def _superseded_by(self, tx, new_hunks: list[Hunk], task_id: str | None) -> list[Hunk]:
         """Pending hunks of the same task whose old text a new hunk touches: the agent changed
@@ -423,9 +452,31 @@ class Review:
                     break
         return replaced
 
-    def _proposal_answer(self, proposal_id: str) -> dict:
+    async def _propose_result(self, proposal_id: str) -> dict | None:
+        op = await self._store().op(f"propose/{proposal_id}")
+        return op.result if op is not None else None
+
+    async def replay(self, proposal_id: str, edit_hash: str) -> dict | None:
+        """The answer of a proposal already made with this content, else None."""
+        existing = await self._store().proposal(proposal_id)
+        if existing is None or existing["edit_hash"] != edit_hash:
+            return None
+        return self._proposal_answer(proposal_id, await self._propose_result(proposal_id))
+
+    def _proposal_answer(self, proposal_id: str, result: dict | None = None) -> dict:
+        """The proposal's hunks; with a task, also the earlier hunks of that task it repeated:
+        `rejectedBefore` those the developer rejected (their feedback says why), including
+        this proposal's own, and `alreadyProposed` the others, which were not created again."""
         hunks = sorted((h for h in self.hunks.values() if h.proposal_id == proposal_id), key=lambda h: h.seq)
-        return {"proposalId": proposal_id, "hunks": [h.state() for h in hunks]}
+        result = result or {}
+        earlier = [self.hunks[i] for i in (*result.get("repeated", ()), *result.get("rejectedBefore", ())) if i in self.hunks]
+        refused = [h for h in hunks if h.status == Status.REJECTED] + [h for h in earlier if h.status == Status.REJECTED]
+        return {
+            "proposalId": proposal_id,
+            "hunks": [h.state() for h in hunks],
+            "alreadyProposed": [h.state() for h in earlier if h.status != Status.REJECTED],
+            "rejectedBefore": [h.state() for h in refused],
+        }
 
     def _normalized(self, c: Change) -> Change:
         if isinstance(c, TextChange):
@@ -986,6 +1037,21 @@ class Review:
                 self._outside.add(uri)
         if self._outside:
             self._later("outside", OUTSIDE_DEBOUNCE, self._flush_outside)
+
+    def folders_to_watch(self) -> set[str]:
+        """Folders holding files (or rename targets) with open hunks."""
+        folders = set()
+        for uri, hunks in self.by_uri.items():
+            for h in hunks.values():
+                if h.status in OPEN:
+                    for u in (uri, h.new_uri):
+                        if u:
+                            try:
+                                folders.add(os.path.dirname(uri_to_path(u)))  # stored uris are already real paths
+                            except StetError:
+                                continue
+                    break
+        return folders
 
     def _rename_targets(self) -> dict[str, str]:
         return {h.new_uri: h.uri for h in self.hunks.values() if h.new_uri and h.status in OPEN}

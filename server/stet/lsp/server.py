@@ -23,8 +23,10 @@ from pygls.protocol import (
 from .. import __version__
 from ..errors import InvalidParams, StetError, StoreUnavailable
 from ..live import Live
+from ..resume import render as render_resume
 from ..review import Review
 from ..store import Store
+from ..tasks import Tasks
 from ..workspace import Workspace, uri_to_path
 from . import params as P
 from . import present
@@ -425,6 +427,16 @@ def build(db_path: str | None = None) -> StetServer:
             task_id=P.opt_str(p, "taskId"),
         )
         return {"hunks": [h.state() for h in hunks]}
+
+    @server.feature("stet/taskContext")
+    @guarded
+    async def task_context(ls: StetServer, params: Any):
+        review = await _ready(ls)
+        p = P.obj(params, "stet/taskContext")
+        context = await Tasks(review).context(P.req_str(p, "taskId"))
+        if p.get("markdown") is True:  # the `stet resume` text too, for clients that show it
+            context["markdown"] = render_resume(context)
+        return context
 
     def decision(action: str, scope: str):
         async def run(ls: StetServer, *args):

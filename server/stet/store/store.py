@@ -338,6 +338,27 @@ class Store:
                     raise
             await asyncio.sleep(0.05)
 
+    @contextlib.asynccontextmanager
+    async def read(self) -> AsyncIterator["Tx"]:
+        """A consistent snapshot for several reads (a deferred transaction: takes no write lock)."""
+        async with self._lock:
+            try:
+                await self.conn.execute("BEGIN")
+            except sqlite3.Error as exc:
+                raise _unavailable(self.path, exc) from None
+            try:
+                yield Tx(self.conn)
+            finally:
+                with contextlib.suppress(sqlite3.Error):
+                    await self.conn.execute("COMMIT")
+
+    async def op(self, op_id: str) -> OpRow | None:
+        rows = await self._read("SELECT lsn, op_id, kind, args, result, at FROM oplog WHERE op_id = ?", (op_id,))
+        if not rows:
+            return None
+        r = rows[0]
+        return OpRow(r[0], r[1], r[2], json.loads(r[3]), json.loads(r[4]) if r[4] else None, r[5])
+
     async def save_lines(self, lines: list[tuple[int, str]]) -> None:
         """Checkpoint anchor positions. Not an operation: positions are recomputed from content."""
         if not lines:
