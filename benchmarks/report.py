@@ -390,14 +390,18 @@ client reads the server's applyEdit request):
 3. a **second durable transaction** recording the hunk as `applied` and the effect as done (its own fsync), one more
    query for the effects left, another `sync`, then the answer. Publications (diagnostics, `stet/hunksChanged`) are
    debounced and sent after the answer.
-Each SQLite statement is one hop to aiosqlite's thread (about 15 per accept). cProfile of the server during 300
-accepts shows its main thread idle most of the time: on this 2-core VM shared with other sessions the accept's wall
-time is mostly waiting for the other threads and processes to be scheduled, which a single-hop floor does not pay.
-What would close most of the gap, each a design decision for the core rather than a local fix: (a) commit the
-`applied` step without its own fsync (synchronous=NORMAL for that transaction only): the decision stays durable before
-the answer, and `applied` is re-derived from content at restart, which recovery already does; (b) run each transaction
-in one hop to the SQLite thread (a function executed there) instead of one hop per statement. Found and fixed on the
-way: the cost of a decision grew with the number of decisions made since the last save (`88d34c5`).
+Where the server's CPU goes during accepts (py-spy, all threads, 200 Hz, 10 s of accept + undo rounds, after the
+fixes): main thread 42% (of which about 70% in asyncio and pygls machinery, not in a Stet function; publishing 5%;
+the store's calls, `sync` and planning a few % each), pygls' stdin reader threads 18% (pygls reads every message with
+`run_in_executor`), aiosqlite's thread 17% (each SQLite statement is one hop to it: about 15 per accept), `to_thread`
+workers 8%, and the newer watchdog / live-sync threads about 15% together. So the gap is not the durability itself:
+an experiment (not committed) that ran the second, `applied` transaction with synchronous=NORMAL (no fsync) gave
+5.66–6.25 ms against 6.25–6.30 ms with it, alternated in one run: no measurable difference. What would close the
+gap: (a) run each transaction in one hop to the SQLite thread (a function executed there) instead of one hop per
+statement; (b) fewer messages and thread hops per decision (pygls' threaded stdin reader is a fixed cost per message;
+the floor exchanges fewer messages); (c) keep the watchers' threads idle while nothing changes. Each is a design
+decision for the core rather than a local fix. Found and fixed on the way: the cost of a decision grew with the
+number of decisions made since the last save (`88d34c5`).
 
 The accept's cost does not grow with the store's size: reads are by key or index, and the server CPU per accept +
 undo (last column) stays flat from 10² to 10⁵ hunks; differences between the medians of the rows are this VM's load
