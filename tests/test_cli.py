@@ -200,9 +200,41 @@ def _file_ops_patch(repo: Path) -> tuple[str, dict]:
     return diff, after
 
 
-def test_file_operations_from_a_git_diff(repo):
+def test_file_operations_from_a_git_diff(repo, tmp_path):
     diff, after = _file_ops_patch(repo)
+    assert "new file mode" in diff and "deleted file mode" in diff and "rename from nonl.txt" in diff
+    before = snapshot(repo)
     hunks = stet_json("propose", "--patch", "-", cwd=repo, input=diff)["hunks"]
-    assert {h["kind"] for h in hunks} >= {"create", "delete", "rename"}
+    assert sorted(h["kind"] for h in hunks) == ["create", "delete", "edit", "rename"]
+    assert snapshot(repo) == before, "proposing writes nothing"
+    # What is pending exports as a patch for the tree as it is, and makes the edited tree.
+    pending = stet("export", "--status", "pending", cwd=repo).stdout
+    check = subprocess.run(["git", "apply", "--check", "-"], cwd=repo, input=pending.encode(), capture_output=True)
+    assert check.returncode == 0, (pending, check.stderr)
+    copy = tmp_path / "copy"
+    shutil.copytree(repo, copy, ignore=shutil.ignore_patterns(".stet"))
+    subprocess.run(["git", "apply", "-"], cwd=copy, input=pending.encode(), check=True)
+    assert snapshot(copy) == after
+    # Accepting everything makes the same tree; the export of applied hunks reverses cleanly on it.
     stet_json("accept", *[h["id"] for h in hunks], cwd=repo)
     assert snapshot(repo) == after
+    applied = stet("export", cwd=repo).stdout
+    back = subprocess.run(["git", "apply", "-R", "--check", "-"], cwd=repo, input=applied.encode(), capture_output=True)
+    assert back.returncode == 0, (applied, back.stderr)
+    # And undoing everything restores the tree as it was.
+    stet_json("undo", *[h["id"] for h in hunks], cwd=repo)
+    assert snapshot(repo) == before
+
+
+def test_multi_root_workspace_with_repeated_root(tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir(), two.mkdir()
+    (two / "x.txt").write_bytes(b"x\n")
+    edit = {"changes": {(two / "x.txt").resolve().as_uri(): [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}}, "newText": "X\n"}]}}
+    refused = stet("propose", "--edit", "-", cwd=one, input=json.dumps(edit))
+    assert refused.returncode == 2 and "OutsideWorkspace" in refused.stderr  # only one/ is a root by default
+    roots = ["--root", str(one), "--root", str(two)]
+    (h,) = stet_json("propose", "--edit", "-", *roots, cwd=one, input=json.dumps(edit))["hunks"]
+    assert (one / ".stet" / "stet.db").exists() and not (two / ".stet").exists()
+    stet_json("accept", h["id"], *roots, cwd=one)
+    assert (two / "x.txt").read_bytes() == b"X\n"

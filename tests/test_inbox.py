@@ -8,7 +8,7 @@ import os
 import time
 from pathlib import Path
 
-from clitools import db_summary
+from clitools import db_summary, stet
 from harness import Session, read, uri
 
 PATCH = "--- a/a.py\n+++ b/a.py\n@@ -2 +2 @@\n-line 2\n+LINE TWO\n"
@@ -119,6 +119,8 @@ async def test_refused_proposals_fail_at_once_saying_why(ws, session):
     assert "climbs out" in (failed / "outside.error").read_text()
     assert "differs from the file's name" in (failed / "other.error").read_text()
     assert await session.hunks() == []
+    doctor = await asyncio.to_thread(stet, "doctor", cwd=ws)
+    assert doctor.returncode == 1 and "3 inbox file(s) failed" in doctor.stdout, doctor.stdout
 
 
 async def test_killed_while_ingesting_then_ingested_exactly_once(ws):

@@ -55,10 +55,14 @@ def _project_root(start: str) -> str:
     return str(here)
 
 
-def locate(args: argparse.Namespace, create: bool) -> tuple[str, str]:
-    """(database path, workspace root) from --db / STET_DB / walking up; --root overrides the root."""
+def locate(args: argparse.Namespace, create: bool) -> tuple[str, list[str]]:
+    """(database path, workspace roots) from --db / STET_DB / walking up; --root sets the roots.
+
+    The first root is the one patch paths are relative to; more `--root`s are the other
+    folders of a multi-root workspace (the store lives in the first one's .stet/).
+    """
     db = getattr(args, "db", None) or os.environ.get("STET_DB")
-    root = getattr(args, "root", None)
+    roots = list(getattr(args, "root", None) or [])
     cwd = os.getcwd()
     if db:
         db = os.path.abspath(db)
@@ -72,13 +76,14 @@ def locate(args: argparse.Namespace, create: bool) -> tuple[str, str]:
                     f"no Stet store found in {cwd} or above (looked for {STORE_DIR}/{STORE_FILE}). "
                     "Run this inside a workspace Stet has seen, or pass --db PATH (or set STET_DB)."
                 )
-            db = os.path.join(root or _project_root(cwd), STORE_DIR, STORE_FILE)
-    if root is None:
+            db = os.path.join(roots[0] if roots else _project_root(cwd), STORE_DIR, STORE_FILE)
+    if not roots:
         folder = os.path.dirname(db)
-        root = os.path.dirname(folder) if os.path.basename(folder) == STORE_DIR else cwd
-    if not os.path.isdir(root):
-        raise Usage(f"the workspace root {root} is not a folder")
-    return db, os.path.realpath(root)
+        roots = [os.path.dirname(folder) if os.path.basename(folder) == STORE_DIR else cwd]
+    for root in roots:
+        if not os.path.isdir(root):
+            raise Usage(f"the workspace root {root} is not a folder")
+    return db, [os.path.realpath(r) for r in roots]
 
 
 class _NoEditor:
@@ -94,11 +99,11 @@ async def opened(args: argparse.Namespace, create: bool = False) -> AsyncIterato
     from .store import Store
     from .workspace import Workspace
 
-    db, root = locate(args, create)
+    db, roots = locate(args, create)
     result = await Store.open(db)
     if result.notice:
         print(f"stet: {result.notice}", file=sys.stderr)
-    review = Review(Workspace([root]), _NoEditor(), lambda uris: None)
+    review = Review(Workspace(roots), _NoEditor(), lambda uris: None)
     review.store = result.store
     try:
         await review.sync()
@@ -332,27 +337,21 @@ async def cmd_decide(args) -> int:
 
 
 async def cmd_export(args) -> int:
-    from .export import export_file
+    from .export import export
     from .workspace import read_text
 
     async with opened(args) as review:
         statuses = _statuses(args.status, None) or {s for s in _statuses(list(DEFAULT_EXPORT))}
         hunks = review.list(statuses=statuses, proposal_id=args.proposal, task_id=args.task)
-        by_file: dict[str, list] = {}
-        for h in hunks:
-            by_file.setdefault(h.uri, []).append(h)
-        parts, ids, skipped = [], [], []
-        for uri in sorted(by_file, key=lambda u: _rel(review, u)):
+
+        def read(uri: str) -> str | None:
             try:
-                current = await asyncio.to_thread(read_text, review.ws.resolve(uri))
-            except StetError as exc:
-                skipped.extend((h.id, str(exc)) for h in by_file[uri])
-                continue
-            result = export_file(_rel(review, uri), current, by_file[uri])
-            parts.append(result.diff)
-            ids += result.hunk_ids
-            skipped += result.skipped
-        diff = "".join(parts)
+                return read_text(review.ws.resolve(uri))
+            except StetError:
+                return None
+
+        result = await asyncio.to_thread(export, hunks, lambda u: _rel(review, u), read)
+        diff, ids, skipped = result.diff, result.hunk_ids, result.skipped
         for hid, why in skipped:
             print(f"stet: skipped hunk {hid}: {why}", file=sys.stderr)
         if args.output:
@@ -385,7 +384,13 @@ async def cmd_doctor(args) -> int:
 def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--db", default=argparse.SUPPRESS, help="the review store (default: the nearest .stet/stet.db above the current folder; or STET_DB)")
-    common.add_argument("--root", default=argparse.SUPPRESS, help="the workspace root (default: the folder holding .stet/)")
+    common.add_argument(
+        "--root",
+        action="append",
+        default=argparse.SUPPRESS,
+        help="a workspace root (default: the folder holding .stet/); repeat it for every folder of a "
+        "multi-root workspace, the first one first (patch paths are relative to it)",
+    )
     as_json = argparse.ArgumentParser(add_help=False)
     as_json.add_argument("--json", action="store_true", help="print JSON (for scripts and agents)")
     mutation = argparse.ArgumentParser(add_help=False)

@@ -5,12 +5,15 @@ hunk not applied yet (pending, accepted, rejected...) the file on disk holds its
 so that side is the file as it is now; for an applied hunk the file holds its new text,
 so the "without" side is the file with that hunk reverted. `git apply --check` therefore
 takes an export of pending/accepted hunks on the current tree, and `git apply -R --check`
-confirms that applied hunks are in it.
+confirms that applied hunks are in it. File operations follow the same rule: a created file
+is a "new file" diff, a deleted one a "deleted file" diff of the text it had, a renamed one a
+rename with the edits made to it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from .domain.anchor import LineIndex, locate
 from .domain.hunks import TextMismatch, apply_edits
@@ -25,21 +28,29 @@ class Exported:
     diff: str = ""
     hunk_ids: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (hunk id, why)
+    without: str | None = None  # the file without the chosen hunks
+    with_: str | None = None  # the file with them
 
 
-def export_file(path: str, current: str | None, hunks: list[Hunk]) -> Exported:
+def export_file(path: str, current: str | None, hunks: list[Hunk], new_path: str | None = None) -> Exported:
+    """The diff of one file's edit hunks (`new_path`: the file is renamed too)."""
+    out = _sides(path, current, hunks)
+    if out.hunk_ids or (new_path and new_path != path and current is not None):
+        out.diff = format_file(path, new_path or path, out.without, out.with_)
+    return out
+
+
+def _sides(path: str, current: str | None, hunks: list[Hunk]) -> "Exported":
     out = Exported()
     if current is None:
         out.skipped = [(h.id, f"{path} does not exist") for h in hunks]
         return out
+    out.without = out.with_ = current
     lines = split_lines(current)
     index = LineIndex(lines)
     revert: list[tuple[int, tuple, tuple, Hunk]] = []  # applied hunks, to take out for the "without" side
     forward: list[tuple[int, tuple, tuple, Hunk]] = []  # the others, to put in for the "with" side
     for h in sorted(hunks, key=lambda h: (h.line, h.seq)):
-        if h.kind != "edit":
-            out.skipped.append((h.id, f"{h.kind} hunks are not exported yet"))
-            continue
         applied = h.status == Status.APPLIED
         there = h.replacement if applied else h.old
         found = locate(index, there, h.line, h.ctx_before, h.ctx_after)
@@ -63,6 +74,48 @@ def export_file(path: str, current: str | None, hunks: list[Hunk]) -> Exported:
         out.skipped.extend((e[3].id, str(exc)) for e in kept)
         return out
     out.hunk_ids = [e[3].id for e in kept]
-    if kept:
-        out.diff = format_file(path, path, "".join(without), "".join(with_))
+    out.without, out.with_ = "".join(without), "".join(with_)
+    return out
+
+
+def export(hunks: list[Hunk], rel: Callable[[str], str], read: Callable[[str], str | None]) -> Exported:
+    """Every chosen hunk, file operations included, as one diff (files in path order).
+
+    `rel(uri)` names a file for the diff; `read(uri)` gives its text now (None: missing).
+    """
+    out = Exported()
+    edits: dict[str, list[Hunk]] = {}
+    parts: list[tuple[str, str]] = []
+    renames = [h for h in hunks if h.kind == "rename" and h.new_uri]
+    for h in hunks:
+        if h.kind == "edit":
+            edits.setdefault(h.uri, []).append(h)
+    for r in renames:
+        # An applied rename moved the file, and its edit hunks with it.
+        where = r.new_uri if r.status == Status.APPLIED else r.uri
+        current = read(where)
+        if current is None:
+            out.skipped.append((r.id, f"{rel(where)} does not exist"))
+            continue
+        part = export_file(rel(r.uri), current, edits.pop(where, []), new_path=rel(r.new_uri))
+        out.hunk_ids += [r.id] + part.hunk_ids
+        out.skipped += part.skipped
+        parts.append((rel(r.uri), part.diff))
+    for h in hunks:
+        if h.kind == "create":
+            parts.append((rel(h.uri), format_file(rel(h.uri), rel(h.uri), None, h.new_text)))
+            out.hunk_ids.append(h.id)
+        elif h.kind == "delete":
+            current = read(h.uri)
+            if h.status != Status.APPLIED and current != h.old_text:
+                out.skipped.append((h.id, f"{rel(h.uri)} changed since the deletion was proposed"))
+                continue
+            parts.append((rel(h.uri), format_file(rel(h.uri), rel(h.uri), h.old_text, None)))
+            out.hunk_ids.append(h.id)
+    for uri, group in edits.items():
+        part = export_file(rel(uri), read(uri), group)
+        out.hunk_ids += part.hunk_ids
+        out.skipped += part.skipped
+        parts.append((rel(uri), part.diff))
+    out.diff = "".join(d for _, d in sorted(parts, key=lambda p: p[0]))
     return out

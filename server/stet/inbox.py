@@ -79,10 +79,11 @@ class Inbox:
         for path in (getattr(event, "dest_path", None), event.src_path):
             if path and os.path.dirname(os.path.abspath(path)) == os.path.abspath(self.folder):
                 name = os.path.basename(path)
-                if event.event_type == "closed":
+                if event.event_type == "closed":  # a writer closed it: complete unless it is still wrong
                     self._schedule(name, 0.02)
-                elif event.event_type != "deleted":
+                elif event.event_type in ("created", "modified", "moved"):
                     self._schedule(name, SETTLE)
+                # opened / closed_no_write / deleted: our own reads and moves, nothing new
 
     def _schedule(self, name: str, delay: float) -> None:
         if not is_candidate(name):

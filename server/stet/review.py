@@ -29,7 +29,7 @@ from .domain.status import OPEN, Status, TransitionError, check, plan
 from .domain.task import match_prior
 from .domain.text import detect_eol, normalize_eol, split_lines, text_range
 from .errors import Conflict, StetError, InvalidParams, StoreUnavailable, TooLarge, UnknownHunk
-from . import fileops
+from . import fileops, process
 from .faults import fault
 from .store import EffectRow, Store
 from .store.store import now_iso
@@ -601,7 +601,9 @@ class Review:
             (name, [(h, self._effect_edit(h, name)) for h in group])
             for name, group in (
                 ("apply", [rows[h] for h, t in targets.items() if t == Status.ACCEPTED]),
-                ("revert", reverts),
+                # Undo runs in the reverse order of apply: a file's edits are reverted where the
+                # file is now, before the rename that moved it there is undone.
+                ("revert", sorted(reverts, key=lambda h: h.kind != "edit")),
             )
         ]
         for hid, target in targets.items():
@@ -622,8 +624,9 @@ class Review:
             for uri, pairs in by_uri.items():
                 edits = [edit for _, edit in pairs]
                 target = "buffer" if uri in self.docs else "file"
-                eid = await tx.add_effect(lsn, uri, action_name, edits, target)
-                effects.append(EffectRow(eid, lsn, uri, action_name, edits, "pending", 0, target))
+                owner = process.token() if target == "buffer" else None
+                eid = await tx.add_effect(lsn, uri, action_name, edits, target, owner)
+                effects.append(EffectRow(eid, lsn, uri, action_name, edits, "pending", 0, target, owner))
         return effects
 
     @staticmethod
@@ -698,7 +701,8 @@ class Review:
                 results, complete, in_buffer = {}, True, False
             moves = []
             if files:
-                done, moves = await self._effect_on_files(effect, files)
+                async with interprocess_lock(self._files_lock()):
+                    done, moves = await self._effect_on_files(effect, files)
                 results.update(done)
             await self._finish_effect(effect, results, complete, in_buffer, moves)
         finally:
@@ -762,8 +766,11 @@ class Review:
     async def _effect_on_disk(self, effect: EffectRow, wanted):
         # Other processes (the CLI, other windows) write files too: read, check and write under
         # one lock they all share, or two edits to one file at once could lose one of them.
-        async with interprocess_lock(os.path.join(os.path.dirname(self._store().path), "files.lock")):
+        async with interprocess_lock(self._files_lock()):
             return await self._effect_on_disk_locked(effect, wanted)
+
+    def _files_lock(self) -> str:
+        return os.path.join(os.path.dirname(self._store().path), "files.lock")
 
     async def _effect_on_disk_locked(self, effect: EffectRow, wanted):
         path = self.ws.resolve(effect.uri)
@@ -891,7 +898,9 @@ class Review:
                 for old_uri, new_uri, rename_id in moves:
                     # The file moved: its hunks follow it (the rename hunk keeps its own uri).
                     await tx.move_hunks(old_uri, new_uri, lsn, rename_id)
-            await tx.set_effect(effect.id, state, effect.attempts + (0 if complete else 1))
+            # An edit now living in this window's unsaved buffer is this process's to settle.
+            owner = process.token() if state == "unsaved" else None
+            await tx.set_effect(effect.id, state, effect.attempts + (0 if complete else 1), owner)
         effect.state = state
         fault("effect:after-confirm")
         for hid in results:
@@ -910,8 +919,14 @@ class Review:
                 if (uri is None or effect.uri == uri) and effect.state in states and effect.target in targets:
                     if effect.state == "unsaved" and effect.uri in self.docs:
                         continue  # the buffer holds it; settled at save, close or restart
+                    if (effect.state == "unsaved" or effect.target == "buffer") and self._held_elsewhere(effect):
+                        continue  # another live window's buffer holds it: that window settles it
                     await self._run_effect(effect)
                     fault("recover:after-effect")
+
+    @staticmethod
+    def _held_elsewhere(effect: EffectRow) -> bool:
+        return bool(effect.owner) and effect.owner != process.token() and process.alive(effect.owner)
 
     # --- the editor's documents ---------------------------------------------------------
     def opened(self, client_uri: str, text: str, version: int | None) -> None:
@@ -1128,7 +1143,9 @@ class Review:
                 folders.add(os.path.dirname(self.ws.resolve(uri)))
             except Exception:
                 continue
-        await asyncio.to_thread(remove_temp_files, folders)
+        # Under the files lock: a temp file of another process's write in progress is not a leftover.
+        async with interprocess_lock(self._files_lock()):
+            await asyncio.to_thread(remove_temp_files, folders)
         effects = await store.open_effects()
         self.effect_uris.update(e.uri for e in effects if e.state == "pending")
         await self.run_pending_effects(states=("pending",), targets=("file",))

@@ -105,6 +105,10 @@ MIGRATIONS: list[list[str]] = [
         )""",
         "CREATE INDEX hunks_by_task ON hunks(task_id)",
     ],
+    # 3: which process holds an edit that lives in an editor's buffer (one server per window).
+    [
+        "ALTER TABLE effects ADD COLUMN owner TEXT",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -109,6 +109,7 @@ class EffectRow:
     state: str  # pending | unsaved (applied into a buffer not saved yet) | done
     attempts: int
     target: str = "file"  # where it was meant to land when decided: an open "buffer" or the "file"
+    owner: str | None = None  # the process whose editor buffer holds it (see process.py)
 
 
 @dataclass
@@ -277,10 +278,10 @@ class Store:
 
     async def open_effects(self) -> list[EffectRow]:
         rows = await self._read(
-            "SELECT id, lsn, uri, action, edits, state, attempts, target FROM effects "
+            "SELECT id, lsn, uri, action, edits, state, attempts, target, owner FROM effects "
             "WHERE state IN ('pending', 'unsaved') ORDER BY lsn, id"
         )
-        return [EffectRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7]) for r in rows]
+        return [EffectRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], r[8]) for r in rows]
 
     async def has_pending_effect(self, uri: str) -> bool:
         rows = await self._read("SELECT 1 FROM effects WHERE state = 'pending' AND uri = ? LIMIT 1", (uri,))
@@ -474,12 +475,20 @@ class Tx:
             "UPDATE hunks SET uri = ?, lsn = ? WHERE uri = ? AND id != ?", (new_uri, lsn, old_uri, except_id)
         )
 
-    async def add_effect(self, lsn: int, uri: str, action: str, edits: list[dict], target: str = "file") -> int:
+    async def add_effect(
+        self, lsn: int, uri: str, action: str, edits: list[dict], target: str = "file", owner: str | None = None
+    ) -> int:
         cur = await self.conn.execute(
-            "INSERT INTO effects (lsn, uri, action, edits, state, target, at) VALUES (?, ?, ?, ?, 'pending', ?, ?)",
-            (lsn, uri, action, json.dumps(edits), target, now_iso()),
+            "INSERT INTO effects (lsn, uri, action, edits, state, target, owner, at) "
+            "VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)",
+            (lsn, uri, action, json.dumps(edits), target, owner, now_iso()),
         )
         return cur.lastrowid
 
-    async def set_effect(self, effect_id: int, state: str, attempts: int) -> None:
-        await self._run("UPDATE effects SET state = ?, attempts = ? WHERE id = ?", (state, attempts, effect_id))
+    async def set_effect(self, effect_id: int, state: str, attempts: int, owner: str | None = None) -> None:
+        if owner is None:
+            await self._run("UPDATE effects SET state = ?, attempts = ? WHERE id = ?", (state, attempts, effect_id))
+        else:
+            await self._run(
+                "UPDATE effects SET state = ?, attempts = ?, owner = ? WHERE id = ?", (state, attempts, owner, effect_id)
+            )
