@@ -185,7 +185,8 @@ def write() -> str:
         else:
             w(f"Command: `{run['command']}` — took {run['total_s'] / 60:.1f} min on this machine (benchmarks only; creating the venv")
             w(f"adds about a minute on a fresh clone). Run {run['date']}, commit `{run['commit']}`, profile `{run['profile']}`.")
-        w(f"Load average at start / end: {' '.join(run['load_at_start'])} / {' '.join(run['load_at_end'])} (other sessions share this VM).")
+        w(f"Load average at start / end: {' '.join(run['load_at_start'])} / {' '.join(run['load_at_end'])} (other sessions share this VM;")
+        w("with them keeping both cores busy, load 6–8, the same fresh-clone `make bench` took 6.5 min earlier the same day).")
         w("")
         w("Machine: " + ", ".join(f"{k} {v}" for k, v in m.items()) + ".")
         w("")
@@ -407,12 +408,11 @@ The accept's cost does not grow with the store's size: reads are by key or index
 undo (last column) stays flat from 10² to 10⁵ hunks; differences between the medians of the rows are this VM's load
 at the time each size ran (compare the ratios, measured interleaved with the floor)."""
 
-NOTES_RESTART = """**On the absolute target (< 1.5 s at 10⁴ hunks).** It depends on the machine's load more than on Stet: in this
-run the floor alone (a bare import of the server's modules, one SELECT, reading the files) took the time shown in the
-floor column, because other sessions kept both cores busy (load average above). The server's own CPU time to
-`stet/restored` (the CPU column; imports included) is the steadier measure: about 1 s at 10⁴ hunks. On a quiet
-moment earlier in the day the same restart took 1.67 s against a 0.93 s floor (before the memory and diagnostics
-fixes), and 2.3 s against a 1.07 s floor in a busier one.
+NOTES_RESTART = """**On the absolute target (< 1.5 s at 10⁴ hunks): it depends on the VM's load.** This run had the machine nearly to
+itself (load average above) and the 10⁴ restart took under a second. Earlier full runs the same afternoon, with other
+sessions keeping both cores busy (load 6–8), measured 3.1–3.2 s against floors of 1.9–2.0 s (the bare import alone
+took 1.2–2 s then), i.e. ratios of 1.5–1.8×. The server's own CPU time to `stet/restored` (the CPU column, imports
+included) is the steadier measure: about 1 s at 10⁴ hunks in every run.
 
 **Where a restart's time goes (profiled, cProfile of a 10⁵-hunk restart).** Importing the server (pygls,
 lsprotocol, cattrs, aiosqlite) is the floor's largest part and Stet's too. Past it, the time is proportional to the
@@ -442,17 +442,18 @@ offset are checked with whole-slice comparisons (C speed), and only the gaps bet
 recursively, with difflib as the fallback for a gap that has no unique line (as before, so no input is slower than
 it was). Hunk rules are unchanged (zero context, maximal runs) and property-tested.
 
-**The gap to git (profiled), and why the target sits at the edge.** The ratio was 2.78× in the full run before
-this one and 3.23× in this one (same engine; git's own time moved from 130 ms to 51 ms with the VM's load). cProfile
-of the server over 13 proposals puts the diff (`plan` → `diff_hunks` → `changed_regions`) at two thirds of the
-server's time; measured alone, alternated with the previous version of itself, the engine takes about 35 ms of CPU on
-this pair. The rest is the durable bookkeeping around it: parsing the 1.2 MB request (pygls calls its object hook on
-every JSON object), applying the edit, two SHA-256 hashes of the edit and of the result (stored for idempotent replays,
-so their format should not change lightly), storing 500 hunk rows and loading them back, then three JSON payloads of
-500 entries each (diagnostics, `stet/hunksChanged`, the answer). `git diff` does the diff and prints it from C. To
-get clearly under 3×: a compiled engine would save ~20 ms here (see the table; none is worth its licence or build
-cost today), and an anchored first pass that skips counting the lines of a huge range when most of it is one
-offset-shifted run (tried: a cheap variant gave only 6%, so it was not committed)."""
+**The gap to git (profiled): missed.** The ratio depends on the load more than anything: 2.8–3.2× in the loaded
+runs of the afternoon (git itself then took 51–130 ms), about 5× in this quiet run (git 21 ms). cProfile of the server
+over 13 proposals puts the diff (`plan` → `diff_hunks` → `changed_regions`) at two thirds of the server's time;
+measured alone, alternated with the previous version of itself, the engine takes about 35 ms of CPU on this pair.
+The rest is the durable bookkeeping around it: parsing the 1.2 MB request (pygls calls its object hook on every JSON
+object), applying the edit, two SHA-256 hashes of the edit and of the result (stored for idempotent replays, so their
+format should not change lightly), storing 500 hunk rows and loading them back, then three JSON payloads of 500
+entries each (diagnostics, `stet/hunksChanged`, the answer). `git diff` does the diff and prints it from C. To reach
+3× on a quiet machine (~65 ms): a compiled engine would save 15–30 ms (the table; none is worth its licence or build
+cost today), and the bookkeeping would have to lose about as much again (the two hashes over one serialisation of
+the texts instead of two JSON dumps; splitting each text into lines once). A cheap variant of the engine that skips
+counting tiny gaps gave only 6% and was not committed."""
 
 NOTES_TYPING = """**What a keystroke costs (profiled).** Handling a `didChange` applies the change to Stet's copy of the
 buffer (same cost for both documents) and moves the anchors of the document's hunks: every anchor is looked at once
@@ -471,19 +472,20 @@ recovery marked `stale` or placed on another line than their true one.
 
 The default policy (checkpoint on save, after a 2 s pause, at shutdown) sits at the cheap end of the write curve;
 what it risks is the last row: a crash long after the last save or pause leaves positions far behind the buffer, whose
-recovery costs more and, with no checkpoint at all, misplaced 7 hunks here (below). Recovery times are dominated by
+recovery costs more (and, on the code before main's relocation changes, misplaced 7 hunks: below). Recovery times are dominated by
 the restart itself (imports, loading) and are noisy on this VM; the write volume falls as 1/C. Found and fixed with
 this benchmark: when the editor re-opened a document before the hunks were
 loaded (what editors do at a restart), each hunk built its own index of the whole document: recovery was 29.5 s with
 1,000 hunks in a 20,000-line buffer and no checkpoint (`977cf86`).
 
-**Misplaced hunks with no checkpoint (a correctness finding, reported to the core, not fixed here).** With no
-checkpoint at all (stored lines 400 insertions behind), 7 of the 1,000 hunks were re-located on a wrong line: all
+**Misplaced hunks with no checkpoint (a correctness finding, reported to the core).** In the runs on `3945485` (before
+main's relocation changes were merged), with no checkpoint at all (stored lines 400 insertions behind), 7 of the 1,000
+hunks were re-located on a wrong line; in this run, on the merged code, none was. Those 7: all
 replace one blank line), and an insertion had landed inside their 3 lines of context (two hunks a
 few lines apart, the edit midway). `locate` then ranks the candidates by context score and distance to the stale
 recorded line, and another blank line with as much context nearer to that line wins, although the design says
 "when several places fit equally well, nothing is returned". Accepting such a hunk would apply the change at the
-wrong place. With any checkpoint in the table, none was misplaced.
+wrong place. With any checkpoint, none was misplaced in any run.
 
 **Also observed (not fixed here, for the core's owner):** a line inserted *right next to* a
 hunk (its nearest context line changes) does not touch the hunk while the document is open, but after a crash the
