@@ -433,6 +433,12 @@ class Review:
             mem = self.hunks.get(hid)
             if mem is not None:
                 rows[hid].line = mem.line
+        if text is not None and action == "accept":
+            for hid in targets:
+                h = rows[hid]
+                eol = detect_eol(h.old_text + "".join(c for c in h.ctx_before if c))
+                given = lines_of(normalize_eol(text, eol))
+                h.applied_text = None if given == h.new else given
         # The journal is written from the hunks as they are before this decision.
         journal = [
             (name, [(h, self._effect_edit(h, name)) for h in group])
@@ -450,10 +456,6 @@ class Review:
                 h.decided_at = stamp
                 if feedback is not None:
                     h.feedback = feedback
-                if text is not None:
-                    eol = detect_eol(h.old_text + "".join(c for c in h.ctx_before if c))
-                    given = lines_of(normalize_eol(text, eol))
-                    h.applied_text = None if given == h.new else given
             await tx.save_hunk(h)
         effects = []
         for action_name, group in journal:
