@@ -165,7 +165,9 @@ class Review:
         if doc is None:
             old.line = row.line
             old.shows_new = row.status == Status.APPLIED
-        elif status_changed and (row.status == Status.APPLIED) != old.shows_new:
+        elif status_changed and (row.status in (Status.PENDING, Status.STALE) or (row.status == Status.APPLIED) != old.shows_new):
+            # The change may have been judged against other content (the file on disk while the
+            # editor was re-opening it, another process): the open buffer is what counts.
             return self._relocate(doc.lines, [old])
         return []
 
