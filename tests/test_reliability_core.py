@@ -5,7 +5,7 @@ import asyncio
 
 from lsprotocol import types
 
-from harness import Session, read, rng, uri, write
+from harness import ServerDied, Session, read, rng, uri, write
 
 
 async def statuses(s: Session) -> dict[str, str]:
@@ -51,3 +51,40 @@ async def test_buffer_decides_over_disk_when_the_editor_reopens_during_recovery(
             wrong.append((delay, status))
     assert not wrong, f"didOpen after (seconds, status): {wrong}"
 
+
+async def test_undo_interrupted_before_its_revert_reaches_the_reopened_buffer(ws):
+    """Undo of an applied hunk commits, then the server dies before reverting the editor's
+    buffer. At restart the editor re-opens the buffer, still showing the new text: the hunk
+    must end `pending` with its old text back, not `stale`.
+
+    Opening the buffer judged the pending hunk by content while its revert was still
+    journaled and not yet run: old text absent, so stale; the revert then put the old text
+    back but left the hunk stale."""
+    s = Session(ws)
+    await s.start()
+    a = s.open(ws / "a.py")
+    hid = (await s.propose("p1", {a: [(rng(1, 0, 2, 0), "LINE TWO\n")]}))["hunks"][0]["id"]
+    assert (await s.command("stet.accept", {"hunkIds": [hid]}))["hunks"][0]["status"] == "applied"
+    await s.stop()
+    s1 = Session(ws, env={"STET_FAULT": "decide:after-commit"})
+    s1.docs = s.docs
+    await s1.start()
+    try:
+        await s1.command("stet.undo", {"hunkIds": [hid]})
+        raise AssertionError("the fault point did not fire")
+    except ServerDied:
+        await s1.died()
+    assert "LINE TWO\n" in s1.text(a)  # the revert never reached the buffer
+    s2 = Session(ws)
+    s2.docs = s1.docs
+    await s2.start()
+    try:
+        for _ in range(40):
+            if (await statuses(s2))[hid] == "pending" and "line 2\n" in s2.text(a):
+                break
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(0.5)
+        assert (await statuses(s2))[hid] == "pending"
+        assert s2.text(a).count("line 2\n") == 1 and "LINE TWO" not in s2.text(a)
+    finally:
+        await s2.stop()

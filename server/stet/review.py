@@ -665,6 +665,10 @@ class Review:
                     to = Status.APPLIED if result == "done" else Status.STALE
                 elif effect.action == "revert" and result == "stale" and r.status == Status.PENDING:
                     to = Status.STALE
+                elif effect.action == "revert" and result == "done" and r.status == Status.STALE:
+                    # Judged by content while its revert was still journaled (a buffer re-opened
+                    # at restart): the old text is back now, so the hunk is found again.
+                    to = Status.PENDING
                 r.line = mem.line
                 if to is not None:
                     r.status, r.version = to, r.version + 1
