@@ -3,9 +3,11 @@ each through the real server process."""
 
 import asyncio
 
+import pytest
 from lsprotocol import types
 
 from harness import ServerDied, Session, read, rng, uri, write
+from rawlsp import Dead, RawServer
 
 
 async def statuses(s: Session) -> dict[str, str]:
@@ -88,3 +90,58 @@ async def test_undo_interrupted_before_its_revert_reaches_the_reopened_buffer(ws
         assert s2.text(a).count("line 2\n") == 1 and "LINE TWO" not in s2.text(a)
     finally:
         await s2.stop()
+
+
+def _bad_file(kind: str, path, outside):
+    """Make `path` something Stet cannot edit as text."""
+    import os
+
+    if kind == "binary":
+        path.write_bytes(b"alpha\n\x00beta\n")
+    elif kind == "latin-1":
+        path.write_bytes(b"alpha\nb\xe9ta\n")
+    elif kind == "folder":
+        path.unlink()
+        path.mkdir()
+    elif kind == "symlink-out":
+        outside.write_text(path.read_text())
+        path.unlink()
+        os.symlink(outside, path)
+
+
+@pytest.mark.parametrize("kind", ["binary", "latin-1", "folder", "symlink-out"])
+def test_a_file_that_became_unreadable_does_not_block_recovery(ws, kind):
+    """An accepted edit is journaled, the server dies before writing it, and meanwhile the
+    file stops being a text file of the workspace (binary, not UTF-8, a folder, a symlink
+    leading outside). The next start must still finish recovery and answer: that hunk
+    becomes stale, the other files' edits are carried out, nothing is written to the file.
+
+    Reading the file raised out of the effect runner, so recovery stopped half-way, reported
+    an error and never let a request through: every later request waited forever."""
+    a, b = ws / "b.txt", ws / "a.py"
+    outside = ws.parent / "outside.txt"
+    s = RawServer(ws, env={"STET_FAULT": "decide:after-commit"})
+    s.initialize()
+    edit = {"changes": {
+        a.resolve().as_uri(): [{"range": rng(1, 0, 2, 0), "newText": "BETA\n"}],
+        b.resolve().as_uri(): [{"range": rng(1, 0, 2, 0), "newText": "LINE TWO\n"}],
+    }}
+    hunks = s.call("stet/propose", {"proposalId": "p1", "edit": edit})["hunks"]
+    bad_id, good_id = [h["id"] for h in sorted(hunks, key=lambda h: h["uri"] != a.resolve().as_uri())]
+    with pytest.raises(Dead):
+        s.request("workspace/executeCommand", {"command": "stet.accept", "arguments": [{"hunkIds": [bad_id, good_id]}]})
+    s.kill()
+    _bad_file(kind, a, outside)
+    before = a.read_bytes() if a.is_file() else None
+    outside_before = outside.read_bytes() if outside.exists() else None
+    s2 = RawServer(ws)
+    try:
+        s2.initialize()
+        assert "error" not in s2.restored, s2.restored
+        states = {h["id"]: h["status"] for h in s2.call("stet/listHunks", {}, timeout=10)["hunks"]}
+        assert states == {bad_id: "stale", good_id: "applied"}
+        assert b.read_text().count("LINE TWO\n") == 1
+        assert (a.read_bytes() if a.is_file() else None) == before
+        assert (outside.read_bytes() if outside.exists() else None) == outside_before
+    finally:
+        s2.kill()

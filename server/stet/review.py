@@ -26,7 +26,7 @@ from .domain.hunks import TextMismatch, apply_edits, diff_hunks
 from .domain.model import Hunk, lines_of
 from .domain.status import OPEN, Status, TransitionError, check, plan
 from .domain.text import detect_eol, normalize_eol, split_lines, text_range
-from .errors import Conflict, InvalidParams, StoreUnavailable, TooLarge, UnknownHunk
+from .errors import Conflict, InvalidParams, StetError, StoreUnavailable, TooLarge, UnknownHunk
 from .faults import fault
 from .store import EffectRow, Store
 from .store.store import now_iso
@@ -556,8 +556,14 @@ class Review:
         return line
 
     async def _effect_on_disk(self, effect: EffectRow, wanted):
-        path = self.ws.resolve(effect.uri)
-        text = await asyncio.to_thread(read_text, path)
+        try:
+            path = self.ws.resolve(effect.uri)
+            text = await asyncio.to_thread(read_text, path)
+        except StetError as exc:
+            # No longer a text file of the workspace (binary, not UTF-8, a folder, a symlink
+            # leading out): the text the edit expects is not there. Nothing is written.
+            log.warning("cannot edit %s: %s", effect.uri, exc)
+            text = None
         if text is None:
             return ({h.id: "stale" for h, _ in wanted}, [], True, False)
         lines = split_lines(text)
