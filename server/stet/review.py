@@ -564,6 +564,9 @@ class Review:
             # leading out): the text the edit expects is not there. Nothing is written.
             log.warning("cannot edit %s: %s", effect.uri, exc)
             text = None
+        except OSError as exc:  # cannot be read now: the edit stays journaled, tried again later
+            log.warning("cannot read %s now: %s", effect.uri, exc)
+            return ({}, [h.id for h, _ in wanted], False, False)
         if text is None:
             return ({h.id: "stale" for h, _ in wanted}, [], True, False)
         lines = split_lines(text)
@@ -571,7 +574,13 @@ class Review:
         if edits:
             new_lines = apply_edits(lines, [(s, src, dst) for s, src, dst, _ in edits])
             fault("effect:before-write")
-            await asyncio.to_thread(write_atomic, path, "".join(new_lines))
+            try:
+                await asyncio.to_thread(write_atomic, path, "".join(new_lines))
+            except OSError as exc:
+                # A full disk, a read-only file system: the decision is stored, the edit stays
+                # journaled and is tried again (at close, at the next start).
+                log.warning("cannot write %s now: %s", path, exc)
+                return ({}, [h.id for h, _ in wanted], False, False)
             fault("effect:after-write")
             for h in self.by_uri.get(effect.uri, {}).values():
                 if h.id not in verdicts:
