@@ -183,3 +183,41 @@ def test_workspace_disk_full_keeps_the_decision_and_writes_later(small_fs, tmp_p
         assert a.read_text().count("NEW 1\n") == 1
     finally:
         s.kill()
+
+
+def test_recovery_that_cannot_write_still_answers_every_request(small_fs):
+    """The store's disk is full when a restart has journaled work to finish: recovery cannot
+    write, and every request must still be answered (-32005, saying what to do), never left
+    waiting; once space is back, a restart finishes the work exactly once."""
+    ws = small_fs / "ws"
+    ws.mkdir()
+    a = write(ws / "a.py", A_TEXT)
+    s = RawServer(ws, env={"STET_FAULT": "decide:after-commit"})
+    s.initialize()
+    hid = propose(s, a)[0]
+    answer = None
+    try:
+        answer = accept(s, [hid])
+    except Exception:
+        pass
+    assert answer is None  # the fault point killed it after the commit
+    s.kill()
+    fill(small_fs)
+    s = RawServer(ws)
+    try:
+        s.initialize()
+        for method, params in (("stet/listHunks", {}), ("workspace/executeCommand",
+                               {"command": "stet.reject", "arguments": [{"hunkIds": [hid]}]})):
+            answer = s.request(method, params, timeout=10)
+            assert "error" in answer and answer["error"]["code"] == -32005, answer
+            assert "full" in answer["error"]["message"], answer
+    finally:
+        s.kill()
+    (small_fs / "filler").unlink()
+    s = RawServer(ws)
+    try:
+        s.initialize()
+        assert {h["id"]: h["status"] for h in s.call("stet/listHunks", {})["hunks"]} == {hid: "applied"}
+        assert a.read_text().count("NEW 1\n") == 1
+    finally:
+        s.kill()

@@ -92,6 +92,7 @@ class Review:
         self.effect_uris: set[str] = set()  # uris with effects not finished yet
         self.seen_lsn = 0
         self.ready = asyncio.Event()
+        self.recovery_error: StetError | None = None
         self._op_lock = asyncio.Lock()
         self._sync_lock = asyncio.Lock()
         self._derive_lock = asyncio.Lock()
@@ -865,7 +866,20 @@ class Review:
         return len(moved)
 
     async def recover(self) -> dict:
-        """Bring memory, files and store into agreement after a start; safe to interrupt."""
+        """Bring memory, files and store into agreement after a start; safe to interrupt.
+
+        Whatever happens, requests are let through afterwards: when recovery failed they
+        are answered with its error (see `recovery_error`), never left waiting."""
+        try:
+            return await self._recover()
+        except BaseException as exc:
+            self.recovery_error = exc if isinstance(exc, StetError) else StoreUnavailable(
+                f"Stet could not restore the review: {exc!r}. Restart Stet; `stet doctor` explains more."
+            )
+            self.ready.set()
+            raise
+
+    async def _recover(self) -> dict:
         loop = asyncio.get_running_loop()
         started = loop.time()
         fault("recover:start")

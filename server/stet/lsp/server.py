@@ -204,6 +204,8 @@ async def _ready(ls: StetServer) -> Review:
     if review.store is None:
         raise review.store_error or StoreUnavailable("the review store is not open")
     await review.ready.wait()
+    if review.recovery_error is not None:
+        raise review.recovery_error
     return review
 
 
@@ -256,7 +258,8 @@ def build(db_path: str | None = None) -> StetServer:
             return
         try:
             summary = await review.recover()
-        except StetError as exc:
+        except Exception as exc:
+            exc = review.recovery_error or exc
             ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"Stet: {exc}"))
             summary = {"files": 0, "counts": {}, "durationMs": 0, "error": str(exc)}
         ls.notify_json("stet/restored", summary)
