@@ -172,3 +172,153 @@ def test_requests_after_shutdown_are_refused_not_ignored(ws):
         assert s.proc.wait(timeout=15) == 0
     finally:
         s.kill()
+
+
+# --- hypothesis: requests with one thing wrong -------------------------------------------
+SCALAR_JUNK = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False).filter(lambda f: f != int(f) if abs(f) < 1e300 else True),
+    st.text(max_size=20), st.sampled_from(["\ud800", "a\udfffb", "\x00", "é😀", "'; DROP TABLE hunks;--", "x" * 5000]),
+)
+JUNK = st.recursive(SCALAR_JUNK, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                           st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+                    max_leaves=12)
+NOT_STR = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.lists(SCALAR_JUNK, max_size=3),
+                    st.dictionaries(st.text(max_size=5), SCALAR_JUNK, max_size=3))
+BAD_STR = st.one_of(NOT_STR.filter(lambda v: v is not None), st.sampled_from(["\ud800", "x\udc00", ""]))
+BAD_OPT_STR = NOT_STR.filter(lambda v: v is not None) | st.sampled_from(["\ud800", "x\udc00"])
+BAD_INT = st.one_of(st.none(), st.booleans(), st.text(max_size=5), st.floats(allow_nan=False).filter(lambda f: f != int(f) if abs(f) < 1e300 else True),
+                    st.integers(2**31, 2**70), st.integers(-(2**70), -1), st.lists(st.integers(), max_size=2))
+ODD_URIS = st.sampled_from([
+    "", "file:", "file://", "file:///etc/passwd", "file://host/ws/a.py", "http://example.com/a.py", "untitled:a.py",
+    "file:///%2e%2e/%2e%2e/etc/passwd", "file:///ws/../../etc/shadow", "file:///tmp/\x00x", "FILE:///etc/hosts",
+    "file:///a.py\ud800", "vscode-remote://ssh/etc", "file:////etc/passwd", "C:\\Windows\\win.ini", "file:///dev/zero",
+    "file:///proc/self/environ",
+]) | st.text(max_size=30)
+
+
+def propose_template(u: str) -> dict:
+    FUZZ_CASES["pid"] = FUZZ_CASES.get("pid", 0) + 1  # a fresh id: a Conflict must not hide a wrong acceptance
+    return {"proposalId": f"fz-{FUZZ_CASES['pid']}", "edit": {"changes": {u: [{"range": rng(2, 0, 3, 0), "newText": "FUZZ\n"}]}},
+            "taskId": "t", "agent": "bot", "message": "m"}
+
+
+def mutations_of_propose(u: str):
+    """(description, params) pairs, each invalid by construction."""
+    def with_(path, value):
+        p = propose_template(u)
+        target = p
+        for key in path[:-1]:
+            target = target[key]
+        if value is _DELETE:
+            del target[path[-1]]
+        else:
+            target[path[-1]] = value
+        return p
+
+    edit_path = ("edit", "changes", u, 0)
+    return st.one_of(
+        st.tuples(st.just("proposalId"), BAD_STR.map(lambda v: with_(("proposalId",), v))),
+        st.just(("proposalId missing", with_(("proposalId",), _DELETE))),
+        st.just(("proposalId too long", with_(("proposalId",), "p" * 300))),
+        st.tuples(st.just("taskId/agent/message"), st.tuples(st.sampled_from(["taskId", "agent", "message"]), BAD_OPT_STR)
+                  .map(lambda kv: with_((kv[0],), kv[1]))),
+        st.tuples(st.just("edit"), JUNK.filter(lambda v: not isinstance(v, dict)).map(lambda v: with_(("edit",), v))),
+        st.tuples(st.just("changes"), JUNK.filter(lambda v: v is not None and not isinstance(v, dict)).map(lambda v: with_(("edit", "changes"), v))),
+        st.tuples(st.just("uri"), ODD_URIS.map(lambda odd: {**propose_template(u), "edit": {"changes": {odd: [{"range": rng(0, 0, 1, 0), "newText": "x\n"}]}}})),
+        st.tuples(st.just("edits list"), JUNK.filter(lambda v: not isinstance(v, list) or (v and not all(isinstance(e, dict) for e in v)))
+                  .map(lambda v: with_(("edit", "changes", u), v))),
+        st.tuples(st.just("newText"), BAD_STR.filter(lambda v: v != "").map(lambda v: with_(edit_path + ("newText",), v))),
+        st.tuples(st.just("range"), JUNK.filter(lambda v: not isinstance(v, dict)).map(lambda v: with_(edit_path + ("range",), v))),
+        st.tuples(st.just("position"), st.tuples(st.sampled_from(["start", "end"]), st.sampled_from(["line", "character"]), BAD_INT)
+                  .map(lambda t: _set_pos(propose_template(u), u, *t))),
+        st.tuples(st.just("reversed range"), st.just({**propose_template(u), "edit": {"changes": {u: [{"range": rng(5, 0, 2, 0), "newText": "x\n"}]}}})),
+        st.tuples(st.just("overlap"), st.just({**propose_template(u), "edit": {"changes": {u: [
+            {"range": rng(1, 0, 4, 0), "newText": "x\n"}, {"range": rng(2, 0, 3, 0), "newText": "y\n"}]}}})),
+        st.tuples(st.just("file operation"), st.sampled_from([{"kind": "create", "uri": u}, {"kind": "delete", "uri": u},
+                                                              {"kind": "rename", "oldUri": u, "newUri": u + "x"}, {"kind": "zap"}])
+                  .map(lambda op: {**propose_template(u), "edit": {"documentChanges": [op]}})),
+    )
+
+
+class _Del:
+    pass
+
+
+_DELETE = _Del()
+
+
+def _set_pos(p, u, end, field, value):
+    p["edit"]["changes"][u][0]["range"][end][field] = value
+    return p
+
+
+def decision_mutations(ids: list[str]):
+    pending, applied, rejected = ids
+    cmd = st.sampled_from(["stet.accept", "stet.reject", "stet.undo"])
+
+    def one(command, params):
+        return {"command": command, "arguments": [params]}
+
+    return st.one_of(
+        st.tuples(st.just("hunkIds"), cmd, JUNK.filter(lambda v: not (isinstance(v, list) and v and all(isinstance(i, str) and i for i in v))))
+        .map(lambda t: (t[0], one(t[1], {"hunkIds": t[2]}))),
+        st.tuples(st.just("unknown hunk"), cmd, st.lists(st.text(min_size=1, max_size=20).filter(lambda t: "\ud800" > t or True), min_size=1, max_size=3))
+        .map(lambda t: (t[0], one(t[1], {"hunkIds": [pending] + ["nope-" + x for x in t[2]]}))),
+        st.tuples(st.just("requestId"), cmd, BAD_OPT_STR).map(lambda t: (t[0], one(t[1], {"hunkIds": [pending], "requestId": t[2]}))),
+        st.tuples(st.just("feedback"), BAD_OPT_STR).map(lambda t: (t[0], one("stet.reject", {"hunkIds": [pending], "feedback": t[1]}))),
+        st.tuples(st.just("text"), BAD_OPT_STR).map(lambda t: (t[0], one("stet.accept", {"hunkIds": [pending], "text": t[1]}))),
+        st.tuples(st.just("text, two hunks"), st.text(max_size=5)).map(lambda t: (t[0], one("stet.accept", {"hunkIds": [pending, rejected], "text": t[1]}))),
+        st.tuples(st.just("expectedVersions"), JUNK.filter(lambda v: v is not None and not (isinstance(v, dict) and all(isinstance(x, int) and not isinstance(x, bool) for x in v.values()))))
+        .map(lambda t: (t[0], one("stet.accept", {"hunkIds": [pending], "expectedVersions": t[1]}))),
+        st.tuples(st.just("stale version"), st.integers(-5, 0) | st.integers(2, 2**62))
+        .map(lambda t: (t[0], one("stet.accept", {"hunkIds": [pending], "expectedVersions": {pending: t[1]}}))),
+        st.just(("forbidden transition", one("stet.reject", {"hunkIds": [pending, applied]}))),
+        st.just(("undo then conflict", one("stet.accept", {"hunkIds": [rejected, pending]}))),
+        st.tuples(st.just("arguments"), JUNK.filter(lambda v: not (isinstance(v, list) and len(v) == 1 and isinstance(v[0], dict))))
+        .map(lambda t: (t[0], {"command": "stet.accept", "arguments": t[1]})),
+        st.tuples(st.just("file/all scope"), st.sampled_from(["stet.acceptFile", "stet.rejectFile"]), ODD_URIS | NOT_STR)
+        .map(lambda t: (t[0], one(t[1], {"uri": t[2]}))),
+        st.tuples(st.just("command"), JUNK.filter(lambda v: v not in ("stet.accept",))).map(lambda t: (t[0], {"command": t[1], "arguments": [{}]})),
+    )
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=list(HealthCheck), derandomize=False)
+@given(data=st.data())
+def test_fuzzed_requests_get_errors_and_change_nothing(served, data):
+    s, ws, ids = served
+    u = (ws / "a.py").resolve().as_uri()
+    kind = data.draw(st.sampled_from(["propose", "decision", "list", "lsp"]))
+    if kind == "propose":
+        what, params = data.draw(mutations_of_propose(u))
+        method = "stet/propose"
+    elif kind == "decision":
+        what, params = data.draw(decision_mutations(ids))
+        method = "workspace/executeCommand"
+    elif kind == "list":
+        what = "listHunks"
+        params = data.draw(st.one_of(JUNK.filter(lambda v: not isinstance(v, dict) and v is not None),
+                                     st.dictionaries(st.sampled_from(["uri", "status", "proposalId", "taskId"]), BAD_OPT_STR, min_size=1),
+                                     st.builds(lambda x: {"status": [x]}, st.text(max_size=8).filter(lambda t: t not in (
+                                         "pending", "accepted", "applied", "rejected", "stale", "superseded")))))
+        method = "stet/listHunks"
+    else:
+        method = data.draw(st.sampled_from(["textDocument/codeLens", "textDocument/hover", "textDocument/codeAction"]))
+        what = method
+        params = data.draw(st.one_of(JUNK, st.fixed_dictionaries({"textDocument": st.one_of(JUNK, st.fixed_dictionaries({"uri": ODD_URIS | NOT_STR})),
+                                                                  "position": st.fixed_dictionaries({"line": BAD_INT, "character": BAD_INT}),
+                                                                  "range": JUNK, "context": JUNK})))
+    before = fingerprint(ws)
+    answer = s.request(method, params, timeout=20)
+    FUZZ_CASES["count"] += 1
+    if method.startswith("textDocument/"):
+        assert "result" in answer or answer["error"]["code"] in ALLOWED, (what, params, answer)
+    else:
+        expect_error(answer)
+    assert fingerprint(ws) == before, (what, params, answer)
+
+
+def test_fuzz_figures(served):
+    """Runs after the fuzzing above: the server took every case and still answers."""
+    s, ws, _ = served
+    assert s.alive()
+    print(f"\nfuzz: {FUZZ_CASES['count']} hypothesis requests, each answered with an error (or a valid read), store unchanged")
