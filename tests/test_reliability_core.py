@@ -145,3 +145,33 @@ def test_a_file_that_became_unreadable_does_not_block_recovery(ws, kind):
         assert (outside.read_bytes() if outside.exists() else None) == outside_before
     finally:
         s2.kill()
+
+
+async def test_an_edit_lost_with_its_buffer_whose_old_text_is_gone_is_not_called_applied(ws):
+    """The developer changed a line on disk, later changed it back in an unsaved buffer,
+    accepted the hunk there (applied into the buffer), then the editor and the server died.
+    The file on disk still has the developer's version, so the edit cannot be re-applied
+    without overwriting it: the hunk must say `stale`, never `applied` over a file that lacks
+    it. It stayed `applied` with its effect closed: accepted work silently lost."""
+    a = ws / "a.py"
+    s = Session(ws)
+    await s.start()
+    hid = (await s.propose("p1", {uri(a): [(rng(1, 0, 2, 0), "LINE TWO\n")]}))["hunks"][0]["id"]
+    write(a, read(a).replace("line 2\n", "mine 2\n"))  # someone else's change, on disk
+    u = s.open(a)
+    s.type(u, rng(1, 0, 1, 1), "l")  # the developer puts the line back, unsaved
+    await asyncio.sleep(0.5)
+    res = await s.command("stet.accept", {"hunkIds": [hid]})
+    assert res["hunks"][0]["status"] == "applied" and "LINE TWO\n" in s.text(u)
+    await s.kill()  # the editor dies too: the buffer is lost
+    s2 = Session(ws)
+    await s2.start()
+    try:
+        for _ in range(30):
+            if (await statuses(s2))[hid] != "applied":
+                break
+            await asyncio.sleep(0.1)
+        assert (await statuses(s2))[hid] == "stale"
+        assert "mine 2\n" in read(a) and "LINE TWO" not in read(a)  # the developer's text is kept
+    finally:
+        await s2.stop()

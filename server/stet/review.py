@@ -679,6 +679,10 @@ class Review:
                 to = None
                 if effect.action == "apply" and r.status == Status.ACCEPTED:
                     to = Status.APPLIED if result == "done" else Status.STALE
+                elif effect.action == "apply" and effect.state == "unsaved" and result == "stale" and r.status == Status.APPLIED:
+                    # Applied into a buffer that was lost unsaved, and the file no longer has the
+                    # old text: the edit is not in the document and cannot be put back.
+                    to = Status.STALE
                 elif effect.action == "revert" and result == "stale" and r.status == Status.PENDING:
                     to = Status.STALE
                 elif effect.action == "revert" and result == "done" and r.status == Status.STALE:
