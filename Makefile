@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test test-python bench clean
+.PHONY: demo test test-python bench clean test-extension test-vscode-e2e
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,10 +15,20 @@ $(VENV)/.installed: pyproject.toml
 demo: $(VENV)/.installed
 	$(VENV)/bin/stet demo
 
-test: test-python
+test: test-python test-vscode-e2e
 
 test-python: $(VENV)/.installed
 	$(PY) -m pytest -q
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
+
+# The VS Code extension: unit tests of its pure logic, then the .vsix (client-extension/stet-*.vsix).
+test-extension:
+	cd client-extension && npm ci --no-audit --no-fund && npm test && npm run package
+
+# The extension in a real VS Code workbench (code-server + Chromium) against the real server.
+# The install step is idempotent and caches under .cache/vscode-e2e/ (apt-get needs root).
+test-vscode-e2e: $(VENV)/.installed test-extension
+	bash .ci/install-vscode-e2e.sh
+	cd client-extension && STET_PYTHON=$(abspath $(PY)) node e2e/run.mjs

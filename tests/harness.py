@@ -84,6 +84,7 @@ class Session:
         refuse_edits: bool = False,
         capabilities: str = "visual_studio_code",
         init_options: dict | None = None,
+        folders: list[Path] | None = None,
     ):
         self.root = root
         self.env = {**os.environ, **(env or {})}
@@ -91,12 +92,14 @@ class Session:
         self.refuse_edits = refuse_edits
         self.capabilities = capabilities
         self.init_options = init_options
+        self.folders = folders or [root]
         self.client: LanguageClient | None = None
         self.docs: dict[str, list] = {}  # uri -> [text, version]
         self.changed: list[dict] = []
         self.restored: asyncio.Future | None = None
         self.apply_requests = 0
         self.lens_refreshes = 0
+        self.registrations: list = []
         self._ids = 0
 
     @property
@@ -123,6 +126,10 @@ class Session:
         def on_changed(ls, params):
             session.changed.append(params)
 
+        @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+        def on_register(ls, params):
+            session.registrations.extend(params.registrations)
+
         @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
         def on_lens_refresh(ls, params):
             session.lens_refreshes += 1
@@ -138,7 +145,7 @@ class Session:
             types.InitializeParams(
                 capabilities=caps,
                 root_uri=uri(self.root),
-                workspace_folders=[types.WorkspaceFolder(uri=uri(self.root), name="ws")],
+                workspace_folders=[types.WorkspaceFolder(uri=uri(f), name=f.name) for f in self.folders],
                 initialization_options=self.init_options,
             )
         )
@@ -263,6 +270,11 @@ class Session:
 
     async def hunks(self, **filters) -> list[dict]:
         return (await self.request("stet/listHunks", filters))["hunks"]
+
+    def files_changed(self, *paths: Path) -> None:
+        """What an editor sends for files it saw change on disk (workspace/didChangeWatchedFiles)."""
+        self.client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+            [types.FileEvent(uri(p), types.FileChangeType.Changed) for p in paths]))
 
     async def wait_quiet(self, seconds: float = 0.4) -> None:
         """Let the server finish what a notification started (didChange, didClose)."""

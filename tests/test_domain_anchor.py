@@ -167,3 +167,46 @@ def test_pure_insertion_is_located_by_context():
     assert empty_before == (EDGE,) and empty_after == (EDGE,)
     assert locate(LineIndex([]), (), 0, empty_before, empty_after).line == 0
     assert locate(LineIndex(["now text\n"]), (), 0, empty_before, empty_after) is None
+
+
+UNIQUE = st.lists(st.integers(0, 10_000), min_size=4, max_size=40, unique=True).map(lambda xs: [f"l{x}\n" for x in xs])
+
+
+@settings(max_examples=400)
+@given(UNIQUE, st.data())
+def test_relocation_after_outside_edits_finds_the_true_place(lines, data):
+    """Edits that leave a hunk's text and nearest context alone never lose or misplace it."""
+    start = data.draw(st.integers(0, len(lines) - 1))
+    length = data.draw(st.integers(1, min(3, len(lines) - start)))
+    text = tuple(lines[start : start + length])
+    before, after = context_around(lines, start, start + length)
+    new_lines, true_start = list(lines), start
+    for _ in range(data.draw(st.integers(1, 4))):
+        # Insert or delete lines away from [start-1, end+1): the nearest context survives.
+        lo, hi = true_start - 1, true_start + length + 1
+        spots = [i for i in range(len(new_lines) + 1) if i < lo or i > hi]
+        if not spots:
+            break
+        at = data.draw(st.sampled_from(spots))
+        if data.draw(st.booleans()) or at >= len(new_lines):
+            new_lines.insert(at, f"new{data.draw(st.integers(0, 99))}\n")
+            if at <= lo:
+                true_start += 1
+        elif at < lo or at > hi:
+            del new_lines[at]
+            if at < lo:
+                true_start -= 1
+    found = locate(LineIndex(new_lines), text, start, before, after)
+    assert found is not None and found.line == true_start
+
+
+@settings(max_examples=300)
+@given(st.lists(LINE, max_size=30), st.lists(LINE, min_size=1, max_size=3), st.integers(0, 40), st.data())
+def test_relocation_is_deterministic_and_only_ever_points_at_the_text(lines, text, hint, data):
+    before = tuple(data.draw(st.lists(LINE, max_size=3)))
+    after = tuple(data.draw(st.lists(LINE, max_size=3)))
+    text = tuple(text)
+    first = locate(LineIndex(lines), text, hint, before, after)
+    assert first == locate(LineIndex(list(lines)), text, hint, before, after)
+    if first is not None:
+        assert text_at(lines, text, first.line)

@@ -109,3 +109,25 @@ def test_range_ends_at_end_of_document_without_newline():
 def test_lsp_line_breaks_only():
     # \u2028, form feed and friends are not line breaks in LSP.
     assert split_lines("a\u2028b\x0cc\rd\r\ne") == ["a\u2028b\x0cc\r", "d\r\n", "e"]
+
+
+def test_recorded_line_is_trusted_only_with_its_context():
+    # Found by hypothesis: after the first hunk is applied, another "a" sits at the second
+    # hunk's recorded line; only its context says which "a" is the hunk's.
+    a, b = "b\na\n", "a\na\nb\n"
+    hunks = diff_hunks(a, b)
+    first, rest = hunks[:1], hunks[1:]
+    middle = split_lines(_apply(a, first))
+    index = LineIndex(middle)
+    located = [(locate(index, h.old, h.start, h.ctx_before, h.ctx_after).line, h.old, h.new) for h in rest]
+    assert "".join(apply_edits(middle, located)) == b
+
+
+def test_recorded_line_with_wrong_context_second_example():
+    # The CLI engineer's seed: a='a\nb\n', b='b\nb\na\n', first hunk applied first.
+    a, b = "a\nb\n", "b\nb\na\n"
+    hunks = diff_hunks(a, b)
+    middle = split_lines(_apply(a, hunks[:1]))
+    index = LineIndex(middle)
+    located = [(locate(index, h.old, h.start, h.ctx_before, h.ctx_after).line, h.old, h.new) for h in hunks[1:]]
+    assert "".join(apply_edits(middle, located)) == b

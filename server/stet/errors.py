@@ -37,3 +37,10 @@ class TooLarge(StetError):
 
 class StoreUnavailable(StetError):
     code, name = -32005, "StoreUnavailable"
+
+
+class UnknownTask(UnknownHunk):
+    """A task id that was never started and has no hunks: the same code as UnknownHunk
+    ("an id that does not exist"), so clients and exit codes treat both alike."""
+
+    name = "UnknownTask"

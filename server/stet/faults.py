@@ -3,16 +3,24 @@
 `fault("accept:after-commit")` does nothing unless the environment variable STET_FAULT
 names that point: then the process kills itself with SIGKILL, exactly like `kill -9`.
 STET_FAULT holds comma-separated names, each optionally `@N` to fire on the N-th pass.
+`name~SECONDS` pauses there instead of dying (on every pass): it widens a race window so
+that a test of two processes racing is deterministic.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import time
 
 _SPEC = os.environ.get("STET_FAULT", "")
 _WANTED: dict[str, int] = {}
+_PAUSES: dict[str, float] = {}
 for _item in filter(None, (s.strip() for s in _SPEC.split(","))):
+    if "~" in _item:
+        _name, _, _secs = _item.partition("~")
+        _PAUSES[_name] = float(_secs)
+        continue
     _name, _, _nth = _item.partition("@")
     _WANTED[_name] = int(_nth) if _nth.isdigit() else 1
 _PASSES: dict[str, int] = {}
@@ -28,10 +36,15 @@ POINTS = (
     "recover:start",
     "recover:after-effect",
     "recover:after-relocate",
+    "task:after-commit",
+    "inbox:after-propose",
 )
 
 
 def fault(name: str) -> None:
+    if _PAUSES and name in _PAUSES:
+        time.sleep(_PAUSES[name])
+        return
     if not _WANTED or name not in _WANTED:
         return
     _PASSES[name] = _PASSES.get(name, 0) + 1

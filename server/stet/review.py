@@ -20,17 +20,20 @@ from typing import Awaitable, Callable, Iterable, Protocol
 
 from .domain.anchor import Anchors, LineIndex, at_with_context, locate, text_at
 from .domain.document import Document
-from .domain.edits import OverlappingEdits, apply_text_edits
 from .domain.effects import Verdict, classify
-from .domain.hunks import TextMismatch, apply_edits, diff_hunks
+from .domain.hunks import apply_edits
 from .domain.model import Hunk, lines_of
+from .domain.proposal import Change, FileOp, TextChange, check_version
+from .domain.proposal import plan as plan_proposal
 from .domain.status import OPEN, Status, TransitionError, check, plan
+from .domain.task import match_prior
 from .domain.text import detect_eol, normalize_eol, split_lines, text_range
-from .errors import Conflict, InvalidParams, StetError, StoreUnavailable, TooLarge, UnknownHunk
+from .errors import Conflict, StetError, InvalidParams, StoreUnavailable, TooLarge, UnknownHunk
+from . import fileops, process
 from .faults import fault
 from .store import EffectRow, Store
 from .store.store import now_iso
-from .workspace import Workspace, read_text, remove_temp_files, write_atomic
+from .workspace import Workspace, interprocess_lock, read_text, remove_temp_files, uri_to_path, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +42,7 @@ APPLY_TIMEOUT = 10.0  # seconds to wait for the editor's answer to an edit
 RETRY_DELAY = 0.3
 IDLE_CHECKPOINT = 2.0
 SETTLE_DELAY = 0.5
+OUTSIDE_DEBOUNCE = 0.15  # a burst of file events (a checkout, an atomic save) is handled once
 
 
 class Editor(Protocol):
@@ -54,15 +58,29 @@ class Limits:
     max_id_length: int = 256
 
 
-@dataclass
-class FileEdit:
-    uri: str
-    version: int | None
-    edits: list[tuple[dict, str]]  # (LSP range, new text), all relative to the file as it is
+# A text edit of one file, as the CLI and the LSP layer hand it over.
+FileEdit = TextChange
 
 
 def new_id(prefix: str) -> str:
     return prefix + secrets.token_hex(6)
+
+
+def _canonical(c: Change) -> list:
+    if isinstance(c, TextChange):
+        return ["edit", c.uri, c.version, c.edits]
+    return [c.kind, c.uri, c.new_uri, c.overwrite, c.ignore_if_exists, c.ignore_if_not_exists]
+
+
+def _overlap(a: int, a_len: int, b: int, b_len: int) -> bool:
+    """Do line spans [a, a+a_len) and [b, b+b_len) meet? An empty span is a point between lines."""
+    if a_len == 0 and b_len == 0:
+        return a == b
+    if a_len == 0:
+        return b < a < b + b_len or a == b
+    if b_len == 0:
+        return a < b < a + a_len or a == b
+    return a < b + b_len and b < a + a_len
 
 
 def _sha(data: object) -> str:
@@ -91,6 +109,7 @@ class Review:
         self.in_flight: set[str] = set()
         self.effect_uris: set[str] = set()  # uris with effects not finished yet
         self.seen_lsn = 0
+        self.generation = 0  # bumped whenever hunks change in memory: cheap "anything new?" test
         self.ready = asyncio.Event()
         self.recovery_error: StetError | None = None
         self._op_lock = asyncio.Lock()
@@ -100,6 +119,8 @@ class Review:
         self._doc_events: dict[str, asyncio.Event] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._tasks: set[asyncio.Task] = set()
+        self._outside: set[str] = set()
+        self._own_writes: dict[str, str | None] = {}
 
     # --- plumbing ----------------------------------------------------------------------
     def _store(self) -> Store:
@@ -139,6 +160,8 @@ class Review:
                 derived.extend(self._merge(row))
                 changed.add(row.uri)
                 self.seen_lsn = max(self.seen_lsn, row.lsn)
+            if rows:
+                self.generation += 1
         if derived:
             self._derive(derived)
         if changed:
@@ -157,6 +180,14 @@ class Review:
                 return []
             self.anchors[row.uri].put(row.id, row)
             return self._relocate(doc.lines, [row])
+        if row.uri != old.uri:  # its file was renamed
+            self.by_uri.get(old.uri, {}).pop(old.id, None)
+            if old.uri in self.anchors:
+                self.anchors[old.uri].drop(old.id)
+            old.uri = row.uri
+            self.by_uri.setdefault(row.uri, {})[row.id] = old
+            if doc is not None:
+                self.anchors[row.uri].put(row.id, old)
         status_changed = old.status != row.status
         for name in ("status", "feedback", "version", "decided_at", "applied_text", "lsn", "message", "task_id"):
             setattr(old, name, getattr(row, name))
@@ -172,12 +203,27 @@ class Review:
             return self._relocate(doc.lines, [old])
         return []
 
-    def _relocate(self, lines: list[str], hunks: Iterable[Hunk]) -> list[tuple[Hunk, Status]]:
-        """Find each hunk's text in `lines`; return the status changes that follow."""
-        index = LineIndex(lines)
+    def _relocate(self, lines: list[str] | None, hunks: Iterable[Hunk]) -> list[tuple[Hunk, Status]]:
+        """Find each hunk's text in `lines` (None: the file does not exist); return the
+        status changes that follow."""
+        index = LineIndex(lines) if lines is not None else None
         derived = []
+        moved: list[tuple[int, int]] = []  # (old line, shift) of the texts found
+        lost: list[Hunk] = []
         for h in hunks:
             if h.id in self.in_flight:
+                continue
+            if h.kind != "edit":
+                if h.status in (Status.PENDING, Status.STALE):
+                    ok = self._file_op_applicable(h, lines)
+                    if ok and h.status == Status.STALE:
+                        derived.append((h, Status.PENDING))
+                    elif not ok and h.status == Status.PENDING:
+                        derived.append((h, Status.STALE))
+                continue
+            if index is None:
+                if h.status == Status.PENDING:
+                    derived.append((h, Status.STALE))
                 continue
             if h.status == Status.APPLIED:
                 found = locate(index, h.replacement, h.line, h.ctx_before, h.ctx_after, trust_hint=False)
@@ -191,13 +237,35 @@ class Review:
             found = locate(index, h.old, h.line, h.ctx_before, h.ctx_after)
             h.shows_new = False
             if found:
+                moved.append((h.line, found.line - h.line))
                 h.line = found.line
                 if h.status == Status.STALE:
                     derived.append((h, Status.PENDING))
-            elif h.status == Status.PENDING:
+                continue
+            lost.append(h)
+            if h.status == Status.PENDING:
                 derived.append((h, Status.STALE))
             # An accepted hunk always has a journaled effect: running it decides (applied or stale).
+        # Where a text was not found, its last known place moves like its nearest neighbour above.
+        moved.sort()
+        for h in lost:
+            shift = 0
+            for line, delta in moved:
+                if line > h.line:
+                    break
+                shift = delta
+            h.line = max(0, h.line + shift)
         return derived
+
+    def _file_op_applicable(self, h: Hunk, lines: list[str] | None) -> bool:
+        text = None if lines is None else "".join(lines)
+        target = False
+        if h.kind == "rename" and h.new_uri:
+            try:
+                target = os.path.lexists(self.ws.resolve(h.new_uri))
+            except Exception:
+                return False
+        return fileops.applicable(h.kind, text, h.old_text, h.new_text, target)
 
     def _derive(self, changes: list[tuple[Hunk, Status]]) -> None:
         """Queue status changes that follow from content; they are written with a
@@ -258,55 +326,63 @@ class Review:
     async def propose(
         self,
         proposal_id: str,
-        files: list[FileEdit],
+        changes: list[Change],
         task_id: str | None = None,
         agent: str | None = None,
         message: str | None = None,
+        *,
+        edit_hash: str | None = None,
+        already_in: Iterable[str] = (),
     ) -> dict:
+        """Turn an agent's edit into pending hunks; the same proposal again adds nothing.
+
+        Within a task, a hunk identical to one the task already has pending, accepted or
+        applied is not created again, nor one identical to a rejected one (reported with the
+        developer's feedback). `edit_hash` identifies the proposal's content for replays when
+        the caller derived `changes` from the files as they are (a re-sent diff then replays
+        even after the files moved on); `already_in` names hunks of the task the caller found
+        already applied in what the agent re-sent (reported, not created)."""
         store = self._store()
         self._check_id("proposalId", proposal_id)
         if task_id is not None:
             self._check_id("taskId", task_id)
-        size = sum(len(text.encode("utf-8", "surrogatepass")) for f in files for _, text in f.edits)
+        size = sum(len(t.encode("utf-8", "surrogatepass")) for c in changes if isinstance(c, TextChange) for _, t in c.edits)
         if size > self.limits.max_bytes:
             raise TooLarge(f"the proposal carries {size} bytes of text; the limit is {self.limits.max_bytes}")
-        targets = [(self.uri_of(f.uri), f) for f in files]  # refuses the whole proposal if any is outside
-        edit_hash = _sha([[u, f.version, f.edits] for u, f in targets])
+        changes = [self._normalized(c) for c in changes]  # refuses the whole proposal if any uri is outside
+        edit_hash = edit_hash or _sha([_canonical(c) for c in changes])
         existing = await store.proposal(proposal_id)
         if existing is not None and existing["edit_hash"] == edit_hash:
-            return self._proposal_answer(proposal_id)
+            return self._proposal_answer(proposal_id, await self._propose_result(proposal_id))
         async with self._op_lock:
-            bases: dict[str, str] = {}
-            results: dict[str, str] = {}
-            for uri, f in targets:
-                if uri not in bases:
-                    bases[uri] = await self._base_text(uri, f)
-                    results[uri] = bases[uri]
-                try:
-                    results[uri] = apply_text_edits(results[uri], f.edits, detect_eol(bases[uri]))
-                except OverlappingEdits as exc:
-                    raise InvalidParams(f"{f.uri}: {exc}") from None
-            result_hash = _sha(sorted(results.items()))
-            new_hunks: list[Hunk] = []
-            for uri in bases:
-                for seq, spec in enumerate(diff_hunks(bases[uri], results[uri]), start=len(new_hunks)):
-                    new_hunks.append(
-                        Hunk(
-                            id=new_id("h"),
-                            proposal_id=proposal_id,
-                            task_id=task_id,
-                            seq=seq,
-                            uri=uri,
-                            kind="edit",
-                            status=Status.PENDING,
-                            line=spec.start,
-                            old=spec.old,
-                            new=spec.new,
-                            ctx_before=spec.ctx_before,
-                            ctx_after=spec.ctx_after,
-                            message=message,
-                        )
-                    )
+            texts = await self._texts({u for c in changes for u in (c.uri, getattr(c, "new_uri", None)) if u})
+
+            def load(uri: str, version: int | None) -> str | None:
+                doc = self.docs.get(uri)
+                check_version(uri, version, doc.version if doc else None)
+                return texts[uri]
+
+            planned = plan_proposal(changes, load)
+            result_hash = _sha(sorted(planned.results.items(), key=lambda kv: kv[0]))
+            new_hunks = [
+                Hunk(
+                    id=new_id("h"),
+                    proposal_id=proposal_id,
+                    task_id=task_id,
+                    seq=seq,
+                    uri=p.uri,
+                    kind=p.kind,
+                    status=Status.PENDING,
+                    line=p.spec.start,
+                    old=p.spec.old,
+                    new=p.spec.new,
+                    ctx_before=p.spec.ctx_before,
+                    ctx_after=p.spec.ctx_after,
+                    new_uri=p.new_uri,
+                    message=message,
+                )
+                for seq, p in enumerate(planned.hunks)
+            ]
             if len(new_hunks) > self.limits.max_hunks:
                 raise TooLarge(f"the proposal makes {len(new_hunks)} hunks; the limit is {self.limits.max_hunks}")
             async with store.write() as tx:
@@ -314,35 +390,103 @@ class Review:
                 if existing is not None:
                     if existing["edit_hash"] != edit_hash and existing["result_hash"] != result_hash:
                         raise Conflict(f"proposal {proposal_id} already exists with a different edit")
+                    op = await tx.op(f"propose/{proposal_id}")
+                    result = op.result if op is not None else None
                 else:
+                    extra = {}
+                    repeated_ids = list(dict.fromkeys(already_in))
+                    if task_id is not None:
+                        # A resumed agent re-sending what its task proposed before: the developer
+                        # is not asked twice, and a change already rejected is reported, not re-asked.
+                        prior = await tx.hunks_where(task_id=task_id)
+                        new_hunks, repeated, rejected = match_prior(new_hunks, prior)
+                        repeated_ids += [h.id for h in repeated if h.id not in repeated_ids]
+                        if rejected:
+                            extra["rejectedBefore"] = [h.id for h in rejected]
+                    if repeated_ids:
+                        extra["repeated"] = repeated_ids
+                    replaced = await self._superseded_by(tx, new_hunks, task_id)
+                    result = {"hunkIds": [h.id for h in new_hunks], "superseded": [h.id for h in replaced], **extra}
                     lsn = await tx.log(
                         f"propose/{proposal_id}",
                         "propose",
-                        {"proposalId": proposal_id, "taskId": task_id, "agent": agent, "files": list(bases)},
-                        {"hunkIds": [h.id for h in new_hunks]},
+                        {"proposalId": proposal_id, "taskId": task_id, "agent": agent, "files": sorted(planned.results)},
+                        result,
                     )
                     await tx.add_proposal(proposal_id, task_id, agent, message, edit_hash, result_hash, lsn)
                     for h in new_hunks:
                         h.lsn = lsn
                     await tx.add_hunks(new_hunks)
+                    for h in replaced:
+                        h.status, h.version, h.lsn = Status.SUPERSEDED, h.version + 1, lsn
+                        await tx.save_hunk(h)
             fault("propose:after-commit")
             await self.sync()
-        return self._proposal_answer(proposal_id)
+        return self._proposal_answer(proposal_id, result)
 
-    def _proposal_answer(self, proposal_id: str) -> dict:
+    async def _superseded_by(self, tx, new_hunks: list[Hunk], task_id: str | None) -> list[Hunk]:
+        """Pending hunks of the same task whose old text a new hunk touches: the agent changed
+        its mind about them. They are marked superseded, never merged with the new ones."""
+        if task_id is None:
+            return []
+        older = await tx.hunks_where(task_id=task_id, statuses=[Status.PENDING])
+        replaced = []
+        for old in older:
+            mem = self.hunks.get(old.id)
+            line = mem.line if mem is not None else old.line
+            for new in new_hunks:
+                if new.uri != old.uri and not (new.kind == "rename" and old.uri == new.uri):
+                    continue
+                if old.kind != "edit" or new.kind != "edit" or _overlap(line, len(old.old), new.line, len(new.old)):
+                    replaced.append(old)
+                    break
+        return replaced
+
+    async def _propose_result(self, proposal_id: str) -> dict | None:
+        op = await self._store().op(f"propose/{proposal_id}")
+        return op.result if op is not None else None
+
+    async def replay(self, proposal_id: str, edit_hash: str) -> dict | None:
+        """The answer of a proposal already made with this content, else None."""
+        existing = await self._store().proposal(proposal_id)
+        if existing is None or existing["edit_hash"] != edit_hash:
+            return None
+        return self._proposal_answer(proposal_id, await self._propose_result(proposal_id))
+
+    def _proposal_answer(self, proposal_id: str, result: dict | None = None) -> dict:
+        """The proposal's hunks; with a task, also the earlier hunks of that task it repeated:
+        `rejectedBefore` those the developer rejected (their feedback says why), including
+        this proposal's own, and `alreadyProposed` the others, which were not created again."""
         hunks = sorted((h for h in self.hunks.values() if h.proposal_id == proposal_id), key=lambda h: h.seq)
-        return {"proposalId": proposal_id, "hunks": [h.state() for h in hunks]}
+        result = result or {}
+        earlier = [self.hunks[i] for i in (*result.get("repeated", ()), *result.get("rejectedBefore", ())) if i in self.hunks]
+        refused = [h for h in hunks if h.status == Status.REJECTED] + [h for h in earlier if h.status == Status.REJECTED]
+        return {
+            "proposalId": proposal_id,
+            "hunks": [h.state() for h in hunks],
+            "alreadyProposed": [h.state() for h in earlier if h.status != Status.REJECTED],
+            "rejectedBefore": [h.state() for h in refused],
+        }
 
-    async def _base_text(self, uri: str, f: FileEdit) -> str:
-        doc = self.docs.get(uri)
-        if doc is not None:
-            if f.version is not None and f.version != doc.version:
-                raise Conflict(f"{f.uri} is at version {doc.version} in the editor, the edit expects {f.version}")
-            return doc.text
-        text = await asyncio.to_thread(read_text, self.ws.resolve(uri))
-        if text is None:
-            raise InvalidParams(f"{f.uri} does not exist")
-        return text
+    def _normalized(self, c: Change) -> Change:
+        if isinstance(c, TextChange):
+            return TextChange(self.uri_of(c.uri), c.version, c.edits)
+        return FileOp(
+            c.kind,
+            self.uri_of(c.uri),
+            self.uri_of(c.new_uri) if c.new_uri else None,
+            c.overwrite,
+            c.ignore_if_exists,
+            c.ignore_if_not_exists,
+        )
+
+    async def _texts(self, uris: set[str]) -> dict[str, str | None]:
+        """The current text of each uri: the open buffer, else the file (None: no such file)."""
+        out: dict[str, str | None] = {}
+        for uri in uris:
+            doc = self.docs.get(uri)
+            out[uri] = doc.text if doc is not None else await asyncio.to_thread(read_text, self.ws.resolve(uri))
+        return out
 
     def _check_id(self, name: str, value: object) -> None:
         if not isinstance(value, str) or not value or len(value) > self.limits.max_id_length:
@@ -447,7 +591,9 @@ class Review:
             (name, [(h, self._effect_edit(h, name)) for h in group])
             for name, group in (
                 ("apply", [rows[h] for h, t in targets.items() if t == Status.ACCEPTED]),
-                ("revert", reverts),
+                # Undo runs in the reverse order of apply: a file's edits are reverted where the
+                # file is now, before the rename that moved it there is undone.
+                ("revert", sorted(reverts, key=lambda h: h.kind != "edit")),
             )
         ]
         for hid, target in targets.items():
@@ -468,8 +614,9 @@ class Review:
             for uri, pairs in by_uri.items():
                 edits = [edit for _, edit in pairs]
                 target = "buffer" if uri in self.docs else "file"
-                eid = await tx.add_effect(lsn, uri, action_name, edits, target)
-                effects.append(EffectRow(eid, lsn, uri, action_name, edits, "pending", 0, target))
+                owner = process.token() if target == "buffer" else None
+                eid = await tx.add_effect(lsn, uri, action_name, edits, target, owner)
+                effects.append(EffectRow(eid, lsn, uri, action_name, edits, "pending", 0, target, owner))
         return effects
 
     @staticmethod
@@ -477,6 +624,9 @@ class Review:
         src, dst = (h.old, h.replacement) if action == "apply" else (h.replacement, h.old)
         return {
             "hunkId": h.id,
+            "kind": h.kind,
+            "uri": h.uri,
+            "newUri": h.new_uri,
             "line": h.line,
             "before": "".join(src),
             "after": "".join(dst),
@@ -486,6 +636,13 @@ class Review:
 
     async def _check_revertible(self, h: Hunk) -> None:
         mem = self.hunks.get(h.id, h)
+        if h.kind != "edit":
+            text = await self._current_text(h.uri)
+            source = await asyncio.to_thread(os.path.lexists, self.ws.resolve(h.uri))
+            target = bool(h.new_uri) and await asyncio.to_thread(os.path.lexists, self.ws.resolve(h.new_uri))
+            if fileops.undoable(h.kind, text, "".join(mem.replacement), source, target):
+                return
+            raise Conflict(f"cannot undo hunk {h.id}: the file changed since the {h.kind} was applied", {"hunkId": h.id})
         lines = await self._current_lines(h.uri)
         if lines is not None:
             found = at_with_context(lines, mem.replacement, mem.line, h.ctx_before, h.ctx_after) or locate(
@@ -494,6 +651,12 @@ class Review:
             if found:
                 return
         raise Conflict(f"cannot undo hunk {h.id}: its new text is no longer in {h.uri}", {"hunkId": h.id})
+
+    async def _current_text(self, uri: str) -> str | None:
+        doc = self.docs.get(uri)
+        if doc is not None:
+            return doc.text
+        return await asyncio.to_thread(read_text, self.ws.resolve(uri))
 
     async def _current_lines(self, uri: str) -> list[str] | None:
         doc = self.docs.get(uri)
@@ -517,15 +680,49 @@ class Review:
             wanted.append((h, e))
         self.in_flight.update(h.id for h, _ in wanted)
         try:
-            if wanted and effect.uri in self.docs:
-                outcome = await self._effect_in_buffer(effect, wanted)
-            elif wanted:
-                outcome = await self._effect_on_disk(effect, wanted)
+            # Text edits first: a rename decided at the same time must move the edited file.
+            edits = [(h, e) for h, e in wanted if h.kind == "edit"]
+            files = [(h, e) for h, e in wanted if h.kind != "edit"]
+            if edits and effect.uri in self.docs:
+                results, complete, in_buffer = await self._effect_in_buffer(effect, edits)
+            elif edits:
+                results, complete, in_buffer = await self._effect_on_disk(effect, edits)
             else:
-                outcome = ({}, [], True, False)
-            await self._finish_effect(effect, *outcome)
+                results, complete, in_buffer = {}, True, False
+            moves = []
+            if files:
+                async with interprocess_lock(self._files_lock()):
+                    done, moves = await self._effect_on_files(effect, files)
+                results.update(done)
+            await self._finish_effect(effect, results, complete, in_buffer, moves)
         finally:
             self.in_flight.difference_update(h.id for h, _ in wanted)
+
+    async def _effect_on_files(self, effect: EffectRow, wanted):
+        """Create, delete or rename files; returns verdicts and the uri moves renames made."""
+        results, moves = {}, []
+        for h, e in wanted:
+            path = self.ws.resolve(e["uri"])
+            new_path = self.ws.resolve(e["newUri"]) if e.get("newUri") else None
+            doc = self.docs.get(h.uri)
+            if doc is not None and h.kind in ("delete", "rename") and effect.action == "apply":
+                on_disk = await asyncio.to_thread(read_text, path)
+                if on_disk != doc.text:  # the buffer holds unsaved work the operation would lose
+                    results[h.id] = "stale"
+                    continue
+            # The journal's before/after are relative to the action; fileops wants the hunk's own.
+            old_text, new_text = (e["before"], e["after"]) if effect.action == "apply" else (e["after"], e["before"])
+            verdict = await asyncio.to_thread(fileops.settle, e["kind"], effect.action, path, new_path, old_text, new_text)
+            results[h.id] = verdict
+            for p in (path, new_path):
+                if p:
+                    self._own_write(p, await asyncio.to_thread(read_text, p))
+            if verdict == "done":
+                h.shows_new = effect.action == "apply"
+                if h.kind == "rename":
+                    pair = (e["uri"], e["newUri"]) if effect.action == "apply" else (e["newUri"], e["uri"])
+                    moves.append((*pair, h.id))
+        return results, moves
 
     def _plan_edits(self, lines: list[str], effect: EffectRow, wanted):
         """Classify each edit against the content; returns (line edits to make, verdicts)."""
@@ -557,6 +754,15 @@ class Review:
         return line
 
     async def _effect_on_disk(self, effect: EffectRow, wanted):
+        # Other processes (the CLI, other windows) write files too: read, check and write under
+        # one lock they all share, or two edits to one file at once could lose one of them.
+        async with interprocess_lock(self._files_lock()):
+            return await self._effect_on_disk_locked(effect, wanted)
+
+    def _files_lock(self) -> str:
+        return os.path.join(os.path.dirname(self._store().path), "files.lock")
+
+    async def _effect_on_disk_locked(self, effect: EffectRow, wanted):
         try:
             path = self.ws.resolve(effect.uri)
             text = await asyncio.to_thread(read_text, path)
@@ -567,21 +773,23 @@ class Review:
             text = None
         except OSError as exc:  # cannot be read now: the edit stays journaled, tried again later
             log.warning("cannot read %s now: %s", effect.uri, exc)
-            return ({}, [h.id for h, _ in wanted], False, False)
+            return {}, False, False
         if text is None:
-            return ({h.id: "stale" for h, _ in wanted}, [], True, False)
+            return {h.id: "stale" for h, _ in wanted}, True, False
         lines = split_lines(text)
         edits, verdicts = self._plan_edits(lines, effect, wanted)
         if edits:
             new_lines = apply_edits(lines, [(s, src, dst) for s, src, dst, _ in edits])
             fault("effect:before-write")
+            new_text = "".join(new_lines)
+            self._own_write(path, new_text)
             try:
-                await asyncio.to_thread(write_atomic, path, "".join(new_lines))
+                await asyncio.to_thread(write_atomic, path, new_text)
             except OSError as exc:
                 # A full disk, a read-only file system: the decision is stored, the edit stays
                 # journaled and is tried again (at close, at the next start).
                 log.warning("cannot write %s now: %s", path, exc)
-                return ({}, [h.id for h, _ in wanted], False, False)
+                return {}, False, False
             fault("effect:after-write")
             for h in self.by_uri.get(effect.uri, {}).values():
                 if h.id not in verdicts:
@@ -592,7 +800,7 @@ class Review:
                 continue
             h.line = self._positions_after(edits, v.line)
             h.shows_new = effect.action == "apply"
-        return ({hid: ("stale" if v.outcome == "stale" else "done") for hid, v in verdicts.items()}, [], True, False)
+        return {hid: ("stale" if v.outcome == "stale" else "done") for hid, v in verdicts.items()}, True, False
 
     async def _effect_in_buffer(self, effect: EffectRow, wanted):
         doc = self.docs[effect.uri]
@@ -603,7 +811,7 @@ class Review:
                 h.line, h.shows_new = verdicts[h.id].line, effect.action == "apply"
                 results[h.id] = "done"
         if not edits:
-            return (results, [], True, True)
+            return results, True, True
         expected = {ed[3].id: (self._positions_after(edits, ed[0]), ed[2], ed[3]) for ed in edits}
         lsp_edits = []
         for start, src, dst, _ in edits:
@@ -630,7 +838,7 @@ class Review:
             if hid not in unconfirmed:
                 results[hid] = "done"
                 h.shows_new = effect.action == "apply"
-        return (results, unconfirmed, not unconfirmed, True)
+        return results, not unconfirmed, True
 
     async def _confirm_in_buffer(self, uri: str, expected: dict) -> list[str]:
         """Wait until the buffer shows each edit (editors may answer before their didChange)."""
@@ -661,8 +869,8 @@ class Review:
             except asyncio.TimeoutError:
                 pass
 
-    async def _finish_effect(self, effect: EffectRow, results: dict[str, str], unconfirmed, complete, in_buffer):
-        """Commit what the effect achieved: hunks applied or stale, the effect's new state."""
+    async def _finish_effect(self, effect: EffectRow, results: dict[str, str], complete: bool, in_buffer: bool, moves=()):
+        """Commit what the effect achieved: hunks applied or stale, files moved, the effect's state."""
         store = self._store()
         fault("effect:before-confirm")
         if complete:
@@ -695,12 +903,17 @@ class Review:
                     changed.append(r)
                 else:
                     await tx.save_hunk(r)  # position only
-            if changed:
+            if changed or moves:
                 lsn = await tx.log(new_id("fx-"), "effect", {"effect": effect.id, "hunkIds": [r.id for r in changed]})
                 for r in changed:
                     r.lsn = lsn
                     await tx.save_hunk(r)
-            await tx.set_effect(effect.id, state, effect.attempts + (0 if complete else 1))
+                for old_uri, new_uri, rename_id in moves:
+                    # The file moved: its hunks follow it (the rename hunk keeps its own uri).
+                    await tx.move_hunks(old_uri, new_uri, lsn, rename_id)
+            # An edit now living in this window's unsaved buffer is this process's to settle.
+            owner = process.token() if state == "unsaved" else None
+            await tx.set_effect(effect.id, state, effect.attempts + (0 if complete else 1), owner)
         effect.state = state
         fault("effect:after-confirm")
         for hid in results:
@@ -710,7 +923,7 @@ class Review:
             if not any(e for e in await store.open_effects() if e.uri == effect.uri and e.state == "pending"):
                 self.effect_uris.discard(effect.uri)
         await self.sync()
-        self.on_change({effect.uri})
+        self.on_change({effect.uri, *(m[1] for m in moves)})
 
     async def run_pending_effects(self, uri: str | None = None, states=("pending", "unsaved"), targets=("file", "buffer")) -> None:
         store = self._store()
@@ -719,8 +932,14 @@ class Review:
                 if (uri is None or effect.uri == uri) and effect.state in states and effect.target in targets:
                     if effect.state == "unsaved" and effect.uri in self.docs:
                         continue  # the buffer holds it; settled at save, close or restart
+                    if (effect.state == "unsaved" or effect.target == "buffer") and self._held_elsewhere(effect):
+                        continue  # another live window's buffer holds it: that window settles it
                     await self._run_effect(effect)
                     fault("recover:after-effect")
+
+    @staticmethod
+    def _held_elsewhere(effect: EffectRow) -> bool:
+        return bool(effect.owner) and effect.owner != process.token() and process.alive(effect.owner)
 
     # --- the editor's documents ---------------------------------------------------------
     def opened(self, client_uri: str, text: str, version: int | None) -> None:
@@ -779,6 +998,9 @@ class Review:
             h = self.hunks.get(hid)
             if h is None or hid in self.in_flight or h.status not in OPEN:
                 continue
+            if h.kind != "edit":
+                derived.extend(self._relocate(lines, [h]))
+                continue
             there = (
                 text_at(lines, h.old, h.line)
                 if h.old
@@ -831,6 +1053,61 @@ class Review:
         await self.run_pending_effects(uri)
         await self._relocate_on_disk({uri})
 
+    # --- changes made outside the editor --------------------------------------------------
+    def _own_write(self, path: str, text: str | None) -> None:
+        """Remember what Stet itself wrote, so the watcher does not take it for an outside change."""
+        self._own_writes[path] = None if text is None else hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def outside_changed(self, uris: Iterable[str]) -> None:
+        """Files changed on disk (a checkout, another tool, the agent): re-anchor their hunks."""
+        for uri in uris:
+            if uri in self.by_uri or uri in self._rename_targets():
+                self._outside.add(uri)
+        if self._outside:
+            self._later("outside", OUTSIDE_DEBOUNCE, self._flush_outside)
+
+    def folders_to_watch(self) -> set[str]:
+        """Folders holding files (or rename targets) with open hunks."""
+        folders = set()
+        for uri, hunks in self.by_uri.items():
+            for h in hunks.values():
+                if h.status in OPEN:
+                    for u in (uri, h.new_uri):
+                        if u:
+                            try:
+                                folders.add(os.path.dirname(uri_to_path(u)))  # stored uris are already real paths
+                            except StetError:
+                                continue
+                    break
+        return folders
+
+    def _rename_targets(self) -> dict[str, str]:
+        return {h.new_uri: h.uri for h in self.hunks.values() if h.new_uri and h.status in OPEN}
+
+    async def _flush_outside(self) -> None:
+        uris, self._outside = self._outside, set()
+        if self.store is None or not self.ready.is_set():
+            return
+        targets = self._rename_targets()
+        todo = set()
+        for uri in uris:
+            if uri in targets:
+                todo.add(targets[uri])
+            if uri in self.docs:
+                continue  # the editor's buffer is what counts while it is open
+            try:
+                path = self.ws.resolve(uri)
+                text = await asyncio.to_thread(read_text, path)
+            except Exception:
+                todo.add(uri)
+                continue
+            digest = None if text is None else hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+            if path in self._own_writes and self._own_writes[path] == digest:
+                continue  # what we wrote ourselves
+            todo.add(uri)
+        if todo:
+            await self._relocate_on_disk(todo)
+
     async def _relocate_on_disk(self, uris: Iterable[str]) -> None:
         derived = []
         for uri in uris:
@@ -842,10 +1119,7 @@ class Review:
             except Exception as exc:  # unreadable now: treat like a missing file
                 log.warning("cannot read %s: %s", uri, exc)
                 text = None
-            if text is None:
-                derived.extend((h, Status.STALE) for h in hunks if h.status == Status.PENDING)
-                continue
-            derived.extend(self._relocate(split_lines(text), hunks))
+            derived.extend(self._relocate(None if text is None else split_lines(text), hunks))
         if derived:
             self._derive(derived)
             await self._flush_derived()
@@ -895,7 +1169,9 @@ class Review:
                 folders.add(os.path.dirname(self.ws.resolve(uri)))
             except Exception:
                 continue
-        await asyncio.to_thread(remove_temp_files, folders)
+        # Under the files lock: a temp file of another process's write in progress is not a leftover.
+        async with interprocess_lock(self._files_lock()):
+            await asyncio.to_thread(remove_temp_files, folders)
         effects = await store.open_effects()
         self.effect_uris.update(e.uri for e in effects if e.state == "pending")
         await self.run_pending_effects(states=("pending",), targets=("file",))

@@ -6,6 +6,8 @@ outside the roots (symlinks resolved) and any uri that is not a local `file:` ur
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import secrets
 import stat
@@ -13,6 +15,11 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from .errors import InvalidParams, OutsideWorkspace
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no inter-process file lock (see interprocess_lock)
+    fcntl = None  # type: ignore[assignment]
 
 TEMP_MARK = ".stet-tmp-"
 
@@ -39,6 +46,9 @@ def path_to_uri(path: str) -> str:
 
 class Workspace:
     def __init__(self, roots: list[str]):
+        self.roots = [os.path.realpath(r) for r in roots if r]
+
+    def set_roots(self, roots: list[str]) -> None:
         self.roots = [os.path.realpath(r) for r in roots if r]
 
     def resolve(self, uri: str) -> str:
@@ -120,3 +130,20 @@ def remove_temp_files(folders: set[str]) -> int:
                 except OSError:
                     pass
     return removed
+
+
+@contextlib.asynccontextmanager
+async def interprocess_lock(path: str):
+    """An exclusive lock shared by every process on this machine (flock on `path`).
+
+    The kernel releases it when the holder dies, SIGKILL included: a crash never leaves it held.
+    """
+    if fcntl is None:
+        yield
+        return
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        await asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock

@@ -4,9 +4,11 @@ Two mechanisms, both deterministic:
 - `shift`: while a document is open, every edit moves the anchors below it; an edit that
   touches an anchored text marks it for verification (the caller checks the text).
 - `locate`: after a restart or an outside change, find the text again: at its recorded
-  line, else the nearest exact match with its full context, else a bounded fuzzy match
-  (some outer context lines ignored, like `patch --fuzz`), else nothing. When several
-  places fit equally well, nothing is returned: the context decides, never a guess.
+  line (with its nearest context line on each side), else the nearest exact match with
+  its full context, else a bounded fuzzy match (outer context lines ignored, like
+  `patch --fuzz`, but never the nearest one on either side), else at its recorded line
+  even though its surroundings changed, else nothing. When several places fit equally
+  well, nothing is returned: the context decides, never a guess.
 """
 
 from __future__ import annotations
@@ -167,7 +169,7 @@ def locate(
     max_fuzz: int = MAX_FUZZ,
 ) -> Found | None:
     lines = index.lines
-    if trust_hint and text and text_at(lines, text, hint):
+    if trust_hint and text and at_with_context(lines, text, hint, before, after):
         return Found(hint, "recorded")
     scored = []
     for p in _candidates(index, text, before, after):
@@ -184,4 +186,7 @@ def locate(
         if len(fits) > 1 and fits[0][:2] == fits[1][:2]:
             return None  # equally good places: refuse to guess
         return Found(fits[0][2], "exact" if fuzz == 0 else f"fuzz{fuzz}")
+    if trust_hint and text and text_at(lines, text, hint):
+        # Its surroundings changed, but the text is still where it was recorded.
+        return Found(hint, "recorded")
     return None

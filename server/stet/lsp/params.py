@@ -15,7 +15,7 @@ from lsprotocol import converters, types
 
 from ..domain.status import Status
 from ..errors import InvalidParams
-from ..review import FileEdit
+from ..domain.proposal import Change, FileOp, TextChange
 
 _converter = converters.get_converter()
 
@@ -112,8 +112,8 @@ def statuses(d: dict) -> set[Status] | None:
         raise InvalidParams(f"`status` values must be among {', '.join(s.value for s in Status)}") from None
 
 
-def workspace_edit(raw: Any) -> list[FileEdit]:
-    """The text edits of a WorkspaceEdit, per file, in order."""
+def workspace_edit(raw: Any) -> list[Change]:
+    """The changes of a WorkspaceEdit in order: text edits per file and file operations."""
     if not isinstance(raw, dict):
         raise InvalidParams("`edit` must be a WorkspaceEdit object")
     try:
@@ -121,27 +121,40 @@ def workspace_edit(raw: Any) -> list[FileEdit]:
     except (cattrs.BaseValidationError, TypeError, ValueError, KeyError, AttributeError) as exc:
         detail = "; ".join(cattrs.transform_error(exc)) if isinstance(exc, cattrs.BaseValidationError) else str(exc)
         raise InvalidParams(f"`edit` is not a valid WorkspaceEdit: {detail}") from None
-    files: list[FileEdit] = []
+    files: list[Change] = []
     if edit.document_changes is not None:
         for change in edit.document_changes:
             if not isinstance(change, types.TextDocumentEdit):
-                kind = getattr(change, "kind", type(change).__name__)
-                raise InvalidParams(f"`{kind}` file operations are not supported yet; send text edits")
+                files.append(_file_op(change))
+                continue
             items = []
             for e in change.edits:
                 if not isinstance(e, types.TextEdit):
                     raise InvalidParams("annotated and snippet text edits are not supported; send plain TextEdits")
                 items.append((_range(e.range), e.new_text))
-            files.append(FileEdit(change.text_document.uri, change.text_document.version, items))
+            files.append(TextChange(change.text_document.uri, change.text_document.version, items))
     elif edit.changes is not None:
         for uri, edits in edit.changes.items():
-            files.append(FileEdit(uri, None, [(_range(e.range), e.new_text) for e in edits]))
+            files.append(TextChange(uri, None, [(_range(e.range), e.new_text) for e in edits]))
     for f in files:
-        for rng, _ in f.edits:
+        for rng, _ in getattr(f, "edits", ()):
             for pos in (rng["start"], rng["end"]):
                 if not (0 <= pos["line"] < 2**31 and 0 <= pos["character"] < 2**31):
                     raise InvalidParams(f"{f.uri}: position out of range: {pos}")
     return files
+
+
+def _file_op(change: Any) -> FileOp:
+    o = change.options
+    if isinstance(change, types.CreateFile):
+        return FileOp("create", change.uri, None, bool(o and o.overwrite), bool(o and o.ignore_if_exists))
+    if isinstance(change, types.RenameFile):
+        return FileOp("rename", change.old_uri, change.new_uri, bool(o and o.overwrite), bool(o and o.ignore_if_exists))
+    if isinstance(change, types.DeleteFile):
+        if o and o.recursive:
+            raise InvalidParams(f"deleting folders ({change.uri}, recursive) is not supported; delete files")
+        return FileOp("delete", change.uri, ignore_if_not_exists=bool(o and o.ignore_if_not_exists))
+    raise InvalidParams(f"unsupported document change {type(change).__name__}")
 
 
 def _range(r: types.Range) -> dict:

@@ -25,11 +25,22 @@ def _size(h: Hunk) -> str:
     return f"-{len(h.old)} +{len(h.replacement)}"
 
 
-def diagnostic_json(h: Hunk, end: tuple[int, int] | None) -> dict:
+def _what(h: Hunk) -> str:
+    """What accepting the hunk does, in a few words."""
+    if h.kind == "create":
+        return f"create this file ({len(h.new)} lines)"
+    if h.kind == "delete":
+        return f"delete this file ({len(h.old)} lines would be lost)"
+    if h.kind == "rename":
+        return f"rename this file to {(h.new_uri or '').rsplit('/', 1)[-1]}"
+    return f"{_size(h)} lines"
+
+
+def diagnostic_json(h: Hunk, end: tuple[int, int] | None, with_data: bool = True) -> dict:
     """A diagnostic as JSON, for publishing many at once without a converter pass."""
     d = diagnostic(h, end)
     r = d.range
-    return {
+    out = {
         "range": {
             "start": {"line": r.start.line, "character": r.start.character},
             "end": {"line": r.end.line, "character": r.end.character},
@@ -38,8 +49,10 @@ def diagnostic_json(h: Hunk, end: tuple[int, int] | None) -> dict:
         "severity": int(d.severity),
         "source": d.source,
         "code": d.code,
-        "data": d.data,
     }
+    if with_data:  # only for clients that keep it (publishDiagnostics.dataSupport)
+        out["data"] = d.data
+    return out
 
 
 def diagnostic(h: Hunk, end: tuple[int, int] | None) -> types.Diagnostic:
@@ -48,7 +61,7 @@ def diagnostic(h: Hunk, end: tuple[int, int] | None) -> types.Diagnostic:
         severity = types.DiagnosticSeverity.Warning
     else:
         state = "accepted, waiting to be applied" if h.status == Status.ACCEPTED else "proposed change"
-        message = f"Stet: {state} ({_size(h)} lines)"
+        message = f"Stet: {state}: {_what(h)}" if h.kind != "edit" else f"Stet: {state} ({_size(h)} lines)"
         if h.message:
             message += f": {h.message}"
         severity = types.DiagnosticSeverity.Information
@@ -80,7 +93,8 @@ def code_lenses(hunks: list[Hunk], client_uri: str) -> list[types.CodeLens]:
         here = types.Range(types.Position(h.line, 0), types.Position(h.line, 0))
         ids = {"hunkIds": [h.id]}
         if h.status == Status.PENDING:
-            lenses.append(types.CodeLens(here, _cmd(f"Accept ({_size(h)})", "stet.accept", ids)))
+            label = _size(h) if h.kind == "edit" else _what(h).split(" (")[0]
+            lenses.append(types.CodeLens(here, _cmd(f"Accept ({label})", "stet.accept", ids)))
             lenses.append(types.CodeLens(here, _cmd("Reject", "stet.reject", ids)))
         elif h.status == Status.ACCEPTED:
             # Rejecting an accepted hunk is not a transition: offer to retry or to undo.
@@ -106,7 +120,7 @@ def code_actions(hunks: list[Hunk], client_uri: str, first: int, last: int, end)
         if h.status == Status.PENDING:
             actions.append(
                 types.CodeAction(
-                    title=f"Stet: accept this change ({_size(h)})",
+                    title=f"Stet: accept this change ({_what(h)})",
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=diag,
                     is_preferred=True,
@@ -150,13 +164,20 @@ def code_actions(hunks: list[Hunk], client_uri: str, first: int, last: int, end)
 
 
 def diff_block(h: Hunk) -> str:
+    if h.kind == "rename":
+        return f"rename from {h.uri}\nrename to {h.new_uri}"
     lines = [f"@@ -{h.line + 1},{len(h.old)} +{h.line + 1},{len(h.replacement)} @@ {h.status.value}"]
+    if h.kind in ("create", "delete"):
+        lines.insert(0, f"{h.kind} file")
     lines += ["-" + line_body(x) for x in h.old]
     lines += ["+" + line_body(x) for x in h.replacement]
     return "\n".join(lines)
 
 
-def hover(h: Hunk) -> types.Hover:
+def hover(h: Hunk, markdown: bool = True) -> types.Hover:
+    if not markdown:
+        text = f"Stet · proposal {h.proposal_id} · hunk {h.id} · {h.status.value}\n\n{diff_block(h)}"
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.PlainText, value=text), range=_range(h))
     head = f"**Stet** · proposal `{h.proposal_id}` · hunk `{h.id}` · {h.status.value}"
     if h.message:
         head += f"\n\n{h.message}"

@@ -26,8 +26,11 @@ from pygls.protocol import (
 
 from .. import __version__
 from ..errors import InvalidParams, StetError, StoreUnavailable
+from ..live import Live
+from ..resume import render as render_resume
 from ..review import Review
 from ..store import Store
+from ..tasks import Tasks
 from ..workspace import Workspace, uri_to_path
 from . import params as P
 from . import present, wire
@@ -184,6 +187,7 @@ class StetServer(LanguageServer):
         self.db_path = db_path
         self.review: Review | None = None
         self.notice: str | None = None
+        self.live: Live | None = None
         self._dirty: set[str] = set()
 
     # The editor port of the review: apply an edit to an open buffer.
@@ -226,13 +230,18 @@ class StetServer(LanguageServer):
             client_uri = review.client_uris.get(uri, uri)
             doc = review.docs.get(uri)
             end = doc.end() if doc else None
-            diagnostics = [present.diagnostic_json(h, end) for h in hunks if h.is_open]
+            diagnostics = [present.diagnostic_json(h, end, self._diagnostic_data) for h in hunks if h.is_open]
             self.notify_json(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, {"uri": client_uri, "diagnostics": diagnostics})
             self.notify_json("stet/hunksChanged", {"uri": uri, "hunks": [h.state() for h in hunks]})
         caps = self.client_capabilities.workspace
         if caps and caps.code_lens and caps.code_lens.refresh_support:
             future = self.protocol.send_request(types.WORKSPACE_CODE_LENS_REFRESH, None)
             future.add_done_callback(lambda f: f.cancelled() or f.exception())  # an error here is harmless
+
+    @property
+    def _diagnostic_data(self) -> bool:
+        td = self.client_capabilities.text_document
+        return bool(td and td.publish_diagnostics and td.publish_diagnostics.data_support)
 
     def notify_json(self, method: str, params: dict) -> None:
         """Send a notification whose params are already plain JSON (no converter pass)."""
@@ -315,6 +324,22 @@ def _roots(params: types.InitializeParams) -> list[str]:
     return roots or [os.getcwd()]
 
 
+def _watch_files_through_the_editor(ls: StetServer) -> None:
+    """Ask the editor to report file changes too, where it offers that (it sees what it saves)."""
+    caps = ls.client_capabilities.workspace
+    if not (caps and caps.did_change_watched_files and caps.did_change_watched_files.dynamic_registration):
+        return
+    registration = types.Registration(
+        id="stet-watch",
+        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=types.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[types.FileSystemWatcher(glob_pattern="**/*")]
+        ),
+    )
+    future = ls.protocol.send_request(types.CLIENT_REGISTER_CAPABILITY, types.RegistrationParams([registration]))
+    future.add_done_callback(lambda f: f.cancelled() or f.exception())  # an editor may refuse: harmless
+
+
 def build(db_path: str | None = None) -> StetServer:
     server = StetServer(db_path)
 
@@ -345,18 +370,51 @@ def build(db_path: str | None = None) -> StetServer:
             ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"Stet: {review.store_error}"))
             ls.notify_json("stet/restored", {"files": 0, "counts": {}, "durationMs": 0, "error": str(review.store_error)})
             return
+        _watch_files_through_the_editor(ls)
         try:
             summary = await review.recover()
         except Exception as exc:
             exc = review.recovery_error or exc
             ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"Stet: {exc}"))
             summary = {"files": 0, "counts": {}, "durationMs": 0, "error": str(exc)}
+        # Live sync with other processes and the inbox start once recovery is done.
+        ls.live = Live(review)
+        await ls.live.start()
+        if ls.live.warning:
+            ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, ls.live.warning))
         ls.notify_json("stet/restored", summary)
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: StetServer, params: Any = None):
+        if ls.live is not None:
+            await ls.live.stop()
         if ls.review is not None:
             await ls.review.close()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def folders_changed(ls: StetServer, params: types.DidChangeWorkspaceFoldersParams):
+        # pygls has already updated its folder list; every folder is a root (the store stays put).
+        if ls.review is not None:
+            folders = [f.uri for f in ls.workspace.folders.values()]
+            roots = []
+            for folder in folders:
+                try:
+                    roots.append(uri_to_path(folder))
+                except StetError:
+                    log.warning("ignoring workspace folder %s", folder)
+            ls.review.ws.set_roots(roots)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def watched_files_changed(ls: StetServer, params: types.DidChangeWatchedFilesParams):
+        if ls.review is None:
+            return
+        uris = set()
+        for change in params.changes:
+            try:
+                uris.add(ls.review.uri_of(change.uri))
+            except StetError:
+                continue
+        ls.review.outside_changed(uris)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: StetServer, params: types.DidOpenTextDocumentParams):
@@ -417,7 +475,11 @@ def build(db_path: str | None = None) -> StetServer:
         doc = ls.review.docs.get(uri)
         end = doc.end() if doc else None
         first, last = params.range.start.line, params.range.end.line
-        return present.code_actions(hunks, params.text_document.uri, first, last, end)
+        actions = present.code_actions(hunks, params.text_document.uri, first, last, end)
+        td = ls.client_capabilities.text_document
+        if not (td and td.code_action and td.code_action.code_action_literal_support):
+            return [a.command for a in actions]  # an older client takes bare commands
+        return actions
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: StetServer, params: types.HoverParams):
@@ -425,7 +487,9 @@ def build(db_path: str | None = None) -> StetServer:
         line = params.position.line
         for h in hunks:
             if present.covers(h, line, line):
-                return present.hover(h)
+                td = ls.client_capabilities.text_document
+                formats = td.hover.content_format if td and td.hover else None
+                return present.hover(h, markdown=not formats or types.MarkupKind.Markdown in formats)
         return None
 
     @server.feature("stet/propose")
@@ -455,6 +519,16 @@ def build(db_path: str | None = None) -> StetServer:
             task_id=P.opt_str(p, "taskId"),
         )
         return {"hunks": [h.state() for h in hunks]}
+
+    @server.feature("stet/taskContext")
+    @guarded
+    async def task_context(ls: StetServer, params: Any):
+        review = await _ready(ls)
+        p = P.obj(params, "stet/taskContext")
+        context = await Tasks(review).context(P.req_str(p, "taskId"))
+        if p.get("markdown") is True:  # the `stet resume` text too, for clients that show it
+            context["markdown"] = render_resume(context)
+        return context
 
     def decision(action: str, scope: str):
         async def run(ls: StetServer, *args):

@@ -61,6 +61,54 @@ MIGRATIONS: list[list[str]] = [
         )""",
         "CREATE INDEX effects_open ON effects(state, lsn)",
     ],
+    # 2: tasks: the agent's unit of work, so a new worker can carry on where another stopped.
+    # Hunks already carry task_id (no foreign key: a proposal may name a task never started).
+    [
+        """CREATE TABLE tasks (
+            id TEXT PRIMARY KEY,
+            title TEXT NOT NULL,
+            goal TEXT,
+            agent TEXT,
+            status TEXT NOT NULL,
+            summary TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            lsn INTEGER NOT NULL
+        )""",
+        """CREATE TABLE task_steps (
+            task_id TEXT NOT NULL REFERENCES tasks(id),
+            n INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            status TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            lsn INTEGER NOT NULL,
+            PRIMARY KEY (task_id, n)
+        )""",
+        """CREATE TABLE task_notes (
+            task_id TEXT NOT NULL REFERENCES tasks(id),
+            n INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            why TEXT,
+            answers INTEGER,
+            at TEXT NOT NULL,
+            lsn INTEGER NOT NULL,
+            PRIMARY KEY (task_id, n)
+        )""",
+        """CREATE TABLE task_files (
+            task_id TEXT NOT NULL REFERENCES tasks(id),
+            uri TEXT NOT NULL,
+            hash TEXT,
+            read_at TEXT NOT NULL,
+            lsn INTEGER NOT NULL,
+            PRIMARY KEY (task_id, uri)
+        )""",
+        "CREATE INDEX hunks_by_task ON hunks(task_id)",
+    ],
+    # 3: which process holds an edit that lives in an editor's buffer (one server per window).
+    [
+        "ALTER TABLE effects ADD COLUMN owner TEXT",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

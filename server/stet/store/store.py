@@ -25,7 +25,9 @@ from ..domain.status import Status
 from ..errors import StoreUnavailable
 from .schema import MIGRATIONS, SCHEMA_VERSION
 
-BUSY_TIMEOUT_MS = 10_000
+BUSY_TIMEOUT_MS = int(os.environ.get("STET_BUSY_TIMEOUT_MS", "10000"))
+# A write waits this long in all for other processes' transactions before giving up.
+BUSY_DEADLINE = 120.0
 _CORRUPT = {"SQLITE_CORRUPT", "SQLITE_NOTADB"}
 
 HUNK_COLUMNS = (
@@ -107,6 +109,7 @@ class EffectRow:
     state: str  # pending | unsaved (applied into a buffer not saved yet) | done
     attempts: int
     target: str = "file"  # where it was meant to land when decided: an open "buffer" or the "file"
+    owner: str | None = None  # the process whose editor buffer holds it (see process.py)
 
 
 @dataclass
@@ -117,6 +120,11 @@ class OpenResult:
 
 def _is_corrupt(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.DatabaseError) and getattr(exc, "sqlite_errorname", "") in _CORRUPT
+
+
+def _is_busy(exc: BaseException) -> bool:
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in str(exc)
 
 
 def _unavailable(path: str, exc: BaseException) -> StoreUnavailable:
@@ -258,10 +266,10 @@ class Store:
 
     async def open_effects(self) -> list[EffectRow]:
         rows = await self._read(
-            "SELECT id, lsn, uri, action, edits, state, attempts, target FROM effects "
+            "SELECT id, lsn, uri, action, edits, state, attempts, target, owner FROM effects "
             "WHERE state IN ('pending', 'unsaved') ORDER BY lsn, id"
         )
-        return [EffectRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7]) for r in rows]
+        return [EffectRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], r[8]) for r in rows]
 
     async def proposal(self, proposal_id: str) -> dict | None:
         rows = await self._read("SELECT id, edit_hash, result_hash, lsn FROM proposals WHERE id = ?", (proposal_id,))
@@ -282,7 +290,7 @@ class Store:
     async def write(self) -> AsyncIterator["Tx"]:
         async with self._lock:
             try:
-                await self.conn.execute("BEGIN IMMEDIATE")
+                await self._begin()
             except sqlite3.Error as exc:
                 raise _unavailable(self.path, exc) from None
             tx = Tx(self.conn)
@@ -298,6 +306,43 @@ class Store:
                 with contextlib.suppress(sqlite3.Error):
                     await self.conn.execute("ROLLBACK")
                 raise _unavailable(self.path, exc) from None
+
+    async def _begin(self) -> None:
+        """BEGIN IMMEDIATE; while other processes write, wait and try again rather than fail.
+
+        Each try already waits busy_timeout inside SQLite; a busy error after that is retried
+        until BUSY_DEADLINE, so "database is locked" never reaches a user under contention.
+        """
+        deadline = time.monotonic() + BUSY_DEADLINE
+        while True:
+            try:
+                await self.conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or time.monotonic() >= deadline:
+                    raise
+            await asyncio.sleep(0.05)
+
+    @contextlib.asynccontextmanager
+    async def read(self) -> AsyncIterator["Tx"]:
+        """A consistent snapshot for several reads (a deferred transaction: takes no write lock)."""
+        async with self._lock:
+            try:
+                await self.conn.execute("BEGIN")
+            except sqlite3.Error as exc:
+                raise _unavailable(self.path, exc) from None
+            try:
+                yield Tx(self.conn)
+            finally:
+                with contextlib.suppress(sqlite3.Error):
+                    await self.conn.execute("COMMIT")
+
+    async def op(self, op_id: str) -> OpRow | None:
+        rows = await self._read("SELECT lsn, op_id, kind, args, result, at FROM oplog WHERE op_id = ?", (op_id,))
+        if not rows:
+            return None
+        r = rows[0]
+        return OpRow(r[0], r[1], r[2], json.loads(r[3]), json.loads(r[4]) if r[4] else None, r[5])
 
     async def save_lines(self, lines: list[tuple[int, str]]) -> None:
         """Checkpoint anchor positions. Not an operation: positions are recomputed from content."""
@@ -409,12 +454,25 @@ class Tx:
             ),
         )
 
-    async def add_effect(self, lsn: int, uri: str, action: str, edits: list[dict], target: str = "file") -> int:
+    async def move_hunks(self, old_uri: str, new_uri: str, lsn: int, except_id: str) -> None:
+        await self._run(
+            "UPDATE hunks SET uri = ?, lsn = ? WHERE uri = ? AND id != ?", (new_uri, lsn, old_uri, except_id)
+        )
+
+    async def add_effect(
+        self, lsn: int, uri: str, action: str, edits: list[dict], target: str = "file", owner: str | None = None
+    ) -> int:
         cur = await self.conn.execute(
-            "INSERT INTO effects (lsn, uri, action, edits, state, target, at) VALUES (?, ?, ?, ?, 'pending', ?, ?)",
-            (lsn, uri, action, json.dumps(edits), target, now_iso()),
+            "INSERT INTO effects (lsn, uri, action, edits, state, target, owner, at) "
+            "VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)",
+            (lsn, uri, action, json.dumps(edits), target, owner, now_iso()),
         )
         return cur.lastrowid
 
-    async def set_effect(self, effect_id: int, state: str, attempts: int) -> None:
-        await self._run("UPDATE effects SET state = ?, attempts = ? WHERE id = ?", (state, attempts, effect_id))
+    async def set_effect(self, effect_id: int, state: str, attempts: int, owner: str | None = None) -> None:
+        if owner is None:
+            await self._run("UPDATE effects SET state = ?, attempts = ? WHERE id = ?", (state, attempts, effect_id))
+        else:
+            await self._run(
+                "UPDATE effects SET state = ?, attempts = ?, owner = ? WHERE id = ?", (state, attempts, owner, effect_id)
+            )

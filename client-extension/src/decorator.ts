@@ -1,0 +1,84 @@
+// Paints open hunks into visible editors: old lines (background, gutter, overview ruler) and the
+// proposed text as ghost text after them.
+import * as vscode from 'vscode';
+import { DecorationKind, marksFor } from './logic/decorations';
+import { HunkModel } from './logic/model';
+
+export class Decorator implements vscode.Disposable {
+  private readonly lineTypes: Record<DecorationKind, vscode.TextEditorDecorationType>;
+  private readonly removed: vscode.TextEditorDecorationType;
+  private readonly ghost: vscode.TextEditorDecorationType;
+  private readonly subscriptions: vscode.Disposable[] = [];
+
+  constructor(private readonly model: HunkModel, media: vscode.Uri) {
+    const line = (bg: string, gutter: string, ruler: string) =>
+      vscode.window.createTextEditorDecorationType({
+        isWholeLine: true,
+        backgroundColor: new vscode.ThemeColor(bg),
+        gutterIconPath: vscode.Uri.joinPath(media, gutter),
+        gutterIconSize: 'contain',
+        overviewRulerColor: new vscode.ThemeColor(ruler),
+        overviewRulerLane: vscode.OverviewRulerLane.Left,
+        rangeBehavior: vscode.DecorationRangeBehavior.ClosedClosed,
+      });
+    this.lineTypes = {
+      pending: line('stet.oldLineBackground', 'gutter-pending.svg', 'editorOverviewRuler.modifiedForeground'),
+      accepted: line('stet.oldLineBackground', 'gutter-accepted.svg', 'editorOverviewRuler.addedForeground'),
+      stale: line('stet.staleLineBackground', 'gutter-stale.svg', 'editorOverviewRuler.warningForeground'),
+    };
+    this.removed = vscode.window.createTextEditorDecorationType({ textDecoration: 'line-through', opacity: '0.7' });
+    this.ghost = vscode.window.createTextEditorDecorationType({
+      after: {
+        backgroundColor: new vscode.ThemeColor('stet.proposedTextBackground'),
+        fontStyle: 'italic',
+      },
+      before: {
+        backgroundColor: new vscode.ThemeColor('stet.proposedTextBackground'),
+        fontStyle: 'italic',
+      },
+    });
+    this.subscriptions.push(
+      { dispose: model.onDidChange(() => this.renderAll()) },
+      vscode.window.onDidChangeVisibleTextEditors(() => this.renderAll()),
+      vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('stet.inlineProposal') && this.renderAll()),
+    );
+  }
+
+  renderAll(): void {
+    for (const editor of vscode.window.visibleTextEditors) this.render(editor);
+  }
+
+  render(editor: vscode.TextEditor): void {
+    if (editor.document.uri.scheme !== 'file') return;
+    const showGhost = vscode.workspace.getConfiguration('stet').get<boolean>('inlineProposal', true);
+    const marks = marksFor(this.model.forUri(editor.document.uri.toString()));
+    const lastLine = editor.document.lineCount - 1;
+    const lineRange = (l: number) => editor.document.lineAt(Math.min(l, lastLine)).range;
+    for (const kind of Object.keys(this.lineTypes) as DecorationKind[]) {
+      editor.setDecorations(this.lineTypes[kind], marks.lines.filter((m) => m.kind === kind).map((m) => lineRange(m.line)));
+    }
+    editor.setDecorations(this.removed, marks.lines.filter((m) => m.removed).map((m) => lineRange(m.line)));
+    const ghosts: vscode.DecorationOptions[] = [];
+    if (showGhost) {
+      for (const m of marks.lines) {
+        if (m.ghost === undefined) continue;
+        const r = lineRange(m.line);
+        ghosts.push({ range: new vscode.Range(r.end, r.end), renderOptions: { after: { contentText: m.ghost } } });
+      }
+      for (const m of marks.inserts) {
+        const r = lineRange(m.line);
+        const at = m.before ? r.start : r.end;
+        ghosts.push({
+          range: new vscode.Range(at, at),
+          renderOptions: m.before ? { before: { contentText: m.ghost } } : { after: { contentText: m.ghost } },
+        });
+      }
+    }
+    editor.setDecorations(this.ghost, ghosts);
+  }
+
+  dispose(): void {
+    for (const s of this.subscriptions) s.dispose();
+    for (const t of [...Object.values(this.lineTypes), this.removed, this.ghost]) t.dispose();
+  }
+}

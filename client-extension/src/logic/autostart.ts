@@ -1,0 +1,9 @@
+// Whether to start the server now: in "auto" mode only where Stet is in use (a folder has .stet/),
+// so opening any folder does not spawn a Python process that creates .stet/ there.
+
+export type StartMode = 'auto' | 'always';
+
+export function shouldStart(mode: unknown, folderHasStore: boolean[]): boolean {
+  if (mode === 'always') return true;
+  return folderHasStore.some(Boolean);
+}

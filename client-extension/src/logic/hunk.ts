@@ -1,0 +1,74 @@
+// The protocol's HunkState and the few facts about statuses every view needs.
+
+export interface Position { line: number; character: number }
+export interface Range { start: Position; end: Position }
+
+export type HunkStatus = 'pending' | 'accepted' | 'applied' | 'rejected' | 'stale' | 'superseded';
+export type HunkKind = 'edit' | 'create' | 'rename' | 'delete';
+
+export interface HunkState {
+  id: string;
+  proposalId: string;
+  taskId: string | null;
+  uri: string;
+  kind: HunkKind;
+  status: HunkStatus;
+  range: Range;
+  oldText: string;
+  newText: string;
+  newUri: string | null;
+  /** The developer's own replacement (accept with changes); newText stays the agent's. Optional. */
+  appliedText?: string;
+  message: string | null;
+  feedback: string | null;
+  version: number;
+  decidedAt: string | null;
+}
+
+export const STATUSES: HunkStatus[] = ['pending', 'accepted', 'applied', 'rejected', 'stale', 'superseded'];
+
+/** Open hunks are the ones the developer still has to look at (shown inline). */
+export function isOpen(h: HunkState): boolean {
+  return h.status === 'pending' || h.status === 'accepted' || h.status === 'stale';
+}
+
+export type Counts = Record<HunkStatus, number>;
+
+export function countByStatus(hunks: Iterable<HunkState>): Counts {
+  const counts = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Counts;
+  for (const h of hunks) counts[h.status] = (counts[h.status] ?? 0) + 1;
+  return counts;
+}
+
+/** Document order: by line, then column; an insertion sorts before a replacement on the same line. */
+export function compareByPosition(a: HunkState, b: HunkState): number {
+  return (
+    a.range.start.line - b.range.start.line ||
+    a.range.start.character - b.range.start.character ||
+    a.range.end.line - b.range.end.line ||
+    a.id.localeCompare(b.id)
+  );
+}
+
+/** The text this hunk puts in the file: the developer's, when they accepted with changes. */
+export function replacementText(h: HunkState): string {
+  return typeof h.appliedText === 'string' ? h.appliedText : h.newText;
+}
+
+/** Human line span, 1-based, of the hunk's old text ("line 3", "lines 3–5", "before line 7"). */
+export function lineLabel(h: HunkState): string {
+  if (h.kind === 'create') return 'new file';
+  if (h.kind === 'rename') return h.newUri ? `rename to ${decodeURIComponent(h.newUri.split('/').pop() ?? '')}` : 'rename';
+  if (h.kind === 'delete') return 'delete file';
+  const first = h.range.start.line;
+  const last = lastOldLine(h);
+  if (last < first) return `insert before line ${first + 1}`;
+  return first === last ? `line ${first + 1}` : `lines ${first + 1}–${last + 1}`;
+}
+
+/** 0-based index of the last line the old text covers; < start line for a pure insertion. */
+export function lastOldLine(h: HunkState): number {
+  const { start, end } = h.range;
+  if (end.line === start.line && end.character === start.character) return start.line - 1;
+  return end.character === 0 ? end.line - 1 : end.line;
+}

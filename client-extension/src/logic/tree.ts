@@ -1,0 +1,84 @@
+// Grouping hunks for the Stet view: tasks -> proposals -> files -> hunks, with counts.
+import { Counts, HunkState, compareByPosition, countByStatus, isOpen } from './hunk';
+
+export interface FileGroup { uri: string; hunks: HunkState[]; counts: Counts }
+export interface ProposalGroup { proposalId: string; message: string | null; files: FileGroup[]; counts: Counts }
+export interface TaskGroup { taskId: string | null; proposals: ProposalGroup[]; counts: Counts }
+
+function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
+  const m = new Map<string, T[]>();
+  for (const it of items) {
+    const k = key(it);
+    const list = m.get(k);
+    if (list) list.push(it);
+    else m.set(k, [it]);
+  }
+  return m;
+}
+
+const byKey = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Tasks sorted by id (hunks without a task last), proposals and files by id/uri, hunks by position. */
+export function groupHunks(hunks: HunkState[]): TaskGroup[] {
+  const NO_TASK = '\u0000none';
+  const tasks = groupBy(hunks, (h) => h.taskId ?? NO_TASK);
+  const taskKeys = [...tasks.keys()].sort((a, b) => (a === NO_TASK ? 1 : b === NO_TASK ? -1 : byKey(a, b)));
+  return taskKeys.map((tk) => {
+    const taskHunks = tasks.get(tk)!;
+    const proposals = groupBy(taskHunks, (h) => h.proposalId);
+    return {
+      taskId: tk === NO_TASK ? null : tk,
+      counts: countByStatus(taskHunks),
+      proposals: [...proposals.keys()].sort(byKey).map((pid) => {
+        const propHunks = proposals.get(pid)!;
+        const files = groupBy(propHunks, (h) => h.uri);
+        return {
+          proposalId: pid,
+          message: propHunks.find((h) => h.message)?.message ?? null,
+          counts: countByStatus(propHunks),
+          files: [...files.keys()].sort(byKey).map((uri) => {
+            const fileHunks = files.get(uri)!.slice().sort(compareByPosition);
+            return { uri, hunks: fileHunks, counts: countByStatus(fileHunks) };
+          }),
+        };
+      }),
+    };
+  });
+}
+
+/** "2 pending · 1 accepted · 3 done": the open statuses, then decided ones summed. */
+export function countsLabel(c: Counts): string {
+  const parts: string[] = [];
+  if (c.pending) parts.push(`${c.pending} pending`);
+  if (c.accepted) parts.push(`${c.accepted} accepted`);
+  if (c.stale) parts.push(`${c.stale} stale`);
+  const decided = c.applied + c.rejected + c.superseded;
+  if (decided) parts.push(`${decided} decided`);
+  return parts.join(' · ');
+}
+
+/** Codicon id for a hunk status (the view maps it to a ThemeIcon). */
+export function statusIcon(h: HunkState): string {
+  switch (h.status) {
+    case 'pending': return 'circle-large-outline';
+    case 'accepted': return 'pass';
+    case 'applied': return 'pass-filled';
+    case 'rejected': return 'close';
+    case 'stale': return 'warning';
+    case 'superseded': return 'history';
+  }
+}
+
+/** Whether a tree node with these counts starts expanded: yes while something is open in it. */
+export function hasOpen(hunks: HunkState[]): boolean {
+  return hunks.some(isOpen);
+}
+
+/** The last path segments of a file uri, relative to the first root that contains it. */
+export function relativePath(uri: string, roots: string[]): string {
+  for (const root of roots) {
+    const r = root.endsWith('/') ? root : root + '/';
+    if (uri.startsWith(r)) return decodeURIComponent(uri.slice(r.length));
+  }
+  return decodeURIComponent(uri.replace(/^file:\/\//, ''));
+}

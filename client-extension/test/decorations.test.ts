@@ -1,0 +1,66 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { hunkAtLine, marksFor, MAX_GHOST } from '../src/logic/decorations';
+import { hunk } from './fixtures';
+
+test('a modified line shows its new text as ghost text after it', () => {
+  const m = marksFor([hunk({ id: 'a', lines: [4, 5], oldText: 'x = 1\n', newText: 'x = 2\n' })]);
+  assert.deepEqual(m.lines, [{ line: 4, kind: 'pending', hunkId: 'a', ghost: '  ⟶  x = 2', removed: false }]);
+  assert.deepEqual(m.inserts, []);
+});
+
+test('surplus new lines ride on the last old line; surplus old lines are struck', () => {
+  const grow = marksFor([hunk({ lines: [0, 2], oldText: 'a\nb\n', newText: 'A\nB\nC\n' })]);
+  assert.deepEqual(grow.lines.map((l) => l.ghost), ['  ⟶  A', '  ⟶  B ⏎ C']);
+  const shrink = marksFor([hunk({ lines: [0, 3], oldText: 'a\nb\nc\n', newText: 'A\n' })]);
+  assert.deepEqual(shrink.lines.map((l) => [l.line, l.ghost, l.removed]), [
+    [0, '  ⟶  A', false], [1, undefined, true], [2, undefined, true],
+  ]);
+  const gone = marksFor([hunk({ lines: [5, 7], oldText: 'a\nb\n', newText: '' })]);
+  assert.deepEqual(gone.lines.map((l) => [l.line, l.ghost, l.removed]), [[5, undefined, true], [6, '  (removed)', true]]);
+});
+
+test('a pure insertion hangs on the line above, or before line 0', () => {
+  const mid = marksFor([hunk({ id: 'i', lines: [3, 3], oldText: '', newText: 'p\nq\n' })]);
+  assert.deepEqual(mid.lines, []);
+  assert.deepEqual(mid.inserts, [{ line: 2, before: false, kind: 'pending', hunkId: 'i', ghost: '  + p ⏎ q' }]);
+  const top = marksFor([hunk({ lines: [0, 0], oldText: '', newText: 'head\n' })]);
+  assert.equal(top.inserts[0].before, true);
+  assert.equal(top.inserts[0].line, 0);
+});
+
+test('only open hunks are marked; stale and accepted get their own kind', () => {
+  const m = marksFor([
+    hunk({ status: 'applied', lines: [0, 1] }),
+    hunk({ status: 'rejected', lines: [1, 2] }),
+    hunk({ status: 'superseded', lines: [2, 3] }),
+    hunk({ status: 'stale', lines: [3, 4] }),
+    hunk({ status: 'accepted', lines: [4, 5] }),
+    hunk({ kind: 'create', lines: [0, 0] }),
+  ]);
+  assert.deepEqual(m.lines.map((l) => [l.line, l.kind]), [[3, 'stale'], [4, 'accepted']]);
+});
+
+test('ghost text is clipped', () => {
+  const long = 'y'.repeat(500);
+  const m = marksFor([hunk({ lines: [0, 1], newText: long + '\n' })]);
+  assert.ok(m.lines[0].ghost!.length <= MAX_GHOST + 6);
+  assert.ok(m.lines[0].ghost!.endsWith('…'));
+});
+
+test('hunkAtLine finds the open hunk under the cursor, or an insertion just below it', () => {
+  const a = hunk({ id: 'a', lines: [2, 4] });
+  const ins = hunk({ id: 'ins', lines: [8, 8], oldText: '' });
+  const done = hunk({ id: 'done', lines: [10, 11], status: 'applied' });
+  const hs = [a, ins, done];
+  assert.equal(hunkAtLine(hs, 3)?.id, 'a');
+  assert.equal(hunkAtLine(hs, 4), undefined);
+  assert.equal(hunkAtLine(hs, 7)?.id, 'ins');
+  assert.equal(hunkAtLine(hs, 8)?.id, 'ins');
+  assert.equal(hunkAtLine(hs, 10), undefined);
+});
+
+test('an accepted hunk with the developer\'s own text shows that text', () => {
+  const m = marksFor([hunk({ status: 'accepted', lines: [0, 1], newText: 'agent\n', appliedText: 'mine\n' })]);
+  assert.equal(m.lines[0].ghost, '  ⟶  mine');
+});
