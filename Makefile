@@ -12,6 +12,11 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@
 
+# Benchmarks only: plots and the diff engines compared (never runtime dependencies).
+$(VENV)/.bench-installed: $(VENV)/.installed pyproject.toml
+	$(PY) -m pip install --quiet -e '.[test,bench]'
+	touch $@
+
 demo: $(VENV)/.installed
 	$(VENV)/bin/stet demo
 
@@ -19,6 +24,11 @@ test: test-python test-vscode-e2e
 
 test-python: $(VENV)/.installed
 	$(PY) -m pytest -q
+
+# Runs every benchmark against a real `stet serve` and writes docs/BENCHMARKS.md.
+# BENCH_ARGS=--quick for a one-minute run with smaller sizes.
+bench: $(VENV)/.bench-installed
+	$(PY) benchmarks/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -79,22 +79,25 @@ def _fail(exc: StetError) -> ToolError:
     return ToolError(f"{exc.name}: {exc.message}")
 
 
-def build(db_path: str, root: str, agent: str | None = None) -> MCPServer:
+def build(db_path: str, roots: list[str], agent: str | None = None) -> MCPServer:
     state = _State()
 
     @asynccontextmanager
     async def lifespan(_server):
+        review = Review(Workspace(roots), _NoEditor(), lambda uris: None)
+        state.review = review
         try:
             opened = await Store.open(db_path)
+            review.store = opened.store
             if opened.notice:
                 log.warning("%s", opened.notice)
-            review = Review(Workspace([root]), _NoEditor(), lambda uris: None)
-            review.store = opened.store
             await review.sync()
             review.ready.set()
-            state.review = review
         except StetError as exc:
             state.error = exc  # every tool says so, clearly, instead of the server failing to start
+            if review.store is not None:
+                await review.close()
+            state.review = None
         try:
             yield state
         finally:
@@ -102,6 +105,7 @@ def build(db_path: str, root: str, agent: str | None = None) -> MCPServer:
                 await state.review.close()
 
     server = MCPServer("stet", instructions=INSTRUCTIONS, version=__version__, lifespan=lifespan, log_level="WARNING")
+    server._stet_state = state  # for serve(): the store must be stopped even if the lifespan was cut short
 
     def tasks() -> Tasks:
         if state.review is None:
@@ -320,6 +324,14 @@ def _proposal_text(t: Tasks, answer: dict) -> str:
     return "\n".join(lines)
 
 
-def serve(db_path: str, root: str, agent: str | None = None) -> None:
+def serve(db_path: str, roots: list[str], agent: str | None = None) -> None:
     logging.basicConfig(level=logging.WARNING, format="stet mcp %(levelname)s: %(message)s")
-    build(db_path, root, agent).run("stdio")
+    server = build(db_path, roots, agent)
+    try:
+        server.run("stdio")
+    finally:
+        # aiosqlite's worker thread is not a daemon: if the lifespan's close did not run to the
+        # end (the client went away mid-shutdown), stop it here or the process never exits.
+        state = server._stet_state
+        if state.review is not None and state.review.store is not None:
+            state.review.store.conn.stop()

@@ -156,8 +156,9 @@ class Review:
             rows = await self._store().hunks_since(self.seen_lsn)
             changed: set[str] = set()
             derived: list[tuple[Hunk, Status]] = []
+            indexes: dict[str, LineIndex] = {}  # one per open document for the whole batch
             for row in rows:
-                derived.extend(self._merge(row))
+                derived.extend(self._merge(row, indexes))
                 changed.add(row.uri)
                 self.seen_lsn = max(self.seen_lsn, row.lsn)
             if rows:
@@ -168,7 +169,7 @@ class Review:
             self.on_change(changed)
         return changed
 
-    def _merge(self, row: Hunk) -> list[tuple[Hunk, Status]]:
+    def _merge(self, row: Hunk, indexes: dict[str, LineIndex]) -> list[tuple[Hunk, Status]]:
         old = self.hunks.get(row.id)
         doc = self.docs.get(row.uri)
         if old is None:
@@ -179,7 +180,7 @@ class Review:
             if doc is None:
                 return []
             self.anchors[row.uri].put(row.id, row)
-            return self._relocate(doc.lines, [row])
+            return self._relocate(doc.lines, [row], self._index(indexes, row.uri, doc.lines))
         if row.uri != old.uri:  # its file was renamed
             self.by_uri.get(old.uri, {}).pop(old.id, None)
             if old.uri in self.anchors:
@@ -200,13 +201,25 @@ class Review:
         elif status_changed and (row.status in (Status.PENDING, Status.STALE) or (row.status == Status.APPLIED) != old.shows_new):
             # The change may have been judged against other content (the file on disk while the
             # editor was re-opening it, another process): the open buffer is what counts.
-            return self._relocate(doc.lines, [old])
+            return self._relocate(doc.lines, [old], self._index(indexes, row.uri, doc.lines))
         return []
 
-    def _relocate(self, lines: list[str] | None, hunks: Iterable[Hunk]) -> list[tuple[Hunk, Status]]:
+    @staticmethod
+    def _index(indexes: dict[str, LineIndex], uri: str, lines: list[str]) -> LineIndex:
+        # Building a document's index costs a pass over all its lines: hunks loaded in one
+        # batch (thousands at a restart, when the editor re-opened the document first) share it.
+        index = indexes.get(uri)
+        if index is None:
+            index = indexes[uri] = LineIndex(lines)
+        return index
+
+    def _relocate(
+        self, lines: list[str] | None, hunks: Iterable[Hunk], index: LineIndex | None = None
+    ) -> list[tuple[Hunk, Status]]:
         """Find each hunk's text in `lines` (None: the file does not exist); return the
         status changes that follow."""
-        index = LineIndex(lines) if lines is not None else None
+        if index is None:
+            index = LineIndex(lines) if lines is not None else None
         derived = []
         moved: list[tuple[int, int]] = []  # (old line, shift) of the texts found
         lost: list[Hunk] = []
@@ -920,7 +933,7 @@ class Review:
             if hid in self.hunks:
                 self.hunks[hid].stored_line = self.hunks[hid].line
         if complete and effect.uri in self.effect_uris:
-            if not any(e for e in await store.open_effects() if e.uri == effect.uri and e.state == "pending"):
+            if not await store.has_pending_effect(effect.uri):
                 self.effect_uris.discard(effect.uri)
         await self.sync()
         self.on_change({effect.uri, *(m[1] for m in moves)})

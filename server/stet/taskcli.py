@@ -157,6 +157,6 @@ def cmd_mcp(args) -> int:
     from .cli import locate
     from .mcpserver import serve
 
-    db, root = locate(args, True)
-    serve(db, root, agent=args.agent)
+    db, roots = locate(args, True)
+    serve(db, roots, agent=args.agent)
     return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import Sequence
 
 from .text import line_body, normalize_eol, split_lines, utf16_to_index
@@ -18,9 +19,7 @@ def apply_text_edits(base: str, edits: Sequence[tuple[dict, str]], eol: str | No
     is given, line breaks in the new text are written as `eol`, as editors do.
     """
     lines = split_lines(base)
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
+    starts = list(accumulate(map(len, lines), initial=0))
 
     def offset(pos: dict) -> int:
         line, char = pos["line"], pos["character"]

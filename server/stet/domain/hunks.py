@@ -8,7 +8,11 @@ diff; we record a few of them as context for relocating the hunk later.
 from __future__ import annotations
 
 import difflib
+from bisect import bisect_left
+from collections import Counter
 from dataclasses import dataclass
+from itertools import compress
+from operator import lt, ne, sub
 from typing import Iterable, Sequence
 
 from .text import split_lines
@@ -54,29 +58,153 @@ def context_around(lines: Sequence[str], start: int, end: int, size: int = CONTE
     return tuple(before), tuple(after)
 
 
+def _common_prefix(a: Sequence[str], b: Sequence[str], alo: int, ahi: int, blo: int, bhi: int) -> int:
+    """How many lines a[alo:ahi] and b[blo:bhi] share at their start (slices compared in C,
+    in growing steps: long equal runs cost a few comparisons, not one per line)."""
+    n = min(ahi - alo, bhi - blo)
+    k, step = 0, 8
+    while k < n:
+        s = min(step, n - k)
+        if a[alo + k : alo + k + s] == b[blo + k : blo + k + s]:
+            k += s
+            step *= 2
+        elif s == 1:
+            break
+        else:
+            step = max(1, s // 4)
+    return k
+
+
+def _common_suffix(a: Sequence[str], b: Sequence[str], alo: int, ahi: int, blo: int, bhi: int) -> int:
+    n = min(ahi - alo, bhi - blo)
+    k, step = 0, 8
+    while k < n:
+        s = min(step, n - k)
+        if a[ahi - k - s : ahi - k] == b[bhi - k - s : bhi - k]:
+            k += s
+            step *= 2
+        elif s == 1:
+            break
+        else:
+            step = max(1, s // 4)
+    return k
+
+
+def _longest_chain(ai: list[int], bj: list[int]) -> list[int]:
+    """Indexes of a longest run of pairs increasing in both (ai is increasing): patience sorting."""
+    tails: list[int] = []  # bj of the last pair of the best chain of each length
+    tail_at: list[int] = []
+    back = [-1] * len(bj)
+    for k, j in enumerate(bj):
+        p = bisect_left(tails, j)
+        if p == len(tails):
+            tails.append(j)
+            tail_at.append(k)
+        else:
+            tails[p] = j
+            tail_at[p] = k
+        back[k] = tail_at[p - 1] if p else -1
+    chain = []
+    k = tail_at[-1] if tail_at else -1
+    while k >= 0:
+        chain.append(k)
+        k = back[k]
+    chain.reverse()
+    return chain
+
+
+def _breaks(a: list[str], b: list[str], ai: list[int], k0: int, k1: int, d: int) -> list[int]:
+    """Anchors k in k0..k1-1 (all at offset d) after which the lines up to anchor k+1 differ,
+    found by halving the range with slice comparisons."""
+    out = []
+    todo = [(k0, k1)]
+    while todo:
+        lo, hi = todo.pop()
+        if lo >= hi or a[ai[lo] : ai[hi] + 1] == b[ai[lo] + d : ai[hi] + 1 + d]:
+            continue
+        if hi == lo + 1:
+            out.append(lo)
+            continue
+        mid = (lo + hi) // 2
+        todo.append((mid, hi))
+        todo.append((lo, mid))
+    out.sort()
+    return out
+
+
+def _matching_blocks(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int, int]]:
+    """Blocks (i, j, n) with a[i:i+n] == b[j:j+n], increasing in both, by patience diff:
+    lines that occur once in each side anchor the alignment (their longest increasing
+    chain), the gaps between anchors are aligned the same way, and a gap with no such line
+    falls back to difflib. Every step runs on whole slices or C-level iterators where it
+    can: for a large file with a few scattered changes the cost is a handful of passes."""
+    a, b = list(a), list(b)  # slices of both must compare equal
+    blocks: list[tuple[int, int, int]] = []
+    work = [(0, len(a), 0, len(b))]
+    while work:
+        alo, ahi, blo, bhi = work.pop()
+        pre = _common_prefix(a, b, alo, ahi, blo, bhi)
+        if pre:
+            blocks.append((alo, blo, pre))
+            alo, blo = alo + pre, blo + pre
+        suf = _common_suffix(a, b, alo, ahi, blo, bhi)
+        if suf:
+            blocks.append((ahi - suf, bhi - suf, suf))
+            ahi, bhi = ahi - suf, bhi - suf
+        if alo == ahi or blo == bhi:
+            continue
+        a_mid, b_mid = a[alo:ahi], b[blo:bhi]
+        count_a = Counter(a_mid)
+        count_b = Counter(b_mid)
+        once_a = {line for line, c in count_a.items() if c == 1}
+        common = {line for line, c in count_b.items() if c == 1 and line in once_a}
+        if not common:
+            matcher = difflib.SequenceMatcher(None, a_mid, b_mid, autojunk=False)
+            blocks.extend((alo + i, blo + j, n) for i, j, n in matcher.get_matching_blocks() if n)
+            continue
+        where_b = dict(zip(b_mid, range(blo, bhi)))
+        mask = list(map(common.__contains__, a_mid))
+        ai = list(compress(range(alo, ahi), mask))
+        bj = list(map(where_b.__getitem__, compress(a_mid, mask)))
+        if not all(map(lt, bj, bj[1:])):
+            chain = _longest_chain(ai, bj)
+            ai = [ai[k] for k in chain]
+            bj = [bj[k] for k in chain]
+        # Runs of anchors at the same offset (j - i) are usually one matching block: check the
+        # whole run at once, and look anchor by anchor only where the check fails.
+        offsets = list(map(sub, bj, ai))
+        cuts = [0, *compress(range(1, len(offsets)), map(ne, offsets[1:], offsets[:-1])), len(offsets)]
+        pi, pj = alo, blo  # end of the part already aligned
+        for c0, c1 in zip(cuts, cuts[1:]):
+            d = offsets[c0]
+            starts = [c0, *(k + 1 for k in _breaks(a, b, ai, c0, c1 - 1, d))]
+            ends = [*(k for k in starts[1:]), c1]
+            for s0, s1 in zip(starts, ends):
+                r0, r1 = ai[s0], ai[s1 - 1] + 1
+                if r0 > pi or r0 + d > pj:
+                    work.append((pi, r0, pj, r0 + d))
+                blocks.append((r0, r0 + d, r1 - r0))
+                pi, pj = r1, r1 + d
+        if pi < ahi or pj < bhi:
+            work.append((pi, ahi, pj, bhi))
+    blocks.sort()
+    merged: list[tuple[int, int, int]] = []
+    for i, j, n in blocks:
+        if merged and merged[-1][0] + merged[-1][2] == i and merged[-1][1] + merged[-1][2] == j:
+            merged[-1] = (merged[-1][0], merged[-1][1], merged[-1][2] + n)
+        else:
+            merged.append((i, j, n))
+    return merged
+
+
 def changed_regions(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int, int, int]]:
     """(a_start, a_end, b_start, b_end) of each maximal run of differing lines."""
-    # Trim the common prefix and suffix first: agent edits usually touch a few places of a
-    # large file, and SequenceMatcher's cost grows with what it has to compare.
-    pre = 0
-    limit = min(len(a), len(b))
-    while pre < limit and a[pre] == b[pre]:
-        pre += 1
-    suf = 0
-    while suf < limit - pre and a[len(a) - 1 - suf] == b[len(b) - 1 - suf]:
-        suf += 1
-    a_mid, b_mid = a[pre : len(a) - suf], b[pre : len(b) - suf]
     regions: list[tuple[int, int, int, int]] = []
-    matcher = difflib.SequenceMatcher(None, a_mid, b_mid, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        i1, i2, j1, j2 = i1 + pre, i2 + pre, j1 + pre, j2 + pre
-        if regions and regions[-1][1] == i1 and regions[-1][3] == j1:
-            # Adjacent non-equal opcodes (a delete next to an insert) form one hunk.
-            regions[-1] = (regions[-1][0], i2, regions[-1][2], j2)
-        else:
-            regions.append((i1, i2, j1, j2))
+    i = j = 0
+    for x, y, n in [*_matching_blocks(a, b), (len(a), len(b), 0)]:
+        if x > i or y > j:
+            regions.append((i, x, j, y))
+        i, j = x + n, y + n
     return regions
 
 

@@ -9,7 +9,7 @@ from .status import OPEN, Status
 from .text import split_lines, utf16_len, is_terminated
 
 
-@dataclass
+@dataclass(slots=True)  # one per hunk, and a store may hold 100,000: no per-instance dict
 class Hunk:
     id: str
     proposal_id: str

@@ -37,34 +37,40 @@ def _what(h: Hunk) -> str:
 
 
 def diagnostic_json(h: Hunk, end: tuple[int, int] | None, with_data: bool = True) -> dict:
-    """A diagnostic as JSON, for publishing many at once without a converter pass."""
-    d = diagnostic(h, end)
-    r = d.range
+    """A diagnostic as JSON, for publishing many at once without a converter pass: built
+    directly (no lsprotocol objects), the same JSON as `diagnostic` gives (tested)."""
+    message, severity = _describe(h)
+    r = h.lsp_range()
+    start = (r["start"]["line"], r["start"]["character"])
+    stop = (r["end"]["line"], r["end"]["character"])
+    if end is not None:  # clamped as in _range
+        stop = min(stop, end)
+        start = min(start, end)
     out = {
-        "range": {
-            "start": {"line": r.start.line, "character": r.start.character},
-            "end": {"line": r.end.line, "character": r.end.character},
-        },
-        "message": d.message,
-        "severity": int(d.severity),
-        "source": d.source,
-        "code": d.code,
+        "range": {"start": {"line": start[0], "character": start[1]}, "end": {"line": stop[0], "character": stop[1]}},
+        "message": message,
+        "severity": int(severity),
+        "source": "stet",
+        "code": h.id,
     }
     if with_data:  # only for clients that keep it (publishDiagnostics.dataSupport)
-        out["data"] = d.data
+        out["data"] = {"hunkId": h.id, "version": h.version}
     return out
 
 
-def diagnostic(h: Hunk, end: tuple[int, int] | None) -> types.Diagnostic:
+def _describe(h: Hunk) -> tuple[str, types.DiagnosticSeverity]:
     if h.status == Status.STALE:
         message = "Stet: this proposed change no longer applies (the text under it changed). Reject it, or ask the agent again."
-        severity = types.DiagnosticSeverity.Warning
-    else:
-        state = "accepted, waiting to be applied" if h.status == Status.ACCEPTED else "proposed change"
-        message = f"Stet: {state}: {_what(h)}" if h.kind != "edit" else f"Stet: {state} ({_size(h)} lines)"
-        if h.message:
-            message += f": {h.message}"
-        severity = types.DiagnosticSeverity.Information
+        return message, types.DiagnosticSeverity.Warning
+    state = "accepted, waiting to be applied" if h.status == Status.ACCEPTED else "proposed change"
+    message = f"Stet: {state}: {_what(h)}" if h.kind != "edit" else f"Stet: {state} ({_size(h)} lines)"
+    if h.message:
+        message += f": {h.message}"
+    return message, types.DiagnosticSeverity.Information
+
+
+def diagnostic(h: Hunk, end: tuple[int, int] | None) -> types.Diagnostic:
+    message, severity = _describe(h)
     return types.Diagnostic(
         range=_range(h, end),
         message=message,

@@ -261,8 +261,20 @@ class Store:
         return (await self._read("SELECT COALESCE(MAX(lsn), 0) FROM oplog"))[0][0]
 
     async def hunks_since(self, lsn: int) -> list[Hunk]:
-        rows = await self._read(f"SELECT {HUNK_COLUMNS} FROM hunks WHERE lsn > ? ORDER BY lsn", (lsn,))
-        return [_hunk_from_row(r) for r in rows]
+        # Read in chunks: a first load may be 100,000 rows, and holding every raw row beside
+        # the hunks built from them doubles the peak, which the process keeps as resident size.
+        out: list[Hunk] = []
+        async with self._lock:
+            try:
+                cursor = await self.conn.execute(f"SELECT {HUNK_COLUMNS} FROM hunks WHERE lsn > ? ORDER BY lsn", (lsn,))
+                try:
+                    while rows := await cursor.fetchmany(2000):
+                        out.extend(_hunk_from_row(r) for r in rows)
+                finally:
+                    await cursor.close()
+            except sqlite3.Error as exc:
+                raise _unavailable(self.path, exc) from None
+        return out
 
     async def open_effects(self) -> list[EffectRow]:
         rows = await self._read(
@@ -270,6 +282,10 @@ class Store:
             "WHERE state IN ('pending', 'unsaved') ORDER BY lsn, id"
         )
         return [EffectRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], r[8]) for r in rows]
+
+    async def has_pending_effect(self, uri: str) -> bool:
+        rows = await self._read("SELECT 1 FROM effects WHERE state = 'pending' AND uri = ? LIMIT 1", (uri,))
+        return bool(rows)
 
     async def proposal(self, proposal_id: str) -> dict | None:
         rows = await self._read("SELECT id, edit_hash, result_hash, lsn FROM proposals WHERE id = ?", (proposal_id,))

@@ -1,0 +1,515 @@
+"""Write docs/BENCHMARKS.md and its plots from docs/benchmarks/*.json (the last run)."""
+
+from __future__ import annotations
+
+import math
+
+from common import REPO, load_json
+
+OUT = REPO / "docs" / "BENCHMARKS.md"
+PLOTS = REPO / "docs" / "benchmarks"
+
+
+def ms(x: float | None) -> str:
+    if x is None or x != x:
+        return "–"
+    if x >= 1000:
+        return f"{x / 1000:.2f} s"
+    if x >= 100:
+        return f"{x:.0f} ms"
+    if x >= 10:
+        return f"{x:.1f} ms"
+    return f"{x:.2f} ms"
+
+
+def ratio(a: float, b: float) -> float:
+    return a / b if b else float("nan")
+
+
+def verdict(ok: bool | None) -> str:
+    return "not run" if ok is None else ("**met**" if ok else "**missed**")
+
+
+def pick(sizes: list[dict], n: int) -> dict | None:
+    for s in sizes:
+        if s["hunks"] == n:
+            return s
+    return None
+
+
+def slope(sizes: list[dict], key) -> float | None:
+    """Growth exponent between the smallest size >= 1000 and the largest: 1 = linear."""
+    pts = [(s["hunks"], key(s)) for s in sizes if s["hunks"] >= 1000 and key(s) is not None]
+    if len(pts) < 2:
+        return None
+    (n0, y0), (n1, y1) = pts[0], pts[-1]
+    return math.log(y1 / y0) / math.log(n1 / n0) if y0 > 0 and y1 > 0 else None
+
+
+# --- plots ----------------------------------------------------------------------------
+def plot_scaling(sizes: list[dict]) -> str | None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    ns = [s["hunks"] for s in sizes]
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
+    ax = axes[0]
+    ax.plot(ns, [s["restart"]["median"] / 1000 for s in sizes], "o-", label="stet: start to stet/restored")
+    ax.plot(ns, [s["floor"]["median"] / 1000 for s in sizes], "s--", label="floor: import + SELECT + read")
+    ax.set(xscale="log", yscale="log", xlabel="pending hunks", ylabel="seconds (median)", title="Restart")
+    ax.legend(fontsize=8)
+    ax = axes[1]
+    acc = [s for s in sizes if "accept" in s]
+    ax.plot([s["hunks"] for s in acc], [s["accept"]["accept"]["median"] for s in acc], "o-", label="stet: accept (durable + applied)")
+    ax.plot([s["hunks"] for s in acc], [s["accept"]["floor"]["median"] for s in acc], "s--", label="floor: command + applyEdit + commit")
+    ax.plot([s["hunks"] for s in acc], [s["accept"]["server_cpu_per_accept_and_undo_ms"] / 2 for s in acc], "^:", label="server CPU per decision (accept+undo / 2)")
+    ax.set(xscale="log", xlabel="pending hunks in the store", ylabel="ms (median)", title="Accept round trip")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8)
+    ax = axes[2]
+    ax.plot(ns, [s["rss_mb"] for s in sizes], "o-", label="resident (VmRSS) at restored")
+    ax.axhline(250, color="red", lw=0.8, ls=":", label="target 250 MB")
+    ax.set(xscale="log", xlabel="pending hunks", ylabel="MB", title="Memory")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = PLOTS / "scaling.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path.name
+
+
+def plot_checkpoint(ck: dict) -> str | None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    rows = ck["rows"]
+    edits = ck["edits"]
+    xs = [r["interval"] or edits * 2 for r in rows]
+    labels = [str(r["interval"]) if r["interval"] else "never" for r in rows]
+    fig, ax1 = plt.subplots(figsize=(7.5, 4.5))
+    wx = [x for x, r in zip(xs, rows) if r["interval"]]
+    wy = [r["written_per_1000_edits_kb"] for r in rows if r["interval"]]
+    ax1.plot(wx, wy, "o-", color="tab:blue", label="written per 1,000 edits (KiB; never: 0)")
+    ax1.set(xscale="log", yscale="log", xlabel="edits per checkpoint (save)", ylabel="KiB written per 1,000 edits")
+    ax1.set_xticks(xs)
+    ax1.set_xticklabels(labels)
+    ax2 = ax1.twinx()
+    ax2.plot(xs, [r["recovery_s"] * 1000 for r in rows], "s--", color="tab:red", label="recovery after SIGKILL (ms)")
+    ax2.set_ylabel("recovery: spawn to restored + buffer re-checked (ms)")
+    ax2.set_ylim(bottom=0)
+    h1, l1 = ax1.get_legend_handles_labels()
+    h2, l2 = ax2.get_legend_handles_labels()
+    ax1.legend(h1 + h2, l1 + l2, fontsize=8, loc="upper center")
+    ax1.set_title(f"Checkpoint interval: {ck['hunks']} hunks, {ck['lines']} lines, {edits} edits")
+    fig.tight_layout()
+    path = PLOTS / "checkpoint.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path.name
+
+
+# --- the document ---------------------------------------------------------------------
+def write() -> str:
+    run = load_json("run") or {}
+    scale = load_json("scale")
+    ingest = load_json("ingest")
+    typing = load_json("typing")
+    ck = load_json("checkpoint")
+    L: list[str] = []
+    w = L.append
+    sizes = scale["sizes"] if scale else []
+    s4 = pick(sizes, 10000)
+    s5 = pick(sizes, 100000)
+    acc = s4["accept"] if s4 and "accept" in s4 else None
+
+    w("# Benchmarks: what durability costs, and how the cost grows")
+    w("")
+    w("Every figure below was measured by one run of `make bench` against the real `stet serve` process over stdio,")
+    w("a real SQLite file (WAL, synchronous=FULL) and real files. Each benchmark is compared with a *floor* measured in")
+    w("the same run, interleaved with it where possible: this machine is a shared, noisy 2-core VM, so the ratios")
+    w("mean more than the absolute times. Medians and p99 (nearest rank) are of the samples listed.")
+    w("")
+    w("## Headline figures")
+    w("")
+    w("| # | what | measured (median) | floor (median) | ratio | target | |")
+    w("|---|---|---|---|---|---|---|")
+    accs = [s for s in sizes if "accept" in s]
+    if accs:
+        rs = sorted(ratio(s["accept"]["accept"]["median"], s["accept"]["floor"]["median"]) for s in accs)
+        best = min(accs, key=lambda s: ratio(s["accept"]["accept"]["median"], s["accept"]["floor"]["median"]))
+        r = rs[len(rs) // 2] if len(rs) % 2 else (rs[len(rs) // 2 - 1] + rs[len(rs) // 2]) / 2
+        a0 = acc or best["accept"]
+        w(f"| 1 | accept round trip, durable + applied in the buffer (one ratio per store size, 10²–10⁵ hunks: median of them, range) | {ms(a0['accept']['median'])} at 10⁴ (p99 {ms(a0['accept']['p99'])}) | {ms(a0['floor']['median'])} at 10⁴ | {r:.2f}× ({rs[0]:.2f}–{rs[-1]:.2f}×) | ≤ 1.25× | {verdict(r <= 1.25)} |")
+    if s4:
+        r = ratio(s4["restart"]["median"], s4["floor"]["median"])
+        okr, oka = r <= 2, s4["restart"]["median"] < 1500
+        v = verdict(okr and oka) if okr == oka else f"ratio {verdict(okr)}, < 1.5 s {verdict(oka)}"
+        w(f"| 2 | restart to `stet/restored`, 10,000 pending hunks over 1,000 files | {ms(s4['restart']['median'])} (p99 {ms(s4['restart']['p99'])}) | {ms(s4['floor']['median'])} | {r:.2f}× | ≤ 2× and < 1.5 s | {v} |")
+    if ingest:
+        e = ingest["end_to_end"]
+        r = ratio(e["propose"]["median"], e["git"]["median"])
+        w(f"| 3 | proposal ingest, 50,000-line file, 500 scattered changes | {ms(e['propose']['median'])} (p99 {ms(e['propose']['p99'])}) | {ms(e['git']['median'])} (`git diff --no-index`) | {r:.2f}× | ≤ 3× | {verdict(r <= 3)} |")
+    if typing:
+        r = ratio(typing["keystroke_busy"]["median"], typing["keystroke_quiet"]["median"])
+        w(f"| 4 | typing: didChange (+ a request) in a document with 2,000 pending hunks | {ms(typing['keystroke_busy']['median'])} (p99 {ms(typing['keystroke_busy']['p99'])}) | {ms(typing['keystroke_quiet']['median'])} (no hunks) | {r:.2f}× | ≤ 1.5× | {verdict(r <= 1.5)} |")
+    if s5:
+        w(f"| 5 | resident memory with 100,000 pending hunks loaded | {s5['rss_mb']:.0f} MB | {pick(sizes, 100)['rss_mb']:.0f} MB (100 hunks) | – | < 250 MB | {verdict(s5['rss_mb'] < 250)} |")
+    else:
+        w("| 5 | resident memory with 100,000 pending hunks loaded | not run (--quick) | | | < 250 MB | not run |")
+    if ck:
+        rows = ck["rows"]
+        first, last = rows[0], rows[-1]
+        w(f"| 6 | checkpoint trade-off ({ck['edits']} edits, {ck['hunks']:,} hunks, crash, restart) | checkpoint at every edit: {first['written_per_1000_edits_kb'] / 1024:.0f} MiB written per 1,000 edits, recovery {ms(first['recovery_s'] * 1000)}; never: 0 MiB, recovery {ms(last['recovery_s'] * 1000)} ({last.get('hunks_misplaced', 0)} hunks misplaced) | | | the curve | see §6 |")
+    if sizes:
+        sr = slope(sizes, lambda s: s["restart"]["median"])
+        sm = slope(sizes, lambda s: s["rss_mb"])
+        sa = slope([s for s in sizes if "accept" in s], lambda s: s["accept"]["accept"]["median"])
+        span = f"10³→{sizes[-1]['hunks']:.0e}".replace("e+0", "e").replace("1e5", "10⁵").replace("1e4", "10⁴")
+        ok = all(x is None or x <= 1.1 for x in (sr, sm, sa))
+        w(f"| 7 | growth exponent ({span} hunks; 1 = linear): restart {sr:.2f}, accept {sa:.2f}, memory {sm:.2f} | | | | ≤ 1 | {verdict(ok)} |")
+    w("")
+    if run:
+        m = run["machine"]
+        if run.get("fresh_clone_total_s"):
+            w(f"Command: `{run['command']}` on a fresh clone — {run['fresh_clone_total_s'] / 60:.1f} min in all on this machine, creating the")
+            w(f"virtual environment included ({run['total_s'] / 60:.1f} min of benchmarks). Run {run['date']}, commit `{run['commit']}`, profile `{run['profile']}`.")
+        else:
+            w(f"Command: `{run['command']}` — took {run['total_s'] / 60:.1f} min on this machine (benchmarks only; creating the venv")
+            w(f"adds about a minute on a fresh clone). Run {run['date']}, commit `{run['commit']}`, profile `{run['profile']}`.")
+        w(f"Load average at start / end: {' '.join(run['load_at_start'])} / {' '.join(run['load_at_end'])} (other sessions share this VM;")
+        w("with them keeping both cores busy, load 6–8, the same fresh-clone `make bench` took 6.5 min earlier the same day).")
+        w("")
+        w("Machine: " + ", ".join(f"{k} {v}" for k, v in m.items()) + ".")
+        w("")
+    w("Reading the ratios: the floors are the physical minimum for the same work on the same stack, so a ratio is")
+    w("what Stet's own logic and its durability add. Where a target is missed, the section says why, with the profile.")
+    w("")
+    w(NOTES_TOP)
+
+    # 1 ----------------------------------------------------------------------------------
+    if sizes:
+        w("## 1. Accept round trip")
+        w("")
+        w(DESC_ACCEPT)
+        w("")
+        w("| pending hunks | accept median | p99 | floor median | ratio | accept: until applyEdit / after it | no-op command | applyEdit RT | raw commit | stet no-op | server CPU per accept+undo |")
+        w("|---|---|---|---|---|---|---|---|---|---|---|")
+        for s in sizes:
+            if "accept" not in s:
+                continue
+            a = s["accept"]
+            w(
+                f"| {s['hunks']:,} | {ms(a['accept']['median'])} | {ms(a['accept']['p99'])} | {ms(a['floor']['median'])} | "
+                f"{ratio(a['accept']['median'], a['floor']['median']):.2f}× | "
+                f"{ms(a['accept_until_applyedit']['median'])} / {ms(a['accept_after_applyedit']['median'])} | {ms(a['floor_noop_command']['median'])} | "
+                f"{ms(a['floor_applyedit_only']['median'])} | {ms(a['floor_commit']['median'])} | {ms(a['stet_noop_command']['median'])} | "
+                f"{a['server_cpu_per_accept_and_undo_ms']:.1f} ms |"
+            )
+        w("")
+        w(NOTES_ACCEPT)
+        w("")
+        # 2 ------------------------------------------------------------------------------
+        w("## 2. Restart to `stet/restored` (and 5. memory)")
+        w("")
+        w(DESC_RESTART)
+        w("")
+        w("| pending hunks | files | restart median | p99 | floor median | ratio | floor: import | SELECT | read files | recovery (server's own durationMs) | server CPU | RSS at restored |")
+        w("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for s in sizes:
+            w(
+                f"| {s['hunks']:,} | {s['files']:,} | {ms(s['restart']['median'])} | {ms(s['restart']['p99'])} | {ms(s['floor']['median'])} | "
+                f"{ratio(s['restart']['median'], s['floor']['median']):.2f}× | {ms(s['floor_import']['median'])} | {ms(s['floor_select']['median'])} | "
+                f"{ms(s['floor_read']['median'])} | {ms(s['recovery_reported']['median'])} | {ms(s['server_cpu']['median'])} | {s['rss_mb']:.0f} MB |"
+            )
+        w("")
+        w(NOTES_RESTART)
+        w("")
+    # 3 --------------------------------------------------------------------------------------
+    if ingest:
+        e = ingest["end_to_end"]
+        w("## 3. Proposal ingest and the diff engine")
+        w("")
+        w(DESC_INGEST)
+        w("")
+        w("| | median | p99 | ratio to git |")
+        w("|---|---|---|---|")
+        w(f"| `stet/propose`, the whole new text as one TextEdit | {ms(e['propose']['median'])} | {ms(e['propose']['p99'])} | {ratio(e['propose']['median'], e['git']['median']):.2f}× |")
+        w(f"| `stet/propose`, 500 TextEdits | {ms(e['propose_as_edits']['median'])} | {ms(e['propose_as_edits']['p99'])} | {ratio(e['propose_as_edits']['median'], e['git']['median']):.2f}× |")
+        w(f"| floor: `git diff --no-index -U0` (whole process) | {ms(e['git']['median'])} | {ms(e['git']['p99'])} | 1 |")
+        w("")
+        w(f"Diff engines, in process, on the same pairs (hunks compared with git's default Myers diff; typical edits: {', '.join(ingest['typical_cases'])}):")
+        w("")
+        w("| engine | 5,000 lines / 50 changes | 50,000 lines / 500 changes | hunks equal to git's (50k) | typical edits equal to git's | note |")
+        w("|---|---|---|---|---|---|")
+        for r in ingest["engines"]:
+            if "error" in r:
+                w(f"| {r['engine']} | – | – | – | – | {r['error']} |")
+                continue
+            k5 = r.get("5k")
+            k50 = r.get("50k")
+            t5 = ms(k5["ms"]) if k5 else "–"
+            t50 = ms(k50["ms"]) if k50 else "skipped (quadratic: `--slow`)"
+            same = f"{k50['same_as_git']}/{k50['git_hunks']} ({k50['hunks']} hunks)" if k50 else "–"
+            w(f"| {r['engine']} | {t5} | {t50} | {same} | {r['typical_same_as_git']}/{r['typical_cases']} | {r['note']} |")
+        w("")
+        w(NOTES_INGEST)
+        w("")
+    # 4 --------------------------------------------------------------------------------------
+    if typing:
+        t = typing
+        w("## 4. Typing")
+        w("")
+        w(DESC_TYPING)
+        w("")
+        w("| series | median | p99 |")
+        w("|---|---|---|")
+        w(f"| keystroke + request, document with {t['hunks']:,} pending hunks | {ms(t['keystroke_busy']['median'])} | {ms(t['keystroke_busy']['p99'])} |")
+        w(f"| keystroke + request, same document without hunks (floor) | {ms(t['keystroke_quiet']['median'])} | {ms(t['keystroke_quiet']['p99'])} |")
+        w(f"| the request alone (transport) | {ms(t['probe_alone']['median'])} | {ms(t['probe_alone']['p99'])} |")
+        w(f"| after a pause: keystroke to publishDiagnostics (incl. the 100 ms debounce) | {ms(t['publish_after_pause']['median'])} | {ms(t['publish_after_pause']['p99'])} |")
+        w("")
+        w(f"Ratio {ratio(t['keystroke_busy']['median'], t['keystroke_quiet']['median']):.2f}×; the handling alone (minus transport) is about "
+          f"{ms(t['handling_estimate']['busy_ms'])} with hunks against {ms(t['handling_estimate']['quiet_ms'])} without. "
+          f"Hunks still pending and in place after {t['keystrokes']} keystrokes: {t['pending_after']}/{t['hunks']}.")
+        w("")
+        w(NOTES_TYPING)
+        w("")
+    # 6 --------------------------------------------------------------------------------------
+    if ck:
+        w("## 6. The checkpoint trade-off")
+        w("")
+        w(DESC_CHECKPOINT)
+        w("")
+        w("| save (checkpoint) every | checkpoints | written per 1,000 edits | checkpoint latency (median) | recovery after SIGKILL (median of runs) | runs | hunks at their true line | stale / misplaced |")
+        w("|---|---|---|---|---|---|---|---|")
+        for r in ck["rows"]:
+            label = f"{r['interval']} edit(s)" if r["interval"] else "never (crash first)"
+            lat = ms(r["checkpoint"]["median"]) if r["checkpoint"] else "–"
+            runs = ", ".join(ms(x * 1000) for x in r["recovery_runs_s"])
+            w(f"| {label} | {r['checkpoints']} | {r['written_per_1000_edits_kb']:,.0f} KiB | {lat} | {ms(r['recovery_s'] * 1000)} | {runs} | {r['hunks_at_true_line']}/{r['hunks']} | {r.get('hunks_stale', '–')} / {r.get('hunks_misplaced', '–')} |")
+        w("")
+        name = plot_checkpoint(ck)
+        if name:
+            w(f"![checkpoint trade-off](benchmarks/{name})")
+            w("")
+        w(NOTES_CHECKPOINT)
+        w("")
+    # 7 --------------------------------------------------------------------------------------
+    if sizes:
+        w("## 7. Scaling from 10² to 10⁵ hunks")
+        w("")
+        name = plot_scaling(sizes)
+        if name:
+            w(f"![scaling](benchmarks/{name})")
+            w("")
+        w("| pending hunks | accept median | restart median | restart floor | RSS at restored | RSS after ingest | ingest (seeding, all proposals) |")
+        w("|---|---|---|---|---|---|---|")
+        for s in sizes:
+            a = ms(s["accept"]["accept"]["median"]) if "accept" in s else "–"
+            w(f"| {s['hunks']:,} | {a} | {ms(s['restart']['median'])} | {ms(s['floor']['median'])} | {s['rss_mb']:.0f} MB | {s['rss_after_ingest_mb']:.0f} MB | {s['ingest_s']:.1f} s |")
+        w("")
+        w(NOTES_SCALING)
+        w("")
+    w(NOTES_METHOD)
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text("\n".join(L) + "\n")
+    return str(OUT)
+
+
+DESC_ACCEPT = """Each round accepts one pending hunk of a document open in the editor: the command is answered after the
+decision is committed, the server has sent `workspace/applyEdit`, the client has applied it, sent `didChange` and
+answered, and the server has committed the hunk as `applied`. The hunk is then undone (not timed) so that the next
+round has a pending hunk again. The floor, interleaved round by round: a no-op `workspace/executeCommand` and one
+that performs one `workspace/applyEdit` round trip, on a pygls server with no logic (`benchmarks/floor_server.py`,
+same interpreter, same stack), plus one raw stdlib-sqlite3 INSERT + COMMIT in WAL mode with synchronous=FULL. The
+applyEdit command already carries a command round trip, so floor = (command with applyEdit) + (raw commit).
+"Stet no-op" is Stet's own cheapest command (an unknown one, answered with an error): the same transport through
+Stet's process."""
+
+DESC_RESTART = """A workspace of N/10 files (120 lines each, 10 scattered agent changes per file), proposed to the server,
+then the server is started again and timed from spawn to the `stet/restored` notification (recovery done: every
+hunk loaded and re-located against the files on disk). Floor, measured after each restart: a fresh interpreter
+importing `stet.lsp.server` (what `stet serve` imports), a raw stdlib-sqlite3 `SELECT *` of every hunk row, and
+reading every file that has hunks. Memory: VmRSS of the server when `stet/restored` arrives."""
+
+DESC_INGEST = """A 50,000-line file (generated Python: unique lines mixed with the blank lines, `return None` and
+repeated calls real code has) with 500 scattered changes (replace, insert or delete 1-3 lines). `stet/propose`
+carries the whole new text; the file is on disk, not open; the answer comes once the 500 hunks are committed.
+The floor is a whole `git diff --no-index -U0` process on the same two files, alternated with the proposals."""
+
+DESC_TYPING = """Two open documents with the same 20,000 lines; one has 2,000 pending hunks, the other none. The editor
+types into each alternately at the same place (a line in the middle, between hunks): characters, and Enter every 20
+keystrokes, which moves every hunk below. Each keystroke is one incremental `didChange`, followed at once by a cheap
+request (`stet/listHunks` of a document without hunks): messages are handled in order, so its answer comes once
+the `didChange` has been handled. Keystrokes follow each other without pause, so the 100 ms debounced publication
+of diagnostics does not run between them; its cost after a pause is measured on its own."""
+
+DESC_CHECKPOINT = """The server keeps hunk positions in memory while a document is edited and writes them at checkpoints
+(on save, after an idle pause, at shutdown); after a crash it recomputes them from content. The interval is made an
+explicit knob through the trigger an editor really sends: a save (`didSave`, the client writing the file first)
+every C edits. Session: a 20,000-line document with 1,000 pending hunks, open; 400 edits, each inserting a line
+midway between two neighbouring hunks (moving everything below, touching no hunk nor its nearest context); a save
+every C edits. Then SIGKILL, restart,
+and the editor re-opens its unsaved buffer right after `initialized`, as editors do. Write volume: bytes the server
+process wrote (`/proc/PID/io` wchar) minus the protocol bytes the client read from it, i.e. the database and its
+WAL. Recovery: from spawn until `stet/restored` has arrived and a request sent after the `didOpen` is answered."""
+
+# Analysis written from the profiles taken while building these benchmarks (see the method section);
+# the figures quoted in them are from those profiling runs, the tables above are from this run.
+NOTES_TOP = """### What these benchmarks changed in Stet
+
+Each of these was found by a benchmark below, profiled, and fixed in the core in its own commit (behaviour kept,
+`make test` run); the before/after figures were measured back to back in one run on this machine.
+
+| found | before | after | commit |
+|---|---|---|---|
+| proposals diffed with `difflib.SequenceMatcher(autojunk=False)`, quadratic on code (blank lines, `return`, `}` repeat thousands of times) | 52 s for the 50,000-line proposal (diff alone) | 27 ms: patience-anchored diff, pure Python, same hunks as git | `68896e4` |
+| `split_lines` / `normalize_eol` by regular expression on whole files | 20.6 / 16.9 ms per 50,000-line text | 7.6 / 0.01 ms (C paths when they give the same lines) | `f0ab6b4` |
+| every finished effect parsed all *unsaved* effects (one per decision since the last save) | accept 11.4 ms (4.97×) after 400 decisions | 3.87 ms (2.08×) | `88d34c5` |
+| every keystroke called `shift()` for every anchor of the document | 360 µs per keystroke with 2,000 hunks; typing 1.93× | 96 µs; 1.45× | `ebd8a44` |
+| the first load held all raw rows beside the hunks built from them; no `__slots__` on `Hunk` | 267 MB resident with 10⁵ hunks | 195 MB | `bfb3dd6` |
+| restart with a document already re-opened: one line index built *per hunk* | recovery 29.5 s (no checkpoint), 5.7 s (save every 25 edits) | 4.3 s, 2.0 s | `977cf86` |
+| diagnostics JSON built through lsprotocol objects | 3.4 s of a 10⁵-hunk restart under cProfile | built directly | `cb369f9` |
+"""
+
+NOTES_ACCEPT = """**Why the accept is above 1.25× (profiled).** The floor does one durable commit and one protocol round trip
+carrying one applyEdit. An accept in Stet does, in this order (the two columns split each accept at the moment the
+client reads the server's applyEdit request):
+1. until the applyEdit: the decision transaction (BEGIN IMMEDIATE; read the op log and the hunk; write the op, the hunk
+   and the journaled effect; COMMIT with its fsync: the part the contract requires before anything else), then
+   loading what changed back into memory (`sync`) and planning the edit against the buffer;
+2. the applyEdit round trip (the floor has it too) and the check that the buffer shows the edit;
+3. a **second durable transaction** recording the hunk as `applied` and the effect as done (its own fsync), one more
+   query for the effects left, another `sync`, then the answer. Publications (diagnostics, `stet/hunksChanged`) are
+   debounced and sent after the answer.
+Where the server's CPU goes during accepts (py-spy, all threads, 200 Hz, 10 s of accept + undo rounds, after the
+fixes): main thread 42% (of which about 70% in asyncio and pygls machinery, not in a Stet function; publishing 5%;
+the store's calls, `sync` and planning a few % each), pygls' stdin reader threads 18% (pygls reads every message with
+`run_in_executor`), aiosqlite's thread 17% (each SQLite statement is one hop to it: about 15 per accept), `to_thread`
+workers 8%, and the newer watchdog / live-sync threads about 15% together. So the gap is not the durability itself:
+an experiment (not committed) that ran the second, `applied` transaction with synchronous=NORMAL (no fsync) gave
+5.66–6.25 ms against 6.25–6.30 ms with it, alternated in one run: no measurable difference. What would close the
+gap: (a) run each transaction in one hop to the SQLite thread (a function executed there) instead of one hop per
+statement; (b) fewer messages and thread hops per decision (pygls' threaded stdin reader is a fixed cost per message;
+the floor exchanges fewer messages); (c) keep the watchers' threads idle while nothing changes. Each is a design
+decision for the core rather than a local fix. Found and fixed on the way: the cost of a decision grew with the
+number of decisions made since the last save (`88d34c5`).
+
+The accept's cost does not grow with the store's size: reads are by key or index, and the server CPU per accept +
+undo (last column) stays flat from 10² to 10⁵ hunks; differences between the medians of the rows are this VM's load
+at the time each size ran (compare the ratios, measured interleaved with the floor)."""
+
+NOTES_RESTART = """**On the absolute target (< 1.5 s at 10⁴ hunks): it depends on the VM's load.** This run had the machine nearly to
+itself (load average above) and the 10⁴ restart took under a second. Earlier full runs the same afternoon, with other
+sessions keeping both cores busy (load 6–8), measured 3.1–3.2 s against floors of 1.9–2.0 s (the bare import alone
+took 1.2–2 s then), i.e. ratios of 1.5–1.8×. The server's own CPU time to `stet/restored` (the CPU column, imports
+included) is the steadier measure: about 1 s at 10⁴ hunks in every run.
+
+**Where a restart's time goes (profiled, cProfile of a 10⁵-hunk restart).** Importing the server (pygls,
+lsprotocol, cattrs, aiosqlite) is the floor's largest part and Stet's too. Past it, the time is proportional to the
+hunks: building each `Hunk` from its row (two JSON context arrays, old and new text split into lines), re-locating
+every hunk against its file on disk (each file read, each hunk checked at its recorded line), and **publishing every
+file's diagnostics and hunks to the editor**: with 10⁵ hunks over 10⁴ files that is 20,000 notifications and about
+75 MB of JSON, which the client has to read before the `stet/restored` notification that follows them, so a slow
+reader slows the restart. Before the fixes above, building the diagnostics through lsprotocol objects was 3.4 s and
+the writes to the pipe 7 s of the profiled 10⁵ restart. What would make a restart independent of the store's size
+beyond that: publish at start only the files the editor has open (and `stet/restored`), and let the client ask for
+the others (`stet/listHunks`); that changes when `stet/hunksChanged` is sent, so it is for the protocol's owner to
+decide. Workspace.resolve (realpath per uri) is 1.6 s of the profiled 10⁵ restart too: caching it per uri would help
+but touches the outside-the-workspace check, so it was left alone."""
+
+NOTES_INGEST = """**Recommendation: keep the pure-Python patience-anchored engine now in `domain/hunks.py` (no new
+dependency).** It gives exactly git's hunks on the large pair and on every typical edit above; it is within a small
+factor of the compiled engines (the table: `pygit2`'s libgit2 and `patiencediff` are the fastest) and about 1,000×
+faster than the difflib engine it replaces on 50,000 lines (52 s measured alone before the change; `--slow` times it
+here). A compiled engine would save a few tens of milliseconds per 50,000-line proposal, which does not justify a
+runtime dependency with a native build today: `patiencediff` is
+GPL-2.0-or-later (Stet is MIT), `pygit2` brings libgit2 (GPL-2.0 with linking exception, a large binary),
+`fast-diff-match-patch` places some ambiguous hunks differently from git and needs a C++ wheel per platform,
+`rapidfuzz`'s Indel alignment is O(N·M/64) (slow at this size) and gives different hunks, `cydifflib` is difflib's
+quadratic algorithm compiled, and pure-Python diff-match-patch is quadratic in practice on line mode. How it works:
+lines that occur once on each side anchor the alignment (their longest increasing chain), runs of anchors at one
+offset are checked with whole-slice comparisons (C speed), and only the gaps between runs are aligned line by line,
+recursively, with difflib as the fallback for a gap that has no unique line (as before, so no input is slower than
+it was). Hunk rules are unchanged (zero context, maximal runs) and property-tested.
+
+**The gap to git (profiled): missed.** The ratio depends on the load more than anything: 2.8–3.2× in the loaded
+runs of the afternoon (git itself then took 51–130 ms), about 5× in this quiet run (git 21 ms). cProfile of the server
+over 13 proposals puts the diff (`plan` → `diff_hunks` → `changed_regions`) at two thirds of the server's time;
+measured alone, alternated with the previous version of itself, the engine takes about 35 ms of CPU on this pair.
+The rest is the durable bookkeeping around it: parsing the 1.2 MB request (pygls calls its object hook on every JSON
+object), applying the edit, two SHA-256 hashes of the edit and of the result (stored for idempotent replays, so their
+format should not change lightly), storing 500 hunk rows and loading them back, then three JSON payloads of 500
+entries each (diagnostics, `stet/hunksChanged`, the answer). `git diff` does the diff and prints it from C. To reach
+3× on a quiet machine (~65 ms): a compiled engine would save 15–30 ms (the table; none is worth its licence or build
+cost today), and the bookkeeping would have to lose about as much again (the two hashes over one serialisation of
+the texts instead of two JSON dumps; splitting each text into lines once). A cheap variant of the engine that skips
+counting tiny gaps gave only 6% and was not committed."""
+
+NOTES_TYPING = """**What a keystroke costs (profiled).** Handling a `didChange` applies the change to Stet's copy of the
+buffer (same cost for both documents) and moves the anchors of the document's hunks: every anchor is looked at once
+per keystroke. That loop now takes the common cases inline (anchors wholly above or below the edit) and calls the full
+`shift` only for anchors the edit may touch: 96 µs for 2,000 anchors per keystroke in process (was 360 µs). Going
+below linear would need the anchors kept sorted by line, updated by every writer of `Hunk.line`; not needed for the
+target. The diagnostics are re-published 100 ms after typing stops, for the whole file (the last row)."""
+
+NOTES_CHECKPOINT = """**Reading the curve.** A checkpoint writes the new line of every hunk that moved since the previous
+one: an UPDATE per hunk in one transaction, so each checkpoint costs about (moved hunks) × (a WAL page per updated row
+and index page) plus one fsync. Saving after every edit rewrites most of the 1,000 rows 400 times: hundreds of MB per
+1,000 edits; every 25 edits, a fraction of that; never, nothing. Recovery goes the other way: hunks whose stored line
+is still right are confirmed where they are (`locate` trusts the recorded line when the text is there); the others
+are searched by their text and context in the re-opened buffer, which costs more. The last column counts hunks that
+recovery marked `stale` or placed on another line than their true one.
+
+The default policy (checkpoint on save, after a 2 s pause, at shutdown) sits at the cheap end of the write curve;
+what it risks is the last row: a crash long after the last save or pause leaves positions far behind the buffer, whose
+recovery costs more (and, on the code before main's relocation changes, misplaced 7 hunks: below). Recovery times are dominated by
+the restart itself (imports, loading) and are noisy on this VM; the write volume falls as 1/C. Found and fixed with
+this benchmark: when the editor re-opened a document before the hunks were
+loaded (what editors do at a restart), each hunk built its own index of the whole document: recovery was 29.5 s with
+1,000 hunks in a 20,000-line buffer and no checkpoint (`977cf86`).
+
+**Misplaced hunks with no checkpoint (a correctness finding, reported to the core).** In the runs on `3945485` (before
+main's relocation changes were merged), with no checkpoint at all (stored lines 400 insertions behind), 7 of the 1,000
+hunks were re-located on a wrong line; in this run, on the merged code, none was. Those 7: all
+replace one blank line), and an insertion had landed inside their 3 lines of context (two hunks a
+few lines apart, the edit midway). `locate` then ranks the candidates by context score and distance to the stale
+recorded line, and another blank line with as much context nearer to that line wins, although the design says
+"when several places fit equally well, nothing is returned". Accepting such a hunk would apply the change at the
+wrong place. With any checkpoint, none was misplaced in any run.
+
+**Also observed (not fixed here, for the core's owner):** a line inserted *right next to* a
+hunk (its nearest context line changes) does not touch the hunk while the document is open, but after a crash the
+hunk can only be re-located at its exact recorded line: if the last checkpoint missed that move, it becomes `stale`
+(18 of 100 hunks in a 2,000-line test where lines were typed right above hunks and the server was killed). The
+benchmark above inserts lines midway between hunks to measure the time trade-off without this effect."""
+
+NOTES_SCALING = """**Growth.** The accept does not grow with the store (indexed reads of the hunk, its op and its effect;
+the CPU per accept is flat). Restart and memory grow linearly with the hunks (each is loaded, re-located against its
+file and published), with a constant part (the imports, ~45 MB of interpreter and libraries) that makes the growth
+exponent between 10³ and 10⁵ lower than 1. The ingest column is the time to propose all the hunks (batches of 500
+files), for reference."""
+
+NOTES_METHOD = """## Method and honesty notes
+
+- Scripts: `benchmarks/` (`run.py` drives them; each `bench_*.py` also runs alone and prints its table). The client
+  (`lspclient.py`) is a small stdio JSON-RPC client written for the benchmarks, independent of Stet and pygls, so the
+  same client cost is in every measurement and its floor.
+- Workloads are generated deterministically (`workload.py`): ASCII Python-like code, so UTF-16 columns are string
+  indexes; the store is a real SQLite file in a temporary directory (`STET_BENCH_DIR` or the system's temp dir, on
+  the filesystem named above).
+- Sizes: the full profile runs 10², 10³, 10⁴ and 10⁵ hunks with 3/3/5/3 restarts and 150/150/300/100 accept rounds;
+  `--quick` stops at 10⁴ with fewer rounds. The quadratic diff engines (difflib and cydifflib) are timed on 50,000
+  lines only with `--slow` (difflib alone takes about a minute there).
+- The raw results of the last run are in `docs/benchmarks/*.json`; this file is regenerated from them by
+  `python benchmarks/report.py`.
+"""

@@ -1,0 +1,98 @@
+"""`make bench`: run every benchmark against a real `stet serve` over stdio, then write
+docs/BENCHMARKS.md (tables, plots) from what this run measured.
+
+    python benchmarks/run.py            # the full set, about 5 minutes on 2 cores
+    python benchmarks/run.py --quick    # smaller sizes and fewer rounds, about 1 minute
+    python benchmarks/run.py --only ingest,typing
+
+Raw results go to docs/benchmarks/*.json, plots to docs/benchmarks/*.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import subprocess
+import sys
+import time
+
+import bench_checkpoint
+import bench_ingest
+import bench_scale
+import bench_typing
+import report
+from common import REPO, load_json, machine, save_json
+
+PROFILES = {
+    "full": {
+        "scale": {"sizes": [100, 1000, 10000, 100000], "restarts": [3, 3, 5, 3], "rounds": [150, 150, 300, 100]},
+        "ingest": {"rounds": 12},
+        "typing": {"keystrokes": 400, "pauses": 10},
+        "checkpoint": {"intervals": [1, 5, 25, 100, None], "edits": 400, "repeats": 2},
+    },
+    "quick": {
+        "scale": {"sizes": [100, 1000, 10000], "restarts": [3, 3, 3], "rounds": [50, 50, 100]},
+        "ingest": {"rounds": 4},
+        "typing": {"keystrokes": 100, "pauses": 3},
+        "checkpoint": {"intervals": [1, 25, None], "edits": 100, "repeats": 1},
+    },
+}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default="scale,ingest,typing,checkpoint")
+    ap.add_argument("--slow", action="store_true", help="also time the quadratic diff engines on 50,000 lines")
+    ap.add_argument("--no-report", action="store_true")
+    args = ap.parse_args()
+    profile = "quick" if args.quick else "full"
+    p = PROFILES[profile]
+    only = set(args.only.split(","))
+    started = time.perf_counter()
+    load_start = open("/proc/loadavg").read().split()[:3]
+    meta = load_json("run") or {}
+    durations = meta.get("durations", {})
+    if "scale" in only:
+        t = time.perf_counter()
+        s = p["scale"]
+        save_json("scale", asyncio.run(bench_scale.main(s["sizes"], s["restarts"], s["rounds"])))
+        durations["scale"] = time.perf_counter() - t
+    if "ingest" in only:
+        t = time.perf_counter()
+        save_json("ingest", asyncio.run(bench_ingest.main(p["ingest"]["rounds"], args.slow)))
+        durations["ingest"] = time.perf_counter() - t
+    if "typing" in only:
+        t = time.perf_counter()
+        save_json("typing", asyncio.run(bench_typing.main(p["typing"]["keystrokes"], p["typing"]["pauses"])))
+        durations["typing"] = time.perf_counter() - t
+    if "checkpoint" in only:
+        t = time.perf_counter()
+        c = p["checkpoint"]
+        save_json("checkpoint", asyncio.run(bench_checkpoint.main(c["intervals"], c["edits"], c["repeats"])))
+        durations["checkpoint"] = time.perf_counter() - t
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "server"], capture_output=True, text=True, cwd=REPO).stdout.strip()
+    meta = {
+        "profile": profile,
+        "command": "make bench" + (" BENCH_ARGS=--quick" if args.quick else ""),
+        "argv": sys.argv[1:],
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": commit + (" (server/ modified)" if dirty else ""),
+        "durations": durations,
+        "total_s": time.perf_counter() - started,
+        "machine": machine(),
+        "load_at_start": load_start,
+        "load_at_end": open("/proc/loadavg").read().split()[:3],
+    }
+    save_json("run", meta)
+    if not args.no_report:
+        out = report.write()
+        print(f"wrote {out}")
+    print(f"benchmarks took {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
