@@ -5,8 +5,10 @@ store is unchanged by what is refused, and what is accepted is stored verbatim."
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
+import time
 
 import pytest
 
@@ -204,3 +206,57 @@ def test_the_server_opens_no_network_socket(world):
     assert inet is not None
     assert not sockets & inet, f"the server holds internet sockets: {sockets & inet}"
     assert s.alive()
+
+
+def _patch(old_path: str, new_path: str) -> str:
+    return (f"--- {old_path}\n+++ {new_path}\n@@ -1 +1 @@\n-top secret\n+pwned\n")
+
+
+def test_hostile_inbox_files_fail_with_a_reason_and_touch_nothing_outside(world):
+    """Files an agent drops into .stet/inbox/: paths that escape, junk JSON, odd names. Each
+    one ends in failed/ beside an .error file (or is ignored), nothing outside is changed, no
+    hunk outside the workspace is stored, and the server goes on answering."""
+    s, ws, out = world
+    inbox = ws / ".stet" / "inbox"
+    inbox.mkdir(parents=True, exist_ok=True)
+    w = ws.resolve().as_uri()
+    secret = str((out / "secret.txt").resolve())
+    drops = {
+        "dotdot.patch": _patch("a/../outside/secret.txt", "b/../outside/secret.txt"),
+        "absolute.patch": _patch(f"a{secret}", f"b{secret}"),
+        "bare-absolute.patch": _patch(secret, secret),
+        "symlink.patch": _patch("a/link-dir/secret.txt", "b/link-dir/secret.txt"),
+        "link-file.patch": _patch("a/link-to-secret.txt", "b/link-to-secret.txt"),
+        "create-outside.patch": "--- /dev/null\n+++ b/../outside/new.txt\n@@ -0,0 +1 @@\n+planted\n",
+        "outside-uri.json": json.dumps({"edit": {"changes": {(out / "secret.txt").as_uri(): [
+            {"range": rng(0, 0, 1, 0), "newText": "pwned\n"}]}}}),
+        "encoded.json": json.dumps({"edit": {"changes": {f"{w}/%2e%2e/outside/secret.txt": [
+            {"range": rng(0, 0, 1, 0), "newText": "pwned\n"}]}}}),
+        "create-outside.json": json.dumps({"edit": {"documentChanges": [{"kind": "create", "uri": (out / "planted.txt").as_uri()}]}}),
+        "rename-out.json": json.dumps({"edit": {"documentChanges": [{"kind": "rename", "oldUri": f"{w}/a.py",
+                                                                    "newUri": (out / "stolen.py").as_uri()}]}}),
+        "junk.json": '{"edit": [1, 2, 3]}',
+        "not-json.json": "{{{{",
+        "deep.json": "[" * 50000 + "]" * 50000,
+        "wrong-id.json": json.dumps({"proposalId": "other", "edit": {"changes": {}}}),
+        "binary.patch": "\x00\x01\x02 not a patch",
+    }
+    before_out, before_a = snapshot(out), (ws / "a.py").read_bytes()
+    for name, text in drops.items():
+        tmp = inbox / (name + ".tmp")
+        tmp.write_text(text)
+        os.replace(tmp, inbox / name)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any((inbox / n).exists() for n in drops):
+        time.sleep(0.2)
+    left = [n for n in drops if (inbox / n).exists()]
+    assert not left, f"never ingested: {left}"
+    failed = inbox / "failed"
+    for name in drops:
+        assert (failed / name).exists(), f"{name} was not refused"
+        assert (failed / (name.rsplit(".", 1)[0] + ".error")).read_text().strip(), name
+    assert s.alive()
+    assert snapshot(out) == before_out and not (out / "new.txt").exists() and not (out / "planted.txt").exists()
+    assert (ws / "a.py").read_bytes() == before_a
+    hunks = s.call("stet/listHunks", {})["hunks"]
+    assert all(h["uri"].startswith(w + "/") for h in hunks), hunks

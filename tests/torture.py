@@ -145,6 +145,16 @@ class Violation(Exception):
     pass
 
 
+async def run_cli(cwd: Path, *args: str, env: dict | None = None) -> tuple[int, str, str]:
+    """The real `stet` command line, as a terminal or an agent runs it."""
+    full = {k: v for k, v in os.environ.items() if k not in ("STET_DB", "STET_FAULT")}
+    full.update(env or {})
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "stet", *args, cwd=str(cwd), env=full,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    return proc.returncode, out.decode(), err.decode()
+
+
 class EditorSession(Session):
     """The harness's editor, whose late (Neovim-style) didChange goes to whichever server is
     running when it fires: the editor outlives the server it was answering."""
@@ -369,6 +379,10 @@ class Run:
         """Operations that pass the fault point, so that every point fires in every run."""
         if point == "propose:after-commit":
             await self.operation(s, None, "propose")
+        elif point == "inbox:after-propose":
+            await self.operation(s, None, "inbox")
+        elif point == "task:after-commit":
+            await self.cli_task_fault()
         elif point.startswith(("decide:", "effect:")):
             await self.operation(s, None, "propose")
             await self.operation(s, None, "accept_new")
@@ -397,6 +411,7 @@ class Run:
     # --- the contract ----------------------------------------------------------------
     async def verify(self, s: Session, restored_at: float) -> None:
         self.stats.checks += 1
+        await self.inbox_settled(s)  # files left in the inbox are ingested at start
         # Proposals in flight at the last death: whole or absent, never partial.
         states = await s.hunks()
         by_id = {h["id"]: h for h in states}
@@ -433,6 +448,14 @@ class Run:
             m.statuses = closure({h["status"]})
             m.feedback = {h["feedback"]}
             m.texts = {self.applied_tokens(h)}
+
+    async def adopt_ingested(self, s: Session) -> None:
+        states = await s.hunks()
+        for pid, specs in list(self.maybe_proposals.items()):
+            got = [h for h in states if h["proposalId"] == pid]
+            if got:
+                self.adopt(pid, specs, got)
+                del self.maybe_proposals[pid]
 
     def adopt(self, pid: str, specs: list[tuple], got: list[dict]) -> None:
         for spec in specs:
@@ -539,7 +562,7 @@ class Run:
         rnd = self.rnd
         weights = {"propose": 18, "accept": 22, "accept_text": 4, "reject": 10, "undo": 9, "accept_file": 3,
                    "reject_file": 2, "accept_all": 2, "open": 8, "close": 5, "save": 5, "type": 12, "outside": 8,
-                   "mar": 4, "unmar": 3, "replay": 3}
+                   "mar": 4, "unmar": 3, "replay": 3, "cli": 6, "inbox": 4}
         op = op or rnd.choices(list(weights), list(weights.values()))[0]
         self.stats.ops[op] = self.stats.ops.get(op, 0) + 1
         handler = getattr(self, f"op_{op}")
@@ -551,6 +574,17 @@ class Run:
                 await server.wait()
                 raise ServerDied(server.returncode) from exc
             raise
+        if asyncio.iscoroutine(request):  # an operation of another process (the CLI, the inbox)
+            task = asyncio.ensure_future(request)
+            if kill_after is None:
+                await task
+                if op == "inbox":
+                    await self.adopt_ingested(s)
+                return
+            done, _ = await asyncio.wait({task}, timeout=kill_after)
+            await self.died_by_us()
+            await task
+            return
         if request is None:
             if kill_after is not None:
                 await asyncio.sleep(kill_after)
@@ -613,6 +647,26 @@ class Run:
         return out
 
     def op_propose(self, s: Session, only: MFile | None = None):
+        built = self.build_proposal(only)
+        if built is None:
+            return None
+        pid, changes, specs = built
+        self.note(f"propose {pid}: {[(x[0], x[1], x[2]) for x in specs]}")
+
+        def answered(ans):
+            if isinstance(ans, JsonRpcException):
+                self.violation(f"propose {pid} refused: {ans.code} {ans.message}")
+                raise Violation()
+            self.adopt(pid, specs, ans["hunks"])
+            self.proposals[pid] = {"changes": changes, "ids": sorted(h["id"] for h in ans["hunks"])}
+            self.last_proposal = pid
+
+        def unknown():
+            self.maybe_proposals[pid] = specs
+
+        return s.propose(pid, changes), answered, unknown
+
+    def build_proposal(self, only: MFile | None = None):
         rnd = self.rnd
         pid = f"p{self.seed}-{self.round}-{self.counter}"
         self.counter += 1
@@ -640,20 +694,7 @@ class Run:
                 specs.append((f.name, old, new, frozenset(zone), base[start] if start < len(base) else None))
         if not specs:
             return None
-        self.note(f"propose {pid}: {[(x[0], x[1], x[2]) for x in specs]}")
-
-        def answered(ans):
-            if isinstance(ans, JsonRpcException):
-                self.violation(f"propose {pid} refused: {ans.code} {ans.message}")
-                raise Violation()
-            self.adopt(pid, specs, ans["hunks"])
-            self.proposals[pid] = {"changes": changes, "ids": sorted(h["id"] for h in ans["hunks"])}
-            self.last_proposal = pid
-
-        def unknown():
-            self.maybe_proposals[pid] = specs
-
-        return s.propose(pid, changes), answered, unknown
+        return pid, changes, specs
 
     # decisions
     def pick(self, statuses: set[str] | None = None, n: int = 1) -> list[MHunk]:
@@ -776,6 +817,87 @@ class Run:
                     raise Violation()
 
         return s.command(command, params), answered, lambda: None
+
+    # other processes on the same store
+    def op_cli(self, s):
+        """`stet accept|reject|undo` from a terminal while the server runs: another writer on the
+        store (only for hunks of files no editor has open: an open buffer is its window's)."""
+        pool = [h for h in self.hunks.values() if not self.is_open(self.files[h.file])]
+        if not pool:
+            return None
+        h = self.rnd.choice(pool)
+        action = self.rnd.choice(["accept", "accept", "reject", "undo"])
+        rid = self.request_id()
+        args = [action, h.id, "--request-id", rid, "--json"] + (["--feedback", self.rnd.choice(FEEDBACKS[:6])] if action == "reject" else [])
+        self.note(f"cli {' '.join(args[:4])}")
+        self.files[h.file].quiet_after = time.monotonic() + 1e9  # no outside writes while the CLI may write it
+        return self.cli_decision(h, action, args)
+
+    async def cli_decision(self, h: MHunk, action: str, args: list[str]) -> None:
+        code, out, err = await run_cli(self.root, *args)
+        self.files[h.file].quiet_after = time.monotonic() + 0.6
+        if code == 0:
+            for state in json.loads(out)["hunks"]:
+                m = self.hunks[state["id"]]
+                m.statuses = closure({state["status"]})
+                m.feedback = {state["feedback"]}
+                m.texts = {self.applied_tokens(state)}
+            return
+        if code == 1 and '"Conflict"' in out or '"UnknownHunk"' in out:
+            return  # refused: nothing changed
+        if code == -signal.SIGKILL:
+            return
+        self.violation(f"stet {' '.join(args)} exited {code}: {out[-300:]} {err[-300:]}")
+        raise Violation()
+
+    def op_inbox(self, s, only: MFile | None = None):
+        """An agent drops a proposal file into .stet/inbox/; the server ingests it exactly once."""
+        built = self.build_proposal(only)
+        if built is None:
+            return None
+        pid, changes, specs = built
+        self.note(f"inbox {pid}: {[(x[0], x[1], x[2]) for x in specs]}")
+        self.maybe_proposals[pid] = specs
+        folder = self.root / ".stet" / "inbox"
+        folder.mkdir(parents=True, exist_ok=True)
+        edit = {"changes": {u: [{"range": r, "newText": t} for r, t in edits] for u, edits in changes.items()}}
+        tmp = folder / f"{pid}.json.tmp"
+        tmp.write_text(json.dumps({"edit": edit}))
+        os.replace(tmp, folder / f"{pid}.json")
+        return self.inbox_settled(s)
+
+    async def inbox_settled(self, s: Session | None, timeout: float = 8) -> None:
+        """Wait until the inbox holds no proposal file; a server that dies meanwhile is a fault."""
+        folder = self.root / ".stet" / "inbox"
+        deadline = time.monotonic() + timeout
+        while any(folder.glob("*.json")) if folder.exists() else False:
+            if s is not None and s.client._server.returncode is not None:
+                raise ServerDied(s.client._server.returncode)
+            if time.monotonic() > deadline:
+                self.violation(f"inbox files never ingested: {[p.name for p in folder.glob('*.json')]}")
+                raise Violation()
+            await asyncio.sleep(0.05)
+        failed = list((folder / "failed").glob("*.error")) if (folder / "failed").exists() else []
+        if failed:
+            self.violation(f"inbox refused a valid proposal: {failed[0].read_text()[:300]}")
+            raise Violation()
+
+    async def cli_task_fault(self) -> None:
+        """`stet task start` killed at task:after-commit, then retried with its requestId: one task."""
+        tid, rid = f"T{self.seed}-{self.round}", f"task-{self.seed}-{self.round}"
+        args = ["task", "start", "--id", tid, "--request-id", rid, "a task", "--json"]
+        code, out, err = await run_cli(self.root, *args, env={"STET_FAULT": "task:after-commit"})
+        if code != -signal.SIGKILL:
+            self.violation(f"task:after-commit did not fire (exit {code}): {err[-300:]}")
+            raise Violation()
+        self.stats.kills += 1
+        self.stats.fault_kills["task:after-commit"] = self.stats.fault_kills.get("task:after-commit", 0) + 1
+        code, out, err = await run_cli(self.root, *args)
+        tasks = json.loads((await run_cli(self.root, "task", "list", "--json"))[1])["tasks"]
+        if code != 0 or [t["id"] for t in tasks].count(tid) != 1:
+            self.violation(f"task {tid} after a kill and a retry: exit {code}, tasks {[t['id'] for t in tasks]}")
+            raise Violation()
+        self.integrity()
 
     # the editor
     def op_open(self, s, f: MFile | None = None):
