@@ -13,6 +13,7 @@ import errno
 import os
 import sqlite3
 import subprocess
+import sys
 
 import pytest
 
@@ -221,3 +222,43 @@ def test_recovery_that_cannot_write_still_answers_every_request(small_fs):
         assert a.read_text().count("NEW 1\n") == 1
     finally:
         s.kill()
+
+
+def _doctor(ws) -> tuple[int, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("STET_DB", "STET_FAULT")}
+    p = subprocess.run([sys.executable, "-m", "stet", "doctor"], cwd=ws, capture_output=True, text=True, env=env, timeout=60)
+    return p.returncode, p.stdout + p.stderr
+
+
+def test_stet_doctor_explains_bad_stores(small_fs):
+    """Each bad store gets an explanation from `stet doctor`, never a traceback."""
+    ws = small_fs / "ws"
+    ws.mkdir()
+    write(ws / "a.py", A_TEXT)
+    stet_dir = ws / ".stet"
+    stet_dir.mkdir()
+    # A damaged database, moved aside by a server start: doctor names the quarantine.
+    (stet_dir / "stet.db").write_bytes(b"garbage" * 500)
+    s = RawServer(ws)
+    s.initialize()
+    s.stop()
+    code, out = _doctor(ws)
+    assert "quarantine" in out and "Traceback" not in out, out
+    # A newer Stet's schema: doctor says to upgrade, and leaves the file alone.
+    (stet_dir / "stet.db").unlink()
+    con = sqlite3.connect(stet_dir / "stet.db")
+    con.execute("PRAGMA user_version=999")
+    con.commit()
+    con.close()
+    before = (stet_dir / "stet.db").read_bytes()
+    code, out = _doctor(ws)
+    assert code != 0 and "newer" in out and "Upgrade" in out and "Traceback" not in out, out
+    assert (stet_dir / "stet.db").read_bytes() == before
+    # A read-only file system: doctor still reports, or says what is wrong, without a traceback.
+    (stet_dir / "stet.db").unlink()
+    s = RawServer(ws)
+    s.initialize()
+    s.stop()
+    remount(small_fs, "ro")
+    code, out = _doctor(ws)
+    assert "Traceback" not in out and out.strip(), out
