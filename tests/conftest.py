@@ -1,6 +1,12 @@
 import pytest
+from hypothesis import settings
 
 from harness import Session, write
+
+# Property tests judge correctness, not speed: on a loaded 2-core machine a per-example
+# deadline only produces flaky failures. Speed is measured in benchmarks/.
+settings.register_profile("stet", deadline=None)
+settings.load_profile("stet")
 
 
 @pytest.fixture

@@ -210,3 +210,19 @@ def test_relocation_is_deterministic_and_only_ever_points_at_the_text(lines, tex
     assert first == locate(LineIndex(list(lines)), text, hint, before, after)
     if first is not None:
         assert text_at(lines, text, first.line)
+
+
+@settings(max_examples=300)
+@given(UNIQUE, st.data())
+def test_a_line_typed_right_next_to_the_text_does_not_lose_it(lines, data):
+    """Not yet checkpointed: the recorded line is one off and the nearest context on one side
+    is the new line. All of the context on the other side still finds the text."""
+    start = data.draw(st.integers(0, len(lines) - 1))
+    length = data.draw(st.integers(1, min(3, len(lines) - start)))
+    text = tuple(lines[start : start + length])
+    before, after = context_around(lines, start, start + length)
+    above = data.draw(st.booleans())
+    at = start if above else start + length
+    new_lines = lines[:at] + ["typed\n"] + lines[at:]
+    found = locate(LineIndex(new_lines), text, start, before, after)
+    assert found is not None and found.line == (start + 1 if above else start)

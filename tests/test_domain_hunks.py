@@ -34,12 +34,13 @@ def test_any_subset_then_the_rest_gives_proposed(a, b, data):
         delta = sum(len(f.new) - len(f.old) for f in first if f.start < h.start or (f.start == h.start and f.old))
         shifted.append((h.start + delta, h.old, h.new))
     assert "".join(apply_edits(split_lines(middle), shifted)) == b
-    # ... and by relocating from their recorded line and context (what a restart does).
+    # ... and by relocating from the lines the store records for them (Stet writes the moved
+    # positions of a file's other hunks in the same commit as an applied edit), as a restart does.
     lines = split_lines(middle)
     index = LineIndex(lines)
     located = []
-    for h in rest:
-        found = locate(index, h.old, h.start, h.ctx_before, h.ctx_after)
+    for (recorded, _, _), h in zip(shifted, rest):
+        found = locate(index, h.old, recorded, h.ctx_before, h.ctx_after)
         assert found is not None
         located.append((found.line, h.old, h.new))
     assert "".join(apply_edits(lines, located)) == b

@@ -927,11 +927,23 @@ class Review:
             # An edit now living in this window's unsaved buffer is this process's to settle.
             owner = process.token() if state == "unsaved" else None
             await tx.set_effect(effect.id, state, effect.attempts + (0 if complete else 1), owner)
+            # The edit moved the file's other hunks: record where, in the same commit, so a crash
+            # right after does not leave them with stale positions (repeated lines could mislead).
+            moved = [
+                (h.line, h.id)
+                for h in self.by_uri.get(effect.uri, {}).values()
+                if h.id not in results and h.line != h.stored_line
+            ]
+            if moved:
+                await tx.save_lines(moved)
         effect.state = state
         fault("effect:after-confirm")
         for hid in results:
             if hid in self.hunks:
                 self.hunks[hid].stored_line = self.hunks[hid].line
+        for line, hid in moved:
+            if hid in self.hunks:
+                self.hunks[hid].stored_line = line
         if complete and effect.uri in self.effect_uris:
             if not await store.has_pending_effect(effect.uri):
                 self.effect_uris.discard(effect.uri)

@@ -6,8 +6,9 @@ Two mechanisms, both deterministic:
 - `locate`: after a restart or an outside change, find the text again: at its recorded
   line (with its nearest context line on each side), else the nearest exact match with
   its full context, else a bounded fuzzy match (outer context lines ignored, like
-  `patch --fuzz`, but never the nearest one on either side), else at its recorded line
-  even though its surroundings changed, else nothing. When several places fit equally
+  `patch --fuzz`, but never the nearest one on either side), else a match with all of its
+  context on one side, else at its recorded line even though its surroundings changed,
+  else nothing. When several places fit equally
   well, nothing is returned: the context decides, never a guess.
 """
 
@@ -150,7 +151,7 @@ def at_with_context(lines: Sequence[str], text: Sequence[str], line: int, before
 @dataclass(frozen=True)
 class Found:
     line: int
-    how: str  # "recorded" | "exact" | "fuzz1" | "fuzz2"
+    how: str  # "recorded" | "exact" | "fuzz1" | "fuzz2" | "one-side"
 
 
 def _candidates(index: LineIndex, text: Sequence[str], before: Context, after: Context) -> list[int]:
@@ -195,6 +196,14 @@ def locate(
         if len(fits) > 1 and fits[0][:2] == fits[1][:2]:
             return None  # equally good places: refuse to guess
         return Found(fits[0][2], "exact" if fuzz == 0 else f"fuzz{fuzz}")
+    if text:
+        # A line typed right next to the text (and not yet checkpointed) hides its nearest
+        # context on that side: all of its context on the other side still identifies it.
+        fits = sorted(
+            (-(sb + sa), abs(p - hint), p) for p, sb, sa in scored if sb == len(before) or sa == len(after)
+        )
+        if fits and not (len(fits) > 1 and fits[0][:2] == fits[1][:2]):
+            return Found(fits[0][2], "one-side")
     if trust_hint and text and text_at(lines, text, hint):
         # Its surroundings changed, but the text is still where it was recorded.
         return Found(hint, "recorded")

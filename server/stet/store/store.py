@@ -365,7 +365,7 @@ class Store:
         if not lines:
             return
         async with self.write() as tx:
-            await tx.conn.executemany("UPDATE hunks SET line = ? WHERE id = ?", lines)
+            await tx.save_lines(lines)
 
 
 class Tx:
@@ -474,6 +474,10 @@ class Tx:
         await self._run(
             "UPDATE hunks SET uri = ?, lsn = ? WHERE uri = ? AND id != ?", (new_uri, lsn, old_uri, except_id)
         )
+
+    async def save_lines(self, lines: list[tuple[int, str]]) -> None:
+        """Anchor positions, (line, hunk id): not an operation (positions follow from content)."""
+        await self.conn.executemany("UPDATE hunks SET line = ? WHERE id = ?", lines)
 
     async def add_effect(
         self, lsn: int, uri: str, action: str, edits: list[dict], target: str = "file", owner: str | None = None
