@@ -5,7 +5,8 @@ fresh store. It goes through *rounds*; a round is one life of a server process: 
 editor re-opens the buffers it still has), check the contract, a few random operations
 (proposals, accept / accept with the developer's text / reject / undo by hunk, file or
 proposal, replays of earlier requestIds, buffers opened, typed in, saved, closed, files
-changed on disk by someone else), then death: SIGKILL at a random instant while a request
+changed on disk by someone else, decisions from the `stet` CLI as a second writer on the store,
+proposals dropped into .stet/inbox/), then death: SIGKILL at a random instant while a request
 or notification is in flight, SIGKILL while idle, SIGKILL during recovery, or a named fault
 point (`STET_FAULT`, every point of `stet.faults.POINTS` in turn). Sometimes the editor dies
 too and its unsaved buffers are lost.
