@@ -175,3 +175,22 @@ async def test_an_edit_lost_with_its_buffer_whose_old_text_is_gone_is_not_called
         assert "mine 2\n" in read(a) and "LINE TWO" not in read(a)  # the developer's text is kept
     finally:
         await s2.stop()
+
+
+def test_accept_with_text_at_the_top_of_a_crlf_file_writes_crlf(ws):
+    """The developer's replacement for an insertion at the very top of a CRLF file was written
+    with LF: the line terminator was guessed from the old text and the context above, both
+    empty there. Found by the crash torture's soak (seed 503)."""
+    f = ws / "crlf.txt"
+    f.write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    s = RawServer(ws)
+    try:
+        s.initialize()
+        edit = {"changes": {f.resolve().as_uri(): [{"range": rng(0, 0, 0, 0), "newText": "zero\n"}]}}
+        (h,) = s.call("stet/propose", {"proposalId": "top", "edit": edit})["hunks"]
+        assert h["oldText"] == "" and h["newText"] == "zero\r\n"
+        res = s.call("workspace/executeCommand", {"command": "stet.accept", "arguments": [{"hunkIds": [h["id"]], "text": "mine\nmine too\n"}]})
+        assert res["hunks"][0]["status"] == "applied"
+        assert f.read_bytes() == b"mine\r\nmine too\r\none\r\ntwo\r\nthree\r\n"
+    finally:
+        s.kill()

@@ -596,7 +596,7 @@ class Review:
         if text is not None and action == "accept":
             for hid in targets:
                 h = rows[hid]
-                eol = detect_eol(h.old_text + "".join(c for c in h.ctx_before if c))
+                eol = detect_eol(h.old_text + "".join(c for c in (*h.ctx_before, *h.ctx_after) if c))
                 given = lines_of(normalize_eol(text, eol))
                 h.applied_text = None if given == h.new else given
         # The journal is written from the hunks as they are before this decision.
