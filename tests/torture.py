@@ -369,7 +369,10 @@ class Run:
             code = s.client._server.returncode
             await self.drop_client()
             if point is None or code != -signal.SIGKILL:
-                self.violation(f"the server died by itself (exit {code}) with no fault point asked")
+                import traceback
+
+                self.violation(f"the server died by itself (exit {code}) with no fault point asked: "
+                               + " | ".join(traceback.format_exc().splitlines()[-8:]))
                 raise Violation()
             self.stats.kills += 1
             self.stats.fault_kills[point] = self.stats.fault_kills.get(point, 0) + 1
@@ -584,7 +587,10 @@ class Run:
                 return
             done, _ = await asyncio.wait({task}, timeout=kill_after)
             await self.died_by_us()
-            await task
+            try:
+                await task
+            except ServerDied:  # an inbox file in flight when we killed the server: ingested at restart
+                pass
             return
         if request is None:
             if kill_after is not None:
