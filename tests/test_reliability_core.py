@@ -194,3 +194,36 @@ def test_accept_with_text_at_the_top_of_a_crlf_file_writes_crlf(ws):
         assert f.read_bytes() == b"mine\r\nmine too\r\none\r\ntwo\r\nthree\r\n"
     finally:
         s.kill()
+
+
+async def test_undo_and_accept_again_in_a_lost_buffer_end_as_accepted_on_disk(ws):
+    """Applied on disk; then, in an editor buffer never saved, undone and accepted again with the
+    developer's text; then the editor and the server die. At restart both buffer edits must be
+    replayed on the file in order (revert, then apply): the file ends with the developer's
+    text, once. The revert was skipped ("decided otherwise since": the hunk is applied again),
+    so the apply found the agent's old text where it expected the original and the hunk went
+    stale, the file keeping the text the developer had undone. Found by the soak (seed 510)."""
+    a = ws / "a.py"
+    s = Session(ws)
+    await s.start()
+    hid = (await s.propose("p1", {uri(a): [(rng(1, 0, 2, 0), "LINE TWO\n")]}))["hunks"][0]["id"]
+    assert (await s.command("stet.accept", {"hunkIds": [hid]}))["hunks"][0]["status"] == "applied"
+    assert "LINE TWO\n" in read(a)
+    u = s.open(a)
+    assert (await s.command("stet.undo", {"hunkIds": [hid]}))["hunks"][0]["status"] == "pending"
+    res = await s.command("stet.accept", {"hunkIds": [hid], "text": "MINE TWO\n"})
+    assert res["hunks"][0]["status"] == "applied" and "MINE TWO\n" in s.text(u)
+    await s.kill()  # the editor dies too: nothing of this was saved
+    s2 = Session(ws)
+    await s2.start()
+    try:
+        for _ in range(30):
+            if "MINE TWO\n" in read(a):
+                break
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(0.3)
+        assert (await statuses(s2))[hid] == "applied"
+        text = read(a)
+        assert text.count("MINE TWO\n") == 1 and "LINE TWO" not in text and "line 2\n" not in text
+    finally:
+        await s2.stop()

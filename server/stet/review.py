@@ -688,7 +688,10 @@ class Review:
                 continue
             if effect.action == "apply" and h.status != (Status.APPLIED if effect.state == "unsaved" else Status.ACCEPTED):
                 continue  # decided otherwise since
-            if effect.action == "revert" and h.status in (Status.ACCEPTED, Status.APPLIED):
+            if effect.action == "revert" and h.status in (Status.ACCEPTED, Status.APPLIED) and effect.state != "unsaved":
+                # Decided otherwise since - unless this revert lived in a buffer that was lost
+                # unsaved: then every later edit of this file is replayed on the file too, in
+                # order, and this one must come first.
                 continue
             wanted.append((h, e))
         self.in_flight.update(h.id for h, _ in wanted)
