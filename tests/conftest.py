@@ -26,3 +26,12 @@ async def session(ws):
     yield s
     if s.client is not None and s.client._server.returncode is None:
         await s.stop()
+
+
+def pytest_terminal_summary(terminalreporter):
+    from figures import FIGURES
+
+    if FIGURES:
+        terminalreporter.section("reliability figures")
+        for name, line in FIGURES.items():
+            terminalreporter.write_line(f"{name}: {line}")

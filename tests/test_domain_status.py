@@ -18,6 +18,7 @@ ALLOWED = {
     ("accepted", "pending"),
     ("rejected", "pending"),
     ("applied", "pending"),
+    ("applied", "stale"),  # docs/protocol.md, additions: an edit lost with an unsaved buffer
 }
 
 

@@ -111,6 +111,7 @@ class Review:
         self.seen_lsn = 0
         self.generation = 0  # bumped whenever hunks change in memory: cheap "anything new?" test
         self.ready = asyncio.Event()
+        self.recovery_error: StetError | None = None
         self._op_lock = asyncio.Lock()
         self._sync_lock = asyncio.Lock()
         self._derive_lock = asyncio.Lock()
@@ -197,7 +198,9 @@ class Review:
         if doc is None:
             old.line = row.line
             old.shows_new = row.status == Status.APPLIED
-        elif status_changed and (row.status == Status.APPLIED) != old.shows_new:
+        elif status_changed and (row.status in (Status.PENDING, Status.STALE) or (row.status == Status.APPLIED) != old.shows_new):
+            # The change may have been judged against other content (the file on disk while the
+            # editor was re-opening it, another process): the open buffer is what counts.
             return self._relocate(doc.lines, [old], self._index(indexes, row.uri, doc.lines))
         return []
 
@@ -593,7 +596,7 @@ class Review:
         if text is not None and action == "accept":
             for hid in targets:
                 h = rows[hid]
-                eol = detect_eol(h.old_text + "".join(c for c in h.ctx_before if c))
+                eol = detect_eol(h.old_text + "".join(c for c in (*h.ctx_before, *h.ctx_after) if c))
                 given = lines_of(normalize_eol(text, eol))
                 h.applied_text = None if given == h.new else given
         # The journal is written from the hunks as they are before this decision.
@@ -685,7 +688,10 @@ class Review:
                 continue
             if effect.action == "apply" and h.status != (Status.APPLIED if effect.state == "unsaved" else Status.ACCEPTED):
                 continue  # decided otherwise since
-            if effect.action == "revert" and h.status in (Status.ACCEPTED, Status.APPLIED):
+            if effect.action == "revert" and h.status in (Status.ACCEPTED, Status.APPLIED) and effect.state != "unsaved":
+                # Decided otherwise since - unless this revert lived in a buffer that was lost
+                # unsaved: then every later edit of this file is replayed on the file too, in
+                # order, and this one must come first.
                 continue
             wanted.append((h, e))
         self.in_flight.update(h.id for h, _ in wanted)
@@ -773,8 +779,17 @@ class Review:
         return os.path.join(os.path.dirname(self._store().path), "files.lock")
 
     async def _effect_on_disk_locked(self, effect: EffectRow, wanted):
-        path = self.ws.resolve(effect.uri)
-        text = await asyncio.to_thread(read_text, path)
+        try:
+            path = self.ws.resolve(effect.uri)
+            text = await asyncio.to_thread(read_text, path)
+        except StetError as exc:
+            # No longer a text file of the workspace (binary, not UTF-8, a folder, a symlink
+            # leading out): the text the edit expects is not there. Nothing is written.
+            log.warning("cannot edit %s: %s", effect.uri, exc)
+            text = None
+        except OSError as exc:  # cannot be read now: the edit stays journaled, tried again later
+            log.warning("cannot read %s now: %s", effect.uri, exc)
+            return {}, False, False
         if text is None:
             return {h.id: "stale" for h, _ in wanted}, True, False
         lines = split_lines(text)
@@ -784,7 +799,13 @@ class Review:
             fault("effect:before-write")
             new_text = "".join(new_lines)
             self._own_write(path, new_text)
-            await asyncio.to_thread(write_atomic, path, new_text)
+            try:
+                await asyncio.to_thread(write_atomic, path, new_text)
+            except OSError as exc:
+                # A full disk, a read-only file system: the decision is stored, the edit stays
+                # journaled and is tried again (at close, at the next start).
+                log.warning("cannot write %s now: %s", path, exc)
+                return {}, False, False
             fault("effect:after-write")
             for h in self.by_uri.get(effect.uri, {}).values():
                 if h.id not in verdicts:
@@ -882,8 +903,16 @@ class Review:
                 to = None
                 if effect.action == "apply" and r.status == Status.ACCEPTED:
                     to = Status.APPLIED if result == "done" else Status.STALE
+                elif effect.action == "apply" and effect.state == "unsaved" and result == "stale" and r.status == Status.APPLIED:
+                    # Applied into a buffer that was lost unsaved, and the file no longer has the
+                    # old text: the edit is not in the document and cannot be put back.
+                    to = Status.STALE
                 elif effect.action == "revert" and result == "stale" and r.status == Status.PENDING:
                     to = Status.STALE
+                elif effect.action == "revert" and result == "done" and r.status == Status.STALE:
+                    # Judged by content while its revert was still journaled (a buffer re-opened
+                    # at restart): the old text is back now, so the hunk is found again.
+                    to = Status.PENDING
                 r.line = mem.line
                 if to is not None:
                     r.status, r.version = to, r.version + 1
@@ -1143,7 +1172,20 @@ class Review:
         return len(moved)
 
     async def recover(self) -> dict:
-        """Bring memory, files and store into agreement after a start; safe to interrupt."""
+        """Bring memory, files and store into agreement after a start; safe to interrupt.
+
+        Whatever happens, requests are let through afterwards: when recovery failed they
+        are answered with its error (see `recovery_error`), never left waiting."""
+        try:
+            return await self._recover()
+        except BaseException as exc:
+            self.recovery_error = exc if isinstance(exc, StetError) else StoreUnavailable(
+                f"Stet could not restore the review: {exc!r}. Restart Stet; `stet doctor` explains more."
+            )
+            self.ready.set()
+            raise
+
+    async def _recover(self) -> dict:
         loop = asyncio.get_running_loop()
         started = loop.time()
         fault("recover:start")

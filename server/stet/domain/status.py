@@ -39,6 +39,7 @@ TRANSITIONS: dict[tuple[Status, Status], str] = {
     (AC, P): "undo",
     (R, P): "undo",
     (AP, P): "undo (edit reverted)",
+    (AP, ST): "edit lost with an unsaved buffer, old text gone",
 }
 
 # What each developer action aims for, and the states in which it is already done.

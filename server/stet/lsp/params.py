@@ -6,6 +6,8 @@ gets an answer it can act on, never silence and never a crash.
 
 from __future__ import annotations
 
+import collections.abc
+import typing
 from typing import Any
 
 import cattrs
@@ -16,6 +18,40 @@ from ..errors import InvalidParams
 from ..domain.proposal import Change, FileOp, TextChange
 
 _converter = converters.get_converter()
+
+
+# lsprotocol's converter coerces: "1", 1.5 and true become the line 1, 5 becomes the text "5",
+# {} becomes an empty list of edits. The contract says wrong types are InvalidParams: be strict.
+def _exactly(kind: type, what: str):
+    def hook(value, _type):
+        if type(value) is not kind:
+            raise TypeError(f"expected {what}, got {type(value).__name__} {value!r:.40}")
+        return value
+
+    return hook
+
+
+_converter.register_structure_hook(int, _exactly(int, "an integer"))
+_converter.register_structure_hook(str, _exactly(str, "a string"))
+_converter.register_structure_hook(bool, _exactly(bool, "true or false"))
+
+
+def _is_sequence(t) -> bool:
+    return typing.get_origin(t) in (list, collections.abc.Sequence, collections.abc.MutableSequence)
+
+
+def _strict_sequence(t):
+    (item,) = typing.get_args(t) or (typing.Any,)
+
+    def hook(value, _type):
+        if not isinstance(value, list):
+            raise TypeError(f"expected a list, got {type(value).__name__}")
+        return [_converter.structure(v, item) for v in value]
+
+    return hook
+
+
+_converter.register_structure_hook_factory(_is_sequence, _strict_sequence)
 
 
 def one_object(args: tuple | list | None, name: str) -> dict:

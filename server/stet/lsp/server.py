@@ -6,11 +6,15 @@ import asyncio
 import functools
 import logging
 import os
+import re
+import sys
+import threading
 from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
+from pygls.io_ import StdoutWriter
 from pygls.protocol import (
     JsonRPCNotification,
     JsonRPCRequestMessage,
@@ -29,7 +33,7 @@ from ..store import Store
 from ..tasks import Tasks
 from ..workspace import Workspace, uri_to_path
 from . import params as P
-from . import present
+from . import present, wire
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +70,31 @@ class _Dropped:
     jsonrpc = "dropped"
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(value: Any, path: str = "params") -> str | None:
+    """Where a string holds a lone UTF-16 surrogate (JSON lets `\\ud800` through; it is not text)."""
+    stack = [(value, path)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii() and _SURROGATE.search(item):
+                return where
+        elif isinstance(item, dict):
+            for k, v in item.items():
+                if isinstance(k, str) and not k.isascii() and _SURROGATE.search(k):
+                    return f"{where} (a key)"
+                stack.append((v, f"{where}.{k}"))
+        elif isinstance(item, list):
+            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(item))
+    return None
+
+
+def _valid_id(msg_id: Any) -> bool:
+    return msg_id is None or isinstance(msg_id, (str, int, float)) and not isinstance(msg_id, bool)
+
+
 class StetProtocol(LanguageServerProtocol):
     def _serialize_message(self, data: Any) -> Any:
         # Envelopes of custom messages carry plain JSON: hand it to json as it is instead of
@@ -80,7 +109,24 @@ class StetProtocol(LanguageServerProtocol):
             return {"jsonrpc": data.jsonrpc, "id": data.id, "result": data.result}
         return super()._serialize_message(data)
 
+    def send_error(self, msg_id: Any, code: int, message: str) -> None:
+        self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
+
     def structure_message(self, data: dict) -> Any:
+        if isinstance(data, dict) and "jsonrpc" in data and "method" in data:  # a request or notification
+            msg_id, has_id = data.get("id"), "id" in data
+            if not _valid_id(msg_id):
+                self.send_error(None, -32600, "Invalid Request: an id is a string or a number")
+                return _Dropped()
+            if not isinstance(data["method"], str):
+                if has_id:
+                    self.send_error(msg_id, -32600, "Invalid Request: the method must be a string")
+                return _Dropped()
+            where = _lone_surrogate(data.get("params"))
+            if where is not None:
+                if has_id:
+                    self.send_error(msg_id, -32602, f"Invalid params: {where} holds a lone UTF-16 surrogate, not text")
+                return _Dropped()
         try:
             return super().structure_message(data)
         except (JsonRpcInvalidParams, JsonRpcInternalError) as exc:
@@ -90,6 +136,25 @@ class StetProtocol(LanguageServerProtocol):
                 error = JsonRpcInvalidParams(f"invalid params for {data.get('method')}: {detail}")
                 self._send_response(data["id"], error=error.to_response_error())
             return _Dropped()
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, _Dropped):
+            return
+        if not hasattr(message, "jsonrpc"):  # a number, a batch, an object without "jsonrpc"
+            if isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message):
+                return  # a stray response: nobody to answer
+            msg_id = message.get("id") if isinstance(message, dict) else None
+            self.send_error(msg_id if _valid_id(msg_id) else None, -32600, "Invalid Request: not a JSON-RPC 2.0 message")
+            return
+        request = getattr(message, "method", None) is not None and getattr(message, "id", None) is not None
+        if message.jsonrpc != "2.0":
+            if request:
+                self.send_error(message.id, -32600, 'Invalid Request: "jsonrpc" must be "2.0"')
+            return
+        if self._shutdown and request and message.method != types.EXIT:
+            self.send_error(message.id, -32600, "Invalid Request: the server is shutting down")
+            return
+        super().handle_message(message)
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):
@@ -189,6 +254,30 @@ class StetServer(LanguageServer):
             review.store.conn.stop()
         super().shutdown()
 
+    def start_io(self, stdin=None, stdout=None) -> None:
+        """Serve on stdio with Stet's own reading loop (see wire.py: broken frames resynchronise,
+        unparsable bodies get a Parse error)."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        protocol = self.protocol
+        try:
+            asyncio.run(
+                wire.read_messages(
+                    stdin or sys.stdin.buffer,
+                    self.thread_pool,
+                    self._stop_event,
+                    protocol.handle_message,
+                    lambda body: wire.load(body, protocol.structure_message),
+                    protocol.send_error,
+                )
+            )
+        except BrokenPipeError:
+            log.error("the connection to the client is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
     def report_server_error(self, error: Exception, source: Any) -> None:
         log.error("server error (%s): %s", getattr(source, "__name__", source), error)
 
@@ -213,6 +302,8 @@ async def _ready(ls: StetServer) -> Review:
     if review.store is None:
         raise review.store_error or StoreUnavailable("the review store is not open")
     await review.ready.wait()
+    if review.recovery_error is not None:
+        raise review.recovery_error
     return review
 
 
@@ -282,7 +373,8 @@ def build(db_path: str | None = None) -> StetServer:
         _watch_files_through_the_editor(ls)
         try:
             summary = await review.recover()
-        except StetError as exc:
+        except Exception as exc:
+            exc = review.recovery_error or exc
             ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"Stet: {exc}"))
             summary = {"files": 0, "counts": {}, "durationMs": 0, "error": str(exc)}
         # Live sync with other processes and the inbox start once recovery is done.

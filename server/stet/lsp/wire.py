@@ -1,0 +1,81 @@
+"""Reading LSP messages from stdio, robust to a misbehaving client.
+
+pygls' own loop matches a header only when it is the whole line, so one broken frame glues
+every later body to the next header and the server never reads another message. Here:
+- a header is found at the end of a line, whatever precedes it (garbage resynchronises at the
+  next real header); `\\n` alone is accepted as a line end;
+- header lines and bodies are bounded: an oversized body is read and dropped in chunks;
+- a body that is not JSON (invalid, not UTF-8, nested too deep) is answered with a JSON-RPC
+  Parse error (-32700, id null), as JSON-RPC 2.0 asks, and the server goes on;
+- the end of input ends the loop, even half-way through a message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import threading
+from typing import Any, BinaryIO, Callable
+
+log = logging.getLogger(__name__)
+
+HEADER = re.compile(rb"content-length[ \t]*:[ \t]*(\d{1,12})[ \t]*\r?\n?$", re.IGNORECASE)
+MAX_HEADER_LINE = 64 * 1024
+MAX_BODY = 256 * 1024 * 1024  # far above the 10 MiB proposal limit, even JSON-escaped
+CHUNK = 1024 * 1024
+
+
+async def read_messages(
+    stdin: BinaryIO,
+    executor,
+    stop_event: threading.Event,
+    handle: Callable[[Any], None],
+    parse: Callable[[bytes], Any],
+    send_error: Callable[[Any, int, str], None],
+) -> None:
+    loop = asyncio.get_running_loop()
+
+    def run(fn, *args):
+        return loop.run_in_executor(executor, fn, *args)
+
+    length: int | None = None
+    while not stop_event.is_set():
+        line = await run(stdin.readline, MAX_HEADER_LINE)
+        if not line:
+            return
+        if line.strip():
+            match = HEADER.search(line)
+            if match:
+                length = int(match.group(1))
+            continue
+        if length is None:
+            continue  # a blank line outside a message
+        size, length = length, None
+        if size > MAX_BODY:
+            left = size
+            while left > 0:
+                got = await run(stdin.read, min(CHUNK, left))
+                if not got:
+                    return
+                left -= len(got)
+            send_error(None, -32600, f"message of {size} bytes refused: the limit is {MAX_BODY}")
+            continue
+        body = await run(stdin.read, size) if size else b""
+        if len(body) < size:
+            return  # the input ended in the middle of a message
+        try:
+            message = parse(body)
+        except (ValueError, RecursionError) as exc:
+            log.warning("unparsable message: %s", exc)
+            send_error(None, -32700, f"Parse error: {type(exc).__name__}: {exc}"[:500])
+            continue
+        try:
+            handle(message)
+        except Exception:
+            log.exception("unable to handle a message")
+
+
+def load(body: bytes, object_hook) -> Any:
+    return json.loads(body, object_hook=object_hook)

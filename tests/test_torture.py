@@ -1,0 +1,22 @@
+"""The crash torture (tests/torture.py) within CI's budget: seeded runs against the real
+server, killed at random instants, during recovery and at every named fault point.
+
+STET_TORTURE_SECONDS sets the budget (default 100 s, two runs in parallel); for long runs use
+`python tests/torture.py --soak --seconds 3600`. A failure prints the seed, the round and the
+last steps; `python tests/torture.py --seed N --rounds R -v` replays the same choices."""
+
+import os
+
+from figures import FIGURES
+from stet.faults import POINTS
+from torture import torture
+
+
+async def test_crash_torture_keeps_the_contract():
+    seconds = float(os.environ.get("STET_TORTURE_SECONDS", "100"))
+    stats = await torture(seeds=[1, 2], rounds=40, workers=2, seconds=seconds)
+    FIGURES["crash torture"] = stats.line()
+    FIGURES["fault points fired"] = ", ".join(f"{p} {stats.fault_kills.get(p, 0)}" for p in POINTS)
+    assert not stats.violations, "\n".join(stats.violations)
+    assert stats.kills >= 40, stats.line()  # the torture really ran
+    assert set(stats.fault_kills) == set(POINTS), f"fault points that never fired: {set(POINTS) - set(stats.fault_kills)}"
