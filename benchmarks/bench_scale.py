@@ -40,7 +40,7 @@ from common import (
     start_stet,
     summary,
 )
-from lspclient import Server, rng
+from lspclient import Server
 from workload import file_uri
 
 

@@ -7,7 +7,6 @@ import random
 from hypothesis import given, settings, strategies as st
 
 from stet.domain.hunks import apply_edits, changed_regions, diff_hunks
-from stet.domain.text import split_lines
 
 # Many distinct lines, so most are unique and anchor the alignment; a few repeat.
 LINE = st.one_of(st.integers(0, 40).map(lambda i: f"line {i}\n"), st.sampled_from(["\n", "}\n", "return\n"]))

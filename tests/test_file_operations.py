@@ -101,6 +101,7 @@ async def test_rename_with_edits_that_follow_the_file(ws, session):
 async def test_rename_and_edit_accepted_together(ws, session):
     a, moved = uri(ws / "a.py"), uri(ws / "moved.py")
     hunks = await propose(session, "r", doc_changes(rename(a, moved), text_edit(moved, rng(2, 0, 3, 0), "THREE\n")))
+    assert sorted(h["kind"] for h in hunks) == ["edit", "rename"]
     res = await session.command("stet.acceptAll", {"proposalId": "r"})
     assert {h["status"] for h in res["hunks"]} == {"applied"}
     assert read(ws / "moved.py").splitlines()[2] == "THREE" and not (ws / "a.py").exists()
@@ -156,6 +157,7 @@ async def test_file_operations_survive_sigkill_between_decision_and_effect(ws, p
     new, a, moved, b = ws / "new.txt", uri(ws / "a.py"), uri(ws / "moved.py"), uri(ws / "b.txt")
     hunks = await propose(s, "ops", doc_changes(
         create(uri(new)), text_edit(uri(new), rng(0, 0, 0, 0), "fresh\n"), rename(a, moved), delete(b)))
+    assert {h["kind"] for h in hunks} == {"create", "rename", "delete"}
     with pytest.raises(ServerDied):
         await s.command("stet.acceptAll", {"proposalId": "ops"})
     await s.died()

@@ -11,7 +11,7 @@ import json
 import time
 
 from clitools import stet, stet_json
-from harness import Session, read, uri
+from harness import Session, read
 
 BASE = "".join(f"line {i}\n" for i in range(1, 11))
 PATCH = (
@@ -129,7 +129,6 @@ async def test_many_writers_never_surface_a_locked_database(ws):
         for p in procs:
             assert p.returncode == 0 and "locked" not in p.stderr.lower(), p.stderr
         assert all((ws / f"f{i}.txt").read_text() == f"X{i}\n" for i in range(8))
-        ib = len(b.changed)
         last = hunks[-1]["id"]
         await seen(b, status_of(last, "applied"), 0, timeout=2)
     finally:

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from harness import Session, rng, uri
+from harness import Session, rng
 
 A_TEXT = "".join(f"line {i}\n" for i in range(1, 11))
 PROFILES = ["visual_studio_code", "neovim@v0.7.0", "neovim", "emacs"]

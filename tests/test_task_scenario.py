@@ -7,7 +7,7 @@ import asyncio
 import os
 import time
 
-from harness import Session, read, uri, write
+from harness import Session, read, write
 from workers import Worker, call, mcp_client, stet, stet_json
 
 A_TEXT = "".join(f"line {i}\n" for i in range(1, 11))

@@ -3,7 +3,7 @@ window's to settle; another server writes it to disk only once its owner is gone
 
 import asyncio
 
-from harness import Session, read, rng, uri
+from harness import Session, read, rng
 
 A_TEXT = "".join(f"line {i}\n" for i in range(1, 11))
 

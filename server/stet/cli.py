@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import AsyncIterator
 
 from . import taskcli
-from .errors import Conflict, InvalidParams, StetError, StoreUnavailable, UnknownHunk
+from .errors import Conflict, InvalidParams, StetError, UnknownHunk
 
 STORE_DIR = ".stet"
 STORE_FILE = "stet.db"
