@@ -16,7 +16,7 @@ import shutil
 import sqlite3
 import time
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Iterable
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterable
 
 import aiosqlite
 
@@ -34,6 +34,20 @@ HUNK_COLUMNS = (
     "id, proposal_id, task_id, seq, uri, kind, new_uri, status, line, old_text, new_text, "
     "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn"
 )
+
+
+def _on_thread(conn: aiosqlite.Connection, fn: Callable[[sqlite3.Connection], Any]) -> Awaitable[Any]:
+    """Run `fn(sqlite3 connection)` on the connection's own thread: one hop for many statements.
+
+    aiosqlite (0.22) offers no public call for this: each public method is one hop to its
+    thread for one statement, and an accept made about twenty (each a thread wake-up and an
+    event-loop wake-up). `Connection._execute` (queue a callable on that thread, await its
+    result) and `Connection._conn` (the sqlite3 connection the thread owns) are what every one
+    of aiosqlite's public methods is made of, unchanged since its early versions; the test
+    suite runs every store statement through here, so a change in aiosqlite fails loudly.
+    The store's lock keeps these calls in order with every other use of the connection.
+    """
+    return conn._execute(fn, conn._conn)
 
 
 def now_iso() -> str:
@@ -261,20 +275,23 @@ class Store:
         return (await self._read("SELECT COALESCE(MAX(lsn), 0) FROM oplog"))[0][0]
 
     async def hunks_since(self, lsn: int) -> list[Hunk]:
-        # Read in chunks: a first load may be 100,000 rows, and holding every raw row beside
-        # the hunks built from them doubles the peak, which the process keeps as resident size.
-        out: list[Hunk] = []
+        def load(raw: sqlite3.Connection) -> list[Hunk]:
+            # Read in chunks: a first load may be 100,000 rows, and holding every raw row beside
+            # the hunks built from them doubles the peak, which the process keeps as resident size.
+            out: list[Hunk] = []
+            cursor = raw.execute(f"SELECT {HUNK_COLUMNS} FROM hunks WHERE lsn > ? ORDER BY lsn", (lsn,))
+            try:
+                while rows := cursor.fetchmany(2000):
+                    out.extend(_hunk_from_row(r) for r in rows)
+            finally:
+                cursor.close()
+            return out
+
         async with self._lock:
             try:
-                cursor = await self.conn.execute(f"SELECT {HUNK_COLUMNS} FROM hunks WHERE lsn > ? ORDER BY lsn", (lsn,))
-                try:
-                    while rows := await cursor.fetchmany(2000):
-                        out.extend(_hunk_from_row(r) for r in rows)
-                finally:
-                    await cursor.close()
+                return await _on_thread(self.conn, load)
             except sqlite3.Error as exc:
                 raise _unavailable(self.path, exc) from None
-        return out
 
     async def open_effects(self) -> list[EffectRow]:
         rows = await self._read(
@@ -304,54 +321,39 @@ class Store:
     # --- writes ------------------------------------------------------------------------
     @contextlib.asynccontextmanager
     async def write(self) -> AsyncIterator["Tx"]:
+        """One write transaction (BEGIN IMMEDIATE ... COMMIT), committed when the block ends.
+
+        The statements are sent to SQLite's thread in as few hops as the block allows: BEGIN
+        goes with the first statement, writes wait for the next read or for the COMMIT (see Tx).
+        """
         async with self._lock:
-            try:
-                await self._begin()
-            except sqlite3.Error as exc:
-                raise _unavailable(self.path, exc) from None
-            tx = Tx(self.conn)
+            tx = Tx(self.conn, "BEGIN IMMEDIATE", self.path)
             try:
                 yield tx
             except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    await self.conn.execute("ROLLBACK")
+                if tx.sent:
+                    with contextlib.suppress(sqlite3.Error):
+                        await self.conn.execute("ROLLBACK")
                 raise
             try:
-                await self.conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                with contextlib.suppress(sqlite3.Error):
-                    await self.conn.execute("ROLLBACK")
-                raise _unavailable(self.path, exc) from None
-
-    async def _begin(self) -> None:
-        """BEGIN IMMEDIATE; while other processes write, wait and try again rather than fail.
-
-        Each try already waits busy_timeout inside SQLite; a busy error after that is retried
-        until BUSY_DEADLINE, so "database is locked" never reaches a user under contention.
-        """
-        deadline = time.monotonic() + BUSY_DEADLINE
-        while True:
-            try:
-                await self.conn.execute("BEGIN IMMEDIATE")
-                return
-            except sqlite3.OperationalError as exc:
-                if not _is_busy(exc) or time.monotonic() >= deadline:
-                    raise
-            await asyncio.sleep(0.05)
+                await tx._flush(_commit)
+            except BaseException:
+                if tx.sent:
+                    with contextlib.suppress(sqlite3.Error):
+                        await self.conn.execute("ROLLBACK")
+                raise
 
     @contextlib.asynccontextmanager
     async def read(self) -> AsyncIterator["Tx"]:
         """A consistent snapshot for several reads (a deferred transaction: takes no write lock)."""
         async with self._lock:
+            tx = Tx(self.conn, "BEGIN", self.path)
             try:
-                await self.conn.execute("BEGIN")
-            except sqlite3.Error as exc:
-                raise _unavailable(self.path, exc) from None
-            try:
-                yield Tx(self.conn)
+                yield tx
             finally:
-                with contextlib.suppress(sqlite3.Error):
-                    await self.conn.execute("COMMIT")
+                if tx.sent:
+                    with contextlib.suppress(sqlite3.Error):
+                        await self.conn.execute("COMMIT")
 
     async def op(self, op_id: str) -> OpRow | None:
         rows = await self._read("SELECT lsn, op_id, kind, args, result, at FROM oplog WHERE op_id = ?", (op_id,))
@@ -368,24 +370,111 @@ class Store:
             await tx.save_lines(lines)
 
 
-class Tx:
-    """The statements available inside one write transaction."""
+class _AsRaised(Exception):
+    """Carries a statement's sqlite3 error out of the SQLite thread, to be raised as it is."""
 
-    def __init__(self, conn: aiosqlite.Connection):
-        self.conn = conn
+    def __init__(self, exc: sqlite3.Error):
+        super().__init__(str(exc))
+        self.exc = exc
+
+
+def _commit(raw: sqlite3.Connection) -> None:
+    raw.execute("COMMIT")
+
+
+# The ids the next rows of these AUTOINCREMENT tables get: the largest ever used, plus one.
+_NEXT_IDS = (
+    "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'oplog'), 0), "
+    "COALESCE((SELECT MAX(lsn) FROM oplog), 0)), "
+    "MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'effects'), 0), "
+    "COALESCE((SELECT MAX(id) FROM effects), 0))"
+)
+
+
+class Tx:
+    """The statements available inside one transaction.
+
+    Each hop to SQLite's thread costs a thread wake-up and an event-loop wake-up, so a
+    transaction is sent in as few hops as its reads allow. BEGIN is sent with the first
+    statement (retried while other processes hold the write lock); writes whose result nobody
+    needs are queued and sent with the next read or with the COMMIT, in order; ids of new op
+    log entries and effects are known once the write lock is held (nobody else can insert
+    then), so `log` and `add_effect` return them without a hop of their own. Nothing is
+    durable before the COMMIT either way: only the number of hops changed.
+    """
+
+    def __init__(self, conn: aiosqlite.Connection, begin: str = "BEGIN IMMEDIATE", path: str = "(store)"):
+        self._conn = conn
+        self._begin_sql = begin
+        self._path = path
+        self.begun = False  # BEGIN has run (set on SQLite's thread)
+        self.sent = False  # a hop was queued: BEGIN may run even if its caller was cancelled
+        self._queue: list[tuple[str, Any, bool, bool]] = []  # (sql, parameters, executemany, raw errors)
+        self._next_lsn = 0
+        self._next_effect = 0
+
+    @property
+    def conn(self) -> "Tx":
+        """`tx.conn.execute(sql, args)` queues a statement like the methods below."""
+        return self
+
+    async def execute(self, sql: str, args: Iterable = ()) -> None:
+        self._queue.append((sql, tuple(args), False, True))
+
+    async def _flush(self, then: Callable[[sqlite3.Connection], Any] | None = None) -> Any:
+        """One hop: BEGIN if not yet, the queued writes, then `then` (a read, or the COMMIT)."""
+        queue, self._queue = self._queue, []
+        if not self.begun and not queue and then is _commit:
+            return None  # nothing was read or written: no transaction to commit
+        write = self._begin_sql == "BEGIN IMMEDIATE"
+
+        def run(raw: sqlite3.Connection) -> Any:
+            if not self.begun:
+                raw.execute(self._begin_sql)
+                self.begun = True
+                if write:
+                    self._next_lsn, self._next_effect = raw.execute(_NEXT_IDS).fetchone()
+            for sql, args, many, raw_errors in queue:
+                try:
+                    if many:
+                        raw.executemany(sql, args)
+                    else:
+                        raw.execute(sql, args)
+                except sqlite3.Error as exc:
+                    if raw_errors:
+                        raise _AsRaised(exc) from None
+                    raise
+            return then(raw) if then is not None else None
+
+        deadline = time.monotonic() + BUSY_DEADLINE
+        while True:
+            try:
+                self.sent = True
+                return await _on_thread(self._conn, run)
+            except _AsRaised as wrapped:
+                raise wrapped.exc from None
+            except sqlite3.OperationalError as exc:
+                # BEGIN IMMEDIATE while other processes write: each try already waited
+                # busy_timeout inside SQLite; wait and try again until BUSY_DEADLINE, so
+                # "database is locked" never reaches a user under contention.
+                if self.begun or not _is_busy(exc) or time.monotonic() >= deadline:
+                    raise _unavailable(self._path, exc) from None
+            except sqlite3.Error as exc:
+                raise _unavailable(self._path, exc) from None
+            await asyncio.sleep(0.05)
 
     async def _all(self, sql: str, args: Iterable = ()) -> list:
-        try:
-            return list(await self.conn.execute_fetchall(sql, tuple(args)))
-        except sqlite3.Error as exc:
-            raise _unavailable("(store)", exc) from None
+        args = tuple(args)
+        return await self._flush(lambda raw: raw.execute(sql, args).fetchall())
 
-    async def _run(self, sql: str, args: Iterable = ()) -> int:
-        try:
-            cur = await self.conn.execute(sql, tuple(args))
-            return cur.lastrowid if cur.rowcount == 1 else cur.rowcount
-        except sqlite3.Error as exc:
-            raise _unavailable("(store)", exc) from None
+    async def _run(self, sql: str, args: Iterable = (), raw_errors: bool = False) -> None:
+        """Queue a write; its error (if any) is raised by the next read or by the commit."""
+        self._queue.append((sql, tuple(args), False, raw_errors))
+
+    async def _started(self) -> None:
+        """Make sure the write lock is held (the next ids are known only then)."""
+        if not self.begun:
+            await self._flush()
 
     async def op(self, op_id: str) -> OpRow | None:
         rows = await self._all("SELECT lsn, op_id, kind, args, result, at FROM oplog WHERE op_id = ?", (op_id,))
@@ -395,11 +484,15 @@ class Tx:
         return OpRow(r[0], r[1], r[2], json.loads(r[3]), json.loads(r[4]) if r[4] else None, r[5])
 
     async def log(self, op_id: str, kind: str, args: dict, result: Any = None) -> int:
-        cur = await self.conn.execute(
-            "INSERT INTO oplog (op_id, kind, args, result, at) VALUES (?, ?, ?, ?, ?)",
-            (op_id, kind, json.dumps(args), None if result is None else json.dumps(result), now_iso()),
+        await self._started()
+        self._next_lsn += 1
+        lsn = self._next_lsn
+        await self._run(
+            "INSERT INTO oplog (lsn, op_id, kind, args, result, at) VALUES (?, ?, ?, ?, ?, ?)",
+            (lsn, op_id, kind, json.dumps(args), None if result is None else json.dumps(result), now_iso()),
+            raw_errors=True,
         )
-        return cur.lastrowid
+        return lsn
 
     async def set_result(self, lsn: int, result: Any) -> None:
         await self._run("UPDATE oplog SET result = ? WHERE lsn = ?", (json.dumps(result), lsn))
@@ -423,21 +516,19 @@ class Tx:
 
     async def add_hunks(self, hunks: list[Hunk]) -> None:
         marks = ", ".join("?" * len(HUNK_COLUMNS.split(",")))
-        await self.conn.executemany(
-            f"INSERT INTO hunks ({HUNK_COLUMNS}) VALUES ({marks})", [_hunk_values(h) for h in hunks]
-        )
+        self._queue.append((f"INSERT INTO hunks ({HUNK_COLUMNS}) VALUES ({marks})", [_hunk_values(h) for h in hunks], True, True))
 
     async def hunks(self, ids: Iterable[str]) -> dict[str, Hunk]:
         ids = list(ids)
-        out: dict[str, Hunk] = {}
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            rows = await self._all(
-                f"SELECT {HUNK_COLUMNS} FROM hunks WHERE id IN ({', '.join('?' * len(chunk))})", chunk
-            )
-            for r in rows:
-                out[r[0]] = _hunk_from_row(r)
-        return out
+
+        def load(raw: sqlite3.Connection) -> list:
+            rows = []
+            for i in range(0, len(ids), 500):
+                chunk = ids[i : i + 500]
+                rows += raw.execute(f"SELECT {HUNK_COLUMNS} FROM hunks WHERE id IN ({', '.join('?' * len(chunk))})", chunk).fetchall()
+            return rows
+
+        return {r[0]: _hunk_from_row(r) for r in await self._flush(load)}
 
     async def hunks_where(self, *, uri=None, proposal_id=None, task_id=None, statuses=None) -> list[Hunk]:
         where, args = [], []
@@ -477,17 +568,21 @@ class Tx:
 
     async def save_lines(self, lines: list[tuple[int, str]]) -> None:
         """Anchor positions, (line, hunk id): not an operation (positions follow from content)."""
-        await self.conn.executemany("UPDATE hunks SET line = ? WHERE id = ?", lines)
+        self._queue.append(("UPDATE hunks SET line = ? WHERE id = ?", list(lines), True, True))
 
     async def add_effect(
         self, lsn: int, uri: str, action: str, edits: list[dict], target: str = "file", owner: str | None = None
     ) -> int:
-        cur = await self.conn.execute(
-            "INSERT INTO effects (lsn, uri, action, edits, state, target, owner, at) "
-            "VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)",
-            (lsn, uri, action, json.dumps(edits), target, owner, now_iso()),
+        await self._started()
+        self._next_effect += 1
+        eid = self._next_effect
+        await self._run(
+            "INSERT INTO effects (id, lsn, uri, action, edits, state, target, owner, at) "
+            "VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
+            (eid, lsn, uri, action, json.dumps(edits), target, owner, now_iso()),
+            raw_errors=True,
         )
-        return cur.lastrowid
+        return eid
 
     async def set_effect(self, effect_id: int, state: str, attempts: int, owner: str | None = None) -> None:
         if owner is None:
