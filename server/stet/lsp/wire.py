@@ -16,6 +16,7 @@ import asyncio
 import json
 import logging
 import re
+import sys
 import threading
 from typing import Any, BinaryIO, Callable
 
@@ -64,6 +65,9 @@ def read_frame(stdin: BinaryIO) -> tuple[str, Any]:
         return ("body", body)
 
 
+READ_AHEAD = 8  # messages read but not yet handled, at most
+
+
 async def read_messages(
     stdin: BinaryIO,
     executor,
@@ -72,11 +76,64 @@ async def read_messages(
     parse: Callable[[bytes], Any],
     send_error: Callable[[Any, int, str], None],
 ) -> None:
+    """Handle messages in order until the input ends.
+
+    One thread reads whole messages and hands each to the event loop as it arrives: the
+    loop is woken once per message, and nobody has to wake the reader to read the next one.
+    `executor` is not used any more (kept for the callers' signature).
+    """
     loop = asyncio.get_running_loop()
+    frames: asyncio.Queue = asyncio.Queue()
+    room = threading.Semaphore(READ_AHEAD)  # a slow loop stops the reader, not the memory
+    done = threading.Event()
+    source = _own_reader(stdin)
+
+    def reader() -> None:
+        while True:
+            room.acquire()
+            if done.is_set():
+                return
+            try:
+                frame = read_frame(source)
+            except BaseException as exc:  # a closed or broken input: raised on the loop
+                frame = ("error", exc)
+            try:
+                loop.call_soon_threadsafe(frames.put_nowait, frame)
+            except RuntimeError:
+                return  # the loop is closed: nobody reads any more
+            if frame[0] in ("eof", "error"):
+                return
+
+    # A daemon: after `exit` the process ends even if the client keeps its end open while the
+    # reader waits for a next message that will never be handled.
+    threading.Thread(target=reader, name="stet-stdin", daemon=True).start()
+    try:
+        await _handle_frames(frames, room, stop_event, handle, parse, send_error)
+    finally:
+        done.set()
+        room.release()
+
+
+def _own_reader(stdin: BinaryIO) -> BinaryIO:
+    """The process's stdin gets a buffered reader of its own for the daemon reader thread:
+    at interpreter shutdown Python closes sys.stdin, which would wait for the lock a daemon
+    thread blocked in a read holds (a fatal error). Other streams are read as they are."""
+    if stdin is getattr(sys.stdin, "buffer", None):
+        try:
+            return open(stdin.fileno(), "rb", closefd=False)
+        except (OSError, ValueError):
+            pass
+    return stdin
+
+
+async def _handle_frames(frames, room, stop_event, handle, parse, send_error) -> None:
     while not stop_event.is_set():
-        kind, value = await loop.run_in_executor(executor, read_frame, stdin)
+        kind, value = await frames.get()
+        room.release()
         if kind == "eof":
             return
+        if kind == "error":
+            raise value
         if kind == "oversized":
             send_error(None, -32600, f"message of {value} bytes refused: the limit is {MAX_BODY}")
             continue
