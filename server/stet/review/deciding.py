@@ -48,13 +48,15 @@ class DecidingMixin:
         async with self._op_lock:
             effects: list[EffectRow] = []
             async with store.write() as tx:
-                prior = await tx.op(op_id)
+                if hunk_ids is not None:  # the op (a replay?) and the hunks in one hop
+                    prior, rows = await tx.op_and_hunks(op_id, list(dict.fromkeys(hunk_ids)))
+                else:
+                    prior = await tx.op(op_id)
                 if prior is not None:
                     ids = list(prior.args.get("hunkIds") or [])
                 else:
                     if hunk_ids is not None:
                         ids = list(dict.fromkeys(hunk_ids))
-                        rows = await tx.hunks(ids)
                         missing = [i for i in ids if i not in rows]
                         if missing:
                             raise UnknownHunk(f"unknown hunk id(s): {', '.join(missing)}", {"hunkIds": missing})

@@ -286,6 +286,8 @@ class EffectsMixin:
             ]
             if moved:
                 await tx.save_lines(moved)
+            # Read with the COMMIT, in the same hop to SQLite's thread.
+            still_pending = tx.pending_effect_at_commit(effect.uri) if complete and effect.uri in self.effect_uris else None
         effect.state = state
         fault("effect:after-confirm")
         for hid in results:
@@ -294,9 +296,8 @@ class EffectsMixin:
         for line, hid in moved:
             if hid in self.hunks:
                 self.hunks[hid].stored_line = line
-        if complete and effect.uri in self.effect_uris:
-            if not await store.has_pending_effect(effect.uri):
-                self.effect_uris.discard(effect.uri)
+        if still_pending is not None and not still_pending.rows:
+            self.effect_uris.discard(effect.uri)
         await self.sync()
         self.on_change({effect.uri, *(m[1] for m in moves)})
 

@@ -336,7 +336,7 @@ class Store:
                         await self.conn.execute("ROLLBACK")
                 raise
             try:
-                await tx._flush(_commit)
+                await tx._flush(tx._commit_and_read)
             except BaseException:
                 if tx.sent:
                     with contextlib.suppress(sqlite3.Error):
@@ -370,6 +370,21 @@ class Store:
             await tx.save_lines(lines)
 
 
+_OP_BY_ID = "SELECT lsn, op_id, kind, args, result, at FROM oplog WHERE op_id = ?"
+
+
+def _op_row(r: Any) -> OpRow:
+    return OpRow(r[0], r[1], r[2], json.loads(r[3]), json.loads(r[4]) if r[4] else None, r[5])
+
+
+def _hunk_rows(raw: sqlite3.Connection, ids: list[str]) -> list:
+    rows = []
+    for i in range(0, len(ids), 500):
+        chunk = ids[i : i + 500]
+        rows += raw.execute(f"SELECT {HUNK_COLUMNS} FROM hunks WHERE id IN ({', '.join('?' * len(chunk))})", chunk).fetchall()
+    return rows
+
+
 class _AsRaised(Exception):
     """Carries a statement's sqlite3 error out of the SQLite thread, to be raised as it is."""
 
@@ -378,8 +393,10 @@ class _AsRaised(Exception):
         self.exc = exc
 
 
-def _commit(raw: sqlite3.Connection) -> None:
-    raw.execute("COMMIT")
+class Later:
+    """The rows of a read made at commit time (Tx.read_at_commit)."""
+
+    rows: list | None = None
 
 
 # The ids the next rows of these AUTOINCREMENT tables get: the largest ever used, plus one.
@@ -412,6 +429,7 @@ class Tx:
         self._queue: list[tuple[str, Any, bool, bool]] = []  # (sql, parameters, executemany, raw errors)
         self._next_lsn = 0
         self._next_effect = 0
+        self._last_reads: list[tuple[str, tuple, "Later"]] = []
 
     @property
     def conn(self) -> "Tx":
@@ -424,7 +442,7 @@ class Tx:
     async def _flush(self, then: Callable[[sqlite3.Connection], Any] | None = None) -> Any:
         """One hop: BEGIN if not yet, the queued writes, then `then` (a read, or the COMMIT)."""
         queue, self._queue = self._queue, []
-        if not self.begun and not queue and then is _commit:
+        if not self.begun and not queue and then == self._commit_and_read:
             return None  # nothing was read or written: no transaction to commit
         write = self._begin_sql == "BEGIN IMMEDIATE"
 
@@ -463,6 +481,22 @@ class Tx:
                 raise _unavailable(self._path, exc) from None
             await asyncio.sleep(0.05)
 
+    def _commit_and_read(self, raw: sqlite3.Connection) -> None:
+        for sql, args, later in self._last_reads:  # after every write of the transaction
+            later.rows = raw.execute(sql, args).fetchall()
+        raw.execute("COMMIT")
+
+    def read_at_commit(self, sql: str, args: Iterable = ()) -> "Later":
+        """A read sent with the COMMIT (it sees every write of the transaction, and no other
+        process can write in between): its rows are in `.rows` once the block has ended."""
+        later = Later()
+        self._last_reads.append((sql, tuple(args), later))
+        return later
+
+    def pending_effect_at_commit(self, uri: str) -> "Later":
+        """Whether `uri` still has a pending effect once this transaction is committed."""
+        return self.read_at_commit("SELECT 1 FROM effects WHERE state = 'pending' AND uri = ? LIMIT 1", (uri,))
+
     async def _all(self, sql: str, args: Iterable = ()) -> list:
         args = tuple(args)
         return await self._flush(lambda raw: raw.execute(sql, args).fetchall())
@@ -477,11 +511,8 @@ class Tx:
             await self._flush()
 
     async def op(self, op_id: str) -> OpRow | None:
-        rows = await self._all("SELECT lsn, op_id, kind, args, result, at FROM oplog WHERE op_id = ?", (op_id,))
-        if not rows:
-            return None
-        r = rows[0]
-        return OpRow(r[0], r[1], r[2], json.loads(r[3]), json.loads(r[4]) if r[4] else None, r[5])
+        rows = await self._all(_OP_BY_ID, (op_id,))
+        return _op_row(rows[0]) if rows else None
 
     async def log(self, op_id: str, kind: str, args: dict, result: Any = None) -> int:
         await self._started()
@@ -520,15 +551,13 @@ class Tx:
 
     async def hunks(self, ids: Iterable[str]) -> dict[str, Hunk]:
         ids = list(ids)
+        return {r[0]: _hunk_from_row(r) for r in await self._flush(lambda raw: _hunk_rows(raw, ids))}
 
-        def load(raw: sqlite3.Connection) -> list:
-            rows = []
-            for i in range(0, len(ids), 500):
-                chunk = ids[i : i + 500]
-                rows += raw.execute(f"SELECT {HUNK_COLUMNS} FROM hunks WHERE id IN ({', '.join('?' * len(chunk))})", chunk).fetchall()
-            return rows
-
-        return {r[0]: _hunk_from_row(r) for r in await self._flush(load)}
+    async def op_and_hunks(self, op_id: str, ids: Iterable[str]) -> tuple[OpRow | None, dict[str, Hunk]]:
+        """`op(op_id)` and `hunks(ids)` in one hop (a decision needs both before anything else)."""
+        ids = list(ids)
+        op_rows, rows = await self._flush(lambda raw: (raw.execute(_OP_BY_ID, (op_id,)).fetchall(), _hunk_rows(raw, ids)))
+        return (_op_row(op_rows[0]) if op_rows else None), {r[0]: _hunk_from_row(r) for r in rows}
 
     async def hunks_where(self, *, uri=None, proposal_id=None, task_id=None, statuses=None) -> list[Hunk]:
         where, args = [], []
