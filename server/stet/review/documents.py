@@ -21,6 +21,7 @@ class DocumentsMixin:
         doc = Document(uri, text, version)
         self.docs[uri] = doc
         self.client_uris[uri] = client_uri
+        self._open_as[client_uri] = uri
         anchors = Anchors()
         self.anchors[uri] = anchors
         hunks = list(self.by_uri.get(uri, {}).values())
@@ -92,10 +93,14 @@ class DocumentsMixin:
             event.set()
 
     def _known(self, client_uri: str) -> str | None:
-        try:
-            uri = self.uri_of(client_uri)
-        except Exception:
-            return None
+        # A document the editor opened keeps the uri it was resolved to then: no realpath
+        # (a system call per path component) for every keystroke.
+        uri = self._open_as.get(client_uri)
+        if uri is None:
+            try:
+                uri = self.uri_of(client_uri)
+            except Exception:
+                return None
         return uri if uri in self.docs else None
 
     async def _retry(self, uri: str) -> None:
@@ -117,6 +122,7 @@ class DocumentsMixin:
         self.docs.pop(uri, None)
         self.anchors.pop(uri, None)
         self.client_uris.pop(uri, None)
+        self._open_as.pop(client_uri, None)
         self._signal(uri)
         if self.store is None:
             return

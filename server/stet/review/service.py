@@ -54,6 +54,7 @@ class Review(MemoryMixin, ProposingMixin, DecidingMixin, EffectsMixin, Documents
         self.docs: dict[str, Document] = {}
         self.anchors: dict[str, Anchors] = {}
         self.client_uris: dict[str, str] = {}
+        self._open_as: dict[str, str] = {}  # client uri of an open document -> its uri
         self.in_flight: set[str] = set()
         self.effect_uris: set[str] = set()  # uris with effects not finished yet
         self.seen_lsn = 0
