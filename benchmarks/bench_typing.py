@@ -68,12 +68,12 @@ async def main(keystrokes: int, pauses: int) -> dict:
                     col[uri] += 1
 
             for k in range(keystrokes):
-                keystroke(quiet, k)
-                _, t = await server.timed_request("stet/listHunks", probe)
-                t_quiet.append(t)
-                keystroke(busy, k)
-                _, t = await server.timed_request("stet/listHunks", probe)
-                t_busy.append(t)
+                # Which document goes first alternates: the first message after the probe's
+                # answer finds the server idle (its reader thread asleep) and pays for waking it.
+                for uri, out in ((quiet, t_quiet), (busy, t_busy)) if k % 2 == 0 else ((busy, t_busy), (quiet, t_quiet)):
+                    keystroke(uri, k)
+                    _, t = await server.timed_request("stet/listHunks", probe)
+                    out.append(t)
                 _, t = await server.timed_request("stet/listHunks", probe)
                 t_probe.append(t)
             # Check that no hunk was lost or moved wrongly: all still pending.
