@@ -347,7 +347,7 @@ carries the whole new text; the file is on disk, not open; the answer comes once
 The floor is a whole `git diff --no-index -U0` process on the same two files, alternated with the proposals."""
 
 DESC_TYPING = """Two open documents with the same 20,000 lines; one has 2,000 pending hunks, the other none. The editor
-types into each alternately at the same place (a line in the middle, between hunks): characters, and Enter every 20
+types into each alternately (which one goes first alternates too) at the same place (a line in the middle, between hunks): characters, and Enter every 20
 keystrokes, which moves every hunk below. Each keystroke is one incremental `didChange`, followed at once by a cheap
 request (`stet/listHunks` of a document without hunks): messages are handled in order, so its answer comes once
 the `didChange` has been handled. Keystrokes follow each other without pause, so the 100 ms debounced publication
@@ -379,30 +379,55 @@ Each of these was found by a benchmark below, profiled, and fixed in the core in
 | the first load held all raw rows beside the hunks built from them; no `__slots__` on `Hunk` | 267 MB resident with 10⁵ hunks | 195 MB | `bfb3dd6` |
 | restart with a document already re-opened: one line index built *per hunk* | recovery 29.5 s (no checkpoint), 5.7 s (save every 25 edits) | 4.3 s, 2.0 s | `977cf86` |
 | diagnostics JSON built through lsprotocol objects | 3.4 s of a 10⁵-hunk restart under cProfile | built directly | `cb369f9` |
+| every SQLite statement was one hop to aiosqlite's thread: 44 hops per accept + undo | accept 5.23 ms (alternated in one run, load 3.5) | 4.42 ms: 16 hops (BEGIN sent with the first statement, writes queued until the next read or the COMMIT); later 12 (op and hunks read together, the effects left read with the COMMIT): 3.35 → 3.23 ms | `deaf685`, `98ba39f` |
+| the stdin reader made three hops to a worker thread per message (header line, blank line, body) and was woken again for each next one | accept 4.42 ms | 3.34 ms (one hop per message), then 3.99 → 3.50 ms in another run (one reader thread hands whole messages to the loop) | `c4432fe`, `ca4252c` |
+| `realpath` of the document's uri on every `didChange` (also the one confirming each applied edit) | accept 2.89–3.11 ms | 2.70–2.97 ms (4 of 5 alternated runs; the fifth equal) | `51d306e` |
 """
 
-NOTES_ACCEPT = """**Why the accept is above 1.25× (profiled).** The floor does one durable commit and one protocol round trip
-carrying one applyEdit. An accept in Stet does, in this order (the two columns split each accept at the moment the
-client reads the server's applyEdit request):
-1. until the applyEdit: the decision transaction (BEGIN IMMEDIATE; read the op log and the hunk; write the op, the hunk
-   and the journaled effect; COMMIT with its fsync: the part the contract requires before anything else), then
-   loading what changed back into memory (`sync`) and planning the edit against the buffer;
-2. the applyEdit round trip (the floor has it too) and the check that the buffer shows the edit;
-3. a **second durable transaction** recording the hunk as `applied` and the effect as done (its own fsync), one more
-   query for the effects left, another `sync`, then the answer. Publications (diagnostics, `stet/hunksChanged`) are
-   debounced and sent after the answer.
-Where the server's CPU goes during accepts (py-spy, all threads, 200 Hz, 10 s of accept + undo rounds, after the
-fixes): main thread 42% (of which about 70% in asyncio and pygls machinery, not in a Stet function; publishing 5%;
-the store's calls, `sync` and planning a few % each), pygls' stdin reader threads 18% (pygls reads every message with
-`run_in_executor`), aiosqlite's thread 17% (each SQLite statement is one hop to it: about 15 per accept), `to_thread`
-workers 8%, and the newer watchdog / live-sync threads about 15% together. So the gap is not the durability itself:
-an experiment (not committed) that ran the second, `applied` transaction with synchronous=NORMAL (no fsync) gave
-5.66–6.25 ms against 6.25–6.30 ms with it, alternated in one run: no measurable difference. What would close the
-gap: (a) run each transaction in one hop to the SQLite thread (a function executed there) instead of one hop per
-statement; (b) fewer messages and thread hops per decision (pygls' threaded stdin reader is a fixed cost per message;
-the floor exchanges fewer messages); (c) keep the watchers' threads idle while nothing changes. Each is a design
-decision for the core rather than a local fix. Found and fixed on the way: the cost of a decision grew with the
-number of decisions made since the last save (`88d34c5`).
+NOTES_ACCEPT = """**Where the accept's time goes (profiled), and what is left above 1.25×: missed, 1.38× (was 2.41×).** The floor does one durable
+commit and one protocol round trip carrying one applyEdit. An accept in Stet does, in this order (the two columns split
+each accept at the moment the client reads the server's applyEdit request):
+1. until the applyEdit: the decision transaction (BEGIN IMMEDIATE with the read of the op log and the hunk in one hop
+   to SQLite's thread; the op, the hunk and the journaled effect written with the COMMIT and its fsync in a second
+   one: the part the contract requires before anything else), then loading what changed back into memory (`sync`,
+   one hop) and planning the edit against the buffer;
+2. the applyEdit round trip (the floor has it too), the client's `didChange`, and the check that the buffer shows the
+   edit;
+3. a **second durable transaction** recording the hunk as `applied` and the effect as done (one hop to read the
+   hunk, one for the writes, the read of the effects left and the COMMIT with its own fsync), another `sync`, then the
+   answer. Publications (diagnostics, `stet/hunksChanged`) are debounced and sent after the answer.
+
+Timeline of one accept inside the server (medians of 400, timestamps added in a copy of `98ba39f`, not committed):
+request read → decision committed 0.66 ms (of which the fsync about 0.4 ms); `sync` 0.09 ms; planning and sending the
+applyEdit 0.12 ms; → the client's `didChange` read 0.19 ms and handled, its answer read 0.23 ms later; → the edit
+confirmed 0.11 ms; the `applied` transaction 0.48 ms (read 0.11, writes + COMMIT with its fsync 0.37); `sync` 0.10 ms;
+the answer 0.08 ms: 2.18 ms in all. The gap to the floor is now mostly the second fsync, which the floor does not
+have: the floor plus one more raw commit is already 1.2× the floor (1.23× at 10⁴ in this run), so 1.25× leaves a few
+hundredths of a millisecond for everything else Stet does (two `sync`s, four more hops to SQLite's thread, the
+`didChange`, the journal).
+
+What changed (each measured alternated with the commit before it, same run; the table above): every SQLite
+statement used to be one hop to aiosqlite's thread (a thread wake-up and an event-loop wake-up each), about 22 per
+accept; a transaction is now sent in as few hops as its reads allow (`Tx` in `store/store.py`: BEGIN goes with the
+first statement, writes wait for the next read or the COMMIT, the ids of new op-log rows and effects are known once
+the write lock is held), 6 per accept. aiosqlite 0.22 has no public call to run a function on its thread, so
+`store._on_thread` uses its `Connection._execute` and `_conn`, what every public method of aiosqlite is made of
+(the comment there says why; every test goes through it). Stet's stdin reader (`lsp/wire.py`) made three hops to a
+worker thread per message and had to be woken for each next one; one thread now reads whole messages and hands each
+to the event loop. Neither changes what is durable when: the decision's COMMIT (WAL, synchronous=FULL) is awaited
+before the edit is sent and before the answer, the `applied` record is its own transaction after the client's
+confirmation, replays by requestId are unchanged, and the crash-torture and fault-point tests pass.
+
+Tried and not kept: telling requests, notifications and responses apart without pygls' runtime-checkable Protocol
+isinstance checks (tens of µs each on Python 3.11): no measurable difference in alternated runs. Measured, not
+applicable: the second transaction with synchronous=NORMAL (no fsync) was 0.16 ms faster (3.07 vs 3.23 ms,
+alternated), but an answered `applied` must survive a power loss, so it stays FULL.
+
+What would close the rest, each a decision for the protocol's or the contract's owner rather than a local fix: (a) a
+floor that also pays two commits (the contract requires two: decision, then `applied`), against which the accept is
+1.09–1.18× in this run (table above: floor + raw commit); (b) folding each `sync` into its transaction's last hop (two hops, about 0.1 ms), which means handing the
+rows read at commit to the memory model while the live sync may run concurrently; (c) Python 3.12 or later
+(cheaper protocol checks in pygls, faster asyncio).
 
 The accept's cost does not grow with the store's size: reads are by key or index, and the server CPU per accept +
 undo (last column) stays flat from 10² to 10⁵ hunks; differences between the medians of the rows are this VM's load
@@ -442,8 +467,9 @@ offset are checked with whole-slice comparisons (C speed), and only the gaps bet
 recursively, with difflib as the fallback for a gap that has no unique line (as before, so no input is slower than
 it was). Hunk rules are unchanged (zero context, maximal runs) and property-tested.
 
-**The gap to git (profiled): missed.** The ratio depends on the load more than anything: 2.8–3.2× in the loaded
-runs of the afternoon (git itself then took 51–130 ms), about 5× in this quiet run (git 21 ms). cProfile of the server
+**The gap to git (profiled): missed.** The ratio depends on the load more than anything: 2.8–3.2× in loaded runs
+(git itself then took 51–130 ms), 5.0× in a quiet run before the accept work below (108 ms against git's 21.5 ms),
+3.9× in this one (not measured alternated against the code before the accept work, so read it as load). cProfile of the server
 over 13 proposals puts the diff (`plan` → `diff_hunks` → `changed_regions`) at two thirds of the server's time;
 measured alone, alternated with the previous version of itself, the engine takes about 35 ms of CPU on this pair.
 The rest is the durable bookkeeping around it: parsing the 1.2 MB request (pygls calls its object hook on every JSON
@@ -453,7 +479,12 @@ entries each (diagnostics, `stet/hunksChanged`, the answer). `git diff` does the
 3× on a quiet machine (~65 ms): a compiled engine would save 15–30 ms (the table; none is worth its licence or build
 cost today), and the bookkeeping would have to lose about as much again (the two hashes over one serialisation of
 the texts instead of two JSON dumps; splitting each text into lines once). A cheap variant of the engine that skips
-counting tiny gaps gave only 6% and was not committed."""
+counting tiny gaps gave only 6% and was not committed; nor was selecting the lines unique on both sides at C speed
+(`compress` over the counts instead of two set comprehensions, which cProfile had inflated): 28.7 vs 28.7 and 27.8 vs
+28.2 ms for the engine alone on this pair, alternated. Profiled again after the accept work (cProfile, 15 proposals): of
+the time in the propose handler, planning (applying the edit, splitting both texts, the diff) is about 70%, the two
+hashes about 10%, building and storing the 500 hunks about 12%; the publication sent after the answer costs about as
+much again as the hashes."""
 
 NOTES_TYPING = """**What a keystroke costs (profiled).** Handling a `didChange` applies the change to Stet's copy of the
 buffer (same cost for both documents) and moves the anchors of the document's hunks: every anchor is looked at once
