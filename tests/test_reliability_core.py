@@ -227,3 +227,25 @@ async def test_undo_and_accept_again_in_a_lost_buffer_end_as_accepted_on_disk(ws
         assert text.count("MINE TWO\n") == 1 and "LINE TWO" not in text and "line 2\n" not in text
     finally:
         await s2.stop()
+
+
+def test_a_created_file_keeps_the_line_ends_the_agent_gave_it(ws):
+    """A CreateFile whose content (a text edit to the new, empty file) has CRLF line ends was
+    proposed and written with LF: the edit's line breaks were normalised to the terminator
+    guessed from the empty file, "\\n". Found by the crash torture once it proposed file
+    operations."""
+    new = ws / "made" / "crlf.txt"
+    u = new.parent.resolve().as_uri() + "/crlf.txt"
+    s = RawServer(ws)
+    try:
+        s.initialize()
+        edit = {"documentChanges": [{"kind": "create", "uri": u},
+                                    {"textDocument": {"uri": u, "version": None},
+                                     "edits": [{"range": rng(0, 0, 0, 0), "newText": "one\r\ntwo\r\n"}]}]}
+        (h,) = s.call("stet/propose", {"proposalId": "crlf", "edit": edit})["hunks"]
+        assert h["kind"] == "create" and h["newText"] == "one\r\ntwo\r\n"
+        res = s.call("workspace/executeCommand", {"command": "stet.accept", "arguments": [{"hunkIds": [h["id"]]}]})
+        assert res["hunks"][0]["status"] == "applied"
+        assert new.read_bytes() == b"one\r\ntwo\r\n"
+    finally:
+        s.kill()
