@@ -19,6 +19,7 @@ from typing import AsyncIterator
 
 from . import taskcli
 from .errors import Conflict, InvalidParams, StetError, UnknownHunk
+from .domain.text import lone_surrogate
 
 STORE_DIR = ".stet"
 STORE_FILE = "stet.db"
@@ -485,6 +486,11 @@ COMMANDS = {
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    for name, value in vars(args).items():
+        # Bytes that are not UTF-8 reach argv as surrogate escapes: refuse them before the store sees them.
+        if lone_surrogate(value) is not None:
+            print(f"stet: InvalidParams: the {name.replace('_', '-')} argument is not UTF-8 text", file=sys.stderr)
+            return 2
     if args.command == "serve":
         from .lsp.server import serve
 

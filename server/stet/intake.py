@@ -17,6 +17,7 @@ from pathlib import Path
 
 from . import patches
 from .errors import InvalidParams
+from .domain.text import lone_surrogate
 from .lsp import params as P
 from .review import Review
 from .workspace import read_text
@@ -140,6 +141,9 @@ async def propose_patch(
 async def propose_params(review: Review, params: object, proposal_id: str | None = None) -> dict:
     """Propose a `stet/propose` params object (as the LSP request does)."""
     p = P.obj(params, "stet/propose")
+    where = lone_surrogate(p, "the proposal")  # JSON lets `\ud800` through; it is not text
+    if where is not None:
+        raise InvalidParams(f"{where} holds a lone UTF-16 surrogate, not text")
     given = P.opt_str(p, "proposalId")
     if proposal_id is not None and given is not None and given != proposal_id:
         raise InvalidParams(f"proposalId {given!r} differs from the file's name {proposal_id!r}")

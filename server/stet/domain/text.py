@@ -98,3 +98,24 @@ def text_range(lines: list[str], start: int, count: int) -> tuple[tuple[int, int
     if end > start and not is_terminated(lines[end - 1]):
         return (start, 0), (end - 1, utf16_len(lines[end - 1]))
     return (start, 0), (end, 0)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate(value: object, path: str = "params") -> str | None:
+    """Where a string holds a lone UTF-16 surrogate (JSON lets `\\ud800` through; it is not text)."""
+    stack = [(value, path)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii() and _SURROGATE.search(item):
+                return where
+        elif isinstance(item, dict):
+            for k, v in item.items():
+                if isinstance(k, str) and not k.isascii() and _SURROGATE.search(k):
+                    return f"{where} (a key)"
+                stack.append((v, f"{where}.{k}"))
+        elif isinstance(item, list):
+            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(item))
+    return None

@@ -6,7 +6,6 @@ import asyncio
 import functools
 import logging
 import os
-import re
 import sys
 import threading
 from typing import Any
@@ -25,6 +24,7 @@ from pygls.protocol import (
 )
 
 from .. import __version__
+from ..domain.text import lone_surrogate
 from ..errors import InvalidParams, StetError, StoreUnavailable
 from ..live import Live
 from ..resume import render as render_resume
@@ -70,27 +70,6 @@ class _Dropped:
     jsonrpc = "dropped"
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _lone_surrogate(value: Any, path: str = "params") -> str | None:
-    """Where a string holds a lone UTF-16 surrogate (JSON lets `\\ud800` through; it is not text)."""
-    stack = [(value, path)]
-    while stack:
-        item, where = stack.pop()
-        if isinstance(item, str):
-            if not item.isascii() and _SURROGATE.search(item):
-                return where
-        elif isinstance(item, dict):
-            for k, v in item.items():
-                if isinstance(k, str) and not k.isascii() and _SURROGATE.search(k):
-                    return f"{where} (a key)"
-                stack.append((v, f"{where}.{k}"))
-        elif isinstance(item, list):
-            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(item))
-    return None
-
-
 def _valid_id(msg_id: Any) -> bool:
     return msg_id is None or isinstance(msg_id, (str, int, float)) and not isinstance(msg_id, bool)
 
@@ -122,7 +101,7 @@ class StetProtocol(LanguageServerProtocol):
                 if has_id:
                     self.send_error(msg_id, -32600, "Invalid Request: the method must be a string")
                 return _Dropped()
-            where = _lone_surrogate(data.get("params"))
+            where = lone_surrogate(data.get("params"))
             if where is not None:
                 if has_id:
                     self.send_error(msg_id, -32602, f"Invalid params: {where} holds a lone UTF-16 surrogate, not text")

@@ -1,0 +1,318 @@
+"""Effects: carry out a journaled edit exactly once, in the editor's buffer or on disk, and
+record the outcome; the text found decides (done, apply, or stale)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+
+from ..domain.anchor import LineIndex, at_with_context, locate
+from ..domain.effects import Verdict, classify
+from ..domain.hunks import apply_edits
+from ..domain.model import lines_of
+from ..domain.status import Status
+from ..domain.text import split_lines, text_range
+from ..errors import StetError
+from .. import fileops, process
+from ..faults import fault
+from ..store import EffectRow
+from ..workspace import interprocess_lock, read_text, write_atomic
+from .common import APPLY_TIMEOUT, CONFIRM_TIMEOUT, new_id
+
+log = logging.getLogger(__name__)
+
+
+class EffectsMixin:
+    """The effect runner."""
+
+    async def _run_effect(self, effect: EffectRow) -> None:
+        """Carry out one journaled effect, exactly once whatever happened before."""
+        wanted = []
+        for e in effect.edits:
+            h = self.hunks.get(e["hunkId"])
+            if h is None:
+                continue
+            if effect.action == "apply" and h.status != (Status.APPLIED if effect.state == "unsaved" else Status.ACCEPTED):
+                continue  # decided otherwise since
+            if effect.action == "revert" and h.status in (Status.ACCEPTED, Status.APPLIED) and effect.state != "unsaved":
+                # Decided otherwise since - unless this revert lived in a buffer that was lost
+                # unsaved: then every later edit of this file is replayed on the file too, in
+                # order, and this one must come first.
+                continue
+            wanted.append((h, e))
+        self.in_flight.update(h.id for h, _ in wanted)
+        try:
+            # Text edits first: a rename decided at the same time must move the edited file.
+            edits = [(h, e) for h, e in wanted if h.kind == "edit"]
+            files = [(h, e) for h, e in wanted if h.kind != "edit"]
+            if edits and effect.uri in self.docs:
+                results, complete, in_buffer = await self._effect_in_buffer(effect, edits)
+            elif edits:
+                results, complete, in_buffer = await self._effect_on_disk(effect, edits)
+            else:
+                results, complete, in_buffer = {}, True, False
+            moves = []
+            if files:
+                async with interprocess_lock(self._files_lock()):
+                    done, moves = await self._effect_on_files(effect, files)
+                results.update(done)
+            await self._finish_effect(effect, results, complete, in_buffer, moves)
+        finally:
+            self.in_flight.difference_update(h.id for h, _ in wanted)
+
+    async def _effect_on_files(self, effect: EffectRow, wanted):
+        """Create, delete or rename files; returns verdicts and the uri moves renames made."""
+        results, moves = {}, []
+        for h, e in wanted:
+            path = self.ws.resolve(e["uri"])
+            new_path = self.ws.resolve(e["newUri"]) if e.get("newUri") else None
+            doc = self.docs.get(h.uri)
+            if doc is not None and h.kind in ("delete", "rename") and effect.action == "apply":
+                on_disk = await asyncio.to_thread(read_text, path)
+                if on_disk != doc.text:  # the buffer holds unsaved work the operation would lose
+                    results[h.id] = "stale"
+                    continue
+            # The journal's before/after are relative to the action; fileops wants the hunk's own.
+            old_text, new_text = (e["before"], e["after"]) if effect.action == "apply" else (e["after"], e["before"])
+            verdict = await asyncio.to_thread(fileops.settle, e["kind"], effect.action, path, new_path, old_text, new_text)
+            results[h.id] = verdict
+            for p in (path, new_path):
+                if p:
+                    self._own_write(p, await asyncio.to_thread(read_text, p))
+            if verdict == "done":
+                h.shows_new = effect.action == "apply"
+                if h.kind == "rename":
+                    pair = (e["uri"], e["newUri"]) if effect.action == "apply" else (e["newUri"], e["uri"])
+                    moves.append((*pair, h.id))
+        return results, moves
+
+    def _plan_edits(self, lines: list[str], effect: EffectRow, wanted):
+        """Classify each edit against the content; returns (line edits to make, verdicts)."""
+        index = LineIndex(lines)
+        edits, verdicts = [], {}
+        for h, e in wanted:
+            src, dst = lines_of(e["before"]), lines_of(e["after"])
+            hint = h.line if h.uri in self.docs else e["line"]
+            v = classify(lines, src, dst, hint, tuple(e["ctxBefore"]), tuple(e["ctxAfter"]), index)
+            verdicts[h.id] = v
+            if v.outcome == "apply":
+                edits.append((v.line, src, dst, h))
+        edits.sort(key=lambda x: x[0])
+        kept, end = [], -1
+        for ed in edits:  # two edits over the same lines cannot both apply
+            if ed[0] < end:
+                verdicts[ed[3].id] = Verdict("stale", ed[0])
+                continue
+            kept.append(ed)
+            end = ed[0] + len(ed[1])
+        return kept, verdicts
+
+    @staticmethod
+    def _positions_after(edits, line: int) -> int:
+        """Where a line lands after the edits above it."""
+        for start, src, dst, _ in edits:
+            if start + len(src) <= line and not (start == line and not src):
+                line += len(dst) - len(src)
+        return line
+
+    async def _effect_on_disk(self, effect: EffectRow, wanted):
+        # Other processes (the CLI, other windows) write files too: read, check and write under
+        # one lock they all share, or two edits to one file at once could lose one of them.
+        async with interprocess_lock(self._files_lock()):
+            return await self._effect_on_disk_locked(effect, wanted)
+
+    def _files_lock(self) -> str:
+        return os.path.join(os.path.dirname(self._store().path), "files.lock")
+
+    async def _effect_on_disk_locked(self, effect: EffectRow, wanted):
+        try:
+            path = self.ws.resolve(effect.uri)
+            text = await asyncio.to_thread(read_text, path)
+        except StetError as exc:
+            # No longer a text file of the workspace (binary, not UTF-8, a folder, a symlink
+            # leading out): the text the edit expects is not there. Nothing is written.
+            log.warning("cannot edit %s: %s", effect.uri, exc)
+            text = None
+        except OSError as exc:  # cannot be read now: the edit stays journaled, tried again later
+            log.warning("cannot read %s now: %s", effect.uri, exc)
+            return {}, False, False
+        if text is None:
+            return {h.id: "stale" for h, _ in wanted}, True, False
+        lines = split_lines(text)
+        edits, verdicts = self._plan_edits(lines, effect, wanted)
+        if edits:
+            new_lines = apply_edits(lines, [(s, src, dst) for s, src, dst, _ in edits])
+            fault("effect:before-write")
+            new_text = "".join(new_lines)
+            self._own_write(path, new_text)
+            try:
+                await asyncio.to_thread(write_atomic, path, new_text)
+            except OSError as exc:
+                # A full disk, a read-only file system: the decision is stored, the edit stays
+                # journaled and is tried again (at close, at the next start).
+                log.warning("cannot write %s now: %s", path, exc)
+                return {}, False, False
+            fault("effect:after-write")
+            for h in self.by_uri.get(effect.uri, {}).values():
+                if h.id not in verdicts:
+                    h.line = self._positions_after(edits, h.line)
+        for h, _ in wanted:
+            v = verdicts[h.id]
+            if v.outcome == "stale":
+                continue
+            h.line = self._positions_after(edits, v.line)
+            h.shows_new = effect.action == "apply"
+        return {hid: ("stale" if v.outcome == "stale" else "done") for hid, v in verdicts.items()}, True, False
+
+    async def _effect_in_buffer(self, effect: EffectRow, wanted):
+        doc = self.docs[effect.uri]
+        edits, verdicts = self._plan_edits(doc.lines, effect, wanted)
+        results = {hid: "stale" for hid, v in verdicts.items() if v.outcome == "stale"}
+        for h, _ in wanted:
+            if verdicts[h.id].outcome == "done":
+                h.line, h.shows_new = verdicts[h.id].line, effect.action == "apply"
+                results[h.id] = "done"
+        if not edits:
+            return results, True, True
+        expected = {ed[3].id: (self._positions_after(edits, ed[0]), ed[2], ed[3]) for ed in edits}
+        lsp_edits = []
+        for start, src, dst, _ in edits:
+            (sl, sc), (el, ec) = text_range(doc.lines, start, len(src))
+            rng = {"start": {"line": sl, "character": sc}, "end": {"line": el, "character": ec}}
+            lsp_edits.append((rng, "".join(dst)))
+        fault("effect:before-write")
+        label = "Stet: apply accepted change" if effect.action == "apply" else "Stet: undo change"
+        try:
+            ok = await asyncio.wait_for(
+                self.editor.apply_edit(self.client_uris.get(effect.uri, effect.uri), doc.version, lsp_edits, label),
+                APPLY_TIMEOUT,
+            )
+        except (asyncio.TimeoutError, Exception) as exc:  # the editor failed us: retry later
+            log.warning("applyEdit failed for %s: %s", effect.uri, exc)
+            ok = False
+        fault("effect:after-write")
+        unconfirmed = []
+        if ok:
+            unconfirmed = await self._confirm_in_buffer(effect.uri, expected)
+        else:
+            unconfirmed = list(expected)
+        for hid, (line, dst, h) in expected.items():
+            if hid not in unconfirmed:
+                results[hid] = "done"
+                h.shows_new = effect.action == "apply"
+        return results, not unconfirmed, True
+
+    async def _confirm_in_buffer(self, uri: str, expected: dict) -> list[str]:
+        """Wait until the buffer shows each edit (editors may answer before their didChange)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + CONFIRM_TIMEOUT
+        pending = dict(expected)
+        while True:
+            doc = self.docs.get(uri)
+            if doc is None:
+                return list(pending)
+            index = None
+            for hid, (line, dst, h) in list(pending.items()):
+                if at_with_context(doc.lines, dst, line, h.ctx_before, h.ctx_after):
+                    h.line = line
+                    del pending[hid]
+                    continue
+                index = index or LineIndex(doc.lines)
+                found = locate(index, dst, line, h.ctx_before, h.ctx_after, trust_hint=False)
+                if found:
+                    h.line = found.line
+                    del pending[hid]
+            remaining = deadline - loop.time()
+            if not pending or remaining <= 0:
+                return list(pending)
+            event = self._doc_events.setdefault(uri, asyncio.Event())
+            try:
+                await asyncio.wait_for(event.wait(), remaining)
+            except asyncio.TimeoutError:
+                pass
+
+    async def _finish_effect(self, effect: EffectRow, results: dict[str, str], complete: bool, in_buffer: bool, moves=()):
+        """Commit what the effect achieved: hunks applied or stale, files moved, the effect's state."""
+        store = self._store()
+        fault("effect:before-confirm")
+        if complete:
+            state = "unsaved" if in_buffer else "done"
+        else:
+            state = "pending"
+        async with store.write() as tx:
+            rows = await tx.hunks(results)
+            changed = []
+            for hid, result in results.items():
+                r, mem = rows.get(hid), self.hunks.get(hid)
+                if r is None or mem is None:
+                    continue
+                to = None
+                if effect.action == "apply" and r.status == Status.ACCEPTED:
+                    to = Status.APPLIED if result == "done" else Status.STALE
+                elif effect.action == "apply" and effect.state == "unsaved" and result == "stale" and r.status == Status.APPLIED:
+                    # Applied into a buffer that was lost unsaved, and the file no longer has the
+                    # old text: the edit is not in the document and cannot be put back.
+                    to = Status.STALE
+                elif effect.action == "revert" and result == "stale" and r.status == Status.PENDING:
+                    to = Status.STALE
+                elif effect.action == "revert" and result == "done" and r.status == Status.STALE:
+                    # Judged by content while its revert was still journaled (a buffer re-opened
+                    # at restart): the old text is back now, so the hunk is found again.
+                    to = Status.PENDING
+                r.line = mem.line
+                if to is not None:
+                    r.status, r.version = to, r.version + 1
+                    changed.append(r)
+                else:
+                    await tx.save_hunk(r)  # position only
+            if changed or moves:
+                lsn = await tx.log(new_id("fx-"), "effect", {"effect": effect.id, "hunkIds": [r.id for r in changed]})
+                for r in changed:
+                    r.lsn = lsn
+                    await tx.save_hunk(r)
+                for old_uri, new_uri, rename_id in moves:
+                    # The file moved: its hunks follow it (the rename hunk keeps its own uri).
+                    await tx.move_hunks(old_uri, new_uri, lsn, rename_id)
+            # An edit now living in this window's unsaved buffer is this process's to settle.
+            owner = process.token() if state == "unsaved" else None
+            await tx.set_effect(effect.id, state, effect.attempts + (0 if complete else 1), owner)
+            # The edit moved the file's other hunks: record where, in the same commit, so a crash
+            # right after does not leave them with stale positions (repeated lines could mislead).
+            moved = [
+                (h.line, h.id)
+                for h in self.by_uri.get(effect.uri, {}).values()
+                if h.id not in results and h.line != h.stored_line
+            ]
+            if moved:
+                await tx.save_lines(moved)
+        effect.state = state
+        fault("effect:after-confirm")
+        for hid in results:
+            if hid in self.hunks:
+                self.hunks[hid].stored_line = self.hunks[hid].line
+        for line, hid in moved:
+            if hid in self.hunks:
+                self.hunks[hid].stored_line = line
+        if complete and effect.uri in self.effect_uris:
+            if not await store.has_pending_effect(effect.uri):
+                self.effect_uris.discard(effect.uri)
+        await self.sync()
+        self.on_change({effect.uri, *(m[1] for m in moves)})
+
+    async def run_pending_effects(self, uri: str | None = None, states=("pending", "unsaved"), targets=("file", "buffer")) -> None:
+        store = self._store()
+        async with self._op_lock:
+            for effect in await store.open_effects():
+                if (uri is None or effect.uri == uri) and effect.state in states and effect.target in targets:
+                    if effect.state == "unsaved" and effect.uri in self.docs:
+                        continue  # the buffer holds it; settled at save, close or restart
+                    if (effect.state == "unsaved" or effect.target == "buffer") and self._held_elsewhere(effect):
+                        continue  # another live window's buffer holds it: that window settles it
+                    await self._run_effect(effect)
+                    fault("recover:after-effect")
+
+    @staticmethod
+    def _held_elsewhere(effect: EffectRow) -> bool:
+        return bool(effect.owner) and effect.owner != process.token() and process.alive(effect.owner)
+

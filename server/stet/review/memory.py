@@ -1,0 +1,181 @@
+"""Memory follows the store: load what changed since the last lsn, re-locate it in open
+documents, and write back the status changes that follow from content."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable
+
+from ..domain.anchor import LineIndex, locate
+from ..domain.model import Hunk
+from ..domain.status import Status, TransitionError, check
+from .. import fileops
+from .common import new_id
+
+
+class MemoryMixin:
+    """Keeps `hunks`, `by_uri` and `anchors` in step with the store."""
+
+    async def sync(self) -> set[str]:
+        """Load every hunk changed since the last lsn seen; notify the uris concerned."""
+        async with self._sync_lock:
+            rows = await self._store().hunks_since(self.seen_lsn)
+            changed: set[str] = set()
+            derived: list[tuple[Hunk, Status]] = []
+            indexes: dict[str, LineIndex] = {}  # one per open document for the whole batch
+            for row in rows:
+                derived.extend(self._merge(row, indexes))
+                changed.add(row.uri)
+                self.seen_lsn = max(self.seen_lsn, row.lsn)
+            if rows:
+                self.generation += 1
+        if derived:
+            self._derive(derived)
+        if changed:
+            self.on_change(changed)
+        return changed
+
+    def _merge(self, row: Hunk, indexes: dict[str, LineIndex]) -> list[tuple[Hunk, Status]]:
+        old = self.hunks.get(row.id)
+        doc = self.docs.get(row.uri)
+        if old is None:
+            row.stored_line = row.line
+            row.shows_new = row.status == Status.APPLIED
+            self.hunks[row.id] = row
+            self.by_uri.setdefault(row.uri, {})[row.id] = row
+            if doc is None:
+                return []
+            self.anchors[row.uri].put(row.id, row)
+            return self._relocate(doc.lines, [row], self._index(indexes, row.uri, doc.lines))
+        if row.uri != old.uri:  # its file was renamed
+            self.by_uri.get(old.uri, {}).pop(old.id, None)
+            if old.uri in self.anchors:
+                self.anchors[old.uri].drop(old.id)
+            old.uri = row.uri
+            self.by_uri.setdefault(row.uri, {})[row.id] = old
+            if doc is not None:
+                self.anchors[row.uri].put(row.id, old)
+        status_changed = old.status != row.status
+        for name in ("status", "feedback", "version", "decided_at", "applied_text", "lsn", "message", "task_id"):
+            setattr(old, name, getattr(row, name))
+        old.stored_line = row.line
+        if row.id in self.in_flight:
+            return []
+        if doc is None:
+            old.line = row.line
+            old.shows_new = row.status == Status.APPLIED
+        elif status_changed and (row.status in (Status.PENDING, Status.STALE) or (row.status == Status.APPLIED) != old.shows_new):
+            # The change may have been judged against other content (the file on disk while the
+            # editor was re-opening it, another process): the open buffer is what counts.
+            return self._relocate(doc.lines, [old], self._index(indexes, row.uri, doc.lines))
+        return []
+
+    @staticmethod
+    def _index(indexes: dict[str, LineIndex], uri: str, lines: list[str]) -> LineIndex:
+        # Building a document's index costs a pass over all its lines: hunks loaded in one
+        # batch (thousands at a restart, when the editor re-opened the document first) share it.
+        index = indexes.get(uri)
+        if index is None:
+            index = indexes[uri] = LineIndex(lines)
+        return index
+
+    def _relocate(
+        self, lines: list[str] | None, hunks: Iterable[Hunk], index: LineIndex | None = None
+    ) -> list[tuple[Hunk, Status]]:
+        """Find each hunk's text in `lines` (None: the file does not exist); return the
+        status changes that follow."""
+        if index is None:
+            index = LineIndex(lines) if lines is not None else None
+        derived = []
+        moved: list[tuple[int, int]] = []  # (old line, shift) of the texts found
+        lost: list[Hunk] = []
+        for h in hunks:
+            if h.id in self.in_flight:
+                continue
+            if h.kind != "edit":
+                if h.status in (Status.PENDING, Status.STALE):
+                    ok = self._file_op_applicable(h, lines)
+                    if ok and h.status == Status.STALE:
+                        derived.append((h, Status.PENDING))
+                    elif not ok and h.status == Status.PENDING:
+                        derived.append((h, Status.STALE))
+                continue
+            if index is None:
+                if h.status == Status.PENDING:
+                    derived.append((h, Status.STALE))
+                continue
+            if h.status == Status.APPLIED:
+                found = locate(index, h.replacement, h.line, h.ctx_before, h.ctx_after, trust_hint=False)
+                if found:
+                    h.line, h.shows_new = found.line, True
+                    continue
+                found = locate(index, h.old, h.line, h.ctx_before, h.ctx_after, trust_hint=False)
+                if found:
+                    h.line, h.shows_new = found.line, False
+                continue
+            found = locate(index, h.old, h.line, h.ctx_before, h.ctx_after)
+            h.shows_new = False
+            if found:
+                moved.append((h.line, found.line - h.line))
+                h.line = found.line
+                if h.status == Status.STALE:
+                    derived.append((h, Status.PENDING))
+                continue
+            lost.append(h)
+            if h.status == Status.PENDING:
+                derived.append((h, Status.STALE))
+            # An accepted hunk always has a journaled effect: running it decides (applied or stale).
+        # Where a text was not found, its last known place moves like its nearest neighbour above.
+        moved.sort()
+        for h in lost:
+            shift = 0
+            for line, delta in moved:
+                if line > h.line:
+                    break
+                shift = delta
+            h.line = max(0, h.line + shift)
+        return derived
+
+    def _file_op_applicable(self, h: Hunk, lines: list[str] | None) -> bool:
+        text = None if lines is None else "".join(lines)
+        target = False
+        if h.kind == "rename" and h.new_uri:
+            try:
+                target = os.path.lexists(self.ws.resolve(h.new_uri))
+            except Exception:
+                return False
+        return fileops.applicable(h.kind, text, h.old_text, h.new_text, target)
+
+    def _derive(self, changes: list[tuple[Hunk, Status]]) -> None:
+        """Queue status changes that follow from content; they are written with a
+        compare-and-set, so a decision made meanwhile (here or elsewhere) wins."""
+        for h, to in changes:
+            self._derived[h.id] = (h.status, h.version, to)
+        self._spawn(self._flush_derived())
+
+    async def _flush_derived(self) -> None:
+        async with self._derive_lock:
+            if not self._derived or self.store is None:
+                return
+            items, self._derived = self._derived, {}
+            async with self.store.write() as tx:
+                rows = await tx.hunks(items)
+                ok = []
+                for hid, (frm, version, to) in items.items():
+                    r = rows.get(hid)
+                    if r is None or r.status != frm or r.version != version:
+                        continue
+                    try:
+                        check(frm, to, hid)
+                    except TransitionError:
+                        continue
+                    ok.append((r, to))
+                if not ok:
+                    return
+                lsn = await tx.log(new_id("re-"), "reanchor", {"hunkIds": [r.id for r, _ in ok]})
+                for r, to in ok:
+                    r.status, r.version, r.lsn = to, r.version + 1, lsn
+                    r.line = self.hunks[r.id].line if r.id in self.hunks else r.line
+                    await tx.save_hunk(r)
+        await self.sync()
+

@@ -1,0 +1,210 @@
+"""Proposals: a WorkspaceEdit becomes hunks, stored in one transaction; replays are
+answered from the store; a task's newer proposal supersedes its older overlapping hunks."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from typing import Iterable
+
+from ..domain.model import Hunk
+from ..domain.proposal import Change, FileOp, TextChange, check_version
+from ..domain.proposal import plan as plan_proposal
+from ..domain.status import Status
+from ..domain.task import match_prior
+from ..errors import Conflict, TooLarge
+from ..faults import fault
+from ..workspace import read_text
+from .common import new_id
+
+
+def _canonical(c: Change) -> list:
+    if isinstance(c, TextChange):
+        return ["edit", c.uri, c.version, c.edits]
+    return [c.kind, c.uri, c.new_uri, c.overwrite, c.ignore_if_exists, c.ignore_if_not_exists]
+
+
+def _overlap(a: int, a_len: int, b: int, b_len: int) -> bool:
+    """Do line spans [a, a+a_len) and [b, b+b_len) meet? An empty span is a point between lines."""
+    if a_len == 0 and b_len == 0:
+        return a == b
+    if a_len == 0:
+        return b < a < b + b_len or a == b
+    if b_len == 0:
+        return a < b < a + a_len or a == b
+    return a < b + b_len and b < a + a_len
+
+
+def _sha(data: object) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+class ProposingMixin:
+    """propose and its helpers."""
+
+    async def propose(
+        self,
+        proposal_id: str,
+        changes: list[Change],
+        task_id: str | None = None,
+        agent: str | None = None,
+        message: str | None = None,
+        *,
+        edit_hash: str | None = None,
+        already_in: Iterable[str] = (),
+    ) -> dict:
+        """Turn an agent's edit into pending hunks; the same proposal again adds nothing.
+
+        Within a task, a hunk identical to one the task already has pending, accepted or
+        applied is not created again, nor one identical to a rejected one (reported with the
+        developer's feedback). `edit_hash` identifies the proposal's content for replays when
+        the caller derived `changes` from the files as they are (a re-sent diff then replays
+        even after the files moved on); `already_in` names hunks of the task the caller found
+        already applied in what the agent re-sent (reported, not created)."""
+        store = self._store()
+        self._check_id("proposalId", proposal_id)
+        if task_id is not None:
+            self._check_id("taskId", task_id)
+        size = sum(len(t.encode("utf-8", "surrogatepass")) for c in changes if isinstance(c, TextChange) for _, t in c.edits)
+        if size > self.limits.max_bytes:
+            raise TooLarge(f"the proposal carries {size} bytes of text; the limit is {self.limits.max_bytes}")
+        changes = [self._normalized(c) for c in changes]  # refuses the whole proposal if any uri is outside
+        edit_hash = edit_hash or _sha([_canonical(c) for c in changes])
+        existing = await store.proposal(proposal_id)
+        if existing is not None and existing["edit_hash"] == edit_hash:
+            return self._proposal_answer(proposal_id, await self._propose_result(proposal_id))
+        async with self._op_lock:
+            texts = await self._texts({u for c in changes for u in (c.uri, getattr(c, "new_uri", None)) if u})
+
+            def load(uri: str, version: int | None) -> str | None:
+                doc = self.docs.get(uri)
+                check_version(uri, version, doc.version if doc else None)
+                return texts[uri]
+
+            planned = plan_proposal(changes, load)
+            result_hash = _sha(sorted(planned.results.items(), key=lambda kv: kv[0]))
+            new_hunks = [
+                Hunk(
+                    id=new_id("h"),
+                    proposal_id=proposal_id,
+                    task_id=task_id,
+                    seq=seq,
+                    uri=p.uri,
+                    kind=p.kind,
+                    status=Status.PENDING,
+                    line=p.spec.start,
+                    old=p.spec.old,
+                    new=p.spec.new,
+                    ctx_before=p.spec.ctx_before,
+                    ctx_after=p.spec.ctx_after,
+                    new_uri=p.new_uri,
+                    message=message,
+                )
+                for seq, p in enumerate(planned.hunks)
+            ]
+            if len(new_hunks) > self.limits.max_hunks:
+                raise TooLarge(f"the proposal makes {len(new_hunks)} hunks; the limit is {self.limits.max_hunks}")
+            async with store.write() as tx:
+                existing = await tx.proposal(proposal_id)
+                if existing is not None:
+                    if existing["edit_hash"] != edit_hash and existing["result_hash"] != result_hash:
+                        raise Conflict(f"proposal {proposal_id} already exists with a different edit")
+                    op = await tx.op(f"propose/{proposal_id}")
+                    result = op.result if op is not None else None
+                else:
+                    extra = {}
+                    repeated_ids = list(dict.fromkeys(already_in))
+                    if task_id is not None:
+                        # A resumed agent re-sending what its task proposed before: the developer
+                        # is not asked twice, and a change already rejected is reported, not re-asked.
+                        prior = await tx.hunks_where(task_id=task_id)
+                        new_hunks, repeated, rejected = match_prior(new_hunks, prior)
+                        repeated_ids += [h.id for h in repeated if h.id not in repeated_ids]
+                        if rejected:
+                            extra["rejectedBefore"] = [h.id for h in rejected]
+                    if repeated_ids:
+                        extra["repeated"] = repeated_ids
+                    replaced = await self._superseded_by(tx, new_hunks, task_id)
+                    result = {"hunkIds": [h.id for h in new_hunks], "superseded": [h.id for h in replaced], **extra}
+                    lsn = await tx.log(
+                        f"propose/{proposal_id}",
+                        "propose",
+                        {"proposalId": proposal_id, "taskId": task_id, "agent": agent, "files": sorted(planned.results)},
+                        result,
+                    )
+                    await tx.add_proposal(proposal_id, task_id, agent, message, edit_hash, result_hash, lsn)
+                    for h in new_hunks:
+                        h.lsn = lsn
+                    await tx.add_hunks(new_hunks)
+                    for h in replaced:
+                        h.status, h.version, h.lsn = Status.SUPERSEDED, h.version + 1, lsn
+                        await tx.save_hunk(h)
+            fault("propose:after-commit")
+            await self.sync()
+        return self._proposal_answer(proposal_id, result)
+
+    async def _superseded_by(self, tx, new_hunks: list[Hunk], task_id: str | None) -> list[Hunk]:
+        """Pending hunks of the same task whose old text a new hunk touches: the agent changed
+        its mind about them. They are marked superseded, never merged with the new ones."""
+        if task_id is None:
+            return []
+        older = await tx.hunks_where(task_id=task_id, statuses=[Status.PENDING])
+        replaced = []
+        for old in older:
+            mem = self.hunks.get(old.id)
+            line = mem.line if mem is not None else old.line
+            for new in new_hunks:
+                if new.uri != old.uri and not (new.kind == "rename" and old.uri == new.uri):
+                    continue
+                if old.kind != "edit" or new.kind != "edit" or _overlap(line, len(old.old), new.line, len(new.old)):
+                    replaced.append(old)
+                    break
+        return replaced
+
+    async def _propose_result(self, proposal_id: str) -> dict | None:
+        op = await self._store().op(f"propose/{proposal_id}")
+        return op.result if op is not None else None
+
+    async def replay(self, proposal_id: str, edit_hash: str) -> dict | None:
+        """The answer of a proposal already made with this content, else None."""
+        existing = await self._store().proposal(proposal_id)
+        if existing is None or existing["edit_hash"] != edit_hash:
+            return None
+        return self._proposal_answer(proposal_id, await self._propose_result(proposal_id))
+
+    def _proposal_answer(self, proposal_id: str, result: dict | None = None) -> dict:
+        """The proposal's hunks; with a task, also the earlier hunks of that task it repeated:
+        `rejectedBefore` those the developer rejected (their feedback says why), including
+        this proposal's own, and `alreadyProposed` the others, which were not created again."""
+        hunks = sorted((h for h in self.hunks.values() if h.proposal_id == proposal_id), key=lambda h: h.seq)
+        result = result or {}
+        earlier = [self.hunks[i] for i in (*result.get("repeated", ()), *result.get("rejectedBefore", ())) if i in self.hunks]
+        refused = [h for h in hunks if h.status == Status.REJECTED] + [h for h in earlier if h.status == Status.REJECTED]
+        return {
+            "proposalId": proposal_id,
+            "hunks": [h.state() for h in hunks],
+            "alreadyProposed": [h.state() for h in earlier if h.status != Status.REJECTED],
+            "rejectedBefore": [h.state() for h in refused],
+        }
+
+    def _normalized(self, c: Change) -> Change:
+        if isinstance(c, TextChange):
+            return TextChange(self.uri_of(c.uri), c.version, c.edits)
+        return FileOp(
+            c.kind,
+            self.uri_of(c.uri),
+            self.uri_of(c.new_uri) if c.new_uri else None,
+            c.overwrite,
+            c.ignore_if_exists,
+            c.ignore_if_not_exists,
+        )
+
+    async def _texts(self, uris: set[str]) -> dict[str, str | None]:
+        """The current text of each uri: the open buffer, else the file (None: no such file)."""
+        out: dict[str, str | None] = {}
+        for uri in uris:
+            doc = self.docs.get(uri)
+            out[uri] = doc.text if doc is not None else await asyncio.to_thread(read_text, self.ws.resolve(uri))
+        return out
+
