@@ -931,7 +931,8 @@ class Run:
         return self.cli_decision(h, action, args)
 
     async def cli_decision(self, h: MHunk | FHunk, action: str, args: list[str]) -> None:
-        code, out, err = await run_cli(self.root, *args)
+        # The workspace has two folders: the terminal says so, as docs/cli.md asks.
+        code, out, err = await run_cli(self.root, *args[:1], "--root", str(self.root), "--root", str(self.root2), *args[1:])
         if isinstance(h, MHunk):
             self.files[h.file].quiet_after = time.monotonic() + 0.6
         if code == 0:
@@ -1004,8 +1005,8 @@ class Run:
             return None
         f = f or self.rnd.choice(closed)
         self.note(f"open {f.name}")
+        f.buf = list(f.disk)  # first: the editor has the buffer even when telling a dead server fails
         s.open(f.path)
-        f.buf = list(f.disk)
         return None
 
     def op_close(self, s, f: MFile | None = None, save: bool | None = None):
