@@ -68,6 +68,34 @@ async def test_delete_shows_what_would_be_lost_and_refuses_when_changed(ws, sess
     assert states[h["id"]] == "stale"
 
 
+@pytest.mark.parametrize("op", ["delete", "rename"])
+async def test_unsaved_work_in_an_open_buffer_is_never_deleted_or_moved_away(ws, session, op):
+    """The file on disk is what a delete or rename acts on: while the editor holds unsaved
+    changes of it, accepting is refused (stale) and the file and the buffer stay as they are."""
+    b = uri(ws / "b.txt")
+    session.open(ws / "b.txt")
+    session.type(b, rng(3, 0, 3, 0), "unsaved work\n")
+    change = delete(b) if op == "delete" else rename(b, uri(ws / "moved.txt"))
+    (h,) = await propose(session, op, doc_changes(change))
+    try:
+        res = await session.command("stet.accept", {"hunkIds": [h["id"]]})
+        assert res["hunks"][0]["status"] == "stale"
+    except JsonRpcException as err:  # noticed before the accept: refused as a Conflict
+        assert err.code == -32002
+    assert read(ws / "b.txt") == "alpha\nbeta\ngamma\n" and not (ws / "moved.txt").exists()
+    assert session.text(b) == "alpha\nbeta\ngamma\nunsaved work\n"
+    # Once saved, the file holds what the proposal was made against: the operation may go ahead.
+    session.save(ws / "b.txt")
+    await session.wait_quiet()
+    states = {x["id"]: x["status"] for x in await session.hunks()}
+    assert states[h["id"]] == "pending"
+    res = await session.command("stet.accept", {"hunkIds": [h["id"]]})
+    assert res["hunks"][0]["status"] == "applied"
+    assert not (ws / "b.txt").exists()
+    if op == "rename":
+        assert read(ws / "moved.txt") == "alpha\nbeta\ngamma\nunsaved work\n"
+
+
 async def test_delete_accept_and_undo_restores(ws, session):
     b = uri(ws / "b.txt")
     (h,) = await propose(session, "d", doc_changes(delete(b)))

@@ -227,3 +227,54 @@ async def test_undo_and_accept_again_in_a_lost_buffer_end_as_accepted_on_disk(ws
         assert text.count("MINE TWO\n") == 1 and "LINE TWO" not in text and "line 2\n" not in text
     finally:
         await s2.stop()
+
+
+def test_a_created_file_keeps_the_line_ends_the_agent_gave_it(ws):
+    """A CreateFile whose content (a text edit to the new, empty file) has CRLF line ends was
+    proposed and written with LF: the edit's line breaks were normalised to the terminator
+    guessed from the empty file, "\\n". Found by the crash torture once it proposed file
+    operations."""
+    new = ws / "made" / "crlf.txt"
+    u = new.parent.resolve().as_uri() + "/crlf.txt"
+    s = RawServer(ws)
+    try:
+        s.initialize()
+        edit = {"documentChanges": [{"kind": "create", "uri": u},
+                                    {"textDocument": {"uri": u, "version": None},
+                                     "edits": [{"range": rng(0, 0, 0, 0), "newText": "one\r\ntwo\r\n"}]}]}
+        (h,) = s.call("stet/propose", {"proposalId": "crlf", "edit": edit})["hunks"]
+        assert h["kind"] == "create" and h["newText"] == "one\r\ntwo\r\n"
+        res = s.call("workspace/executeCommand", {"command": "stet.accept", "arguments": [{"hunkIds": [h["id"]]}]})
+        assert res["hunks"][0]["status"] == "applied"
+        assert new.read_bytes() == b"one\r\ntwo\r\n"
+    finally:
+        s.kill()
+
+
+@pytest.mark.parametrize("point", ["effect:before-confirm", "effect:after-write@2"])
+async def test_rename_and_its_edit_accepted_together_survive_a_kill_after_the_move(ws, point):
+    """A rename and an edit of the renamed file, accepted in one call, are one effect: the edit
+    is written, then the file moved. Killed after the move, the effect ran again at restart and
+    looked for the edit at the file's old place, now empty: the edit became `stale` although it
+    was in the moved file. Found by the crash torture's soak once it proposed file operations."""
+    a, moved = uri(ws / "a.py"), uri(ws / "sub" / "moved.py")
+    s = Session(ws, env={"STET_FAULT": point})
+    await s.start()
+    edit = {"documentChanges": [{"kind": "rename", "oldUri": a, "newUri": moved},
+                                {"textDocument": {"uri": moved, "version": None},
+                                 "edits": [{"range": rng(2, 0, 3, 0), "newText": "THREE\n"}]}]}
+    hunks = (await s.request("stet/propose", {"proposalId": "mv", "edit": edit}))["hunks"]
+    assert sorted(h["kind"] for h in hunks) == ["edit", "rename"]
+    with pytest.raises(ServerDied):
+        await s.command("stet.acceptAll", {"proposalId": "mv"})
+    await s.died()
+    s2 = Session(ws)
+    await s2.start()
+    try:
+        states = {h["kind"]: h for h in await s2.hunks()}
+        assert states["rename"]["status"] == "applied" and states["edit"]["status"] == "applied", states
+        assert states["edit"]["uri"] == moved
+        assert not (ws / "a.py").exists()
+        assert read(ws / "sub" / "moved.py") == "line 1\nline 2\nTHREE\n" + "".join(f"line {i}\n" for i in range(4, 11))
+    finally:
+        await s2.stop()

@@ -6,7 +6,11 @@ editor re-opens the buffers it still has), check the contract, a few random oper
 (proposals, accept / accept with the developer's text / reject / undo by hunk, file or
 proposal, replays of earlier requestIds, buffers opened, typed in, saved, closed, files
 changed on disk by someone else, decisions from the `stet` CLI as a second writer on the store,
-proposals dropped into .stet/inbox/), then death: SIGKILL at a random instant while a request
+proposals dropped into .stet/inbox/, and file operations: CreateFile with its content,
+RenameFile - sometimes with an edit of the renamed file in the same proposal - and DeleteFile,
+sent as `documentChanges`, in `ops/` of the first workspace folder and in a second workspace
+folder (a multi-root workspace), accepted, rejected, undone and replayed like the edits, with
+the developer's own work sometimes in their way), then death: SIGKILL at a random instant while a request
 or notification is in flight, SIGKILL while idle, SIGKILL during recovery, or a named fault
 point (`STET_FAULT`, every point of `stet.faults.POINTS` in turn). Sometimes the editor dies
 too and its unsaved buffers are lost.
@@ -24,6 +28,13 @@ truth is:
 - a pending hunk whose old text is gone must be stale, a stale one whose text is all there
   must not be (after settling), no hunk stays `accepted`;
 - a replayed requestId or proposal changes nothing;
+- file operations: the folders they work in hold exactly the files the model expects, byte for
+  byte - an applied create's file once with exactly its content, an applied rename's file at its
+  new place only (with its edit when that is applied), never over a file of the developer's, an
+  applied delete's file gone and only if it was unchanged, an undone operation reverted, nothing
+  else (no temp file left behind); a file operation with the developer's work in its way is
+  stale, never pending, and one with nothing in its way is not stale; the edit of a renamed file
+  is listed where its file is;
 - `PRAGMA integrity_check` is `ok` after every kill.
 
 Every line of every file is a unique token, which is what makes the model exact. A run is
@@ -96,6 +107,36 @@ class MHunk:
 
 
 @dataclass
+class FOp:
+    """One file-operation proposal of the model: a create, a delete, or a rename (sometimes
+    with an edit of the renamed file in the same proposal). Each path belongs to one FOp."""
+
+    pid: str
+    kind: str  # create | delete | rename
+    path: Path  # the file created, deleted or renamed
+    target: Path | None  # where a rename moves it
+    content: tuple[str, ...]  # create: the new file's lines; delete / rename: the file's lines before
+    eol: str
+    edit: tuple[str, str] | None = None  # rename: (old line, new line) of the edit proposed with it
+    edit_first: bool = False  # the edit comes before the rename in documentChanges
+    hunks: dict = field(default_factory=dict)  # role ("op" / "edit") -> hunk id
+    # The developer's own work in the way (None: none): create - a file of theirs at `path`;
+    # delete - a line appended to the file; rename - a file of theirs at `target`.
+    mine: tuple[str, ...] | None = None
+    params: dict | None = None  # the stet/propose params, for replays
+
+
+@dataclass
+class FHunk:
+    id: str
+    op: FOp
+    role: str  # "op" (the create / delete / rename) or "edit"
+    statuses: set[str] = field(default_factory=lambda: {"pending", "stale"})
+    feedback: set = field(default_factory=lambda: {None})
+    texts: set = field(default_factory=lambda: {None})
+
+
+@dataclass
 class MFile:
     name: str
     path: Path
@@ -120,6 +161,10 @@ class Stats:
     ops: dict = field(default_factory=dict)
     replays: int = 0
     checks: int = 0
+    fop_proposals: int = 0  # file-operation proposals acknowledged (or found after a kill)
+    fop_checks: int = 0  # file operations checked against the model after a restart
+    fop_kills: int = 0  # kills with a file-operation request in flight or at its fault point
+    fop_applied_seen: int = 0  # checks that found a file operation applied
     timing: dict = field(default_factory=dict)  # seconds spent per phase
     violations: list = field(default_factory=list)
 
@@ -128,7 +173,7 @@ class Stats:
 
     def merge(self, other: "Stats") -> None:
         for name in ("rounds", "kills", "kills_in_flight", "kills_idle", "kills_in_recovery", "clean_restarts",
-                     "editor_crashes", "replays", "checks"):
+                     "editor_crashes", "replays", "checks", "fop_proposals", "fop_checks", "fop_kills", "fop_applied_seen"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for mine, theirs in ((self.fault_kills, other.fault_kills), (self.ops, other.ops), (self.timing, other.timing)):
             for k, v in theirs.items():
@@ -139,7 +184,9 @@ class Stats:
         return (f"rounds={self.rounds} kills={self.kills} (in flight {self.kills_in_flight}, idle {self.kills_idle}, "
                 f"in recovery {self.kills_in_recovery}, fault points {sum(self.fault_kills.values())}) "
                 f"fault_points_fired={len(self.fault_kills)}/{len(POINTS)} checks={self.checks} "
-                f"replays={self.replays} editor_crashes={self.editor_crashes} violations={len(self.violations)}")
+                f"replays={self.replays} editor_crashes={self.editor_crashes} file_ops={self.fop_proposals} "
+                f"(kills in flight {self.fop_kills}, checks {self.fop_checks}, seen applied {self.fop_applied_seen}) "
+                f"violations={len(self.violations)}")
 
 
 class Violation(Exception):
@@ -204,6 +251,16 @@ class Run:
         self.round = 0
         self.history: list[str] = []
         self.last_proposal: str | None = None
+        # File operations live in their own files: ops/ in the first workspace folder and the
+        # whole second folder (a multi-root workspace); the edit hunks above never touch them.
+        self.root2 = root.parent / "ws2"
+        self.fop_dirs = [root / "ops", self.root2]
+        self.free: dict[Path, tuple[tuple[str, ...], str]] = {}  # files no FOp owns: lines, eol
+        self.fops: dict[str, FOp] = {}  # acknowledged (or found) file-operation proposals
+        self.fhunks: dict[str, FHunk] = {}
+        self.maybe_fops: dict[str, FOp] = {}  # in flight when the server died
+        self.last_fop: str | None = None
+        self.current_op: str | None = None
 
     # --- tokens and files ------------------------------------------------------------
     def token(self, f: MFile, kind: str) -> str:
@@ -219,6 +276,10 @@ class Run:
             write(path, self.render(f.disk, f.eol))
             f.uri = uri(path)
             self.files[name] = f
+        for d in self.fop_dirs:
+            d.mkdir(parents=True, exist_ok=True)
+        for i in range(6):
+            self.new_free_file()
 
     @staticmethod
     def render(tokens, eol: str) -> str:
@@ -259,7 +320,7 @@ class Run:
 
     # --- the server ------------------------------------------------------------------
     async def start(self, env: dict) -> Session:
-        s = EditorSession(self.root, env=env, late_changes=self.rnd.random() < 0.25)
+        s = EditorSession(self.root, env=env, late_changes=self.rnd.random() < 0.25, folders=[self.root, self.root2])
         s.run = self
         s.docs = self.editor_docs
         self.session = s
@@ -376,17 +437,23 @@ class Run:
                 raise Violation()
             self.stats.kills += 1
             self.stats.fault_kills[point] = self.stats.fault_kills.get(point, 0) + 1
+            if (self.current_op or "").startswith("fop_"):
+                self.stats.fop_kills += 1
             self.note(f"fault point {point} fired")
             self.after_death()
 
     async def reach(self, s: Session, point: str) -> None:
         """Operations that pass the fault point, so that every point fires in every run."""
+        fop = self.rnd.random() < 0.5  # half the time the point is reached by a file operation
         if point == "propose:after-commit":
-            await self.operation(s, None, "propose")
+            await self.operation(s, None, "fop_propose" if fop else "propose")
         elif point == "inbox:after-propose":
             await self.operation(s, None, "inbox")
         elif point == "task:after-commit":
             await self.cli_task_fault()
+        elif point.startswith(("decide:", "effect:")) and fop:
+            await self.operation(s, None, "fop_propose")
+            await self.operation(s, None, "fop_accept_new")
         elif point.startswith(("decide:", "effect:")):
             await self.operation(s, None, "propose")
             await self.operation(s, None, "accept_new")
@@ -424,21 +491,29 @@ class Run:
             if got:
                 self.adopt(pid, specs, got)
             del self.maybe_proposals[pid]
-        unknown = [h["id"] for h in states if h["id"] not in self.hunks]
+        for pid, op in list(self.maybe_fops.items()):
+            got = [h for h in states if h["proposalId"] == pid]
+            if got:
+                self.adopt_fop(op, got)
+            else:  # never made: its paths are free again (a delete's or rename's file is still there)
+                if op.kind != "create":
+                    self.free[op.path] = (op.content, op.eol)
+            del self.maybe_fops[pid]
+        unknown = [h["id"] for h in states if h["id"] not in self.hunks and h["id"] not in self.fhunks]
         if unknown:
             self.violation(f"hunks the model never saw: {unknown[:5]}")
             raise Violation()
-        missing = [hid for hid in self.hunks if hid not in by_id]
+        missing = [hid for hid in (*self.hunks, *self.fhunks) if hid not in by_id]
         if missing:
             self.violation(f"acknowledged hunks missing after restart: {missing[:5]}")
             raise Violation()
         settle = any(self.is_open(f) for f in self.files.values()) or any(
-            "accepted" in h.statuses for h in self.hunks.values()
+            "accepted" in h.statuses for h in (*self.hunks.values(), *self.fhunks.values())
         )
         min_until = restored_at + (0.3 if settle else 0)
         deadline = time.monotonic() + 8
         while True:
-            problems = self.check(states)
+            problems = self.check(states) + self.check_fops(states)
             if not problems and time.monotonic() >= min_until:
                 break
             if time.monotonic() > deadline:
@@ -447,8 +522,10 @@ class Run:
                 raise Violation()
             await asyncio.sleep(0.1)
             states = await s.hunks()
+        self.stats.fop_checks += len(self.fops)
+        self.stats.fop_applied_seen += sum(1 for h in states if h["kind"] != "edit" and h["status"] == "applied")
         for h in states:  # the model now knows which of the possible outcomes happened
-            m = self.hunks[h["id"]]
+            m = self.lookup(h["id"])
             m.statuses = closure({h["status"]})
             m.feedback = {h["feedback"]}
             m.texts = {self.applied_tokens(h)}
@@ -473,6 +550,9 @@ class Run:
         if len(got) != len(specs):
             self.violation(f"proposal {pid}: {len(got)} hunks stored, {len(specs)} proposed")
             raise Violation()
+
+    def lookup(self, hid: str):
+        return self.hunks.get(hid) or self.fhunks.get(hid)
 
     def applied_tokens(self, h: dict):
         text = h.get("appliedText")
@@ -566,9 +646,16 @@ class Run:
         rnd = self.rnd
         weights = {"propose": 18, "accept": 22, "accept_text": 4, "reject": 10, "undo": 9, "accept_file": 3,
                    "reject_file": 2, "accept_all": 2, "open": 8, "close": 5, "save": 5, "type": 12, "outside": 8,
-                   "mar": 4, "unmar": 3, "replay": 3, "cli": 6, "inbox": 4}
+                   "mar": 4, "unmar": 3, "replay": 3, "cli": 6, "inbox": 4,
+                   "fop_propose": 9, "fop_accept": 8, "fop_accept_all": 2, "fop_reject": 2, "fop_undo": 5,
+                   "fop_mar": 4, "fop_unmar": 3}
+        if op is None and kill_after is not None and rnd.random() < 0.3:  # a file operation in flight
+            op = rnd.choice(["fop_propose", "fop_accept", "fop_accept", "fop_accept_all", "fop_undo"])
         op = op or rnd.choices(list(weights), list(weights.values()))[0]
         self.stats.ops[op] = self.stats.ops.get(op, 0) + 1
+        self.current_op = op
+        if kill_after is not None and op.startswith("fop_") and op not in ("fop_mar", "fop_unmar"):
+            self.stats.fop_kills += 1
         handler = getattr(self, f"op_{op}")
         try:
             request = handler(s, **kw)  # may return an awaitable request and a callback for its answer
@@ -724,7 +811,7 @@ class Run:
                 return
             ids = [h["id"] for h in ans["hunks"]]
             for h in ans["hunks"]:
-                m = self.hunks.get(h["id"])
+                m = self.lookup(h["id"])
                 if m is None:
                     self.violation(f"{command} answered about an unknown hunk {h['id']}")
                     raise Violation()
@@ -818,7 +905,7 @@ class Run:
             if sorted(h["id"] for h in ans["hunks"]) != sorted(ids):
                 self.violation(f"replay of {params['requestId']} concerns other hunks: {ans['hunks']} vs {ids}")
             for h in ans["hunks"]:
-                m = self.hunks[h["id"]]
+                m = self.lookup(h["id"])
                 if h["status"] not in m.statuses:
                     self.violation(f"replay of {params['requestId']} changed {h['id']} to {h['status']}")
                     raise Violation()
@@ -830,6 +917,8 @@ class Run:
         """`stet accept|reject|undo` from a terminal while the server runs: another writer on the
         store (only for hunks of files no editor has open: an open buffer is its window's)."""
         pool = [h for h in self.hunks.values() if not self.is_open(self.files[h.file])]
+        if self.fhunks and (not pool or self.rnd.random() < 0.3):  # a file operation, from a terminal
+            pool = list(self.fhunks.values())
         if not pool:
             return None
         h = self.rnd.choice(pool)
@@ -837,15 +926,18 @@ class Run:
         rid = self.request_id()
         args = [action, h.id, "--request-id", rid, "--json"] + (["--feedback", self.rnd.choice(FEEDBACKS[:6])] if action == "reject" else [])
         self.note(f"cli {' '.join(args[:4])}")
-        self.files[h.file].quiet_after = time.monotonic() + 1e9  # no outside writes while the CLI may write it
+        if isinstance(h, MHunk):
+            self.files[h.file].quiet_after = time.monotonic() + 1e9  # no outside writes while the CLI may write it
         return self.cli_decision(h, action, args)
 
-    async def cli_decision(self, h: MHunk, action: str, args: list[str]) -> None:
-        code, out, err = await run_cli(self.root, *args)
-        self.files[h.file].quiet_after = time.monotonic() + 0.6
+    async def cli_decision(self, h: MHunk | FHunk, action: str, args: list[str]) -> None:
+        # The workspace has two folders: the terminal says so, as docs/cli.md asks.
+        code, out, err = await run_cli(self.root, *args[:1], "--root", str(self.root), "--root", str(self.root2), *args[1:])
+        if isinstance(h, MHunk):
+            self.files[h.file].quiet_after = time.monotonic() + 0.6
         if code == 0:
             for state in json.loads(out)["hunks"]:
-                m = self.hunks[state["id"]]
+                m = self.lookup(state["id"])
                 m.statuses = closure({state["status"]})
                 m.feedback = {state["feedback"]}
                 m.texts = {self.applied_tokens(state)}
@@ -913,8 +1005,8 @@ class Run:
             return None
         f = f or self.rnd.choice(closed)
         self.note(f"open {f.name}")
+        f.buf = list(f.disk)  # first: the editor has the buffer even when telling a dead server fails
         s.open(f.path)
-        f.buf = list(f.disk)
         return None
 
     def op_close(self, s, f: MFile | None = None, save: bool | None = None):
@@ -1065,12 +1157,260 @@ class Run:
 
             write(f.path, apply_lsp_edits(read(f.path), [(r, text)]))
 
+    # --- file operations (CreateFile / RenameFile / DeleteFile) ---------------------------
+    def new_free_file(self) -> Path:
+        """A file the developer made, for a later delete or rename proposal to use."""
+        d = self.rnd.choice(self.fop_dirs)
+        self.counter += 1
+        path = d / ("sub" if self.rnd.random() < 0.3 else "") / f"f{self.counter}.txt"
+        eol = self.rnd.choice(["\n", "\n", "\r\n"])
+        lines = tuple(f"F{self.seed}x{self.counter}L{i}" for i in range(self.rnd.randint(1, 5)))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write(path, self.render(lines, eol))
+        self.free[path] = (lines, eol)
+        return path
+
+    def fresh_path(self) -> Path:
+        self.counter += 1
+        d = self.rnd.choice(self.fop_dirs)
+        sub = self.rnd.choice(["", "", "new", f"n{self.counter}/deep"])
+        return d / sub / f"g{self.counter}.txt"
+
+    def fop_expected(self, status: dict[str, str]) -> tuple[dict[Path, str], list[str]]:
+        """What the fop folders must hold, given each file operation's status; and the
+        operations that destroyed or overwrote the developer's work."""
+        files = {path: self.render(lines, eol) for path, (lines, eol) in self.free.items()}
+        bad = []
+        for op in self.fops.values():
+            applied = status[op.hunks["op"]] == "applied"
+            if op.kind == "create":
+                if applied:
+                    if op.mine is not None:
+                        bad.append(f"create {op.pid} applied over the developer's file {op.path}")
+                    files[op.path] = self.render(op.content, op.eol)
+                elif op.mine is not None:
+                    files[op.path] = self.render(op.mine, op.eol)
+            elif op.kind == "delete":
+                now = op.content + (op.mine or ())
+                if applied:
+                    if op.mine is not None:
+                        bad.append(f"delete {op.pid} applied although the developer had changed {op.path}")
+                else:
+                    files[op.path] = self.render(now, op.eol)
+            else:
+                lines = list(op.content)
+                if op.edit and status[op.hunks["edit"]] == "applied":
+                    lines[lines.index(op.edit[0])] = op.edit[1]
+                if applied:
+                    if op.mine is not None:
+                        bad.append(f"rename {op.pid} applied although the developer had a file at {op.target}")
+                    files[op.target] = self.render(lines, op.eol)
+                else:
+                    files[op.path] = self.render(lines, op.eol)
+                    if op.mine is not None:
+                        files[op.target] = self.render(op.mine, op.eol)
+        return files, bad
+
+    def fop_disk(self) -> dict[Path, str]:
+        out = {}
+        for d in self.fop_dirs:
+            for dirpath, dirnames, filenames in os.walk(d):
+                dirnames[:] = [n for n in dirnames if n != ".stet"]
+                for n in filenames:
+                    p = Path(dirpath) / n
+                    try:
+                        out[p] = p.read_bytes().decode("utf-8", "replace")
+                    except OSError as exc:
+                        out[p] = f"<unreadable {exc}>"
+        return out
+
+    def check_fops(self, states: list[dict]) -> list[str]:
+        by_id = {h["id"]: h for h in states}
+        problems = []
+        for hid, m in self.fhunks.items():
+            h = by_id[hid]
+            if h["status"] not in m.statuses:
+                problems.append(f"{hid} ({m.op.kind} {m.role}) is {h['status']}, acknowledged history allows only {sorted(m.statuses)}")
+            if h["status"] == "accepted":
+                problems.append(f"{hid} ({m.op.kind} {m.role}) stays accepted: never carried out nor found stale")
+            if h["feedback"] not in m.feedback:
+                problems.append(f"{hid} feedback {h['feedback']!r:.60} not among {[str(x)[:40] for x in m.feedback]}")
+        status = {hid: by_id[hid]["status"] for hid in self.fhunks}
+        for op in self.fops.values():
+            st = status[op.hunks["op"]]
+            if st == "pending" and op.mine is not None:
+                problems.append(f"{op.kind} {op.pid} is pending although the developer's work is in its way")
+            if st == "stale" and op.mine is None:
+                problems.append(f"{op.kind} {op.pid} is stale although nothing is in its way")
+            if op.edit:
+                e = by_id[op.hunks["edit"]]
+                if e["status"] == "stale":
+                    problems.append(f"edit {e['id']} of rename {op.pid} is stale although its old text is there")
+                where = op.target if st == "applied" else op.path
+                if e["uri"] != uri(where):
+                    problems.append(f"edit {e['id']} of rename {op.pid} is listed at {e['uri']}, its file is at {uri(where)}")
+        expected, bad = self.fop_expected(status)
+        problems += bad
+        actual = self.fop_disk()
+        for p in sorted(set(expected) | set(actual)):
+            if expected.get(p) != actual.get(p):
+                problems.append(f"{p.relative_to(p.parents[1]) if len(p.parents) > 1 else p}: expected "
+                                f"{expected.get(p)!r:.80}, found {actual.get(p)!r:.80}")
+        return problems
+
+    def adopt_fop(self, op: FOp, got: list[dict]) -> None:
+        roles = {"create": ["op"], "delete": ["op"], "rename": ["op", "edit"] if op.edit else ["op"]}[op.kind]
+        want = {"op": op.kind, "edit": "edit"}
+        for role in roles:
+            match = [h for h in got if h["kind"] == want[role]]
+            ok = len(match) == 1 and match[0]["uri"] == uri(op.path)
+            if ok and role == "op" and op.kind == "create":
+                ok = match[0]["newText"] == self.render(op.content, op.eol)
+            elif ok and role == "op" and op.kind == "delete":
+                ok = match[0]["oldText"] == self.render(op.content, op.eol)
+            elif ok and role == "op":
+                ok = match[0]["newUri"] == uri(op.target)
+            elif ok:
+                ok = (match[0]["oldText"], match[0]["newText"]) == (op.edit[0] + op.eol, op.edit[1] + op.eol)
+            if not ok:
+                self.violation(f"file-operation proposal {op.pid} came back partial or different: {role} vs {got}")
+                raise Violation()
+            op.hunks[role] = match[0]["id"]
+            self.fhunks[match[0]["id"]] = FHunk(match[0]["id"], op, role)
+        if len(got) != len(roles):
+            self.violation(f"file-operation proposal {op.pid}: {len(got)} hunks stored, {len(roles)} proposed")
+            raise Violation()
+        self.fops[op.pid] = op
+        self.stats.fop_proposals += 1
+
+    def op_fop_propose(self, s):
+        rnd = self.rnd
+        kind = rnd.choice(["create", "create", "delete", "rename", "rename", "rename"])
+        pid = f"fp{self.seed}-{self.round}-{self.counter}"
+        self.counter += 1
+        if kind == "create":
+            path = self.fresh_path()
+            eol = rnd.choice(["\n", "\r\n"])
+            lines = tuple(self.fresh_line() for _ in range(rnd.randint(1, 4)))
+            op = FOp(pid, kind, path, None, lines, eol)
+            changes = [{"kind": "create", "uri": uri(path)},
+                       {"textDocument": {"uri": uri(path), "version": None},
+                        "edits": [{"range": rng(0, 0, 0, 0), "newText": self.render(lines, eol)}]}]
+        else:
+            if not self.free or rnd.random() < 0.15:
+                self.new_free_file()
+            path = rnd.choice(sorted(self.free))
+            lines, eol = self.free.pop(path)
+            if kind == "delete":
+                op = FOp(pid, kind, path, None, lines, eol)
+                changes = [{"kind": "delete", "uri": uri(path)}]
+            else:
+                target = self.fresh_path()
+                op = FOp(pid, kind, path, target, lines, eol)
+                changes = [{"kind": "rename", "oldUri": uri(path), "newUri": uri(target)}]
+                if rnd.random() < 0.6:
+                    i = rnd.randrange(len(lines))
+                    op.edit = (lines[i], self.fresh_line())
+                    op.edit_first = rnd.random() < 0.3
+                    edit = {"textDocument": {"uri": uri(path if op.edit_first else target), "version": None},
+                            "edits": [{"range": rng(i, 0, i + 1, 0), "newText": op.edit[1] + rnd.choice(["\n", eol])}]}
+                    changes = [edit, *changes] if op.edit_first else [*changes, edit]
+        op.params = {"proposalId": pid, "edit": {"documentChanges": changes}, "message": f"file op {kind}"}
+        self.note(f"fop propose {pid}: {kind} {op.path.name} -> {op.target.name if op.target else ''} edit={op.edit}")
+
+        def answered(ans):
+            if isinstance(ans, JsonRpcException):
+                self.violation(f"file-operation proposal {pid} refused: {ans.code} {ans.message}")
+                raise Violation()
+            self.adopt_fop(op, ans["hunks"])
+            self.last_fop = pid
+
+        def unknown():
+            self.maybe_fops[pid] = op
+
+        return s.request("stet/propose", op.params), answered, unknown
+
+    def fresh_line(self) -> str:
+        self.counter += 1
+        return f"N{self.seed}x{self.counter}"
+
+    def fpick(self, statuses: set[str], n: int = 1) -> list[FHunk]:
+        pool = [h for h in self.fhunks.values() if h.statuses & statuses]
+        return self.rnd.sample(pool, min(n, len(pool))) if pool else []
+
+    def op_fop_accept(self, s):
+        hs = self.fpick({"pending", "accepted", "applied", "stale"}, self.rnd.choice([1, 1, 2]))
+        return self.decision(s, "stet.accept", "accept", {"hunkIds": [h.id for h in hs]}, hs) if hs else None
+
+    def op_fop_accept_new(self, s):
+        hs = [h for h in self.fhunks.values() if h.op.pid == self.last_fop and "pending" in h.statuses]
+        return self.decision(s, "stet.accept", "accept", {"hunkIds": [h.id for h in hs]}, hs) if hs else None
+
+    def op_fop_accept_all(self, s):
+        if not self.fops:
+            return None
+        pid = self.rnd.choice(sorted(self.fops))
+        pool = lambda: [h for h in self.fhunks.values() if h.op.pid == pid and "pending" in h.statuses]  # noqa: E731
+        return self.decision(s, "stet.acceptAll", "accept", {"proposalId": pid}, None, pool)
+
+    def op_fop_reject(self, s):
+        hs = self.fpick({"pending", "stale", "rejected"})
+        if not hs:
+            return None
+        return self.decision(s, "stet.reject", "reject", {"hunkIds": [h.id for h in hs], "feedback": self.rnd.choice(FEEDBACKS)}, hs)
+
+    def op_fop_undo(self, s):
+        hs = self.fpick({"accepted", "applied", "rejected"}, self.rnd.choice([1, 1, 2]))
+        return self.decision(s, "stet.undo", "undo", {"hunkIds": [h.id for h in hs]}, hs) if hs else None
+
+    def op_fop_mar(self, s):
+        """The developer's work gets in the way of a pending file operation: their own file where
+        a create or a rename would put one, a line added to a file proposed for deletion."""
+        cands = [op for op in self.fops.values() if op.mine is None
+                 and all(self.fhunks[h].statuses <= {"pending", "stale", "rejected"} for h in op.hunks.values())]
+        if not cands:
+            return None
+        op = self.rnd.choice(cands)
+        if op.kind == "delete":
+            op.mine = (self.fresh_line(),)
+            write(op.path, self.render(op.content + op.mine, op.eol))
+        else:
+            op.mine = (self.fresh_line(), self.fresh_line())
+            where = op.path if op.kind == "create" else op.target
+            where.parent.mkdir(parents=True, exist_ok=True)
+            write(where, self.render(op.mine, op.eol))
+        for h in op.hunks.values():
+            self.fhunks[h].statuses = closure(self.fhunks[h].statuses)
+        self.note(f"fop mar {op.pid} ({op.kind}): {op.mine}")
+        return None
+
+    def op_fop_unmar(self, s):
+        cands = [op for op in self.fops.values() if op.mine is not None
+                 and all(self.fhunks[h].statuses <= {"pending", "stale", "rejected"} for h in op.hunks.values())]
+        if not cands:
+            return None
+        op = self.rnd.choice(cands)
+        if op.kind == "delete":
+            write(op.path, self.render(op.content, op.eol))
+        else:
+            os.unlink(op.path if op.kind == "create" else op.target)
+        op.mine = None
+        self.note(f"fop unmar {op.pid} ({op.kind})")
+        return None
+
     # a replayed proposal, at the start of a round
     async def replay(self, s: Session) -> None:
         if not self.proposals and not self.acked:
             return
-        before = (await s.hunks(), {f.name: self.actual(f) for f in self.files.values()})
-        if self.proposals and self.rnd.random() < 0.5:
+        before = (await s.hunks(), {f.name: self.actual(f) for f in self.files.values()}, self.fop_disk())
+        if self.fops and self.rnd.random() < 0.3:
+            pid = self.rnd.choice(sorted(self.fops))
+            op = self.fops[pid]
+            self.note(f"replay file-operation proposal {pid}")
+            ans = await s.request("stet/propose", op.params)
+            if sorted(h["id"] for h in ans["hunks"]) != sorted(op.hunks.values()):
+                self.violation(f"replayed file-operation proposal {pid} answered other hunks")
+        elif self.proposals and self.rnd.random() < 0.5:
             pid = self.rnd.choice(sorted(self.proposals))
             p = self.proposals[pid]
             self.note(f"replay proposal {pid}")
@@ -1084,7 +1424,7 @@ class Run:
             if sorted(h["id"] for h in ans["hunks"]) != sorted(ids):
                 self.violation(f"replay of {params['requestId']} concerns other hunks")
         self.stats.replays += 1
-        after = (await s.hunks(), {f.name: self.actual(f) for f in self.files.values()})
+        after = (await s.hunks(), {f.name: self.actual(f) for f in self.files.values()}, self.fop_disk())
         if before != after:
             self.violation(f"a replay changed something: {self.first_difference(before, after)}")
             raise Violation()
@@ -1094,7 +1434,7 @@ class Run:
         for x, y in zip(a[0], b[0]):
             if x != y:
                 return f"{x} -> {y}"
-        return "file contents" if a[1] != b[1] else "hunk count"
+        return "file contents" if a[1] != b[1] else "file-operation files" if a[2] != b[2] else "hunk count"
 
 
 async def run_one(seed: int, rounds: int, stats: Stats, verbose: bool = False,

@@ -15,7 +15,7 @@ from typing import Callable
 from ..errors import Conflict, InvalidParams
 from .edits import OverlappingEdits, apply_text_edits
 from .hunks import EDGE, HunkSpec, diff_hunks
-from .text import detect_eol, split_lines
+from .text import _BREAK, detect_eol, split_lines
 
 
 @dataclass
@@ -84,7 +84,10 @@ def plan(changes: list[Change], load: Callable[[str, int | None], str | None]) -
             f = at(change.uri, change.version)
             if f is None:
                 raise InvalidParams(f"{change.uri} does not exist (create it with a CreateFile first)")
-            eol = detect_eol(f.base) if f.base else detect_eol(f.text or "")
+            # The file's own line terminator; a file with no line break yet (one this proposal
+            # creates) has none, so the agent's text keeps its own.
+            known = f.base or f.text or ""
+            eol = detect_eol(known) if _BREAK.search(known) else None
             try:
                 f.text = apply_text_edits(f.text or "", change.edits, eol)
             except OverlappingEdits as exc:

@@ -114,6 +114,13 @@ class DocumentsMixin:
         async with self.store.write() as tx:
             await tx.conn.execute("UPDATE effects SET state = 'done' WHERE uri = ? AND state = 'unsaved'", (uri,))
         await self.checkpoint({uri})
+        # A delete or rename refused for the buffer's unsaved work may go ahead once it is saved.
+        doc = self.docs.get(uri)
+        ops = [h for h in self.by_uri.get(uri, {}).values() if h.kind != "edit" and h.status == Status.STALE]
+        if doc is not None and ops:
+            derived = self._relocate(doc.lines, ops)
+            if derived:
+                self._derive(derived)
 
     async def closed(self, client_uri: str) -> None:
         uri = self._known(client_uri)

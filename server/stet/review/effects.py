@@ -49,7 +49,10 @@ class EffectsMixin:
             if edits and effect.uri in self.docs:
                 results, complete, in_buffer = await self._effect_in_buffer(effect, edits)
             elif edits:
-                results, complete, in_buffer = await self._effect_on_disk(effect, edits)
+                # Run again after a crash, the rename of this same effect may already have moved
+                # the file: its edits are then checked (and made) where the file is now.
+                where = await asyncio.to_thread(self._moved_by, effect, files)
+                results, complete, in_buffer = await self._effect_on_disk(effect, edits, where)
             else:
                 results, complete, in_buffer = {}, True, False
             moves = []
@@ -116,18 +119,30 @@ class EffectsMixin:
                 line += len(dst) - len(src)
         return line
 
-    async def _effect_on_disk(self, effect: EffectRow, wanted):
+    async def _effect_on_disk(self, effect: EffectRow, wanted, where: str | None = None):
         # Other processes (the CLI, other windows) write files too: read, check and write under
         # one lock they all share, or two edits to one file at once could lose one of them.
         async with interprocess_lock(self._files_lock()):
-            return await self._effect_on_disk_locked(effect, wanted)
+            return await self._effect_on_disk_locked(effect, wanted, where)
+
+    def _moved_by(self, effect: EffectRow, files) -> str | None:
+        """The uri an apply effect's own rename already moved its file to (None: not moved)."""
+        for _, e in files:
+            if effect.action == "apply" and e["kind"] == "rename" and e["uri"] == effect.uri and e.get("newUri"):
+                try:
+                    src, dst = self.ws.resolve(e["uri"]), self.ws.resolve(e["newUri"])
+                except StetError:
+                    return None
+                if not os.path.lexists(src) and os.path.lexists(dst):
+                    return e["newUri"]
+        return None
 
     def _files_lock(self) -> str:
         return os.path.join(os.path.dirname(self._store().path), "files.lock")
 
-    async def _effect_on_disk_locked(self, effect: EffectRow, wanted):
+    async def _effect_on_disk_locked(self, effect: EffectRow, wanted, where: str | None = None):
         try:
-            path = self.ws.resolve(effect.uri)
+            path = self.ws.resolve(where or effect.uri)
             text = await asyncio.to_thread(read_text, path)
         except StetError as exc:
             # No longer a text file of the workspace (binary, not UTF-8, a folder, a symlink
