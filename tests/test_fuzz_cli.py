@@ -114,7 +114,8 @@ def mutation(draw, data: bytes) -> tuple[str, bytes]:
         lines[i] = draw(st.sampled_from([b"", b"\n", b"+", b"-", b" ", b"@@", b"@@ @@\n", b"diff --git\n", b"--- \n"])
                         | st.text(max_size=30).map(lambda t: t.encode("utf-8", "surrogatepass") + b"\n"))
     elif kind == "count":
-        headers = [k for k, line in enumerate(lines) if line.startswith(b"@@")]
+        # A header with numbers: an earlier mutation may have left one without any ("@@ @@").
+        headers = [k for k, line in enumerate(lines) if line.startswith(b"@@") and re.search(rb"\d", line.split(b"@@")[1])]
         if headers:
             k = draw(st.sampled_from(headers))
             numbers = list(re.finditer(rb"\d+", lines[k].split(b"@@")[1]))

@@ -6,6 +6,7 @@ import asyncio
 import pytest
 from lsprotocol import types
 
+from clitools import stet
 from harness import ServerDied, Session, read, rng, uri, write
 from rawlsp import Dead, RawServer
 
@@ -278,3 +279,74 @@ async def test_rename_and_its_edit_accepted_together_survive_a_kill_after_the_mo
         assert read(ws / "sub" / "moved.py") == "line 1\nline 2\nTHREE\n" + "".join(f"line {i}\n" for i in range(4, 11))
     finally:
         await s2.stop()
+
+
+async def _settled(s: Session, seconds: float = 1.5) -> None:
+    """Give a restarted server the time to settle the edits of lost buffers (0.5 s after start)."""
+    await asyncio.sleep(seconds)
+
+
+async def test_an_undo_lost_with_its_buffer_is_not_replayed_over_a_later_accept(ws):
+    """Applied on disk, then undone in an editor buffer never saved; the editor and the server
+    die. The old line comes back on the disk (in the torture: that undo replayed on the file by
+    a restart killed before it could record it, then re-checked; here the developer puts the
+    line back by hand), and the hunk is accepted again from the CLI: its edit is written to the
+    file, effect done. The next start replayed the lost buffer's undo anyway (seed 510's rule:
+    an unsaved revert runs even though the hunk is applied again) and wrote the old line over
+    the accepted edit: `applied` with its text gone from the file. Found by the soak (seed 706)."""
+    a = ws / "a.py"
+    s = Session(ws)
+    await s.start()
+    hid = (await s.propose("p1", {uri(a): [(rng(1, 0, 2, 0), "LINE TWO\n")]}))["hunks"][0]["id"]
+    assert (await s.command("stet.accept", {"hunkIds": [hid]}))["hunks"][0]["status"] == "applied"
+    u = s.open(a)
+    assert (await s.command("stet.undo", {"hunkIds": [hid]}))["hunks"][0]["status"] == "pending"
+    assert "line 2\n" in s.text(u) and "LINE TWO\n" in read(a)
+    await s.kill()  # the editor dies too: the undo lived only in the unsaved buffer
+    write(a, read(a).replace("LINE TWO\n", "line 2\n"))
+    p = stet("accept", hid, cwd=ws)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    assert read(a).count("LINE TWO\n") == 1
+    s2 = Session(ws)
+    await s2.start()
+    try:
+        await _settled(s2)
+        assert (await statuses(s2))[hid] == "applied"
+        text = read(a)
+        assert text.count("LINE TWO\n") == 1 and "line 2\n" not in text, text
+    finally:
+        await s2.stop()
+
+
+async def test_an_accept_lost_with_its_buffer_is_not_replayed_over_a_later_accept_with_text(ws):
+    """Accepted, then undone, in window 1's buffer, never saved; meanwhile window 2 (a second
+    server on the same workspace, no buffer) accepts the hunk again with the developer's own
+    text: written to the file, effect done. Window 1's editor and server die. The next start
+    replayed the lost buffer's first apply (the hunk is `applied`, so "still wanted"), found the
+    developer's text where it expected the original and made the hunk `stale` - with its text in
+    the file. Found by the soak (seed 805)."""
+    a = ws / "a.py"
+    s1 = Session(ws)
+    await s1.start()
+    hid = (await s1.propose("p1", {uri(a): [(rng(1, 0, 2, 0), "LINE TWO\n")]}))["hunks"][0]["id"]
+    u = s1.open(a)
+    assert (await s1.command("stet.accept", {"hunkIds": [hid]}))["hunks"][0]["status"] == "applied"
+    assert (await s1.command("stet.undo", {"hunkIds": [hid]}))["hunks"][0]["status"] == "pending"
+    assert "line 2\n" in s1.text(u) and "line 2\n" in read(a)
+    s2 = Session(ws)
+    await s2.start()
+    try:
+        res = await s2.command("stet.accept", {"hunkIds": [hid], "text": "MINE TWO\n"})
+        assert res["hunks"][0]["status"] == "applied" and read(a).count("MINE TWO\n") == 1
+    finally:
+        await s2.stop()
+    await s1.kill()  # window 1's editor dies too: its buffer's apply and undo are lost
+    s3 = Session(ws)
+    await s3.start()
+    try:
+        await _settled(s3)
+        assert (await statuses(s3))[hid] == "applied"
+        text = read(a)
+        assert text.count("MINE TWO\n") == 1 and "LINE TWO" not in text and "line 2\n" not in text, text
+    finally:
+        await s3.stop()

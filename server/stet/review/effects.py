@@ -29,9 +29,12 @@ class EffectsMixin:
     async def _run_effect(self, effect: EffectRow) -> None:
         """Carry out one journaled effect, exactly once whatever happened before."""
         wanted = []
+        # A later decision about the same hunk already carried out on the file (a revert or an
+        # apply replayed from a lost buffer would undo it): this edit is history, not work.
+        superseded = await self._store().hunks_done_after(effect.lsn)
         for e in effect.edits:
             h = self.hunks.get(e["hunkId"])
-            if h is None:
+            if h is None or h.id in superseded:
                 continue
             if effect.action == "apply" and h.status != (Status.APPLIED if effect.state == "unsaved" else Status.ACCEPTED):
                 continue  # decided otherwise since

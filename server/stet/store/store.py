@@ -300,6 +300,11 @@ class Store:
         )
         return [EffectRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], r[8]) for r in rows]
 
+    async def hunks_done_after(self, lsn: int) -> set[str]:
+        """The hunks that an effect journaled after `lsn` has already carried out (state done)."""
+        rows = await self._read("SELECT edits FROM effects WHERE state = 'done' AND lsn > ?", (lsn,))
+        return {e["hunkId"] for r in rows for e in json.loads(r[0])}
+
     async def has_pending_effect(self, uri: str) -> bool:
         rows = await self._read("SELECT 1 FROM effects WHERE state = 'pending' AND uri = ? LIMIT 1", (uri,))
         return bool(rows)
