@@ -17,7 +17,6 @@ import hashlib
 import json
 import os
 import re
-from pathlib import Path
 from typing import Any, Awaitable, Callable, Sequence
 
 from .domain import task as T
@@ -28,7 +27,7 @@ from .faults import fault
 from .domain.proposal import FileOp, TextChange
 from .review import Review, new_id
 from .store import tasks as sql
-from .workspace import path_to_uri, uri_to_path
+from .workspace import decode_text, path_to_uri, read_bytes, uri_to_path
 
 MAX_TEXT = 64 * 1024  # characters in one title, goal, step or note
 
@@ -64,7 +63,7 @@ class Tasks:
         if doc is not None:
             return doc.text.encode("utf-8", "surrogatepass")
         path = self.review.ws.resolve(uri)
-        return await asyncio.to_thread(_read_bytes, path)
+        return await asyncio.to_thread(read_bytes, path)
 
     async def _write(self, kind: str, request_id: str | None, args: dict, do: Callable[[Any, int], Awaitable[dict]]) -> dict:
         """One durable, idempotent task operation."""
@@ -381,7 +380,7 @@ class Tasks:
                 if data is None:
                     changes += [FileOp("create", uri), TextChange(uri, None, [(_START, make(None))])]
                     continue
-                current = _decode(data, self.rel(uri))
+                current = decode_text(data, self.rel(uri))
                 mine = review.list(uri=uri, task_id=task_id)
                 created = [h for h in mine if h.kind == "create" and h.status == Status.APPLIED]
                 if created and _creates_again(make, created[0]):
@@ -436,21 +435,3 @@ def _slug_id(title: str, goal: str | None) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:32].strip("-")
     digest = hashlib.sha256(json.dumps([title, goal]).encode("utf-8", "surrogatepass")).hexdigest()[:4]
     return f"t-{slug + '-' if slug else ''}{digest}"
-
-
-def _read_bytes(path: str) -> bytes | None:
-    try:
-        return Path(path).read_bytes()
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        raise InvalidParams(f"{path} is a directory, not a file") from None
-
-
-def _decode(data: bytes, name: str) -> str:
-    if b"\x00" in data:
-        raise InvalidParams(f"{name} looks binary: Stet reviews text files")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidParams(f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None

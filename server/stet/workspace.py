@@ -64,21 +64,31 @@ class Workspace:
         return path_to_uri(self.resolve(uri))
 
 
-def read_text(path: str) -> str | None:
-    """The file's text exactly as stored (line endings kept), None when it does not exist."""
+def read_bytes(path: str) -> bytes | None:
+    """The file's bytes, None when it does not exist."""
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            return f.read()
     except FileNotFoundError:
         return None
     except IsADirectoryError:
         raise InvalidParams(f"{path} is a directory, not a text file") from None
+
+
+def decode_text(data: bytes, name: str) -> str:
+    """A file's bytes as text; binary or non-UTF-8 content is refused, naming the file."""
     if b"\x00" in data:
-        raise InvalidParams(f"{path} looks binary: Stet reviews text files")
+        raise InvalidParams(f"{name} looks binary: Stet reviews text files")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InvalidParams(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise InvalidParams(f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def read_text(path: str) -> str | None:
+    """The file's text exactly as stored (line endings kept), None when it does not exist."""
+    data = read_bytes(path)
+    return None if data is None else decode_text(data, path)
 
 
 def write_atomic(path: str, text: str) -> None:
