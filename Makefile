@@ -4,12 +4,12 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test test-python bench clean test-extension test-vscode-e2e
+.PHONY: demo test test-python test-fast lint bench clean test-extension test-vscode-e2e
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,lint]'
 	touch $@
 
 # Benchmarks only: plots and the diff engines compared (never runtime dependencies).
@@ -20,10 +20,21 @@ $(VENV)/.bench-installed: $(VENV)/.installed pyproject.toml
 demo: $(VENV)/.installed
 	$(VENV)/bin/stet demo
 
-test: test-python test-vscode-e2e
+test: lint test-python test-vscode-e2e
+
+# The architecture (import contracts), style and types; `make test` runs it first.
+lint: $(VENV)/.installed
+	$(VENV)/bin/lint-imports --no-cache
+	$(VENV)/bin/ruff check server tests benchmarks
+	$(VENV)/bin/ruff format --check server tests benchmarks
+	$(VENV)/bin/mypy
 
 test-python: $(VENV)/.installed
 	$(PY) -m pytest -q
+
+# The pure unit tests only: seconds, no processes.
+test-fast: $(VENV)/.installed
+	$(PY) -m pytest -q tests/unit
 
 # Runs every benchmark against a real `stet serve` and writes docs/BENCHMARKS.md.
 # BENCH_ARGS=--quick for a one-minute run with smaller sizes.

@@ -27,7 +27,7 @@ import asyncio
 import random
 import time
 
-from common import fresh_dir, remove, save_json, start_stet, summary, STET
+from common import STET, fresh_dir, remove, save_json, start_stet, summary
 from lspclient import Server, rng
 from workload import code_lines, file_uri, scatter_changes, write_file
 

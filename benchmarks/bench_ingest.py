@@ -21,9 +21,8 @@ import time
 from pathlib import Path
 
 from common import fresh_dir, full_replace, line, remove, save_json, start_stet, summary
-from workload import code_lines, file_uri, scatter_changes, write_file
-
 from stet.domain import hunks as stet_hunks
+from workload import code_lines, file_uri, scatter_changes, write_file
 
 
 # --- engines: each returns (a_start, a_end, b_start, b_end) of maximal changed runs -------
@@ -289,7 +288,10 @@ async def end_to_end(root: Path, a: list[str], b: list[str], rounds: int) -> dic
         # The same proposal sent as 500 separate TextEdits (one per changed run).
         regions = stet_hunks.changed_regions(a, b)
         text_edits = [
-            {"range": {"start": {"line": i1, "character": 0}, "end": {"line": i2, "character": 0}}, "newText": "".join(b[j1:j2])}
+            {
+                "range": {"start": {"line": i1, "character": 0}, "end": {"line": i2, "character": 0}},
+                "newText": "".join(b[j1:j2]),
+            }
             for i1, i2, j1, j2 in regions
         ]
         for k in range(min(rounds, 5)):

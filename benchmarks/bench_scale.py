@@ -121,7 +121,9 @@ async def measure_accept(root: Path, hot_path: Path, rounds: int) -> dict:
             if r == 10:
                 cpu0 = server.cpu_s()
             warm = r < 10
-            _, t_noop = await floor.timed_request("workspace/executeCommand", {"command": "floor.noop", "arguments": []})
+            _, t_noop = await floor.timed_request(
+                "workspace/executeCommand", {"command": "floor.noop", "arguments": []}
+            )
             res, t_apply = await floor.timed_request(
                 "workspace/executeCommand",
                 {"command": "floor.apply", "arguments": [{"uri": floor_uri, "line": 5, "text": f"    x = {r}\n"}]},
@@ -193,7 +195,13 @@ async def run_size(n: int, restarts: int, rounds: int, keep: bool = False) -> di
         rss_after_ingest = server.rss_kb() / 1024
         await server.stop()
         paths = [p for p, _, _ in files]
-        out = {"hunks": n, "files": files_count, "generate_s": gen, "ingest_s": took, "rss_after_ingest_mb": rss_after_ingest}
+        out = {
+            "hunks": n,
+            "files": files_count,
+            "generate_s": gen,
+            "ingest_s": took,
+            "rss_after_ingest_mb": rss_after_ingest,
+        }
         out.update(await measure_restart(root, paths, restarts))
         assert out["counts"]["pending"] == n, out["counts"]
         if rounds:

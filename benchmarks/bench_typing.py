@@ -70,7 +70,9 @@ async def main(keystrokes: int, pauses: int) -> dict:
             for k in range(keystrokes):
                 # Which document goes first alternates: the first message after the probe's
                 # answer finds the server idle (its reader thread asleep) and pays for waking it.
-                for uri, out in ((quiet, t_quiet), (busy, t_busy)) if k % 2 == 0 else ((busy, t_busy), (quiet, t_quiet)):
+                for uri, out in (
+                    ((quiet, t_quiet), (busy, t_busy)) if k % 2 == 0 else ((busy, t_busy), (quiet, t_quiet))
+                ):
                     keystroke(uri, k)
                     _, t = await server.timed_request("stet/listHunks", probe)
                     out.append(t)

@@ -15,7 +15,8 @@ import asyncio
 import json
 import os
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 CAPABILITIES = {
     "general": {"positionEncodings": ["utf-16"]},
@@ -130,7 +131,7 @@ class Server:
             await asyncio.wait_for(self.request("shutdown", None), 60)
             self.notify("exit", None)
             await asyncio.wait_for(self.proc.wait(), 60)
-        except (asyncio.TimeoutError, LspError, ConnectionError):
+        except (TimeoutError, LspError, ConnectionError):
             self.proc.kill()
             await self.proc.wait()
         await self._close()

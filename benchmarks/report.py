@@ -64,9 +64,24 @@ def plot_scaling(sizes: list[dict]) -> str | None:
     ax.legend(fontsize=8)
     ax = axes[1]
     acc = [s for s in sizes if "accept" in s]
-    ax.plot([s["hunks"] for s in acc], [s["accept"]["accept"]["median"] for s in acc], "o-", label="stet: accept (durable + applied)")
-    ax.plot([s["hunks"] for s in acc], [s["accept"]["floor"]["median"] for s in acc], "s--", label="floor: command + applyEdit + commit")
-    ax.plot([s["hunks"] for s in acc], [s["accept"]["server_cpu_per_accept_and_undo_ms"] / 2 for s in acc], "^:", label="server CPU per decision (accept+undo / 2)")
+    ax.plot(
+        [s["hunks"] for s in acc],
+        [s["accept"]["accept"]["median"] for s in acc],
+        "o-",
+        label="stet: accept (durable + applied)",
+    )
+    ax.plot(
+        [s["hunks"] for s in acc],
+        [s["accept"]["floor"]["median"] for s in acc],
+        "s--",
+        label="floor: command + applyEdit + commit",
+    )
+    ax.plot(
+        [s["hunks"] for s in acc],
+        [s["accept"]["server_cpu_per_accept_and_undo_ms"] / 2 for s in acc],
+        "^:",
+        label="server CPU per decision (accept+undo / 2)",
+    )
     ax.set(xscale="log", xlabel="pending hunks in the store", ylabel="ms (median)", title="Accept round trip")
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8)
@@ -134,7 +149,9 @@ def write() -> str:
     w("# Benchmarks: what durability costs, and how the cost grows")
     w("")
     w("Every figure below was measured by one run of `make bench` against the real `stet serve` process over stdio,")
-    w("a real SQLite file (WAL, synchronous=FULL) and real files. Each benchmark is compared with a *floor* measured in")
+    w(
+        "a real SQLite file (WAL, synchronous=FULL) and real files. Each benchmark is compared with a *floor* measured in"
+    )
     w("the same run, interleaved with it where possible: this machine is a shared, noisy 2-core VM, so the ratios")
     w("mean more than the absolute times. Medians and p99 (nearest rank) are of the samples listed.")
     w("")
@@ -148,45 +165,71 @@ def write() -> str:
         best = min(accs, key=lambda s: ratio(s["accept"]["accept"]["median"], s["accept"]["floor"]["median"]))
         r = rs[len(rs) // 2] if len(rs) % 2 else (rs[len(rs) // 2 - 1] + rs[len(rs) // 2]) / 2
         a0 = acc or best["accept"]
-        w(f"| 1 | accept round trip, durable + applied in the buffer (one ratio per store size, 10²–10⁵ hunks: median of them, range) | {ms(a0['accept']['median'])} at 10⁴ (p99 {ms(a0['accept']['p99'])}) | {ms(a0['floor']['median'])} at 10⁴ | {r:.2f}× ({rs[0]:.2f}–{rs[-1]:.2f}×) | ≤ 1.25× | {verdict(r <= 1.25)} |")
+        w(
+            f"| 1 | accept round trip, durable + applied in the buffer (one ratio per store size, 10²–10⁵ hunks: median of them, range) | {ms(a0['accept']['median'])} at 10⁴ (p99 {ms(a0['accept']['p99'])}) | {ms(a0['floor']['median'])} at 10⁴ | {r:.2f}× ({rs[0]:.2f}–{rs[-1]:.2f}×) | ≤ 1.25× | {verdict(r <= 1.25)} |"
+        )
     if s4:
         r = ratio(s4["restart"]["median"], s4["floor"]["median"])
         okr, oka = r <= 2, s4["restart"]["median"] < 1500
         v = verdict(okr and oka) if okr == oka else f"ratio {verdict(okr)}, < 1.5 s {verdict(oka)}"
-        w(f"| 2 | restart to `stet/restored`, 10,000 pending hunks over 1,000 files | {ms(s4['restart']['median'])} (p99 {ms(s4['restart']['p99'])}) | {ms(s4['floor']['median'])} | {r:.2f}× | ≤ 2× and < 1.5 s | {v} |")
+        w(
+            f"| 2 | restart to `stet/restored`, 10,000 pending hunks over 1,000 files | {ms(s4['restart']['median'])} (p99 {ms(s4['restart']['p99'])}) | {ms(s4['floor']['median'])} | {r:.2f}× | ≤ 2× and < 1.5 s | {v} |"
+        )
     if ingest:
         e = ingest["end_to_end"]
         r = ratio(e["propose"]["median"], e["git"]["median"])
-        w(f"| 3 | proposal ingest, 50,000-line file, 500 scattered changes | {ms(e['propose']['median'])} (p99 {ms(e['propose']['p99'])}) | {ms(e['git']['median'])} (`git diff --no-index`) | {r:.2f}× | ≤ 3× | {verdict(r <= 3)} |")
+        w(
+            f"| 3 | proposal ingest, 50,000-line file, 500 scattered changes | {ms(e['propose']['median'])} (p99 {ms(e['propose']['p99'])}) | {ms(e['git']['median'])} (`git diff --no-index`) | {r:.2f}× | ≤ 3× | {verdict(r <= 3)} |"
+        )
     if typing:
         r = ratio(typing["keystroke_busy"]["median"], typing["keystroke_quiet"]["median"])
-        w(f"| 4 | typing: didChange (+ a request) in a document with 2,000 pending hunks | {ms(typing['keystroke_busy']['median'])} (p99 {ms(typing['keystroke_busy']['p99'])}) | {ms(typing['keystroke_quiet']['median'])} (no hunks) | {r:.2f}× | ≤ 1.5× | {verdict(r <= 1.5)} |")
+        w(
+            f"| 4 | typing: didChange (+ a request) in a document with 2,000 pending hunks | {ms(typing['keystroke_busy']['median'])} (p99 {ms(typing['keystroke_busy']['p99'])}) | {ms(typing['keystroke_quiet']['median'])} (no hunks) | {r:.2f}× | ≤ 1.5× | {verdict(r <= 1.5)} |"
+        )
     if s5:
-        w(f"| 5 | resident memory with 100,000 pending hunks loaded | {s5['rss_mb']:.0f} MB | {pick(sizes, 100)['rss_mb']:.0f} MB (100 hunks) | – | < 250 MB | {verdict(s5['rss_mb'] < 250)} |")
+        w(
+            f"| 5 | resident memory with 100,000 pending hunks loaded | {s5['rss_mb']:.0f} MB | {pick(sizes, 100)['rss_mb']:.0f} MB (100 hunks) | – | < 250 MB | {verdict(s5['rss_mb'] < 250)} |"
+        )
     else:
         w("| 5 | resident memory with 100,000 pending hunks loaded | not run (--quick) | | | < 250 MB | not run |")
     if ck:
         rows = ck["rows"]
         first, last = rows[0], rows[-1]
-        w(f"| 6 | checkpoint trade-off ({ck['edits']} edits, {ck['hunks']:,} hunks, crash, restart) | checkpoint at every edit: {first['written_per_1000_edits_kb'] / 1024:.0f} MiB written per 1,000 edits, recovery {ms(first['recovery_s'] * 1000)}; never: 0 MiB, recovery {ms(last['recovery_s'] * 1000)} ({last.get('hunks_misplaced', 0)} hunks misplaced) | | | the curve | see §6 |")
+        w(
+            f"| 6 | checkpoint trade-off ({ck['edits']} edits, {ck['hunks']:,} hunks, crash, restart) | checkpoint at every edit: {first['written_per_1000_edits_kb'] / 1024:.0f} MiB written per 1,000 edits, recovery {ms(first['recovery_s'] * 1000)}; never: 0 MiB, recovery {ms(last['recovery_s'] * 1000)} ({last.get('hunks_misplaced', 0)} hunks misplaced) | | | the curve | see §6 |"
+        )
     if sizes:
         sr = slope(sizes, lambda s: s["restart"]["median"])
         sm = slope(sizes, lambda s: s["rss_mb"])
         sa = slope([s for s in sizes if "accept" in s], lambda s: s["accept"]["accept"]["median"])
         span = f"10³→{sizes[-1]['hunks']:.0e}".replace("e+0", "e").replace("1e5", "10⁵").replace("1e4", "10⁴")
         ok = all(x is None or x <= 1.1 for x in (sr, sm, sa))
-        w(f"| 7 | growth exponent ({span} hunks; 1 = linear): restart {sr:.2f}, accept {sa:.2f}, memory {sm:.2f} | | | | ≤ 1 | {verdict(ok)} |")
+        w(
+            f"| 7 | growth exponent ({span} hunks; 1 = linear): restart {sr:.2f}, accept {sa:.2f}, memory {sm:.2f} | | | | ≤ 1 | {verdict(ok)} |"
+        )
     w("")
     if run:
         m = run["machine"]
         if run.get("fresh_clone_total_s"):
-            w(f"Command: `{run['command']}` on a fresh clone — {run['fresh_clone_total_s'] / 60:.1f} min in all on this machine, creating the")
-            w(f"virtual environment included ({run['total_s'] / 60:.1f} min of benchmarks). Run {run['date']}, commit `{run['commit']}`, profile `{run['profile']}`.")
+            w(
+                f"Command: `{run['command']}` on a fresh clone — {run['fresh_clone_total_s'] / 60:.1f} min in all on this machine, creating the"
+            )
+            w(
+                f"virtual environment included ({run['total_s'] / 60:.1f} min of benchmarks). Run {run['date']}, commit `{run['commit']}`, profile `{run['profile']}`."
+            )
         else:
-            w(f"Command: `{run['command']}` — took {run['total_s'] / 60:.1f} min on this machine (benchmarks only; creating the venv")
-            w(f"adds about a minute on a fresh clone). Run {run['date']}, commit `{run['commit']}`, profile `{run['profile']}`.")
-        w(f"Load average at start / end: {' '.join(run['load_at_start'])} / {' '.join(run['load_at_end'])} (other sessions share this VM;")
-        w("with them keeping both cores busy, load 6–8, the same fresh-clone `make bench` took 6.5 min earlier the same day).")
+            w(
+                f"Command: `{run['command']}` — took {run['total_s'] / 60:.1f} min on this machine (benchmarks only; creating the venv"
+            )
+            w(
+                f"adds about a minute on a fresh clone). Run {run['date']}, commit `{run['commit']}`, profile `{run['profile']}`."
+            )
+        w(
+            f"Load average at start / end: {' '.join(run['load_at_start'])} / {' '.join(run['load_at_end'])} (other sessions share this VM;"
+        )
+        w(
+            "with them keeping both cores busy, load 6–8, the same fresh-clone `make bench` took 6.5 min earlier the same day)."
+        )
         w("")
         w("Machine: " + ", ".join(f"{k} {v}" for k, v in m.items()) + ".")
         w("")
@@ -201,7 +244,9 @@ def write() -> str:
         w("")
         w(DESC_ACCEPT)
         w("")
-        w("| pending hunks | accept median | p99 | floor median | ratio | accept: until applyEdit / after it | no-op command | applyEdit RT | raw commit | stet no-op | server CPU per accept+undo |")
+        w(
+            "| pending hunks | accept median | p99 | floor median | ratio | accept: until applyEdit / after it | no-op command | applyEdit RT | raw commit | stet no-op | server CPU per accept+undo |"
+        )
         w("|---|---|---|---|---|---|---|---|---|---|---|")
         for s in sizes:
             if "accept" not in s:
@@ -222,7 +267,9 @@ def write() -> str:
         w("")
         w(DESC_RESTART)
         w("")
-        w("| pending hunks | files | restart median | p99 | floor median | ratio | floor: import | SELECT | read files | recovery (server's own durationMs) | server CPU | RSS at restored |")
+        w(
+            "| pending hunks | files | restart median | p99 | floor median | ratio | floor: import | SELECT | read files | recovery (server's own durationMs) | server CPU | RSS at restored |"
+        )
         w("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for s in sizes:
             w(
@@ -242,13 +289,23 @@ def write() -> str:
         w("")
         w("| | median | p99 | ratio to git |")
         w("|---|---|---|---|")
-        w(f"| `stet/propose`, the whole new text as one TextEdit | {ms(e['propose']['median'])} | {ms(e['propose']['p99'])} | {ratio(e['propose']['median'], e['git']['median']):.2f}× |")
-        w(f"| `stet/propose`, 500 TextEdits | {ms(e['propose_as_edits']['median'])} | {ms(e['propose_as_edits']['p99'])} | {ratio(e['propose_as_edits']['median'], e['git']['median']):.2f}× |")
-        w(f"| floor: `git diff --no-index -U0` (whole process) | {ms(e['git']['median'])} | {ms(e['git']['p99'])} | 1 |")
+        w(
+            f"| `stet/propose`, the whole new text as one TextEdit | {ms(e['propose']['median'])} | {ms(e['propose']['p99'])} | {ratio(e['propose']['median'], e['git']['median']):.2f}× |"
+        )
+        w(
+            f"| `stet/propose`, 500 TextEdits | {ms(e['propose_as_edits']['median'])} | {ms(e['propose_as_edits']['p99'])} | {ratio(e['propose_as_edits']['median'], e['git']['median']):.2f}× |"
+        )
+        w(
+            f"| floor: `git diff --no-index -U0` (whole process) | {ms(e['git']['median'])} | {ms(e['git']['p99'])} | 1 |"
+        )
         w("")
-        w(f"Diff engines, in process, on the same pairs (hunks compared with git's default Myers diff; typical edits: {', '.join(ingest['typical_cases'])}):")
+        w(
+            f"Diff engines, in process, on the same pairs (hunks compared with git's default Myers diff; typical edits: {', '.join(ingest['typical_cases'])}):"
+        )
         w("")
-        w("| engine | 5,000 lines / 50 changes | 50,000 lines / 500 changes | hunks equal to git's (50k) | typical edits equal to git's | note |")
+        w(
+            "| engine | 5,000 lines / 50 changes | 50,000 lines / 500 changes | hunks equal to git's (50k) | typical edits equal to git's | note |"
+        )
         w("|---|---|---|---|---|---|")
         for r in ingest["engines"]:
             if "error" in r:
@@ -259,7 +316,9 @@ def write() -> str:
             t5 = ms(k5["ms"]) if k5 else "–"
             t50 = ms(k50["ms"]) if k50 else "skipped (quadratic: `--slow`)"
             same = f"{k50['same_as_git']}/{k50['git_hunks']} ({k50['hunks']} hunks)" if k50 else "–"
-            w(f"| {r['engine']} | {t5} | {t50} | {same} | {r['typical_same_as_git']}/{r['typical_cases']} | {r['note']} |")
+            w(
+                f"| {r['engine']} | {t5} | {t50} | {same} | {r['typical_same_as_git']}/{r['typical_cases']} | {r['note']} |"
+            )
         w("")
         w(NOTES_INGEST)
         w("")
@@ -272,14 +331,22 @@ def write() -> str:
         w("")
         w("| series | median | p99 |")
         w("|---|---|---|")
-        w(f"| keystroke + request, document with {t['hunks']:,} pending hunks | {ms(t['keystroke_busy']['median'])} | {ms(t['keystroke_busy']['p99'])} |")
-        w(f"| keystroke + request, same document without hunks (floor) | {ms(t['keystroke_quiet']['median'])} | {ms(t['keystroke_quiet']['p99'])} |")
+        w(
+            f"| keystroke + request, document with {t['hunks']:,} pending hunks | {ms(t['keystroke_busy']['median'])} | {ms(t['keystroke_busy']['p99'])} |"
+        )
+        w(
+            f"| keystroke + request, same document without hunks (floor) | {ms(t['keystroke_quiet']['median'])} | {ms(t['keystroke_quiet']['p99'])} |"
+        )
         w(f"| the request alone (transport) | {ms(t['probe_alone']['median'])} | {ms(t['probe_alone']['p99'])} |")
-        w(f"| after a pause: keystroke to publishDiagnostics (incl. the 100 ms debounce) | {ms(t['publish_after_pause']['median'])} | {ms(t['publish_after_pause']['p99'])} |")
+        w(
+            f"| after a pause: keystroke to publishDiagnostics (incl. the 100 ms debounce) | {ms(t['publish_after_pause']['median'])} | {ms(t['publish_after_pause']['p99'])} |"
+        )
         w("")
-        w(f"Ratio {ratio(t['keystroke_busy']['median'], t['keystroke_quiet']['median']):.2f}×; the handling alone (minus transport) is about "
-          f"{ms(t['handling_estimate']['busy_ms'])} with hunks against {ms(t['handling_estimate']['quiet_ms'])} without. "
-          f"Hunks still pending and in place after {t['keystrokes']} keystrokes: {t['pending_after']}/{t['hunks']}.")
+        w(
+            f"Ratio {ratio(t['keystroke_busy']['median'], t['keystroke_quiet']['median']):.2f}×; the handling alone (minus transport) is about "
+            f"{ms(t['handling_estimate']['busy_ms'])} with hunks against {ms(t['handling_estimate']['quiet_ms'])} without. "
+            f"Hunks still pending and in place after {t['keystrokes']} keystrokes: {t['pending_after']}/{t['hunks']}."
+        )
         w("")
         w(NOTES_TYPING)
         w("")
@@ -289,13 +356,17 @@ def write() -> str:
         w("")
         w(DESC_CHECKPOINT)
         w("")
-        w("| save (checkpoint) every | checkpoints | written per 1,000 edits | checkpoint latency (median) | recovery after SIGKILL (median of runs) | runs | hunks at their true line | stale / misplaced |")
+        w(
+            "| save (checkpoint) every | checkpoints | written per 1,000 edits | checkpoint latency (median) | recovery after SIGKILL (median of runs) | runs | hunks at their true line | stale / misplaced |"
+        )
         w("|---|---|---|---|---|---|---|---|")
         for r in ck["rows"]:
             label = f"{r['interval']} edit(s)" if r["interval"] else "never (crash first)"
             lat = ms(r["checkpoint"]["median"]) if r["checkpoint"] else "–"
             runs = ", ".join(ms(x * 1000) for x in r["recovery_runs_s"])
-            w(f"| {label} | {r['checkpoints']} | {r['written_per_1000_edits_kb']:,.0f} KiB | {lat} | {ms(r['recovery_s'] * 1000)} | {runs} | {r['hunks_at_true_line']}/{r['hunks']} | {r.get('hunks_stale', '–')} / {r.get('hunks_misplaced', '–')} |")
+            w(
+                f"| {label} | {r['checkpoints']} | {r['written_per_1000_edits_kb']:,.0f} KiB | {lat} | {ms(r['recovery_s'] * 1000)} | {runs} | {r['hunks_at_true_line']}/{r['hunks']} | {r.get('hunks_stale', '–')} / {r.get('hunks_misplaced', '–')} |"
+            )
         w("")
         name = plot_checkpoint(ck)
         if name:
@@ -311,11 +382,15 @@ def write() -> str:
         if name:
             w(f"![scaling](benchmarks/{name})")
             w("")
-        w("| pending hunks | accept median | restart median | restart floor | RSS at restored | RSS after ingest | ingest (seeding, all proposals) |")
+        w(
+            "| pending hunks | accept median | restart median | restart floor | RSS at restored | RSS after ingest | ingest (seeding, all proposals) |"
+        )
         w("|---|---|---|---|---|---|---|")
         for s in sizes:
             a = ms(s["accept"]["accept"]["median"]) if "accept" in s else "–"
-            w(f"| {s['hunks']:,} | {a} | {ms(s['restart']['median'])} | {ms(s['floor']['median'])} | {s['rss_mb']:.0f} MB | {s['rss_after_ingest_mb']:.0f} MB | {s['ingest_s']:.1f} s |")
+            w(
+                f"| {s['hunks']:,} | {a} | {ms(s['restart']['median'])} | {ms(s['floor']['median'])} | {s['rss_mb']:.0f} MB | {s['rss_after_ingest_mb']:.0f} MB | {s['ingest_s']:.1f} s |"
+            )
         w("")
         w(NOTES_SCALING)
         w("")
@@ -408,7 +483,7 @@ hundredths of a millisecond for everything else Stet does (two `sync`s, four mor
 
 What changed (each measured alternated with the commit before it, same run; the table above): every SQLite
 statement used to be one hop to aiosqlite's thread (a thread wake-up and an event-loop wake-up each), about 22 per
-accept; a transaction is now sent in as few hops as its reads allow (`Tx` in `store/store.py`: BEGIN goes with the
+accept; a transaction is now sent in as few hops as its reads allow (`Tx` in `store/tx.py`: BEGIN goes with the
 first statement, writes wait for the next read or the COMMIT, the ids of new op-log rows and effects are known once
 the write lock is held), 6 per accept. aiosqlite 0.22 has no public call to run a function on its thread, so
 `store._on_thread` uses its `Connection._execute` and `_conn`, what every public method of aiosqlite is made of

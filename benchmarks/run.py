@@ -72,13 +72,17 @@ def main() -> int:
         c = p["checkpoint"]
         save_json("checkpoint", asyncio.run(bench_checkpoint.main(c["intervals"], c["edits"], c["repeats"])))
         durations["checkpoint"] = time.perf_counter() - t
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "server"], capture_output=True, text=True, cwd=REPO).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "server"], capture_output=True, text=True, cwd=REPO
+    ).stdout.strip()
     meta = {
         "profile": profile,
         "command": "make bench" + (" BENCH_ARGS=--quick" if args.quick else ""),
         "argv": sys.argv[1:],
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": commit + (" (server/ modified)" if dirty else ""),
         "durations": durations,
         "total_s": time.perf_counter() - started,

@@ -12,8 +12,26 @@ import random
 from pathlib import Path
 
 _NAMES = [
-    "value", "result", "items", "config", "path", "node", "count", "index", "buffer", "request",
-    "response", "user", "record", "entry", "token", "offset", "limit", "cache", "state", "event",
+    "value",
+    "result",
+    "items",
+    "config",
+    "path",
+    "node",
+    "count",
+    "index",
+    "buffer",
+    "request",
+    "response",
+    "user",
+    "record",
+    "entry",
+    "token",
+    "offset",
+    "limit",
+    "cache",
+    "state",
+    "event",
 ]
 _CALLS = ["len", "str", "int", "sorted", "list", "dict", "max", "min", "sum", "any"]
 
@@ -62,7 +80,10 @@ def scatter_changes(lines: list[str], changes: int, rng: random.Random, tag: str
         out.extend(lines[pos:start])
         kind = rng.random()
         width = rng.randint(1, 3)
-        new = [f"    {tag}_{k}_{j} = {rng.choice(_CALLS)}({rng.choice(_NAMES)})  # changed\n" for j in range(rng.randint(1, 3))]
+        new = [
+            f"    {tag}_{k}_{j} = {rng.choice(_CALLS)}({rng.choice(_NAMES)})  # changed\n"
+            for j in range(rng.randint(1, 3))
+        ]
         if kind < 0.6:  # replace
             out.extend(new)
             pos = start + width

@@ -1,7 +1,7 @@
 import pytest
 from hypothesis import settings
 
-from harness import Session, write
+from support.harness import Session, write
 
 # Property tests judge correctness, not speed: on a loaded 2-core machine a per-example
 # deadline only produces flaky failures. Speed is measured in benchmarks/.
@@ -29,7 +29,7 @@ async def session(ws):
 
 
 def pytest_terminal_summary(terminalreporter):
-    from figures import FIGURES
+    from support.figures import FIGURES
 
     if FIGURES:
         terminalreporter.section("reliability figures")

@@ -1,4 +1,4 @@
-"""Errors of the public contract, with their JSON-RPC codes (PROTOCOL.md)."""
+"""Errors of the public contract, with their JSON-RPC codes (docs/protocol.md)."""
 
 from __future__ import annotations
 

@@ -14,8 +14,9 @@ Two mechanisms, both deterministic:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Protocol
 
 from .hunks import EDGE, Context
 
@@ -188,9 +189,7 @@ def locate(
     for fuzz in range(0, max_fuzz + 1):
         need_b = max(min(1, len(before)), len(before) - fuzz)
         need_a = max(min(1, len(after)), len(after) - fuzz)
-        fits = sorted(
-            ((-(sb + sa), abs(p - hint), p) for p, sb, sa in scored if sb >= need_b and sa >= need_a)
-        )
+        fits = sorted(((-(sb + sa), abs(p - hint), p) for p, sb, sa in scored if sb >= need_b and sa >= need_a))
         if not fits:
             continue
         if len(fits) > 1 and fits[0][:2] == fits[1][:2]:
@@ -199,9 +198,7 @@ def locate(
     if text:
         # A line typed right next to the text (and not yet checkpointed) hides its nearest
         # context on that side: all of its context on the other side still identifies it.
-        fits = sorted(
-            (-(sb + sa), abs(p - hint), p) for p, sb, sa in scored if sb == len(before) or sa == len(after)
-        )
+        fits = sorted((-(sb + sa), abs(p - hint), p) for p, sb, sa in scored if sb == len(before) or sa == len(after))
         if fits and not (len(fits) > 1 and fits[0][:2] == fits[1][:2]):
             return Found(fits[0][2], "one-side")
     if trust_hint and text and text_at(lines, text, hint):

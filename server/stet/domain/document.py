@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .anchor import LineEdit
-from .text import is_terminated, split_lines, utf16_to_index, line_body, utf16_len
+from .shapes import Range
+from .text import is_terminated, line_body, split_lines, utf16_len, utf16_to_index
 
 
 class Document:
@@ -32,7 +33,7 @@ class Document:
         li, ci = self.index(line, character)
         return sum(len(x) for x in self.lines[:li]) + ci
 
-    def apply_change(self, rng: dict | None, text: str) -> LineEdit | None:
+    def apply_change(self, rng: Range | None, text: str) -> LineEdit | None:
         """Apply one content change; the LineEdit that moves anchors, None for a full replace."""
         if rng is None:
             self.lines = split_lines(text)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import accumulate
-from typing import Sequence
 
+from .shapes import Position, TextEdit
 from .text import line_body, normalize_eol, split_lines, utf16_to_index
 
 
@@ -12,7 +13,7 @@ class OverlappingEdits(ValueError):
     pass
 
 
-def apply_text_edits(base: str, edits: Sequence[tuple[dict, str]], eol: str | None = None) -> str:
+def apply_text_edits(base: str, edits: Sequence[TextEdit], eol: str | None = None) -> str:
     """The text after `edits` ((range, newText) pairs, all relative to `base`, as LSP says).
 
     Positions past a line's end or the document's end are clamped, as LSP asks. When `eol`
@@ -21,13 +22,13 @@ def apply_text_edits(base: str, edits: Sequence[tuple[dict, str]], eol: str | No
     lines = split_lines(base)
     starts = list(accumulate(map(len, lines), initial=0))
 
-    def offset(pos: dict) -> int:
+    def offset(pos: Position) -> int:
         line, char = pos["line"], pos["character"]
         if line < 0:
             return 0
         if line >= len(lines):
             return len(base)
-        return starts[line] + utf16_to_index(line_body(lines[line]), max(0, char))
+        return int(starts[line] + utf16_to_index(line_body(lines[line]), max(0, char)))
 
     spans = []
     for order, (rng, text) in enumerate(edits):

@@ -10,10 +10,10 @@ from __future__ import annotations
 import difflib
 from bisect import bisect_left
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from operator import lt, ne, sub
-from typing import Iterable, Sequence
 
 from .text import split_lines
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .hunks import Context, Lines
+from .shapes import JSON, Range
 from .status import OPEN, Status
-from .text import split_lines, utf16_len, is_terminated
+from .text import is_terminated, split_lines, utf16_len
 
 
 @dataclass(slots=True)  # one per hunk, and a store may hold 100,000: no per-instance dict
@@ -58,7 +59,7 @@ class Hunk:
     def anchored_length(self) -> int:
         return len(self.replacement) if self.shows_new else len(self.old)
 
-    def lsp_range(self) -> dict:
+    def lsp_range(self) -> Range:
         text = self.anchored_text()
         start = {"line": self.line, "character": 0}
         if text and not is_terminated(text[-1]):
@@ -67,8 +68,8 @@ class Hunk:
             end = {"line": self.line + len(text), "character": 0}
         return {"start": start, "end": end}
 
-    def state(self) -> dict:
-        """The HunkState of PROTOCOL.md."""
+    def state(self) -> JSON:
+        """The HunkState of docs/protocol.md."""
         return {
             "id": self.id,
             "proposalId": self.proposal_id,

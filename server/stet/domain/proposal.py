@@ -9,20 +9,28 @@ Pure: file contents come in through `load`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
-from ..errors import Conflict, InvalidParams
 from .edits import OverlappingEdits, apply_text_edits
 from .hunks import EDGE, HunkSpec, diff_hunks
+from .shapes import TextEdit
 from .text import _BREAK, detect_eol, split_lines
+
+
+class BadProposal(ValueError):
+    """The proposal cannot be played (a missing file, overlapping edits, ...): the caller's input."""
+
+
+class VersionMismatch(ValueError):
+    """A versioned edit names a buffer version other than the editor's."""
 
 
 @dataclass
 class TextChange:
     uri: str
     version: int | None
-    edits: list[tuple[dict, str]]  # (LSP range, new text), relative to the file as it is then
+    edits: list[TextEdit]  # (LSP range, new text), relative to the file as it is then
 
 
 @dataclass
@@ -83,7 +91,7 @@ def plan(changes: list[Change], load: Callable[[str, int | None], str | None]) -
         if isinstance(change, TextChange):
             f = at(change.uri, change.version)
             if f is None:
-                raise InvalidParams(f"{change.uri} does not exist (create it with a CreateFile first)")
+                raise BadProposal(f"{change.uri} does not exist (create it with a CreateFile first)")
             # The file's own line terminator; a file with no line break yet (one this proposal
             # creates) has none, so the agent's text keeps its own.
             known = f.base or f.text or ""
@@ -91,14 +99,14 @@ def plan(changes: list[Change], load: Callable[[str, int | None], str | None]) -
             try:
                 f.text = apply_text_edits(f.text or "", change.edits, eol)
             except OverlappingEdits as exc:
-                raise InvalidParams(f"{change.uri}: {exc}") from None
+                raise BadProposal(f"{change.uri}: {exc}") from None
         elif change.kind == "create":
             f = at(change.uri)
             if f is not None:
                 if change.overwrite:
                     f.text = ""
                 elif not change.ignore_if_exists:
-                    raise InvalidParams(f"cannot create {change.uri}: it exists (set overwrite or ignoreIfExists)")
+                    raise BadProposal(f"cannot create {change.uri}: it exists (set overwrite or ignoreIfExists)")
                 continue
             files[change.uri] = _File(None, None, "")
         elif change.kind == "delete":
@@ -106,26 +114,28 @@ def plan(changes: list[Change], load: Callable[[str, int | None], str | None]) -
             if f is None:
                 if change.ignore_if_not_exists:
                     continue
-                raise InvalidParams(f"cannot delete {change.uri}: it does not exist")
+                raise BadProposal(f"cannot delete {change.uri}: it does not exist")
             f.text = None
         elif change.kind == "rename":
             if change.new_uri is None:
-                raise InvalidParams("a RenameFile needs newUri")
+                raise BadProposal("a RenameFile needs newUri")
             f = at(change.uri)
             if f is None:
-                raise InvalidParams(f"cannot rename {change.uri}: it does not exist")
+                raise BadProposal(f"cannot rename {change.uri}: it does not exist")
             target = at(change.new_uri)
             if target is not None:
                 if change.ignore_if_exists and not change.overwrite:
                     continue
                 if not change.overwrite:
-                    raise InvalidParams(f"cannot rename to {change.new_uri}: it exists (set overwrite)")
+                    raise BadProposal(f"cannot rename to {change.new_uri}: it exists (set overwrite)")
                 if target.origin is not None:
-                    raise InvalidParams(f"renaming over an existing file ({change.new_uri}) is not supported; delete it first")
+                    raise BadProposal(
+                        f"renaming over an existing file ({change.new_uri}) is not supported; delete it first"
+                    )
             files[change.new_uri] = _File(f.origin, f.base, f.text)
             f.text = None  # gone from its old place
         else:
-            raise InvalidParams(f"unknown file operation {change.kind!r}")
+            raise BadProposal(f"unknown file operation {change.kind!r}")
 
     result = Plan()
     by_origin: dict[str, tuple[str, _File]] = {}
@@ -149,11 +159,13 @@ def plan(changes: list[Change], load: Callable[[str, int | None], str | None]) -
                 result.hunks.append(Planned("edit", f.origin, spec))
             result.results[now] = moved.text
         else:  # gone at the end
-            result.hunks.append(Planned("delete", f.origin, HunkSpec(0, tuple(split_lines(f.base or "")), (), *WHOLE_FILE)))
+            result.hunks.append(
+                Planned("delete", f.origin, HunkSpec(0, tuple(split_lines(f.base or "")), (), *WHOLE_FILE))
+            )
             result.results[f.origin] = None
     return result
 
 
 def check_version(uri: str, wanted: int | None, actual: int | None) -> None:
     if wanted is not None and actual is not None and wanted != actual:
-        raise Conflict(f"{uri} is at version {actual} in the editor, the edit expects {wanted}")
+        raise VersionMismatch(f"{uri} is at version {actual} in the editor, the edit expects {wanted}")

@@ -12,11 +12,12 @@ turning a new text into whole-line LSP edits. Pure: no I/O.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from .anchor import LineIndex, locate
 from .hunks import TextMismatch, apply_edits, diff_hunks
 from .model import Hunk
+from .shapes import TextEdit
 from .text import detect_eol, normalize_eol, split_lines, text_range
 
 
@@ -24,7 +25,7 @@ class ChangeDoesNotFit(ValueError):
     """The change cannot be made against the file (the message says where and why)."""
 
 
-def line_edits(base: str, result: str) -> list[tuple[dict, str]]:
+def line_edits(base: str, result: str) -> list[TextEdit]:
     """LSP text edits of whole lines that turn `base` into `result`, one per changed run."""
     lines = split_lines(base)
     edits = []

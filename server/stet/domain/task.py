@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
 
 from .anchor import LineIndex, locate
 from .hunks import TextMismatch, apply_edits
 from .model import Hunk
+from .shapes import JSON
 from .status import Status
 from .text import split_lines
 
@@ -47,7 +48,7 @@ class TaskRow:
     updated_at: str
     lsn: int
 
-    def state(self) -> dict:
+    def state(self) -> JSON:
         return {
             "id": self.id,
             "title": self.title,
@@ -68,7 +69,7 @@ class StepRow:
     updated_at: str
     lsn: int
 
-    def state(self) -> dict:
+    def state(self) -> JSON:
         return {"n": self.n, "text": self.text, "status": self.status, "updatedAt": self.updated_at}
 
 
@@ -82,7 +83,7 @@ class NoteRow:
     at: str
     lsn: int
 
-    def state(self) -> dict:
+    def state(self) -> JSON:
         out = {"n": self.n, "kind": self.kind, "text": self.text, "why": self.why, "at": self.at}
         if self.answers is not None:
             out["answers"] = self.answers
@@ -122,7 +123,7 @@ def without_hunks(text: str, hunks: Iterable[Hunk]) -> str | None:
         return None
 
 
-def file_status(row: FileRow, now: bytes | None, task_hunks: Sequence[Hunk]) -> dict:
+def file_status(row: FileRow, now: bytes | None, task_hunks: Sequence[Hunk]) -> JSON:
     """Has the file changed since the agent read it, and by whom?
 
     `changedBy` is "task" when taking back this task's own edits applied since the read
@@ -156,7 +157,7 @@ def file_status(row: FileRow, now: bytes | None, task_hunks: Sequence[Hunk]) -> 
 LIVE = (Status.PENDING, Status.ACCEPTED, Status.APPLIED)
 
 
-def same_change(h: Hunk) -> tuple:
+def same_change(h: Hunk) -> tuple[object, ...]:
     return (h.uri, h.kind, h.new_uri, h.old_text, h.new_text)
 
 
@@ -169,8 +170,8 @@ def match_prior(new: Sequence[Hunk], prior: Sequence[Hunk]) -> tuple[list[Hunk],
     either: the developer said no, and the caller reports the feedback. Each prior hunk
     answers for at most one new hunk (a change made in two places is two hunks).
     """
-    live: dict[tuple, list[Hunk]] = {}
-    refused: dict[tuple, list[Hunk]] = {}
+    live: dict[tuple[object, ...], list[Hunk]] = {}
+    refused: dict[tuple[object, ...], list[Hunk]] = {}
     for h in sorted(prior, key=lambda h: (h.uri, h.line, h.seq)):
         if h.status in LIVE:
             live.setdefault(same_change(h), []).append(h)
@@ -213,7 +214,7 @@ def developer_changes(h: Hunk, name: str = "") -> str:
     return "\n".join(line.rstrip("\r\n") for line in diff) + "\n"
 
 
-def hunk_entry(h: Hunk, path: str) -> dict:
+def hunk_entry(h: Hunk, path: str) -> JSON:
     out = {**h.state(), "path": path, "line": h.line + 1}
     if h.applied_text is not None:
         out["developerChanges"] = developer_changes(h, path)
@@ -228,13 +229,13 @@ def build_context(
     files: Sequence[tuple[FileRow, bytes | None]],
     hunks: Sequence[Hunk],
     rel: Callable[[str], str],
-) -> dict:
+) -> JSON:
     """The structured picture of a task for a new worker (`stet/taskContext`, `stet resume --json`).
 
     `files` pairs each file read with its content now (None when it is gone); `rel` turns a
     uri into the path a person would type.
     """
-    groups: dict[str, list[dict]] = {g: [] for g in GROUPS}
+    groups: dict[str, list[JSON]] = {g: [] for g in GROUPS}
     for h in sorted(hunks, key=lambda h: (rel(h.uri), h.line, h.proposal_id, h.seq)):
         groups[group_of(h)].append(hunk_entry(h, rel(h.uri)))
     counts = {s.value: 0 for s in Status}
@@ -253,14 +254,18 @@ def build_context(
         files_read.append({"path": rel(row.uri), "uri": row.uri, **file_status(row, now, hunks)})
     files_read.sort(key=lambda f: f["path"])
 
-    open_questions: list[dict] = []
+    open_questions: list[JSON] = []
     for q in questions:
         if q["answer"] is None:
             open_questions.append({"kind": "question", "text": q["text"], "note": q["n"]})
     for s in steps:
         if s.status == "pending_confirmation":
             open_questions.append(
-                {"kind": "stepNeedsConfirmation", "text": f"Step {s.n} ({s.text}) waits for the developer's confirmation.", "step": s.n}
+                {
+                    "kind": "stepNeedsConfirmation",
+                    "text": f"Step {s.n} ({s.text}) waits for the developer's confirmation.",
+                    "step": s.n,
+                }
             )
     for e in groups["rejected"]:
         if not e["feedback"]:

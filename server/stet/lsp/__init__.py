@@ -1,1 +1,1 @@
-"""The LSP surface: pygls wiring only. Protocol messages in, review calls, hunks out."""
+"""The language server front end: the JSON-RPC wire and protocol, thin handlers, presentation."""

@@ -1,4 +1,4 @@
-"""Checking the raw JSON params of Stet's own requests and commands.
+"""Checking the raw JSON params of Stet's own LSP commands (decisions and listings).
 
 Anything malformed becomes InvalidParams with a message naming the field: a client
 gets an answer it can act on, never silence and never a crash.
@@ -6,78 +6,17 @@ gets an answer it can act on, never silence and never a crash.
 
 from __future__ import annotations
 
-import collections.abc
-import typing
-from typing import Any
-
-import cattrs
-from lsprotocol import converters, types
-
+from ..agents.params import obj, opt_str, req_str
 from ..domain.status import Status
 from ..errors import InvalidParams
-from ..domain.proposal import Change, FileOp, TextChange
 
-_converter = converters.get_converter()
-
-
-# lsprotocol's converter coerces: "1", 1.5 and true become the line 1, 5 becomes the text "5",
-# {} becomes an empty list of edits. The contract says wrong types are InvalidParams: be strict.
-def _exactly(kind: type, what: str):
-    def hook(value, _type):
-        if type(value) is not kind:
-            raise TypeError(f"expected {what}, got {type(value).__name__} {value!r:.40}")
-        return value
-
-    return hook
-
-
-_converter.register_structure_hook(int, _exactly(int, "an integer"))
-_converter.register_structure_hook(str, _exactly(str, "a string"))
-_converter.register_structure_hook(bool, _exactly(bool, "true or false"))
-
-
-def _is_sequence(t) -> bool:
-    return typing.get_origin(t) in (list, collections.abc.Sequence, collections.abc.MutableSequence)
-
-
-def _strict_sequence(t):
-    (item,) = typing.get_args(t) or (typing.Any,)
-
-    def hook(value, _type):
-        if not isinstance(value, list):
-            raise TypeError(f"expected a list, got {type(value).__name__}")
-        return [_converter.structure(v, item) for v in value]
-
-    return hook
-
-
-_converter.register_structure_hook_factory(_is_sequence, _strict_sequence)
+__all__ = ["expected_versions", "hunk_ids", "obj", "one_object", "opt_str", "req_str", "statuses"]
 
 
 def one_object(args: tuple | list | None, name: str) -> dict:
     if not args or len(args) != 1 or not isinstance(args[0], dict):
         raise InvalidParams(f"{name} takes one argument: a params object")
     return args[0]
-
-
-def obj(params: Any, name: str) -> dict:
-    if not isinstance(params, dict):
-        raise InvalidParams(f"{name}: params must be an object")
-    return params
-
-
-def opt_str(d: dict, key: str) -> str | None:
-    value = d.get(key)
-    if value is not None and not isinstance(value, str):
-        raise InvalidParams(f"`{key}` must be a string")
-    return value
-
-
-def req_str(d: dict, key: str) -> str:
-    value = d.get(key)
-    if not isinstance(value, str) or not value:
-        raise InvalidParams(f"`{key}` is required and must be a non-empty string")
-    return value
 
 
 def hunk_ids(d: dict) -> list[str]:
@@ -110,55 +49,3 @@ def statuses(d: dict) -> set[Status] | None:
         return {Status(v) for v in value}
     except (ValueError, TypeError):
         raise InvalidParams(f"`status` values must be among {', '.join(s.value for s in Status)}") from None
-
-
-def workspace_edit(raw: Any) -> list[Change]:
-    """The changes of a WorkspaceEdit in order: text edits per file and file operations."""
-    if not isinstance(raw, dict):
-        raise InvalidParams("`edit` must be a WorkspaceEdit object")
-    try:
-        edit = _converter.structure(raw, types.WorkspaceEdit)
-    except (cattrs.BaseValidationError, TypeError, ValueError, KeyError, AttributeError) as exc:
-        detail = "; ".join(cattrs.transform_error(exc)) if isinstance(exc, cattrs.BaseValidationError) else str(exc)
-        raise InvalidParams(f"`edit` is not a valid WorkspaceEdit: {detail}") from None
-    files: list[Change] = []
-    if edit.document_changes is not None:
-        for change in edit.document_changes:
-            if not isinstance(change, types.TextDocumentEdit):
-                files.append(_file_op(change))
-                continue
-            items = []
-            for e in change.edits:
-                if not isinstance(e, types.TextEdit):
-                    raise InvalidParams("annotated and snippet text edits are not supported; send plain TextEdits")
-                items.append((_range(e.range), e.new_text))
-            files.append(TextChange(change.text_document.uri, change.text_document.version, items))
-    elif edit.changes is not None:
-        for uri, edits in edit.changes.items():
-            files.append(TextChange(uri, None, [(_range(e.range), e.new_text) for e in edits]))
-    for f in files:
-        for rng, _ in getattr(f, "edits", ()):
-            for pos in (rng["start"], rng["end"]):
-                if not (0 <= pos["line"] < 2**31 and 0 <= pos["character"] < 2**31):
-                    raise InvalidParams(f"{f.uri}: position out of range: {pos}")
-    return files
-
-
-def _file_op(change: Any) -> FileOp:
-    o = change.options
-    if isinstance(change, types.CreateFile):
-        return FileOp("create", change.uri, None, bool(o and o.overwrite), bool(o and o.ignore_if_exists))
-    if isinstance(change, types.RenameFile):
-        return FileOp("rename", change.old_uri, change.new_uri, bool(o and o.overwrite), bool(o and o.ignore_if_exists))
-    if isinstance(change, types.DeleteFile):
-        if o and o.recursive:
-            raise InvalidParams(f"deleting folders ({change.uri}, recursive) is not supported; delete files")
-        return FileOp("delete", change.uri, ignore_if_not_exists=bool(o and o.ignore_if_not_exists))
-    raise InvalidParams(f"unsupported document change {type(change).__name__}")
-
-
-def _range(r: types.Range) -> dict:
-    return {
-        "start": {"line": r.start.line, "character": r.start.character},
-        "end": {"line": r.end.line, "character": r.end.character},
-    }

@@ -92,9 +92,13 @@ def code_lenses(hunks: list[Hunk], client_uri: str) -> list[types.CodeLens]:
     rejectable = [h for h in hunks if h.status in (Status.PENDING, Status.STALE)]
     if len(hunks) >= 2:
         if pending:
-            lenses.append(types.CodeLens(at_top, _cmd(f"Accept all ({len(pending)})", "stet.acceptFile", {"uri": client_uri})))
+            lenses.append(
+                types.CodeLens(at_top, _cmd(f"Accept all ({len(pending)})", "stet.acceptFile", {"uri": client_uri}))
+            )
         if rejectable:
-            lenses.append(types.CodeLens(at_top, _cmd(f"Reject all ({len(rejectable)})", "stet.rejectFile", {"uri": client_uri})))
+            lenses.append(
+                types.CodeLens(at_top, _cmd(f"Reject all ({len(rejectable)})", "stet.rejectFile", {"uri": client_uri}))
+            )
     for h in hunks:
         here = types.Range(types.Position(h.line, 0), types.Position(h.line, 0))
         ids = {"hunkIds": [h.id]}
@@ -191,6 +195,8 @@ def hover(h: Hunk, markdown: bool = True) -> types.Hover:
     while fence in h.old_text or fence in "".join(h.replacement):
         fence += "`"
     return types.Hover(
-        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=f"{head}\n\n{fence}diff\n{diff_block(h)}\n{fence}"),
+        contents=types.MarkupContent(
+            kind=types.MarkupKind.Markdown, value=f"{head}\n\n{fence}diff\n{diff_block(h)}\n{fence}"
+        ),
         range=_range(h),
     )

@@ -18,7 +18,8 @@ import logging
 import re
 import sys
 import threading
-from typing import Any, BinaryIO, Callable
+from collections.abc import Callable
+from typing import Any, BinaryIO
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +71,6 @@ READ_AHEAD = 8  # messages read but not yet handled, at most
 
 async def read_messages(
     stdin: BinaryIO,
-    executor,
     stop_event: threading.Event,
     handle: Callable[[Any], None],
     parse: Callable[[bytes], Any],
@@ -80,7 +80,6 @@ async def read_messages(
 
     One thread reads whole messages and hands each to the event loop as it arrives: the
     loop is woken once per message, and nobody has to wake the reader to read the next one.
-    `executor` is not used any more (kept for the callers' signature).
     """
     loop = asyncio.get_running_loop()
     frames: asyncio.Queue = asyncio.Queue()

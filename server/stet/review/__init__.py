@@ -1,5 +1,7 @@
 """The review service (see service.py); the rest of Stet imports it from here."""
-from .common import Editor, FileEdit, Limits, new_id
-from .service import Review
 
-__all__ = ["Editor", "FileEdit", "Limits", "Review", "new_id"]
+from .config import Editor, Limits, NoEditor, new_id
+from .service import Review
+from .session import Opened, open_review
+
+__all__ = ["Editor", "Limits", "NoEditor", "Opened", "Review", "new_id", "open_review"]

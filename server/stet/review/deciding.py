@@ -6,21 +6,30 @@ from __future__ import annotations
 import asyncio
 import os
 
+from ..domain import fileop
 from ..domain.anchor import LineIndex, at_with_context, locate
 from ..domain.model import Hunk, lines_of
 from ..domain.status import Status, TransitionError, plan
 from ..domain.text import detect_eol, normalize_eol, split_lines
 from ..errors import Conflict, InvalidParams, UnknownHunk
-from .. import fileops, process
 from ..faults import fault
-from ..store import EffectRow
-from ..store.store import now_iso
-from ..workspace import read_text
-from .common import new_id
+from ..store import EffectRow, Tx
+from ..store.rows import now_iso
+from ..workspace import owners
+from ..workspace.files import read_text
+from .config import new_id
+from .effects import Effects
+from .memory import Memory
+from .state import ReviewState
 
 
-class DecidingMixin:
+class Deciding:
     """decide and its checks."""
+
+    def __init__(self, state: ReviewState, memory: Memory, effects: Effects):
+        self.st = state
+        self.memory = memory
+        self.effects = effects
 
     async def decide(
         self,
@@ -37,15 +46,16 @@ class DecidingMixin:
     ) -> list[dict]:
         """accept / reject / undo, of given hunks or of every pending hunk of a file,
         proposal or task. All or nothing, idempotent by request id."""
-        store = self._store()
+        st = self.st
+        store = st.require_store()
         if request_id is not None:
-            self._check_id("requestId", request_id)
+            st.limits.check_id("requestId", request_id)
         if text is not None and (hunk_ids is None or len(hunk_ids) != 1):
             raise InvalidParams("`text` (accept with changes) takes exactly one hunk id")
         op_id = request_id or new_id("op-")
         if uri is not None:
-            uri = self.uri_of(uri)
-        async with self._op_lock:
+            uri = st.uri_of(uri)
+        async with st.op_lock:
             effects: list[EffectRow] = []
             async with store.write() as tx:
                 if hunk_ids is not None:  # the op (a replay?) and the hunks in one hop
@@ -62,27 +72,35 @@ class DecidingMixin:
                             raise UnknownHunk(f"unknown hunk id(s): {', '.join(missing)}", {"hunkIds": missing})
                     else:
                         wanted = [Status.PENDING] + ([Status.STALE] if action == "reject" else [])
-                        found = await tx.hunks_where(
-                            uri=uri, proposal_id=proposal_id, task_id=task_id, statuses=wanted
-                        )
+                        found = await tx.hunks_where(uri=uri, proposal_id=proposal_id, task_id=task_id, statuses=wanted)
                         rows = {h.id: h for h in found}
                         ids = list(rows)
                     effects = await self._decide_in(tx, op_id, action, ids, rows, expected, feedback, text)
                     # Until its effect has run, memory keeps the hunk where the text really is.
                     for effect in effects:
-                        self.in_flight.update(e["hunkId"] for e in effect.edits)
-                        self.effect_uris.add(effect.uri)
+                        st.in_flight.update(e["hunkId"] for e in effect.edits)
+                        st.effect_uris.add(effect.uri)
             try:
                 fault("decide:after-commit")
-                await self.sync()
+                await self.memory.sync()
                 for effect in effects:
-                    await self._run_effect(effect)
+                    await self.effects.run(effect)
             finally:
                 for effect in effects:
-                    self.in_flight.difference_update(e["hunkId"] for e in effect.edits)
-        return [self.hunks[i].state() for i in ids if i in self.hunks]
+                    st.in_flight.difference_update(e["hunkId"] for e in effect.edits)
+        return [st.hunks[i].state() for i in ids if i in st.hunks]
 
-    async def _decide_in(self, tx, op_id, action, ids, rows, expected, feedback, text) -> list[EffectRow]:
+    async def _decide_in(
+        self,
+        tx: Tx,
+        op_id: str,
+        action: str,
+        ids: list[str],
+        rows: dict[str, Hunk],
+        expected: dict[str, int] | None,
+        feedback: str | None,
+        text: str | None,
+    ) -> list[EffectRow]:
         for hid, version in (expected or {}).items():
             if hid in rows and rows[hid].version != version:
                 raise Conflict(
@@ -100,7 +118,7 @@ class DecidingMixin:
         reverts = [rows[h] for h, t in targets.items() if rows[h].status == Status.APPLIED]
         for h in reverts:
             await self._check_revertible(h)
-        args = {"hunkIds": ids}
+        args: dict[str, object] = {"hunkIds": ids}
         if feedback is not None:
             args["feedback"] = feedback
         if text is not None:
@@ -108,7 +126,7 @@ class DecidingMixin:
         lsn = await tx.log(op_id, action, args)
         stamp = now_iso()
         for hid in targets:
-            mem = self.hunks.get(hid)
+            mem = self.st.hunks.get(hid)
             if mem is not None:
                 rows[hid].line = mem.line
         if text is not None and action == "accept":
@@ -144,10 +162,10 @@ class DecidingMixin:
                 by_uri.setdefault(h.uri, []).append((h, edit))
             for uri, pairs in by_uri.items():
                 edits = [edit for _, edit in pairs]
-                target = "buffer" if uri in self.docs else "file"
-                owner = process.token() if target == "buffer" else None
-                eid = await tx.add_effect(lsn, uri, action_name, edits, target, owner)
-                effects.append(EffectRow(eid, lsn, uri, action_name, edits, "pending", 0, target, owner))
+                where = "buffer" if uri in self.st.open else "file"
+                owner = owners.token() if where == "buffer" else None
+                eid = await tx.add_effect(lsn, uri, action_name, edits, where, owner)
+                effects.append(EffectRow(eid, lsn, uri, action_name, edits, "pending", 0, where, owner))
         return effects
 
     @staticmethod
@@ -166,14 +184,17 @@ class DecidingMixin:
         }
 
     async def _check_revertible(self, h: Hunk) -> None:
-        mem = self.hunks.get(h.id, h)
+        ws = self.st.ws
+        mem = self.st.hunks.get(h.id, h)
         if h.kind != "edit":
             text = await self._current_text(h.uri)
-            source = await asyncio.to_thread(os.path.lexists, self.ws.resolve(h.uri))
-            target = bool(h.new_uri) and await asyncio.to_thread(os.path.lexists, self.ws.resolve(h.new_uri))
-            if fileops.undoable(h.kind, text, "".join(mem.replacement), source, target):
+            source = await asyncio.to_thread(os.path.lexists, ws.resolve(h.uri))
+            target = h.new_uri is not None and await asyncio.to_thread(os.path.lexists, ws.resolve(h.new_uri))
+            if fileop.undoable(h.kind, text, "".join(mem.replacement), source, target):
                 return
-            raise Conflict(f"cannot undo hunk {h.id}: the file changed since the {h.kind} was applied", {"hunkId": h.id})
+            raise Conflict(
+                f"cannot undo hunk {h.id}: the file changed since the {h.kind} was applied", {"hunkId": h.id}
+            )
         lines = await self._current_lines(h.uri)
         if lines is not None:
             found = at_with_context(lines, mem.replacement, mem.line, h.ctx_before, h.ctx_after) or locate(
@@ -184,15 +205,14 @@ class DecidingMixin:
         raise Conflict(f"cannot undo hunk {h.id}: its new text is no longer in {h.uri}", {"hunkId": h.id})
 
     async def _current_text(self, uri: str) -> str | None:
-        doc = self.docs.get(uri)
+        doc = self.st.doc(uri)
         if doc is not None:
             return doc.text
-        return await asyncio.to_thread(read_text, self.ws.resolve(uri))
+        return await asyncio.to_thread(read_text, self.st.ws.resolve(uri))
 
     async def _current_lines(self, uri: str) -> list[str] | None:
-        doc = self.docs.get(uri)
+        doc = self.st.doc(uri)
         if doc is not None:
             return doc.lines
-        text = await asyncio.to_thread(read_text, self.ws.resolve(uri))
+        text = await asyncio.to_thread(read_text, self.st.ws.resolve(uri))
         return None if text is None else split_lines(text)
-

@@ -6,74 +6,97 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Sequence
 
 from ..domain.anchor import LineIndex, at_with_context, locate
-from ..domain.effects import Verdict, classify
-from ..domain.hunks import apply_edits
-from ..domain.model import lines_of
+from ..domain.hunks import Lines, apply_edits
+from ..domain.model import Hunk, lines_of
 from ..domain.status import Status
 from ..domain.text import split_lines, text_range
+from ..domain.verdict import Verdict, classify
 from ..errors import StetError
-from .. import fileops, process
 from ..faults import fault
 from ..store import EffectRow
-from ..workspace import interprocess_lock, read_text, write_atomic
-from .common import APPLY_TIMEOUT, CONFIRM_TIMEOUT, new_id
+from ..workspace import fileops, owners
+from ..workspace.files import read_text, write_atomic
+from ..workspace.locks import interprocess_lock
+from .config import APPLY_TIMEOUT, CONFIRM_TIMEOUT, new_id
+from .memory import Memory
+from .state import ReviewState
 
 log = logging.getLogger(__name__)
 
+# (hunk, journal entry) pairs an effect still has to carry out
+Wanted = list[tuple[Hunk, dict]]
+# (first line, old lines, new lines, hunk) of an edit to make
+LineEdit = tuple[int, Lines, Lines, Hunk]
 
-class EffectsMixin:
+
+class Effects:
     """The effect runner."""
 
-    async def _run_effect(self, effect: EffectRow) -> None:
+    def __init__(self, state: ReviewState, memory: Memory):
+        self.st = state
+        self.memory = memory
+
+    async def run(self, effect: EffectRow) -> None:
         """Carry out one journaled effect, exactly once whatever happened before."""
-        wanted = []
+        st = self.st
+        wanted: Wanted = []
         # A later decision about the same hunk already carried out on the file (a revert or an
         # apply replayed from a lost buffer would undo it): this edit is history, not work.
-        superseded = await self._store().hunks_done_after(effect.lsn)
+        superseded = await st.require_store().hunks_done_after(effect.lsn)
         for e in effect.edits:
-            h = self.hunks.get(e["hunkId"])
+            h = st.hunks.get(e["hunkId"])
             if h is None or h.id in superseded:
                 continue
-            if effect.action == "apply" and h.status != (Status.APPLIED if effect.state == "unsaved" else Status.ACCEPTED):
+            if effect.action == "apply" and h.status != (
+                Status.APPLIED if effect.state == "unsaved" else Status.ACCEPTED
+            ):
                 continue  # decided otherwise since
-            if effect.action == "revert" and h.status in (Status.ACCEPTED, Status.APPLIED) and effect.state != "unsaved":
+            if (
+                effect.action == "revert"
+                and h.status in (Status.ACCEPTED, Status.APPLIED)
+                and effect.state != "unsaved"
+            ):
                 # Decided otherwise since - unless this revert lived in a buffer that was lost
                 # unsaved: then every later edit of this file is replayed on the file too, in
                 # order, and this one must come first.
                 continue
             wanted.append((h, e))
-        self.in_flight.update(h.id for h, _ in wanted)
+        st.in_flight.update(h.id for h, _ in wanted)
         try:
             # Text edits first: a rename decided at the same time must move the edited file.
             edits = [(h, e) for h, e in wanted if h.kind == "edit"]
             files = [(h, e) for h, e in wanted if h.kind != "edit"]
-            if edits and effect.uri in self.docs:
-                results, complete, in_buffer = await self._effect_in_buffer(effect, edits)
+            results: dict[str, str]
+            if edits and effect.uri in st.open:
+                results, complete, in_buffer = await self._in_buffer(effect, edits)
             elif edits:
                 # Run again after a crash, the rename of this same effect may already have moved
                 # the file: its edits are then checked (and made) where the file is now.
                 where = await asyncio.to_thread(self._moved_by, effect, files)
-                results, complete, in_buffer = await self._effect_on_disk(effect, edits, where)
+                results, complete, in_buffer = await self._on_disk(effect, edits, where)
             else:
                 results, complete, in_buffer = {}, True, False
-            moves = []
+            moves: list[tuple[str, str, str]] = []
             if files:
-                async with interprocess_lock(self._files_lock()):
-                    done, moves = await self._effect_on_files(effect, files)
+                async with interprocess_lock(st.files_lock()):
+                    done, moves = await self._on_files(effect, files)
                 results.update(done)
-            await self._finish_effect(effect, results, complete, in_buffer, moves)
+            await self._finish(effect, results, complete, in_buffer, moves)
         finally:
-            self.in_flight.difference_update(h.id for h, _ in wanted)
+            st.in_flight.difference_update(h.id for h, _ in wanted)
 
-    async def _effect_on_files(self, effect: EffectRow, wanted):
+    async def _on_files(self, effect: EffectRow, wanted: Wanted) -> tuple[dict[str, str], list[tuple[str, str, str]]]:
         """Create, delete or rename files; returns verdicts and the uri moves renames made."""
-        results, moves = {}, []
+        st = self.st
+        results: dict[str, str] = {}
+        moves: list[tuple[str, str, str]] = []
         for h, e in wanted:
-            path = self.ws.resolve(e["uri"])
-            new_path = self.ws.resolve(e["newUri"]) if e.get("newUri") else None
-            doc = self.docs.get(h.uri)
+            path = st.ws.resolve(e["uri"])
+            new_path = st.ws.resolve(e["newUri"]) if e.get("newUri") else None
+            doc = st.doc(h.uri)
             if doc is not None and h.kind in ("delete", "rename") and effect.action == "apply":
                 on_disk = await asyncio.to_thread(read_text, path)
                 if on_disk != doc.text:  # the buffer holds unsaved work the operation would lose
@@ -81,11 +104,13 @@ class EffectsMixin:
                     continue
             # The journal's before/after are relative to the action; fileops wants the hunk's own.
             old_text, new_text = (e["before"], e["after"]) if effect.action == "apply" else (e["after"], e["before"])
-            verdict = await asyncio.to_thread(fileops.settle, e["kind"], effect.action, path, new_path, old_text, new_text)
+            verdict = await asyncio.to_thread(
+                fileops.settle, e["kind"], effect.action, path, new_path, old_text, new_text
+            )
             results[h.id] = verdict
             for p in (path, new_path):
                 if p:
-                    self._own_write(p, await asyncio.to_thread(read_text, p))
+                    st.own_write(p, await asyncio.to_thread(read_text, p))
             if verdict == "done":
                 h.shows_new = effect.action == "apply"
                 if h.kind == "rename":
@@ -93,19 +118,21 @@ class EffectsMixin:
                     moves.append((*pair, h.id))
         return results, moves
 
-    def _plan_edits(self, lines: list[str], effect: EffectRow, wanted):
+    def _plan_edits(self, lines: list[str], wanted: Wanted) -> tuple[list[LineEdit], dict[str, Verdict]]:
         """Classify each edit against the content; returns (line edits to make, verdicts)."""
         index = LineIndex(lines)
-        edits, verdicts = [], {}
+        edits: list[LineEdit] = []
+        verdicts: dict[str, Verdict] = {}
         for h, e in wanted:
             src, dst = lines_of(e["before"]), lines_of(e["after"])
-            hint = h.line if h.uri in self.docs else e["line"]
+            hint = h.line if h.uri in self.st.open else e["line"]
             v = classify(lines, src, dst, hint, tuple(e["ctxBefore"]), tuple(e["ctxAfter"]), index)
             verdicts[h.id] = v
             if v.outcome == "apply":
                 edits.append((v.line, src, dst, h))
         edits.sort(key=lambda x: x[0])
-        kept, end = [], -1
+        kept: list[LineEdit] = []
+        end = -1
         for ed in edits:  # two edits over the same lines cannot both apply
             if ed[0] < end:
                 verdicts[ed[3].id] = Verdict("stale", ed[0])
@@ -115,37 +142,37 @@ class EffectsMixin:
         return kept, verdicts
 
     @staticmethod
-    def _positions_after(edits, line: int) -> int:
+    def _positions_after(edits: Sequence[LineEdit], line: int) -> int:
         """Where a line lands after the edits above it."""
         for start, src, dst, _ in edits:
             if start + len(src) <= line and not (start == line and not src):
                 line += len(dst) - len(src)
         return line
 
-    async def _effect_on_disk(self, effect: EffectRow, wanted, where: str | None = None):
+    async def _on_disk(self, effect: EffectRow, wanted: Wanted, where: str | None = None):
         # Other processes (the CLI, other windows) write files too: read, check and write under
         # one lock they all share, or two edits to one file at once could lose one of them.
-        async with interprocess_lock(self._files_lock()):
-            return await self._effect_on_disk_locked(effect, wanted, where)
+        async with interprocess_lock(self.st.files_lock()):
+            return await self._on_disk_locked(effect, wanted, where)
 
-    def _moved_by(self, effect: EffectRow, files) -> str | None:
+    def _moved_by(self, effect: EffectRow, files: Wanted) -> str | None:
         """The uri an apply effect's own rename already moved its file to (None: not moved)."""
         for _, e in files:
             if effect.action == "apply" and e["kind"] == "rename" and e["uri"] == effect.uri and e.get("newUri"):
                 try:
-                    src, dst = self.ws.resolve(e["uri"]), self.ws.resolve(e["newUri"])
+                    src, dst = self.st.ws.resolve(e["uri"]), self.st.ws.resolve(e["newUri"])
                 except StetError:
                     return None
                 if not os.path.lexists(src) and os.path.lexists(dst):
                     return e["newUri"]
         return None
 
-    def _files_lock(self) -> str:
-        return os.path.join(os.path.dirname(self._store().path), "files.lock")
-
-    async def _effect_on_disk_locked(self, effect: EffectRow, wanted, where: str | None = None):
+    async def _on_disk_locked(
+        self, effect: EffectRow, wanted: Wanted, where: str | None = None
+    ) -> tuple[dict[str, str], bool, bool]:
+        st = self.st
         try:
-            path = self.ws.resolve(where or effect.uri)
+            path = st.ws.resolve(where or effect.uri)
             text = await asyncio.to_thread(read_text, path)
         except StetError as exc:
             # No longer a text file of the workspace (binary, not UTF-8, a folder, a symlink
@@ -158,12 +185,12 @@ class EffectsMixin:
         if text is None:
             return {h.id: "stale" for h, _ in wanted}, True, False
         lines = split_lines(text)
-        edits, verdicts = self._plan_edits(lines, effect, wanted)
+        edits, verdicts = self._plan_edits(lines, wanted)
         if edits:
             new_lines = apply_edits(lines, [(s, src, dst) for s, src, dst, _ in edits])
             fault("effect:before-write")
             new_text = "".join(new_lines)
-            self._own_write(path, new_text)
+            st.own_write(path, new_text)
             try:
                 await asyncio.to_thread(write_atomic, path, new_text)
             except OSError as exc:
@@ -172,7 +199,7 @@ class EffectsMixin:
                 log.warning("cannot write %s now: %s", path, exc)
                 return {}, False, False
             fault("effect:after-write")
-            for h in self.by_uri.get(effect.uri, {}).values():
+            for h in st.by_uri.get(effect.uri, {}).values():
                 if h.id not in verdicts:
                     h.line = self._positions_after(edits, h.line)
         for h, _ in wanted:
@@ -183,9 +210,10 @@ class EffectsMixin:
             h.shows_new = effect.action == "apply"
         return {hid: ("stale" if v.outcome == "stale" else "done") for hid, v in verdicts.items()}, True, False
 
-    async def _effect_in_buffer(self, effect: EffectRow, wanted):
-        doc = self.docs[effect.uri]
-        edits, verdicts = self._plan_edits(doc.lines, effect, wanted)
+    async def _in_buffer(self, effect: EffectRow, wanted: Wanted) -> tuple[dict[str, str], bool, bool]:
+        st = self.st
+        doc = st.open[effect.uri].doc
+        edits, verdicts = self._plan_edits(doc.lines, wanted)
         results = {hid: "stale" for hid, v in verdicts.items() if v.outcome == "stale"}
         for h, _ in wanted:
             if verdicts[h.id].outcome == "done":
@@ -203,31 +231,27 @@ class EffectsMixin:
         label = "Stet: apply accepted change" if effect.action == "apply" else "Stet: undo change"
         try:
             ok = await asyncio.wait_for(
-                self.editor.apply_edit(self.client_uris.get(effect.uri, effect.uri), doc.version, lsp_edits, label),
-                APPLY_TIMEOUT,
+                st.editor.apply_edit(st.client_uri(effect.uri), doc.version, lsp_edits, label), APPLY_TIMEOUT
             )
-        except (asyncio.TimeoutError, Exception) as exc:  # the editor failed us: retry later
+        except (TimeoutError, Exception) as exc:  # the editor failed us: retry later
             log.warning("applyEdit failed for %s: %s", effect.uri, exc)
             ok = False
         fault("effect:after-write")
-        unconfirmed = []
-        if ok:
-            unconfirmed = await self._confirm_in_buffer(effect.uri, expected)
-        else:
-            unconfirmed = list(expected)
-        for hid, (line, dst, h) in expected.items():
+        unconfirmed = await self._confirm_in_buffer(effect.uri, expected) if ok else list(expected)
+        for hid, (_line, _dst, h) in expected.items():
             if hid not in unconfirmed:
                 results[hid] = "done"
                 h.shows_new = effect.action == "apply"
         return results, not unconfirmed, True
 
-    async def _confirm_in_buffer(self, uri: str, expected: dict) -> list[str]:
+    async def _confirm_in_buffer(self, uri: str, expected: dict[str, tuple[int, Lines, Hunk]]) -> list[str]:
         """Wait until the buffer shows each edit (editors may answer before their didChange)."""
+        st = self.st
         loop = asyncio.get_running_loop()
         deadline = loop.time() + CONFIRM_TIMEOUT
         pending = dict(expected)
         while True:
-            doc = self.docs.get(uri)
+            doc = st.doc(uri)
             if doc is None:
                 return list(pending)
             index = None
@@ -244,15 +268,23 @@ class EffectsMixin:
             remaining = deadline - loop.time()
             if not pending or remaining <= 0:
                 return list(pending)
-            event = self._doc_events.setdefault(uri, asyncio.Event())
+            event = st.doc_events.setdefault(uri, asyncio.Event())
             try:
                 await asyncio.wait_for(event.wait(), remaining)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
-    async def _finish_effect(self, effect: EffectRow, results: dict[str, str], complete: bool, in_buffer: bool, moves=()):
+    async def _finish(
+        self,
+        effect: EffectRow,
+        results: dict[str, str],
+        complete: bool,
+        in_buffer: bool,
+        moves: Sequence[tuple[str, str, str]] = (),
+    ) -> None:
         """Commit what the effect achieved: hunks applied or stale, files moved, the effect's state."""
-        store = self._store()
+        st = self.st
+        store = st.require_store()
         fault("effect:before-confirm")
         if complete:
             state = "unsaved" if in_buffer else "done"
@@ -262,13 +294,18 @@ class EffectsMixin:
             rows = await tx.hunks(results)
             changed = []
             for hid, result in results.items():
-                r, mem = rows.get(hid), self.hunks.get(hid)
+                r, mem = rows.get(hid), st.hunks.get(hid)
                 if r is None or mem is None:
                     continue
                 to = None
                 if effect.action == "apply" and r.status == Status.ACCEPTED:
                     to = Status.APPLIED if result == "done" else Status.STALE
-                elif effect.action == "apply" and effect.state == "unsaved" and result == "stale" and r.status == Status.APPLIED:
+                elif (
+                    effect.action == "apply"
+                    and effect.state == "unsaved"
+                    and result == "stale"
+                    and r.status == Status.APPLIED
+                ):
                     # Applied into a buffer that was lost unsaved, and the file no longer has the
                     # old text: the edit is not in the document and cannot be put back.
                     to = Status.STALE
@@ -293,45 +330,53 @@ class EffectsMixin:
                     # The file moved: its hunks follow it (the rename hunk keeps its own uri).
                     await tx.move_hunks(old_uri, new_uri, lsn, rename_id)
             # An edit now living in this window's unsaved buffer is this process's to settle.
-            owner = process.token() if state == "unsaved" else None
+            owner = owners.token() if state == "unsaved" else None
             await tx.set_effect(effect.id, state, effect.attempts + (0 if complete else 1), owner)
             # The edit moved the file's other hunks: record where, in the same commit, so a crash
             # right after does not leave them with stale positions (repeated lines could mislead).
             moved = [
                 (h.line, h.id)
-                for h in self.by_uri.get(effect.uri, {}).values()
+                for h in st.by_uri.get(effect.uri, {}).values()
                 if h.id not in results and h.line != h.stored_line
             ]
             if moved:
                 await tx.save_lines(moved)
             # Read with the COMMIT, in the same hop to SQLite's thread.
-            still_pending = tx.pending_effect_at_commit(effect.uri) if complete and effect.uri in self.effect_uris else None
+            still_pending = (
+                tx.pending_effect_at_commit(effect.uri) if complete and effect.uri in st.effect_uris else None
+            )
         effect.state = state
         fault("effect:after-confirm")
         for hid in results:
-            if hid in self.hunks:
-                self.hunks[hid].stored_line = self.hunks[hid].line
+            if hid in st.hunks:
+                st.hunks[hid].stored_line = st.hunks[hid].line
         for line, hid in moved:
-            if hid in self.hunks:
-                self.hunks[hid].stored_line = line
+            if hid in st.hunks:
+                st.hunks[hid].stored_line = line
         if still_pending is not None and not still_pending.rows:
-            self.effect_uris.discard(effect.uri)
-        await self.sync()
-        self.on_change({effect.uri, *(m[1] for m in moves)})
+            st.effect_uris.discard(effect.uri)
+        await self.memory.sync()
+        st.on_change({effect.uri, *(m[1] for m in moves)})
 
-    async def run_pending_effects(self, uri: str | None = None, states=("pending", "unsaved"), targets=("file", "buffer")) -> None:
-        store = self._store()
-        async with self._op_lock:
+    async def run_pending(
+        self,
+        uri: str | None = None,
+        states: Sequence[str] = ("pending", "unsaved"),
+        targets: Sequence[str] = ("file", "buffer"),
+    ) -> None:
+        """Carry out the journaled effects left to do (of one uri, or all)."""
+        st = self.st
+        store = st.require_store()
+        async with st.op_lock:
             for effect in await store.open_effects():
                 if (uri is None or effect.uri == uri) and effect.state in states and effect.target in targets:
-                    if effect.state == "unsaved" and effect.uri in self.docs:
+                    if effect.state == "unsaved" and effect.uri in st.open:
                         continue  # the buffer holds it; settled at save, close or restart
                     if (effect.state == "unsaved" or effect.target == "buffer") and self._held_elsewhere(effect):
                         continue  # another live window's buffer holds it: that window settles it
-                    await self._run_effect(effect)
+                    await self.run(effect)
                     fault("recover:after-effect")
 
     @staticmethod
     def _held_elsewhere(effect: EffectRow) -> bool:
-        return bool(effect.owner) and effect.owner != process.token() and process.alive(effect.owner)
-
+        return bool(effect.owner) and effect.owner != owners.token() and owners.alive(effect.owner)

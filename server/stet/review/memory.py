@@ -3,71 +3,85 @@ documents, and write back the status changes that follow from content."""
 
 from __future__ import annotations
 
+import asyncio
 import os
-from typing import Iterable
+from collections.abc import Iterable
 
+from ..domain import fileop
 from ..domain.anchor import LineIndex, locate
 from ..domain.model import Hunk
 from ..domain.status import Status, TransitionError, check
-from .. import fileops
-from .common import new_id
+from ..errors import StetError
+from .config import new_id
+from .state import ReviewState
 
 
-class MemoryMixin:
-    """Keeps `hunks`, `by_uri` and `anchors` in step with the store."""
+class Memory:
+    """Keeps `hunks`, `by_uri` and the anchors of open documents in step with the store."""
+
+    def __init__(self, state: ReviewState):
+        self.st = state
+        self._sync_lock = asyncio.Lock()
+        self._derive_lock = asyncio.Lock()
+        self._derived: dict[str, tuple[Status, int, Status]] = {}
 
     async def sync(self) -> set[str]:
         """Load every hunk changed since the last lsn seen; notify the uris concerned."""
+        st = self.st
         async with self._sync_lock:
-            rows = await self._store().hunks_since(self.seen_lsn)
+            rows = await st.require_store().hunks_since(st.seen_lsn)
             changed: set[str] = set()
             derived: list[tuple[Hunk, Status]] = []
             indexes: dict[str, LineIndex] = {}  # one per open document for the whole batch
             for row in rows:
                 derived.extend(self._merge(row, indexes))
                 changed.add(row.uri)
-                self.seen_lsn = max(self.seen_lsn, row.lsn)
+                st.seen_lsn = max(st.seen_lsn, row.lsn)
             if rows:
-                self.generation += 1
+                st.generation += 1
         if derived:
-            self._derive(derived)
+            self.derive(derived)
         if changed:
-            self.on_change(changed)
+            st.on_change(changed)
         return changed
 
     def _merge(self, row: Hunk, indexes: dict[str, LineIndex]) -> list[tuple[Hunk, Status]]:
-        old = self.hunks.get(row.id)
-        doc = self.docs.get(row.uri)
+        st = self.st
+        old = st.hunks.get(row.id)
+        f = st.open.get(row.uri)
         if old is None:
             row.stored_line = row.line
             row.shows_new = row.status == Status.APPLIED
-            self.hunks[row.id] = row
-            self.by_uri.setdefault(row.uri, {})[row.id] = row
-            if doc is None:
+            st.hunks[row.id] = row
+            st.by_uri.setdefault(row.uri, {})[row.id] = row
+            if f is None:
                 return []
-            self.anchors[row.uri].put(row.id, row)
-            return self._relocate(doc.lines, [row], self._index(indexes, row.uri, doc.lines))
+            f.anchors.put(row.id, row)
+            return self.relocate(f.doc.lines, [row], self._index(indexes, row.uri, f.doc.lines))
         if row.uri != old.uri:  # its file was renamed
-            self.by_uri.get(old.uri, {}).pop(old.id, None)
-            if old.uri in self.anchors:
-                self.anchors[old.uri].drop(old.id)
+            st.by_uri.get(old.uri, {}).pop(old.id, None)
+            was = st.open.get(old.uri)
+            if was is not None:
+                was.anchors.drop(old.id)
             old.uri = row.uri
-            self.by_uri.setdefault(row.uri, {})[row.id] = old
-            if doc is not None:
-                self.anchors[row.uri].put(row.id, old)
+            st.by_uri.setdefault(row.uri, {})[row.id] = old
+            if f is not None:
+                f.anchors.put(row.id, old)
         status_changed = old.status != row.status
         for name in ("status", "feedback", "version", "decided_at", "applied_text", "lsn", "message", "task_id"):
             setattr(old, name, getattr(row, name))
         old.stored_line = row.line
-        if row.id in self.in_flight:
+        if row.id in st.in_flight:
             return []
-        if doc is None:
+        if f is None:
             old.line = row.line
             old.shows_new = row.status == Status.APPLIED
-        elif status_changed and (row.status in (Status.PENDING, Status.STALE) or (row.status == Status.APPLIED) != old.shows_new):
+        elif status_changed and (
+            row.status in (Status.PENDING, Status.STALE) or (row.status == Status.APPLIED) != old.shows_new
+        ):
             # The change may have been judged against other content (the file on disk while the
             # editor was re-opening it, another process): the open buffer is what counts.
-            return self._relocate(doc.lines, [old], self._index(indexes, row.uri, doc.lines))
+            return self.relocate(f.doc.lines, [old], self._index(indexes, row.uri, f.doc.lines))
         return []
 
     @staticmethod
@@ -79,7 +93,7 @@ class MemoryMixin:
             index = indexes[uri] = LineIndex(lines)
         return index
 
-    def _relocate(
+    def relocate(
         self, lines: list[str] | None, hunks: Iterable[Hunk], index: LineIndex | None = None
     ) -> list[tuple[Hunk, Status]]:
         """Find each hunk's text in `lines` (None: the file does not exist); return the
@@ -90,7 +104,7 @@ class MemoryMixin:
         moved: list[tuple[int, int]] = []  # (old line, shift) of the texts found
         lost: list[Hunk] = []
         for h in hunks:
-            if h.id in self.in_flight:
+            if h.id in self.st.in_flight:
                 continue
             if h.kind != "edit":
                 if h.status in (Status.PENDING, Status.STALE):
@@ -141,24 +155,25 @@ class MemoryMixin:
         target = False
         if h.kind == "rename" and h.new_uri:
             try:
-                target = os.path.lexists(self.ws.resolve(h.new_uri))
-            except Exception:
+                target = os.path.lexists(self.st.ws.resolve(h.new_uri))
+            except (StetError, OSError, ValueError):
                 return False
-        return fileops.applicable(h.kind, text, h.old_text, h.new_text, target)
+        return fileop.applicable(h.kind, text, h.old_text, h.new_text, target)
 
-    def _derive(self, changes: list[tuple[Hunk, Status]]) -> None:
+    def derive(self, changes: list[tuple[Hunk, Status]]) -> None:
         """Queue status changes that follow from content; they are written with a
         compare-and-set, so a decision made meanwhile (here or elsewhere) wins."""
         for h, to in changes:
             self._derived[h.id] = (h.status, h.version, to)
-        self._spawn(self._flush_derived())
+        self.st.background.spawn(self.flush_derived())
 
-    async def _flush_derived(self) -> None:
+    async def flush_derived(self) -> None:
+        st = self.st
         async with self._derive_lock:
-            if not self._derived or self.store is None:
+            if not self._derived or st.store is None:
                 return
             items, self._derived = self._derived, {}
-            async with self.store.write() as tx:
+            async with st.store.write() as tx:
                 rows = await tx.hunks(items)
                 ok = []
                 for hid, (frm, version, to) in items.items():
@@ -175,7 +190,24 @@ class MemoryMixin:
                 lsn = await tx.log(new_id("re-"), "reanchor", {"hunkIds": [r.id for r, _ in ok]})
                 for r, to in ok:
                     r.status, r.version, r.lsn = to, r.version + 1, lsn
-                    r.line = self.hunks[r.id].line if r.id in self.hunks else r.line
+                    r.line = st.hunks[r.id].line if r.id in st.hunks else r.line
                     await tx.save_hunk(r)
         await self.sync()
 
+    async def checkpoint(self, uris: Iterable[str] | None = None) -> int:
+        """Persist anchor positions that moved since the last checkpoint."""
+        st = self.st
+        if st.store is None:
+            return 0
+        moved = [
+            (h.line, h.id)
+            for uri in (uris if uris is not None else list(st.by_uri))
+            for h in st.by_uri.get(uri, {}).values()
+            if h.line != h.stored_line
+        ]
+        if moved:
+            await st.store.save_lines(moved)
+            for line, hid in moved:
+                if hid in st.hunks:
+                    st.hunks[hid].stored_line = line
+        return len(moved)

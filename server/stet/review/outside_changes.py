@@ -4,39 +4,43 @@ debounced, then the hunks of files no editor has open are re-located on disk."""
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import os
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..domain.status import OPEN
 from ..domain.text import split_lines
 from ..errors import StetError
-from ..workspace import read_text, uri_to_path
-from .common import OUTSIDE_DEBOUNCE
+from ..workspace.files import read_text
+from ..workspace.paths import uri_to_path
+from .config import OUTSIDE_DEBOUNCE
+from .memory import Memory
+from .state import ReviewState, content_digest
 
 log = logging.getLogger(__name__)
 
 
-class OutsideChangesMixin:
+class OutsideChanges:
     """Re-anchoring after changes on disk."""
 
-    def _own_write(self, path: str, text: str | None) -> None:
-        """Remember what Stet itself wrote, so the watcher does not take it for an outside change."""
-        self._own_writes[path] = None if text is None else hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    def __init__(self, state: ReviewState, memory: Memory):
+        self.st = state
+        self.memory = memory
+        self._pending: set[str] = set()
 
-    def outside_changed(self, uris: Iterable[str]) -> None:
+    def changed(self, uris: Iterable[str]) -> None:
         """Files changed on disk (a checkout, another tool, the agent): re-anchor their hunks."""
+        targets = self._rename_targets()
         for uri in uris:
-            if uri in self.by_uri or uri in self._rename_targets():
-                self._outside.add(uri)
-        if self._outside:
-            self._later("outside", OUTSIDE_DEBOUNCE, self._flush_outside)
+            if uri in self.st.by_uri or uri in targets:
+                self._pending.add(uri)
+        if self._pending:
+            self.st.background.later("outside", OUTSIDE_DEBOUNCE, self._flush)
 
     def folders_to_watch(self) -> set[str]:
         """Folders holding files (or rename targets) with open hunks."""
         folders = set()
-        for uri, hunks in self.by_uri.items():
+        for uri, hunks in self.st.by_uri.items():
             for h in hunks.values():
                 if h.status in OPEN:
                     for u in (uri, h.new_uri):
@@ -49,46 +53,49 @@ class OutsideChangesMixin:
         return folders
 
     def _rename_targets(self) -> dict[str, str]:
-        return {h.new_uri: h.uri for h in self.hunks.values() if h.new_uri and h.status in OPEN}
+        return {h.new_uri: h.uri for h in self.st.hunks.values() if h.new_uri and h.status in OPEN}
 
-    async def _flush_outside(self) -> None:
-        uris, self._outside = self._outside, set()
-        if self.store is None or not self.ready.is_set():
+    async def _flush(self) -> None:
+        st = self.st
+        uris, self._pending = self._pending, set()
+        if st.store is None or not st.ready.is_set():
             return
         targets = self._rename_targets()
         todo = set()
         for uri in uris:
             if uri in targets:
                 todo.add(targets[uri])
-            if uri in self.docs:
+            if uri in st.open:
                 continue  # the editor's buffer is what counts while it is open
             try:
-                path = self.ws.resolve(uri)
+                path = st.ws.resolve(uri)
                 text = await asyncio.to_thread(read_text, path)
             except Exception:
                 todo.add(uri)
                 continue
-            digest = None if text is None else hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-            if path in self._own_writes and self._own_writes[path] == digest:
+            digest = None if text is None else content_digest(text)
+            if path in st.own_writes and st.own_writes[path] == digest:
                 continue  # what we wrote ourselves
             todo.add(uri)
         if todo:
-            await self._relocate_on_disk(todo)
+            await self.relocate_on_disk(todo)
 
-    async def _relocate_on_disk(self, uris: Iterable[str]) -> None:
+    async def relocate_on_disk(self, uris: Iterable[str]) -> None:
+        """Re-locate the open hunks of these files (those no editor has open) in the files on disk."""
+        st = self.st
+        uris = set(uris)
         derived = []
         for uri in uris:
-            hunks = [h for h in self.by_uri.get(uri, {}).values() if h.status in OPEN]
-            if not hunks or uri in self.docs:
+            hunks = [h for h in st.by_uri.get(uri, {}).values() if h.status in OPEN]
+            if not hunks or uri in st.open:
                 continue
             try:
-                text = await asyncio.to_thread(read_text, self.ws.resolve(uri))
+                text = await asyncio.to_thread(read_text, st.ws.resolve(uri))
             except Exception as exc:  # unreadable now: treat like a missing file
                 log.warning("cannot read %s: %s", uri, exc)
                 text = None
-            derived.extend(self._relocate(None if text is None else split_lines(text), hunks))
+            derived.extend(self.memory.relocate(None if text is None else split_lines(text), hunks))
         if derived:
-            self._derive(derived)
-            await self._flush_derived()
-        self.on_change(set(uris))
-
+            self.memory.derive(derived)
+            await self.memory.flush_derived()
+        st.on_change(uris)

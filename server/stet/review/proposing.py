@@ -6,17 +6,20 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..domain.model import Hunk
-from ..domain.proposal import Change, FileOp, TextChange, check_version
+from ..domain.proposal import BadProposal, Change, FileOp, TextChange, VersionMismatch, check_version
 from ..domain.proposal import plan as plan_proposal
 from ..domain.status import Status
 from ..domain.task import match_prior
-from ..errors import Conflict, TooLarge
+from ..errors import Conflict, InvalidParams, TooLarge
 from ..faults import fault
-from ..workspace import read_text
-from .common import new_id
+from ..store import Tx
+from ..workspace.files import read_text
+from .config import new_id
+from .memory import Memory
+from .state import ReviewState
 
 
 def _canonical(c: Change) -> list:
@@ -40,8 +43,12 @@ def _sha(data: object) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-class ProposingMixin:
+class Proposing:
     """propose and its helpers."""
+
+    def __init__(self, state: ReviewState, memory: Memory):
+        self.st = state
+        self.memory = memory
 
     async def propose(
         self,
@@ -62,27 +69,36 @@ class ProposingMixin:
         the caller derived `changes` from the files as they are (a re-sent diff then replays
         even after the files moved on); `already_in` names hunks of the task the caller found
         already applied in what the agent re-sent (reported, not created)."""
-        store = self._store()
-        self._check_id("proposalId", proposal_id)
+        st = self.st
+        store = st.require_store()
+        limits = st.limits
+        limits.check_id("proposalId", proposal_id)
         if task_id is not None:
-            self._check_id("taskId", task_id)
-        size = sum(len(t.encode("utf-8", "surrogatepass")) for c in changes if isinstance(c, TextChange) for _, t in c.edits)
-        if size > self.limits.max_bytes:
-            raise TooLarge(f"the proposal carries {size} bytes of text; the limit is {self.limits.max_bytes}")
+            limits.check_id("taskId", task_id)
+        size = sum(
+            len(t.encode("utf-8", "surrogatepass")) for c in changes if isinstance(c, TextChange) for _, t in c.edits
+        )
+        if size > limits.max_bytes:
+            raise TooLarge(f"the proposal carries {size} bytes of text; the limit is {limits.max_bytes}")
         changes = [self._normalized(c) for c in changes]  # refuses the whole proposal if any uri is outside
         edit_hash = edit_hash or _sha([_canonical(c) for c in changes])
         existing = await store.proposal(proposal_id)
         if existing is not None and existing["edit_hash"] == edit_hash:
             return self._proposal_answer(proposal_id, await self._propose_result(proposal_id))
-        async with self._op_lock:
+        async with st.op_lock:
             texts = await self._texts({u for c in changes for u in (c.uri, getattr(c, "new_uri", None)) if u})
 
             def load(uri: str, version: int | None) -> str | None:
-                doc = self.docs.get(uri)
+                doc = st.doc(uri)
                 check_version(uri, version, doc.version if doc else None)
                 return texts[uri]
 
-            planned = plan_proposal(changes, load)
+            try:
+                planned = plan_proposal(changes, load)
+            except BadProposal as exc:
+                raise InvalidParams(str(exc)) from None
+            except VersionMismatch as exc:
+                raise Conflict(str(exc)) from None
             result_hash = _sha(sorted(planned.results.items(), key=lambda kv: kv[0]))
             new_hunks = [
                 Hunk(
@@ -103,8 +119,8 @@ class ProposingMixin:
                 )
                 for seq, p in enumerate(planned.hunks)
             ]
-            if len(new_hunks) > self.limits.max_hunks:
-                raise TooLarge(f"the proposal makes {len(new_hunks)} hunks; the limit is {self.limits.max_hunks}")
+            if len(new_hunks) > limits.max_hunks:
+                raise TooLarge(f"the proposal makes {len(new_hunks)} hunks; the limit is {limits.max_hunks}")
             async with store.write() as tx:
                 existing = await tx.proposal(proposal_id)
                 if existing is not None:
@@ -130,7 +146,12 @@ class ProposingMixin:
                     lsn = await tx.log(
                         f"propose/{proposal_id}",
                         "propose",
-                        {"proposalId": proposal_id, "taskId": task_id, "agent": agent, "files": sorted(planned.results)},
+                        {
+                            "proposalId": proposal_id,
+                            "taskId": task_id,
+                            "agent": agent,
+                            "files": sorted(planned.results),
+                        },
                         result,
                     )
                     await tx.add_proposal(proposal_id, task_id, agent, message, edit_hash, result_hash, lsn)
@@ -141,10 +162,10 @@ class ProposingMixin:
                         h.status, h.version, h.lsn = Status.SUPERSEDED, h.version + 1, lsn
                         await tx.save_hunk(h)
             fault("propose:after-commit")
-            await self.sync()
+            await self.memory.sync()
         return self._proposal_answer(proposal_id, result)
 
-    async def _superseded_by(self, tx, new_hunks: list[Hunk], task_id: str | None) -> list[Hunk]:
+    async def _superseded_by(self, tx: Tx, new_hunks: list[Hunk], task_id: str | None) -> list[Hunk]:
         """Pending hunks of the same task whose old text a new hunk touches: the agent changed
         its mind about them. They are marked superseded, never merged with the new ones."""
         if task_id is None:
@@ -152,7 +173,7 @@ class ProposingMixin:
         older = await tx.hunks_where(task_id=task_id, statuses=[Status.PENDING])
         replaced = []
         for old in older:
-            mem = self.hunks.get(old.id)
+            mem = self.st.hunks.get(old.id)
             line = mem.line if mem is not None else old.line
             for new in new_hunks:
                 if new.uri != old.uri and not (new.kind == "rename" and old.uri == new.uri):
@@ -163,12 +184,12 @@ class ProposingMixin:
         return replaced
 
     async def _propose_result(self, proposal_id: str) -> dict | None:
-        op = await self._store().op(f"propose/{proposal_id}")
+        op = await self.st.require_store().op(f"propose/{proposal_id}")
         return op.result if op is not None else None
 
     async def replay(self, proposal_id: str, edit_hash: str) -> dict | None:
         """The answer of a proposal already made with this content, else None."""
-        existing = await self._store().proposal(proposal_id)
+        existing = await self.st.require_store().proposal(proposal_id)
         if existing is None or existing["edit_hash"] != edit_hash:
             return None
         return self._proposal_answer(proposal_id, await self._propose_result(proposal_id))
@@ -177,10 +198,15 @@ class ProposingMixin:
         """The proposal's hunks; with a task, also the earlier hunks of that task it repeated:
         `rejectedBefore` those the developer rejected (their feedback says why), including
         this proposal's own, and `alreadyProposed` the others, which were not created again."""
-        hunks = sorted((h for h in self.hunks.values() if h.proposal_id == proposal_id), key=lambda h: h.seq)
+        all_hunks = self.st.hunks
+        hunks = sorted((h for h in all_hunks.values() if h.proposal_id == proposal_id), key=lambda h: h.seq)
         result = result or {}
-        earlier = [self.hunks[i] for i in (*result.get("repeated", ()), *result.get("rejectedBefore", ())) if i in self.hunks]
-        refused = [h for h in hunks if h.status == Status.REJECTED] + [h for h in earlier if h.status == Status.REJECTED]
+        earlier = [
+            all_hunks[i] for i in (*result.get("repeated", ()), *result.get("rejectedBefore", ())) if i in all_hunks
+        ]
+        refused = [h for h in hunks if h.status == Status.REJECTED] + [
+            h for h in earlier if h.status == Status.REJECTED
+        ]
         return {
             "proposalId": proposal_id,
             "hunks": [h.state() for h in hunks],
@@ -189,12 +215,13 @@ class ProposingMixin:
         }
 
     def _normalized(self, c: Change) -> Change:
+        uri_of = self.st.uri_of
         if isinstance(c, TextChange):
-            return TextChange(self.uri_of(c.uri), c.version, c.edits)
+            return TextChange(uri_of(c.uri), c.version, c.edits)
         return FileOp(
             c.kind,
-            self.uri_of(c.uri),
-            self.uri_of(c.new_uri) if c.new_uri else None,
+            uri_of(c.uri),
+            uri_of(c.new_uri) if c.new_uri else None,
             c.overwrite,
             c.ignore_if_exists,
             c.ignore_if_not_exists,
@@ -204,7 +231,6 @@ class ProposingMixin:
         """The current text of each uri: the open buffer, else the file (None: no such file)."""
         out: dict[str, str | None] = {}
         for uri in uris:
-            doc = self.docs.get(uri)
-            out[uri] = doc.text if doc is not None else await asyncio.to_thread(read_text, self.ws.resolve(uri))
+            doc = self.st.doc(uri)
+            out[uri] = doc.text if doc is not None else await asyncio.to_thread(read_text, self.st.ws.resolve(uri))
         return out
-

@@ -4,37 +4,39 @@ Data flows one way: a request is validated against the store inside a write tran
 the decision is committed, then its journaled effects are carried out (an edit in the
 editor's buffer or an atomic write of the file), then the outcome is committed too.
 Memory follows the store through `sync`, the same path for our own writes, for other
-processes' writes and for recovery at start. Each part of the service lives in its own
-module of this package; `Review` puts them together around one shared state.
+processes' writes and for recovery at start.
+
+`Review` is composed, not inherited: one `ReviewState` is handed to small collaborators
+(memory, proposing, deciding, effects, documents, outside changes, recovery), each in its
+own module; this class only wires them and is what the rest of Stet calls.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
-from typing import Awaitable, Callable, Iterable
+import builtins
+from collections.abc import Callable, Iterable, Sequence
 
-from ..domain.anchor import Anchors
 from ..domain.document import Document
 from ..domain.model import Hunk
+from ..domain.proposal import Change
 from ..domain.status import Status
-from ..errors import StetError, InvalidParams, StoreUnavailable
+from ..errors import StetError
 from ..store import Store
-from ..workspace import Workspace
-from .common import Editor, Limits
-from .deciding import DecidingMixin
-from .documents import DocumentsMixin
-from .effects import EffectsMixin
-from .memory import MemoryMixin
-from .proposing import ProposingMixin
-from .outside_changes import OutsideChangesMixin
-from .recovery import RecoveryMixin
+from ..workspace.paths import Workspace
+from .config import Editor, Limits
+from .deciding import Deciding
+from .documents import ContentChange, Documents
+from .effects import Effects
+from .memory import Memory
+from .outside_changes import OutsideChanges
+from .proposing import Proposing
+from .recovery import Recovery
+from .state import ReviewState
 
-log = logging.getLogger(__name__)
 
-
-class Review(MemoryMixin, ProposingMixin, DecidingMixin, EffectsMixin, DocumentsMixin, OutsideChangesMixin, RecoveryMixin):
-    """One review of one workspace: the shared state below, the behaviour in the mixins."""
+class Review:
+    """One review of one workspace."""
 
     def __init__(
         self,
@@ -43,85 +45,175 @@ class Review(MemoryMixin, ProposingMixin, DecidingMixin, EffectsMixin, Documents
         on_change: Callable[[set[str]], None],
         limits: Limits | None = None,
     ):
-        self.ws = workspace
-        self.editor = editor
-        self.on_change = on_change
-        self.limits = limits or Limits()
-        self.store: Store | None = None
-        self.store_error: StoreUnavailable | None = None
-        self.hunks: dict[str, Hunk] = {}
-        self.by_uri: dict[str, dict[str, Hunk]] = {}
-        self.docs: dict[str, Document] = {}
-        self.anchors: dict[str, Anchors] = {}
-        self.client_uris: dict[str, str] = {}
-        self._open_as: dict[str, str] = {}  # client uri of an open document -> its uri
-        self.in_flight: set[str] = set()
-        self.effect_uris: set[str] = set()  # uris with effects not finished yet
-        self.seen_lsn = 0
-        self.generation = 0  # bumped whenever hunks change in memory: cheap "anything new?" test
-        self.ready = asyncio.Event()
-        self.recovery_error: StetError | None = None
-        self._op_lock = asyncio.Lock()
-        self._sync_lock = asyncio.Lock()
-        self._derive_lock = asyncio.Lock()
-        self._derived: dict[str, tuple[Status, int, Status]] = {}
-        self._doc_events: dict[str, asyncio.Event] = {}
-        self._timers: dict[str, asyncio.TimerHandle] = {}
-        self._tasks: set[asyncio.Task] = set()
-        self._outside: set[str] = set()
-        self._own_writes: dict[str, str | None] = {}
+        self.state = st = ReviewState(workspace, editor, on_change, limits or Limits())
+        self.memory = Memory(st)
+        self.effects = Effects(st, self.memory)
+        self.outside = OutsideChanges(st, self.memory)
+        self.proposing = Proposing(st, self.memory)
+        self.deciding = Deciding(st, self.memory, self.effects)
+        self.documents = Documents(st, self.memory, self.effects, self.outside)
+        self.recovery = Recovery(st, self.memory, self.effects, self.outside)
 
-    # --- plumbing ----------------------------------------------------------------------
-    def _store(self) -> Store:
-        if self.store is None:
-            raise self.store_error or StoreUnavailable("the review store is not open yet")
-        return self.store
+    # --- what the review knows -------------------------------------------------------------
+    @property
+    def ws(self) -> Workspace:
+        return self.state.ws
 
-    def _spawn(self, coro: Awaitable) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
+    @property
+    def store(self) -> Store | None:
+        return self.state.store
 
-    def _task_done(self, task: asyncio.Task) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("background task failed", exc_info=task.exception())
+    @property
+    def hunks(self) -> dict[str, Hunk]:
+        return self.state.hunks
 
-    def _later(self, key: str, delay: float, fn: Callable[[], Awaitable]) -> None:
-        """Run `fn` once, `delay` seconds after the last call with this key (a debounce)."""
-        old = self._timers.pop(key, None)
-        if old:
-            old.cancel()
-        loop = asyncio.get_running_loop()
-        self._timers[key] = loop.call_later(delay, lambda: (self._timers.pop(key, None), self._spawn(fn())))
+    @property
+    def by_uri(self) -> dict[str, dict[str, Hunk]]:
+        return self.state.by_uri
+
+    @property
+    def generation(self) -> int:
+        return self.state.generation
+
+    @property
+    def ready(self) -> asyncio.Event:
+        """Set once the review may answer requests (recovered, or loaded)."""
+        return self.state.ready
+
+    @property
+    def recovery_error(self) -> StetError | None:
+        return self.state.recovery_error
+
+    def require_store(self) -> Store:
+        return self.state.require_store()
 
     def uri_of(self, uri: str) -> str:
-        return self.ws.normalize(uri)
+        """The normalised uri (file:///real/path) of a uri inside the workspace; raises outside it."""
+        return self.state.uri_of(uri)
 
+    def doc(self, uri: str) -> Document | None:
+        """The editor's open buffer of `uri`, if any."""
+        return self.state.doc(uri)
 
-    def _check_id(self, name: str, value: object) -> None:
-        if not isinstance(value, str) or not value or len(value) > self.limits.max_id_length:
-            raise InvalidParams(f"{name} must be a non-empty string of at most {self.limits.max_id_length} characters")
+    async def bytes_now(self, uri: str) -> bytes | None:
+        """The file's content as the review sees it now: the open buffer, else the disk."""
+        return await self.state.bytes_now(uri)
 
-    # --- queries ------------------------------------------------------------------------
-    def list(self, uri=None, statuses=None, proposal_id=None, task_id=None) -> list[Hunk]:
-        pool: Iterable[Hunk] = self.by_uri.get(uri, {}).values() if uri is not None else self.hunks.values()
+    def client_uri(self, uri: str) -> str:
+        """The uri the editor uses for `uri` (as it sent it in didOpen)."""
+        return self.state.client_uri(uri)
+
+    def list(
+        self,
+        uri: str | None = None,
+        statuses: Iterable[Status] | None = None,
+        proposal_id: str | None = None,
+        task_id: str | None = None,
+    ) -> builtins.list[Hunk]:
+        wanted = set(statuses) if statuses is not None else None
+        pool = self.state.by_uri.get(uri, {}).values() if uri is not None else self.state.hunks.values()
         out = [
             h
             for h in pool
-            if (statuses is None or h.status in statuses)
+            if (wanted is None or h.status in wanted)
             and (proposal_id is None or h.proposal_id == proposal_id)
             and (task_id is None or h.task_id == task_id)
         ]
         out.sort(key=lambda h: (h.uri, h.line, h.proposal_id, h.seq))
         return out
 
-    def open_hunks(self, uri: str) -> list[Hunk]:
+    def open_hunks(self, uri: str) -> builtins.list[Hunk]:
         return [h for h in self.list(uri) if h.is_open]
 
     def counts(self) -> dict[str, int]:
-        counts = {s.value: 0 for s in Status}
-        for h in self.hunks.values():
-            counts[h.status.value] += 1
-        return counts
+        return self.state.counts()
 
+    # --- the store ---------------------------------------------------------------------------
+    async def sync(self) -> set[str]:
+        """Load what changed in the store since the last look (any process's commits)."""
+        return await self.memory.sync()
+
+    async def recover(self) -> dict:
+        return await self.recovery.recover()
+
+    async def checkpoint(self, uris: Iterable[str] | None = None) -> int:
+        return await self.memory.checkpoint(uris)
+
+    async def run_pending_effects(
+        self,
+        uri: str | None = None,
+        states: Sequence[str] = ("pending", "unsaved"),
+        targets: Sequence[str] = ("file", "buffer"),
+    ) -> None:
+        await self.effects.run_pending(uri, states, targets)
+
+    async def close(self) -> None:
+        await self.recovery.close()
+
+    def stop_now(self) -> None:
+        """The event loop is ending: stop the store's worker thread without waiting."""
+        if self.state.store is not None:
+            self.state.store.stop_thread()
+
+    # --- proposals and decisions ---------------------------------------------------------------
+    async def propose(
+        self,
+        proposal_id: str,
+        changes: builtins.list[Change],
+        task_id: str | None = None,
+        agent: str | None = None,
+        message: str | None = None,
+        *,
+        edit_hash: str | None = None,
+        already_in: Iterable[str] = (),
+    ) -> dict:
+        return await self.proposing.propose(
+            proposal_id, changes, task_id, agent, message, edit_hash=edit_hash, already_in=already_in
+        )
+
+    async def replay(self, proposal_id: str, edit_hash: str) -> dict | None:
+        return await self.proposing.replay(proposal_id, edit_hash)
+
+    async def decide(
+        self,
+        action: str,
+        hunk_ids: builtins.list[str] | None = None,
+        *,
+        uri: str | None = None,
+        proposal_id: str | None = None,
+        task_id: str | None = None,
+        request_id: str | None = None,
+        expected: dict[str, int] | None = None,
+        feedback: str | None = None,
+        text: str | None = None,
+    ) -> builtins.list[dict]:
+        return await self.deciding.decide(
+            action,
+            hunk_ids,
+            uri=uri,
+            proposal_id=proposal_id,
+            task_id=task_id,
+            request_id=request_id,
+            expected=expected,
+            feedback=feedback,
+            text=text,
+        )
+
+    # --- the editor's documents and the files ----------------------------------------------------
+    def opened(self, client_uri: str, text: str, version: int | None) -> None:
+        self.documents.opened(client_uri, text, version)
+
+    def changed(self, client_uri: str, version: int | None, changes: builtins.list[ContentChange]) -> None:
+        self.documents.changed(client_uri, version, changes)
+
+    async def saved(self, client_uri: str) -> None:
+        await self.documents.saved(client_uri)
+
+    async def closed(self, client_uri: str) -> None:
+        await self.documents.closed(client_uri)
+
+    def outside_changed(self, uris: Iterable[str]) -> None:
+        self.outside.changed(uris)
+
+    def folders_to_watch(self) -> set[str]:
+        return self.outside.folders_to_watch()

@@ -1,5 +1,8 @@
-"""The SQLite store: schema, migrations, the operation log and the effects journal."""
+"""The store: SQLite only. Schema and migrations, the transaction batcher, rows <-> models,
+the task tables. Every SQL statement lives here, in a method named for its intent."""
 
-from .store import Store, OpenResult, EffectRow, OpRow
+from .rows import EffectRow, OpRow
+from .sqlite import OpenResult, Store
+from .tx import Tx
 
-__all__ = ["Store", "OpenResult", "EffectRow", "OpRow"]
+__all__ = ["EffectRow", "OpRow", "OpenResult", "Store", "Tx"]

@@ -8,7 +8,8 @@ wrote it, like the hunks.
 from __future__ import annotations
 
 from ..domain.task import FileRow, NoteRow, StepRow, TaskRow
-from .store import Tx, now_iso
+from .rows import now_iso
+from .tx import Tx
 
 _TASK = "id, title, goal, agent, status, summary, created_at, updated_at, lsn"
 

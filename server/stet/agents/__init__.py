@@ -1,0 +1,1 @@
+"""What agents use: intake (every proposal source), derived proposals, tasks, resume."""

@@ -1,0 +1,2 @@
+"""The command line, split by subject: review commands, tasks, doctor, demo, output helpers.
+The entry point is `stet.cli.main:main`."""

@@ -1,0 +1,302 @@
+"""`stet demo`: the one-command proof.
+
+A temporary workspace; an agent proposes changes to three files; a scripted editor accepts
+and rejects some hunks (one through its open buffer, the others on disk); the real server
+is killed with SIGKILL; a new one starts and finds the very same review. Then, for good
+measure, a server is made to die between committing a decision and writing the file, and
+its successor finishes the job exactly once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+
+from ..domain.edits import apply_text_edits
+from ..lsp.protocol import make_converter
+
+FILES = {
+    "app.py": ("import util\n\n\ndef main(argv):\n    name = argv[1]\n    print('hello ' + name)\n    return 0\n"),
+    "util.py": (
+        "def slug(text):\n"
+        "    return text.lower().replace(' ', '-')\n\n\n"
+        "def clamp(x, lo, hi):\n"
+        "    return max(lo, min(x, hi))\n"
+    ),
+    "README.md": "# hello\n\nSays hello.\n\nUsage: python app.py NAME\n",
+}
+
+
+def _change(line: int, end_line: int, text: str) -> dict:
+    return {
+        "range": {"start": {"line": line, "character": 0}, "end": {"line": end_line, "character": 0}},
+        "newText": text,
+    }
+
+
+PROPOSAL = {
+    "app.py": [
+        _change(4, 6, "    name = argv[1] if len(argv) > 1 else 'world'\n    print(f'hello {name}')\n"),
+        _change(6, 7, "    return 0 if name else 1\n"),
+    ],
+    "util.py": [
+        _change(1, 2, "    return '-'.join(text.lower().split())\n"),
+        _change(4, 4, "# Keep x within [lo, hi].\n"),
+    ],
+    "README.md": [_change(0, 1, "# hello, agent edition\n"), _change(4, 5, "Usage: python app.py [NAME]\n")],
+}
+
+
+class Editor:
+    """A scripted editor: a pygls client that keeps its buffers and answers applyEdit."""
+
+    def __init__(self, root: Path, env: dict | None = None):
+        self.root = root
+        self.env = {**os.environ, **(env or {})}
+        self.docs: dict[str, list] = {}
+        self.client = LanguageClient("stet-demo-editor", "1", converter_factory=make_converter)
+        self.restored: asyncio.Future = asyncio.get_running_loop().create_future()
+        editor = self
+
+        @self.client.feature("stet/restored")
+        def restored(ls, params):
+            if not editor.restored.done():
+                editor.restored.set_result(params)
+
+        @self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def diagnostics(ls, params):
+            pass  # a real editor would draw them
+
+        @self.client.feature("stet/hunksChanged")
+        def hunks_changed(ls, params):
+            pass
+
+        @self.client.feature(types.WORKSPACE_APPLY_EDIT)
+        def apply(ls, params: types.ApplyWorkspaceEditParams):
+            for change in params.edit.document_changes or []:
+                if not isinstance(change, types.TextDocumentEdit):
+                    return types.ApplyWorkspaceEditResult(applied=False)  # Stet sends text edits only
+                uri = change.text_document.uri
+                text, version = editor.docs[uri]
+                if change.text_document.version != version:
+                    return types.ApplyWorkspaceEditResult(applied=False)
+                edits = [
+                    (ls.protocol._converter.unstructure(e.range), e.new_text)
+                    for e in change.edits
+                    if isinstance(e, types.TextEdit)
+                ]
+                new = apply_text_edits(text, edits)
+                editor.docs[uri] = [new, version + 1]
+                ls.text_document_did_change(
+                    types.DidChangeTextDocumentParams(
+                        types.VersionedTextDocumentIdentifier(uri=uri, version=version + 1),
+                        [types.TextDocumentContentChangeWholeDocument(text=new)],
+                    )
+                )
+            return types.ApplyWorkspaceEditResult(applied=True)
+
+    @property
+    def process(self) -> asyncio.subprocess.Process:
+        process = self.client._server
+        if process is None:
+            raise RuntimeError("the server is not started")
+        return process
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    async def start(self) -> dict:
+        await self.client.start_io(sys.executable, "-m", "stet", "serve", env=self.env, cwd=str(self.root))
+        self._drain = asyncio.ensure_future(self._drain_stderr())
+        root_uri = self.root.as_uri()
+        await self.client.initialize_async(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(
+                    workspace=types.WorkspaceClientCapabilities(
+                        apply_edit=True, workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True)
+                    )
+                ),
+                root_uri=root_uri,
+                workspace_folders=[types.WorkspaceFolder(uri=root_uri, name="demo")],
+            )
+        )
+        self.client.initialized(types.InitializedParams())
+        for uri, (text, version) in self.docs.items():
+            self.client.text_document_did_open(
+                types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", version, text))
+            )
+        return await asyncio.wait_for(self.restored, 30)
+
+    async def _drain_stderr(self) -> None:
+        stream = self.process.stderr
+        while stream and await stream.readline():
+            pass
+
+    def open(self, name: str) -> str:
+        uri = (self.root / name).as_uri()
+        text = (self.root / name).read_text()
+        self.docs[uri] = [text, 1]
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", 1, text))
+        )
+        return uri
+
+    async def request(self, method: str, params: dict):
+        return await asyncio.wait_for(self.client.protocol.send_request_async(method, params), 30)
+
+    async def command(self, name: str, params: dict):
+        return await asyncio.wait_for(
+            self.client.workspace_execute_command_async(types.ExecuteCommandParams(command=name, arguments=[params])),
+            30,
+        )
+
+    async def kill(self) -> None:
+        os.kill(self.pid, signal.SIGKILL)
+        await self.process.wait()
+        await self.client.stop()
+
+    async def stop(self) -> None:
+        await self.client.shutdown_async(None)
+        self.client.exit(None)
+        await self.client.stop()
+
+
+def _state(hunks: list[dict], root: Path) -> dict[str, tuple]:
+    out = {}
+    for h in hunks:
+        name = Path(h["uri"].removeprefix("file://")).name
+        r = h["range"]
+        out[h["id"]] = (
+            name,
+            f"{r['start']['line'] + 1}-{max(r['start']['line'] + 1, r['end']['line'])}",
+            h["status"],
+            h["feedback"] or "",
+        )
+    return out
+
+
+def _table(before: dict, after: dict) -> str:
+    rows = [("hunk", "file", "lines", "before kill -9", "after restart", "")]
+    for hid in before:
+        b, a = before[hid], after.get(hid)
+        same = a is not None and a == b
+        rows.append(
+            (
+                hid,
+                b[0],
+                b[1],
+                b[2] + (f" ({b[3]})" if b[3] else ""),
+                (a[2] if a else "MISSING"),
+                "same" if same else "DIFFERENT",
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def say(text: str = "") -> None:
+    print(text, flush=True)
+
+
+async def _demo(root: Path) -> int:
+    for name, text in FILES.items():
+        (root / name).write_text(text)
+    say(f"Workspace: {root}\n")
+
+    editor = Editor(root)
+    restored = await editor.start()
+    say(f"1. Server started (pid {editor.pid}); restored an empty review in {restored['durationMs']} ms.")
+    app = editor.open("app.py")
+    changes = {(root / n).as_uri(): edits for n, edits in PROPOSAL.items()}
+    res = await editor.request(
+        "stet/propose",
+        {"proposalId": "demo-1", "edit": {"changes": changes}, "agent": "demo-agent", "message": "friendlier greeting"},
+    )
+    hunks = res["hunks"]
+    say(f"2. The agent proposed {len(hunks)} hunks over {len(PROPOSAL)} files (app.py is open in the editor).")
+    by_file: dict[str, list[str]] = {}
+    for h in hunks:
+        by_file.setdefault(Path(h["uri"]).name, []).append(h["id"])
+
+    await editor.command("stet.accept", {"hunkIds": by_file["app.py"][:1]})
+    await editor.command("stet.accept", {"hunkIds": by_file["util.py"]})
+    await editor.command("stet.reject", {"hunkIds": by_file["README.md"][:1], "feedback": "keep the title short"})
+    say("3. The developer accepted 3 hunks (one into the open buffer, two on disk), rejected 1 with feedback,")
+    say("   and left 2 pending. app.py's buffer is not saved.")
+    before = _state((await editor.request("stet/listHunks", {}))["hunks"], root)
+    buffer_before = editor.docs[app][0]
+
+    pid = editor.pid
+    await editor.kill()
+    say(f"4. kill -9 {pid}: the server is gone.")
+
+    editor2 = Editor(root)
+    editor2.docs = editor.docs  # the editor window survived, with its buffer
+    restored = await editor2.start()
+    say(
+        f"5. A new server (pid {editor2.pid}) restored the review in {restored['durationMs']} ms: {restored['counts']}\n"
+    )
+    after = _state((await editor2.request("stet/listHunks", {}))["hunks"], root)
+    say(_table(before, after))
+    ok = before == after
+    util_text = (root / "util.py").read_text()
+    once = util_text.count("'-'.join(text.lower().split())") == 1 and util_text.count("# Keep x within") == 1
+    buffer_ok = editor2.docs[app][0] == buffer_before and buffer_before.count("if len(argv) > 1") == 1
+    say("")
+    say(f"   Same review state after the crash: {'yes' if ok else 'NO'}")
+    say(f"   Each accepted hunk in its file exactly once: {'yes' if once and buffer_ok else 'NO'}")
+    await editor2.stop()
+
+    # Act two: die between the durable decision and the file write.
+    say("\n6. Now a server that dies at the worst moment: after committing an accept, before writing the file.")
+    dying = Editor(root, env={"STET_FAULT": "effect:before-write"})
+    dying.docs = editor.docs
+    await dying.start()
+    pending = [hid for hid, v in after.items() if v[2] == "pending" and v[0] == "README.md"]
+    try:
+        await dying.command("stet.accept", {"hunkIds": pending})
+        say("   (the server did not die?)")
+    except Exception:
+        code = await dying.process.wait()
+        say(f"   The accept was committed, then the server died (exit {code}) before touching README.md.")
+    await dying.client.stop()
+    final = Editor(root)
+    final.docs = editor.docs
+    restored = await final.start()
+    state = _state((await final.request("stet/listHunks", {}))["hunks"], root)
+    readme = (root / "README.md").read_text()
+    applied_once = readme.count("Usage: python app.py [NAME]") == 1 and "Usage: python app.py NAME\n" not in readme
+    say(
+        f"7. Its successor finished the job at start: hunk {pending[0]} is {state[pending[0]][2]}; "
+        f"README.md has the change exactly once: {'yes' if applied_once else 'NO'}."
+    )
+    await final.stop()
+    good = ok and once and buffer_ok and applied_once and state[pending[0]][2] == "applied"
+    say(
+        "\nStet kept the review through two crashes."
+        if good
+        else "\nSomething was lost: this is a bug, please report it."
+    )
+    return 0 if good else 1
+
+
+def run_demo(keep: bool = False) -> int:
+    root = Path(tempfile.mkdtemp(prefix="stet-demo-")).resolve()
+    try:
+        return asyncio.run(_demo(root))
+    finally:
+        if keep:
+            print(f"(workspace kept: {root})")
+        else:
+            shutil.rmtree(root, ignore_errors=True)

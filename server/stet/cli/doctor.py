@@ -1,0 +1,195 @@
+"""`stet doctor`: what is wrong with a workspace's review, and what to do about each thing."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from ..domain.anchor import LineIndex, locate
+from ..domain.status import Status
+from ..domain.text import split_lines
+from ..review import Review
+from ..runtime.inbox import inbox_folder, is_candidate
+from ..workspace.files import TEMP_MARK, read_text
+from .output import print_json
+from .session import opened
+
+
+def _temp_files(folders: set[str]) -> list[str]:
+    found = []
+    for folder in sorted(folders):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        found += [os.path.join(folder, n) for n in names if n.startswith(".") and TEMP_MARK in n]
+    return found
+
+
+async def examine(review: Review, fix: bool = False) -> dict:
+    store = review.require_store()
+    findings: list[dict] = []
+
+    def add(level: str, what: str, todo: str | None = None, **data) -> None:
+        findings.append({"level": level, "what": what, "todo": todo, **data})
+
+    problems = [r for r in await store.integrity() if r != "ok"]
+    if problems:
+        add(
+            "problem",
+            f"the database {store.path} fails PRAGMA integrity_check: {'; '.join(problems[:3])}",
+            "copy the .stet folder aside, then start the editor (or `stet serve`): Stet moves a damaged "
+            "database into .stet/quarantine/ and starts a fresh one; nothing is deleted",
+        )
+    else:
+        add("ok", f"database {store.path}: integrity_check ok, last lsn {await store.last_lsn()}")
+
+    if fix:
+        summary = await review.recover()
+        add(
+            "fixed",
+            f"recovery ran: pending effects finished, hunks re-checked against the files ({summary['durationMs']} ms)",
+        )
+
+    folders = set()
+    for uri in review.by_uri:
+        try:
+            folders.add(os.path.dirname(review.ws.resolve(uri)))
+        except Exception:
+            continue
+    temps = await asyncio.to_thread(_temp_files, folders)
+    if temps:
+        add(
+            "warn",
+            f"{len(temps)} temp file(s) left by an interrupted write: {', '.join(temps[:5])}",
+            "run `stet doctor --fix` (or restart the editor): they are removed at start",
+            paths=temps,
+        )
+    else:
+        add("ok", "no temp files left by interrupted writes")
+
+    effects = await store.open_effects()
+    pending = [e for e in effects if e.state == "pending" and getattr(e, "target", "file") == "file"]
+    # Meant for an editor's buffer, or sitting in one unsaved: the editor settles them.
+    unsaved = [e for e in effects if e not in pending]
+    if pending:
+        names = ", ".join(f"{e.action} {e.uri} (lsn {e.lsn}, {e.attempts} attempt(s))" for e in pending[:5])
+        add(
+            "warn",
+            f"{len(pending)} accepted edit(s) not yet written: {names}",
+            "a running editor retries them when the file changes; otherwise restart the editor or run "
+            "`stet doctor --fix`, which writes each exactly once",
+            effects=[{"lsn": e.lsn, "uri": e.uri, "action": e.action, "attempts": e.attempts} for e in pending],
+        )
+    else:
+        add("ok", "no accepted edit waiting to be written")
+    if unsaved:
+        add(
+            "warn",
+            f"{len(unsaved)} accepted edit(s) meant for an editor's buffer, or applied there and not saved: "
+            + ", ".join(e.uri for e in unsaved[:5]),
+            "save those files in the editor; if the editor is gone, its next start (or any Stet server "
+            "starting on this workspace) writes them to the files",
+        )
+
+    stale = review.list(statuses={Status.STALE})
+    if stale:
+        add(
+            "warn",
+            f"{len(stale)} stale hunk(s) (their text changed, they cannot apply): {' '.join(h.id for h in stale[:8])}",
+            "reject them (`stet reject ID --feedback ...`) or ask the agent for a fresh proposal",
+            hunkIds=[h.id for h in stale],
+        )
+    else:
+        add("ok", "no stale hunks")
+
+    drifted = await asyncio.to_thread(_not_on_disk, review)
+    if drifted:
+        add(
+            "warn",
+            f"{len(drifted)} open hunk(s) whose text is no longer in the file on disk: {' '.join(drifted[:8])}",
+            "the file changed outside the review: run `stet doctor --fix` (or open the file in the editor) "
+            "to re-check them; those that cannot apply become stale",
+            hunkIds=drifted,
+        )
+
+    stuck = [h for h in review.list(statuses={Status.ACCEPTED}) if not any(e.uri == h.uri for e in pending)]
+    if stuck:
+        add(
+            "warn",
+            f"{len(stuck)} accepted hunk(s) with no edit queued: {' '.join(h.id for h in stuck[:8])}",
+            "run `stet doctor --fix` or restart the editor: they are re-checked against the files",
+        )
+
+    folder = inbox_folder(store.path)
+    waiting = sorted(n for n in _names(folder) if is_candidate(n))
+    if waiting:
+        add(
+            "warn",
+            f"{len(waiting)} file(s) waiting in {folder}: {', '.join(waiting[:5])}",
+            "a running Stet server ingests them; open the workspace in the editor or run `stet serve`, "
+            "or hand them in with `stet propose`",
+        )
+    failed_dir = os.path.join(folder, "failed")
+    failed = sorted(n for n in _names(failed_dir) if n.endswith(".error"))
+    if failed:
+        reasons = []
+        for name in failed[:3]:
+            try:
+                with open(os.path.join(failed_dir, name), encoding="utf-8", errors="replace") as f:
+                    reasons.append(f"{name[:-6]}: {f.readline().strip()}")
+            except OSError:
+                continue
+        add(
+            "warn",
+            f"{len(failed)} inbox file(s) failed: {'; '.join(reasons)}",
+            f"read the .error files in {failed_dir}, fix the proposal and drop it into the inbox again "
+            "(or remove them once dealt with)",
+        )
+    quarantine = os.path.join(os.path.dirname(store.path), "quarantine")
+    if os.path.isdir(quarantine) and os.listdir(quarantine):
+        add(
+            "warn",
+            f"damaged databases were moved aside into {quarantine}",
+            "keep them for a bug report or delete them; the review went on with a fresh store",
+        )
+    return {"db": store.path, "root": review.ws.roots[0], "findings": findings}
+
+
+def _names(folder: str) -> list[str]:
+    try:
+        return [n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n))]
+    except OSError:
+        return []
+
+
+def _not_on_disk(review: Review) -> list[str]:
+    """Pending / accepted hunks whose old text cannot be found in the file on disk (read only)."""
+    out = []
+    for uri, hunks in review.by_uri.items():
+        wanted = [h for h in hunks.values() if h.status in (Status.PENDING, Status.ACCEPTED) and h.kind == "edit"]
+        if not wanted:
+            continue
+        try:
+            text = read_text(review.ws.resolve(uri))
+        except Exception:
+            text = None
+        index = LineIndex(split_lines(text)) if text is not None else None
+        for h in wanted:
+            if index is None or locate(index, h.old, h.line, h.ctx_before, h.ctx_after) is None:
+                out.append(h.id)
+    return out
+
+
+async def cmd_doctor(args) -> int:
+    async with opened(args) as review:
+        report = await examine(review, fix=args.fix)
+    if args.json:
+        print_json(report)
+    else:
+        for item in report["findings"]:
+            mark = {"ok": "ok  ", "warn": "WARN", "problem": "FAIL", "fixed": "FIX "}[item["level"]]
+            print(f"[{mark}] {item['what']}")
+            if item.get("todo"):
+                print(f"       -> {item['todo']}")
+    return 1 if any(f["level"] in ("warn", "problem") for f in report["findings"]) else 0

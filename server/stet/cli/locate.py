@@ -1,0 +1,68 @@
+"""Where the review store is, and which folders are the workspace: --db, STET_DB, or walking up."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from ..errors import StetError
+
+STORE_DIR = ".stet"
+STORE_FILE = "stet.db"
+
+
+class Usage(StetError):
+    """Bad usage: exit 2."""
+
+    name = "Usage"
+
+
+def find_store(start: str) -> str | None:
+    """The nearest `.stet/stet.db` at or above `start`, like git finds `.git`."""
+    here = Path(start).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / STORE_DIR / STORE_FILE
+        if candidate.is_file():
+            return str(candidate)
+    return None
+
+
+def _project_root(start: str) -> str:
+    """Where a new store goes: the enclosing git work tree, else the current folder."""
+    here = Path(start).resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return str(folder)
+    return str(here)
+
+
+def locate(args: argparse.Namespace, create: bool) -> tuple[str, list[str]]:
+    """(database path, workspace roots) from --db / STET_DB / walking up; --root sets the roots.
+
+    The first root is the one patch paths are relative to; more `--root`s are the other
+    folders of a multi-root workspace (the store lives in the first one's .stet/).
+    """
+    db = getattr(args, "db", None) or os.environ.get("STET_DB")
+    roots = list(getattr(args, "root", None) or [])
+    cwd = os.getcwd()
+    if db:
+        db = os.path.abspath(db)
+        if not create and not os.path.isfile(db):
+            raise Usage(f"no review store at {db}")
+    else:
+        db = find_store(cwd)
+        if db is None:
+            if not create:
+                raise Usage(
+                    f"no Stet store found in {cwd} or above (looked for {STORE_DIR}/{STORE_FILE}). "
+                    "Run this inside a workspace Stet has seen, or pass --db PATH (or set STET_DB)."
+                )
+            db = os.path.join(roots[0] if roots else _project_root(cwd), STORE_DIR, STORE_FILE)
+    if not roots:
+        folder = os.path.dirname(db)
+        roots = [os.path.dirname(folder) if os.path.basename(folder) == STORE_DIR else cwd]
+    for root in roots:
+        if not os.path.isdir(root):
+            raise Usage(f"the workspace root {root} is not a folder")
+    return db, [os.path.realpath(r) for r in roots]

@@ -1,0 +1,88 @@
+"""The `stet` command line: the agent's side of the desk, and the developer's terminal.
+
+Each command opens the workspace's store and uses the same review service as the
+language server, so a decision made here is journaled and carried out exactly once, like
+one made in the editor (with no editor, files are written atomically by the service).
+Exit codes: 0 success, 1 refused (Conflict, UnknownHunk), 2 bad usage or input.
+
+Commands import what they need when they run: `stet status` loads no LSP, MCP or watcher.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import json
+import sys
+
+from ..domain.text import lone_surrogate
+from ..errors import Conflict, StetError, UnknownHunk
+from .parser import build_parser
+
+
+def exit_code(exc: StetError) -> int:
+    return 1 if isinstance(exc, (Conflict, UnknownHunk)) else 2
+
+
+# command -> (module of this package, coroutine function of the parsed arguments)
+COMMANDS = {
+    "propose": ("review", "cmd_propose"),
+    "status": ("review", "cmd_status"),
+    "log": ("review", "cmd_log"),
+    "accept": ("review", "cmd_decide"),
+    "reject": ("review", "cmd_decide"),
+    "undo": ("review", "cmd_decide"),
+    "export": ("review", "cmd_export"),
+    "doctor": ("doctor", "cmd_doctor"),
+    "task": ("tasks", "cmd_task"),
+    "resume": ("tasks", "cmd_resume"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    for name, value in vars(args).items():
+        # Bytes that are not UTF-8 reach argv as surrogate escapes: refuse them before the store sees them.
+        if lone_surrogate(value) is not None:
+            print(f"stet: InvalidParams: the {name.replace('_', '-')} argument is not UTF-8 text", file=sys.stderr)
+            return 2
+    if args.command == "serve":
+        from ..lsp.serve import serve
+
+        serve(getattr(args, "db", None))
+        return 0
+    if args.command == "demo":
+        from .demo import run_demo
+
+        return run_demo(keep=args.keep)
+    try:
+        if args.command == "mcp":
+            return run_mcp(args)
+        module, name = COMMANDS[args.command]
+        command = getattr(importlib.import_module(f"{__package__}.{module}"), name)
+        return asyncio.run(command(args))
+    except StetError as exc:
+        if getattr(args, "json", False):
+            error = {"code": exc.code, "name": exc.name, "message": exc.message, "data": exc.data}
+            print(json.dumps({"error": error}, indent=2, ensure_ascii=False))
+        print(f"stet: {exc.name}: {exc.message}", file=sys.stderr)
+        return exit_code(exc)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # `stet log | head`
+        return 0
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    from ..mcp.server import serve
+    from .locate import locate
+
+    db, roots = locate(args, True)
+    serve(db, roots, agent=args.agent)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

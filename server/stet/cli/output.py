@@ -1,0 +1,64 @@
+"""How the command line prints: tables, colours, hunks, JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+COLOURS = {"pending": "33", "accepted": "36", "applied": "32", "rejected": "31", "stale": "35", "superseded": "2"}
+
+
+def colour() -> bool:
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def paint(text: str, status: str) -> str:
+    code = COLOURS.get(status)
+    return f"\x1b[{code}m{text}\x1b[0m" if code and colour() else text
+
+
+def table(rows: list[list[str]], status_col: int | None = None) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for n, r in enumerate(rows):
+        cells = []
+        for i, cell in enumerate(r):
+            text = cell.ljust(widths[i]) if i < len(r) - 1 else cell
+            if n and i == status_col:
+                text = paint(text, cell)
+            cells.append(text)
+        out.append("  ".join(cells).rstrip())
+    return "\n".join(out)
+
+
+def one_line(text: str | None, width: int = 60) -> str:
+    if not text:
+        return ""
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def hunk_rows(review, hunks, with_file: bool = True) -> list[list[str]]:
+    rows = [["HUNK", "STATUS"] + (["FILE"] if with_file else []) + ["LINE", "CHANGE", "MESSAGE / FEEDBACK"]]
+    for h in hunks:
+        where = review.ws.rel(h.uri) + (f" -> {review.ws.rel(h.new_uri)}" if h.new_uri else "")
+        change = h.kind if h.kind != "edit" else f"-{len(h.old)} +{len(h.replacement)}"
+        note = f"feedback: {h.feedback}" if h.feedback else h.message
+        rows.append([h.id, h.status.value] + ([where] if with_file else []) + [str(h.line + 1), change, one_line(note)])
+    return rows
+
+
+def print_json(data) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def print_hunks(review, states_or_hunks, as_json: bool, extra: dict | None = None) -> None:
+    hunks = [review.hunks[s["id"]] if isinstance(s, dict) else s for s in states_or_hunks]
+    if as_json:
+        print_json({**(extra or {}), "hunks": [h.state() for h in hunks]})
+        return
+    if hunks:
+        print(table(hunk_rows(review, hunks), status_col=1))
+    else:
+        print("no hunks")

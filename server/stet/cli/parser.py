@@ -1,0 +1,112 @@
+"""The `stet` argument parser: every command, its options and its help."""
+
+from __future__ import annotations
+
+import argparse
+
+from . import tasks
+
+DEFAULT_EXPORT = ("accepted", "applied")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--db",
+        default=argparse.SUPPRESS,
+        help="the review store (default: the nearest .stet/stet.db above the current folder; or STET_DB)",
+    )
+    common.add_argument(
+        "--root",
+        action="append",
+        default=argparse.SUPPRESS,
+        help="a workspace root (default: the folder holding .stet/); repeat it for every folder of a "
+        "multi-root workspace, the first one first (patch paths are relative to it)",
+    )
+    as_json = argparse.ArgumentParser(add_help=False)
+    as_json.add_argument("--json", action="store_true", help="print JSON (for scripts and agents)")
+    mutation = argparse.ArgumentParser(add_help=False)
+    mutation.add_argument(
+        "--request-id", help="an id for this call: repeating it returns the first answer and changes nothing"
+    )
+
+    parser = argparse.ArgumentParser(
+        prog="stet",
+        description="Review an AI coding agent's edits hunk by hunk, durably.",
+        epilog="Exit codes: 0 success, 1 refused (conflict, unknown hunk), 2 bad usage or input.",
+        parents=[common],
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("serve", help="run the language server on stdio (one per editor window)")
+    p.add_argument(
+        "--db", default=argparse.SUPPRESS, help="the review store (default: <workspace>/.stet/stet.db; or STET_DB)"
+    )
+    p = sub.add_parser("demo", help="a self-contained tour: propose, review, kill -9, restart, same state")
+    p.add_argument("--keep", action="store_true", help="keep the temporary workspace")
+
+    p = sub.add_parser(
+        "propose",
+        parents=[common, as_json],
+        help="hand in an agent's change: a unified diff or a WorkspaceEdit",
+        description="Propose a change for review. The proposal id makes it idempotent: the same id with the same "
+        "change adds nothing (without --id, the id is derived from the content). Nothing is written to the files.",
+    )
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--patch", metavar="FILE", help="a unified diff as `git diff` writes it ('-': stdin)")
+    src.add_argument(
+        "--edit", metavar="FILE", help="a WorkspaceEdit JSON, or a stet/propose params object ('-': stdin)"
+    )
+    p.add_argument("--id", help="the proposal id (default: derived from the content)")
+    p.add_argument("--task", help="the agent's task id")
+    p.add_argument("--agent", help="the agent's name")
+    p.add_argument("--message", "-m", help="the agent's rationale, shown to the developer")
+    p.add_argument(
+        "--strip", "-p", type=int, default=1, metavar="N", help="leading path components to strip (default 1: a/ b/)"
+    )
+
+    p = sub.add_parser("status", parents=[common, as_json], help="hunks by file and status")
+    p.add_argument("--all", action="store_true", help="list decided hunks too (applied, rejected, superseded)")
+    p.add_argument("--status", action="append", metavar="S[,S]", help="only these statuses")
+    p.add_argument("--proposal", help="only this proposal")
+    p.add_argument("--task", help="only this task")
+
+    p = sub.add_parser("log", parents=[common, as_json], help="the operation log (every proposal and decision)")
+    p.add_argument("--since", type=int, default=0, metavar="LSN", help="only operations after this lsn")
+    p.add_argument("--limit", type=int, default=0, metavar="N", help="only the last N operations")
+
+    for name, text in (
+        ("accept", "accept hunks: the edit is written into the file, exactly once"),
+        ("reject", "reject hunks, optionally saying why (--feedback)"),
+        ("undo", "back to pending; an applied hunk's edit is reverted"),
+    ):
+        p = sub.add_parser(name, parents=[common, as_json, mutation], help=text, description=text)
+        p.add_argument("ids", nargs="*", metavar="HUNK_ID", help="hunk ids (see `stet status`)")
+        if name != "undo":
+            p.add_argument("--feedback", help="the developer's words for the agent")
+            p.add_argument("--file", help=f"{name} every pending hunk of this file")
+            p.add_argument("--proposal", help=f"{name} every pending hunk of this proposal")
+            p.add_argument("--task", help=f"{name} every pending hunk of this task")
+
+    p = sub.add_parser(
+        "export",
+        parents=[common, as_json],
+        help="hunks as a unified diff that `git apply` takes",
+        description="Print the chosen hunks as a unified diff. For hunks not yet in the files (pending, accepted) "
+        "it applies to the files as they are; for applied hunks it applies to the files as they were before "
+        "(`git apply -R --check` confirms they are in).",
+    )
+    p.add_argument(
+        "--status", action="append", metavar="S[,S]", help=f"only these statuses (default: {','.join(DEFAULT_EXPORT)})"
+    )
+    p.add_argument("--proposal", help="only this proposal")
+    p.add_argument("--task", help="only this task")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the diff to FILE instead of stdout")
+
+    p = sub.add_parser("doctor", parents=[common, as_json], help="check the store and the workspace; say what to do")
+    p.add_argument(
+        "--fix", action="store_true", help="finish pending effects, re-check hunks against the files, remove temp files"
+    )
+
+    tasks.add_commands(sub, common, as_json, mutation)  # task, resume, mcp
+    return parser

@@ -1,0 +1,218 @@
+"""The review commands: propose, status, log, accept / reject / undo, export."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+from ..errors import InvalidParams, StetError
+from .locate import Usage
+from .output import hunk_rows, one_line, paint, print_hunks, print_json, table
+from .parser import DEFAULT_EXPORT
+from .session import opened
+
+
+def _read_input(name: str) -> str:
+    try:
+        data = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
+    except OSError as exc:
+        raise Usage(f"cannot read {name}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidParams(f"{name}: not UTF-8 text (byte {exc.start}): binary input is not accepted") from None
+
+
+async def cmd_propose(args) -> int:
+    from ..agents import intake
+
+    if bool(args.patch) == bool(args.edit):
+        raise Usage("give exactly one of --patch FILE and --edit FILE ('-' reads stdin)")
+    text = _read_input(args.patch or args.edit)
+    # Bad input is refused before the store is even opened (or created): nothing is written.
+    if args.patch:
+        intake.check_patch_text(text, args.strip)
+    else:
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InvalidParams(f"{args.edit}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    async with opened(args, create=True) as review:
+        notes: list[str] = []
+        if args.patch:
+            answer, notes = await intake.propose_patch(
+                review, text, args.id, task_id=args.task, agent=args.agent, message=args.message, strip=args.strip
+            )
+        else:
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise InvalidParams(
+                    f"{args.edit}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+                ) from None
+            if isinstance(data, dict) and "edit" in data:  # a whole stet/propose params object
+                params = {**data}
+                for key, value in (("taskId", args.task), ("agent", args.agent), ("message", args.message)):
+                    if value is not None:
+                        params[key] = value
+                if args.id:
+                    params["proposalId"] = args.id
+                elif "proposalId" not in params:
+                    params["proposalId"] = intake.default_id("edit", text)
+            else:
+                params = {
+                    "proposalId": args.id or intake.default_id("edit", text),
+                    "edit": data,
+                    "taskId": args.task,
+                    "agent": args.agent,
+                    "message": args.message,
+                }
+            answer = await intake.propose_params(review, params)
+        for note in notes:
+            print(f"stet: note: {note}", file=sys.stderr)
+        if args.json:
+            print_json(answer)
+        else:
+            print(f"proposal {answer['proposalId']}: {len(answer['hunks'])} hunk(s)")
+            print_hunks(review, answer["hunks"], False)
+            # Within a task, repeats of earlier hunks are not proposed again (docs/tasks.md).
+            if answer.get("alreadyProposed"):
+                print(
+                    f"already proposed in this task, not again: {' '.join(h['id'] for h in answer['alreadyProposed'])}"
+                )
+            for h in answer.get("rejectedBefore", ()):
+                print(
+                    f"rejected before by the developer, not proposed again: {h['id']} {review.ws.rel(h['uri'])}: "
+                    f"{one_line(h['feedback'], 200) or '(no feedback)'}"
+                )
+    return 0
+
+
+def _statuses(values: list[str] | None, default=None):
+    from ..domain.status import Status
+
+    if not values:
+        return default
+    names = [v.strip() for value in values for v in value.split(",") if v.strip()]
+    try:
+        return {Status(n) for n in names}
+    except ValueError:
+        raise Usage(f"unknown status in {', '.join(names)}: use {', '.join(s.value for s in Status)}") from None
+
+
+async def cmd_status(args) -> int:
+    from ..domain.status import OPEN
+
+    async with opened(args) as review:
+        statuses = _statuses(args.status, None if args.all else OPEN)
+        hunks = review.list(statuses=statuses, proposal_id=args.proposal, task_id=args.task)
+        counts = review.counts()
+        if args.json:
+            print_json(
+                {
+                    "root": review.ws.roots[0],
+                    "db": review.require_store().path,
+                    "counts": counts,
+                    "hunks": [h.state() for h in hunks],
+                }
+            )
+            return 0
+        summary = ", ".join(paint(f"{n} {s}", s) for s, n in counts.items() if n)
+        print(f"{review.ws.roots[0]}: {summary or 'no hunks'}")
+        by_file: dict[str, list] = {}
+        for h in hunks:
+            by_file.setdefault(h.uri, []).append(h)
+        for uri, group in by_file.items():
+            tally: dict[str, int] = {}
+            for h in group:
+                tally[h.status.value] = tally.get(h.status.value, 0) + 1
+            print()
+            print(f"{review.ws.rel(uri)}  ({', '.join(f'{n} {s}' for s, n in tally.items())})")
+            rows = hunk_rows(review, group, with_file=False)
+            print("  " + table(rows, status_col=1).replace("\n", "\n  "))
+        if not hunks and any(counts.values()) and not args.all:
+            print("nothing open; `stet status --all` lists decided hunks too")
+    return 0
+
+
+async def cmd_log(args) -> int:
+    async with opened(args) as review:
+        ops = await review.require_store().ops(after_lsn=args.since, limit=10**9)
+        if args.limit:
+            ops = ops[-args.limit :]
+        if args.json:
+            print_json(
+                {
+                    "ops": [
+                        {"lsn": o.lsn, "opId": o.op_id, "kind": o.kind, "args": o.args, "result": o.result, "at": o.at}
+                        for o in ops
+                    ]
+                }
+            )
+            return 0
+        rows = [["LSN", "AT", "KIND", "OP", "WHAT"]]
+        for o in ops:
+            what = []
+            if o.args.get("proposalId"):
+                what.append(f"proposal {o.args['proposalId']}")
+            ids = o.args.get("hunkIds") or ((o.result or {}).get("hunkIds") if isinstance(o.result, dict) else None)
+            if ids:
+                what.append(f"{len(ids)} hunk(s): {' '.join(ids[:4])}{' …' if len(ids) > 4 else ''}")
+            if o.args.get("feedback"):
+                what.append(f"feedback: {one_line(o.args['feedback'], 40)}")
+            rows.append([str(o.lsn), o.at, o.kind, o.op_id, "; ".join(what)])
+        print(table(rows) if ops else "the operation log is empty")
+    return 0
+
+
+async def cmd_decide(args) -> int:
+    action = args.command
+    scopes = [
+        bool(args.ids),
+        bool(getattr(args, "file", None)),
+        bool(getattr(args, "proposal", None) or getattr(args, "task", None)),
+    ]
+    if sum(scopes) != 1:
+        raise Usage(f"give hunk ids, or one of --file / --proposal / --task, to {action}")
+    async with opened(args) as review:
+        common = dict(request_id=args.request_id, feedback=getattr(args, "feedback", None))
+        if args.ids:
+            states = await review.decide(action, args.ids, **common)
+        elif getattr(args, "file", None):
+            path = os.path.abspath(args.file)
+            states = await review.decide(action, uri=Path(path).as_uri(), **common)
+        else:
+            states = await review.decide(action, proposal_id=args.proposal, task_id=args.task, **common)
+        print_hunks(review, states, args.json)
+    return 0
+
+
+async def cmd_export(args) -> int:
+    from ..domain.export import export
+    from ..workspace.files import read_text
+
+    async with opened(args) as review:
+        statuses = _statuses(args.status, None) or {s for s in _statuses(list(DEFAULT_EXPORT))}
+        hunks = review.list(statuses=statuses, proposal_id=args.proposal, task_id=args.task)
+
+        def read(uri: str) -> str | None:
+            try:
+                return read_text(review.ws.resolve(uri))
+            except StetError:
+                return None
+
+        result = await asyncio.to_thread(export, hunks, lambda u: review.ws.rel(u), read)
+        diff, ids, skipped = result.diff, result.hunk_ids, result.skipped
+        for hid, why in skipped:
+            print(f"stet: skipped hunk {hid}: {why}", file=sys.stderr)
+        if args.output:
+            Path(args.output).write_text(diff, encoding="utf-8", newline="")
+        if args.json:
+            print_json({"diff": diff, "hunkIds": ids, "skipped": [{"id": i, "why": w} for i, w in skipped]})
+        elif not args.output:
+            sys.stdout.write(diff)
+            sys.stdout.flush()
+    return 0

@@ -1,0 +1,24 @@
+"""A command's review: the workspace's store opened through the one bootstrap, closed after."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from ..review import Review, open_review
+from .locate import locate
+
+
+@asynccontextmanager
+async def opened(args: argparse.Namespace, create: bool = False) -> AsyncIterator[Review]:
+    """The review of the store `args` name (no editor: files are written by the review)."""
+    db, roots = locate(args, create)
+    result = await open_review(roots, db)
+    if result.notice:
+        print(f"stet: {result.notice}", file=sys.stderr)
+    try:
+        yield result.review
+    finally:
+        await result.review.close()

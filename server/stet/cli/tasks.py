@@ -1,0 +1,148 @@
+"""The task commands of the command line: `stet task ...` and `stet resume`.
+
+`add_commands` adds their parsers (and `stet mcp`'s); `cmd_task` and `cmd_resume` are
+coroutines of the parsed arguments that open the store like every other command.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ..domain.task import NOTE_KINDS, STEP_STATUSES, TASK_STATUSES
+from .output import print_json
+
+
+def add_commands(sub, common, as_json, mutation) -> None:
+    """Register `task`, `resume` and `mcp` on the `stet` parser's subparsers."""
+    p_task = sub.add_parser(
+        "task",
+        parents=[common],
+        help="record an agent's task: start, steps, decisions, files read, done",
+        description="The task model: what an agent is doing, so that another can carry it on (see `stet resume`).",
+    )
+    tsub = p_task.add_subparsers(dest="task_command", required=True, metavar="SUBCOMMAND")
+
+    p = tsub.add_parser("start", parents=[common, as_json, mutation], help="start a task; prints its id")
+    p.add_argument("title", help="a short title")
+    p.add_argument("--goal", "-g", help="what the developer asked for, and what done means")
+    p.add_argument("--id", dest="task_id", help="the task id (default: made from the title)")
+    p.add_argument("--agent", help="the agent's name")
+
+    p = tsub.add_parser(
+        "step",
+        parents=[common, as_json, mutation],
+        help="add a step or change its status",
+        description="Add a step (a new text) or change one: by its exact text, or by number with --n.",
+    )
+    p.add_argument("task", metavar="TASK")
+    p.add_argument("text", nargs="?", help="the step")
+    p.add_argument("--status", "-s", choices=STEP_STATUSES, help="its status (a new step: pending)")
+    p.add_argument("--n", type=int, metavar="N", help="the number of an existing step")
+
+    p = tsub.add_parser(
+        "note",
+        parents=[common, as_json, mutation],
+        help="record a decision and why, a question, or an answer",
+        description="Record a decision (the default), a question for the developer (--question), "
+        "the answer to question N (--answers N), or a plain note (--kind note).",
+    )
+    p.add_argument("task", metavar="TASK")
+    p.add_argument("text")
+    p.add_argument("--why", "-w", help="the reason for a decision")
+    p.add_argument("--kind", "-k", choices=NOTE_KINDS, help="what the note is (default: decision)")
+    p.add_argument("--question", action="store_true", help="same as --kind question")
+    p.add_argument("--answers", type=int, metavar="N", help="this note answers question N")
+
+    p = tsub.add_parser(
+        "read",
+        parents=[common, as_json, mutation],
+        help="record files the agent read (with their content hash now)",
+    )
+    p.add_argument("task", metavar="TASK")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+
+    p = tsub.add_parser("done", parents=[common, as_json, mutation], help="close a task (done, or --abandon)")
+    p.add_argument("task", metavar="TASK")
+    p.add_argument("--abandon", action="store_true", help="close it as abandoned")
+    p.add_argument("--reopen", action="store_true", help="open a closed task again")
+    p.add_argument("--summary", help="one line: what was achieved, or why it stopped")
+
+    p = tsub.add_parser("list", parents=[common, as_json], help="the tasks, with their hunk counts")
+    p.add_argument("--status", choices=TASK_STATUSES, help="only tasks with this status")
+
+    p = sub.add_parser(
+        "resume",
+        parents=[common, as_json],
+        help="everything a new agent worker needs to carry a task on (Markdown; --json for programs)",
+        description="Print a task's context: goal, steps, decisions, files read (changed since?), hunks by "
+        "status with the developer's feedback and changes, open questions.",
+    )
+    p.add_argument("task", metavar="TASK")
+
+    p = sub.add_parser(
+        "mcp",
+        parents=[common],
+        help="run the MCP server on stdio, for agents (Claude Code, Claude Desktop, Cline, ...)",
+        description="Serve Stet's tools over the Model Context Protocol on stdio: tasks, proposals, review status.",
+    )
+    p.add_argument("--agent", help="the name recorded for this agent's tasks and proposals")
+
+
+async def cmd_task(args) -> int:
+    from ..agents.tasks import Tasks
+    from .session import opened
+
+    sub = args.task_command
+    async with opened(args, create=sub == "start") as review:
+        tasks = Tasks(review)
+        rid = getattr(args, "request_id", None)
+        if sub == "start":
+            out = await tasks.start(args.title, args.goal, agent=args.agent, task_id=args.task_id, request_id=rid)
+            text = out["task"]["id"] if out["created"] else f"{out['task']['id']} (already started)"
+        elif sub == "step":
+            out = await tasks.step(args.task, text=args.text, status=args.status, n=args.n, request_id=rid)
+            s = out["step"]
+            text = f"step {s['n']} [{s['status']}] {s['text']}"
+        elif sub == "note":
+            kind = "question" if args.question else args.kind or ("answer" if args.answers is not None else "decision")
+            out = await tasks.note(args.task, args.text, kind=kind, why=args.why, answers=args.answers, request_id=rid)
+            n = out["note"]
+            text = f"{n['kind']} {n['n']} recorded"
+        elif sub == "read":
+            # Paths typed in a shell are relative to where it is, not to the workspace root.
+            paths = [p if p.startswith("file:") else os.path.abspath(p) for p in args.paths]
+            out = await tasks.read(args.task, paths, request_id=rid)
+            text = "\n".join(f"{f['path']}  {f['hash'] or '(does not exist)'}" for f in out["files"])
+        elif sub == "done":
+            status = "open" if args.reopen else "abandoned" if args.abandon else "done"
+            out = await tasks.finish(args.task, status=status, summary=args.summary, request_id=rid)
+            text = f"task {args.task} is {out['task']['status']}"
+        else:  # list
+            items = await tasks.list(args.status)
+            out = {"tasks": items}
+            rows = [
+                f"{t['id']}  {t['status']:<9}  {t['title']}"
+                + (f"  ({', '.join(f'{n} {s}' for s, n in t['counts'].items())})" if t["counts"] else "")
+                for t in items
+            ]
+            text = "\n".join(rows) if rows else "no tasks"
+    if getattr(args, "json", False):
+        print_json(out)
+    else:
+        print(text)
+    return 0
+
+
+async def cmd_resume(args) -> int:
+    from ..agents.resume import render
+    from ..agents.tasks import Tasks
+    from .session import opened
+
+    async with opened(args) as review:
+        ctx = await Tasks(review).context(args.task)
+    if args.json:
+        print_json(ctx)
+    else:
+        sys.stdout.write(render(ctx))
+    return 0

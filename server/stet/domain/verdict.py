@@ -1,0 +1,43 @@
+"""Where a journaled edit stands in a text: already done, still to do, or no longer possible.
+
+This is how effects are made idempotent: the content is checked before anything is
+written, so running an effect twice (after a crash) never applies it twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .anchor import LineIndex, at_with_context, locate, text_at
+from .hunks import Context, Lines
+
+
+@dataclass(frozen=True)
+class Verdict:
+    outcome: str  # "done" | "apply" | "stale"
+    line: int
+
+
+def classify(
+    lines: Sequence[str],
+    source: Lines,
+    target: Lines,
+    hint: int,
+    before: Context,
+    after: Context,
+    index: LineIndex | None = None,
+) -> Verdict:
+    """Is `target` already where `source` was, is `source` still there, or neither?"""
+    if at_with_context(lines, target, hint, before, after):
+        return Verdict("done", hint)
+    if source and text_at(lines, source, hint) or not source and at_with_context(lines, source, hint, before, after):
+        return Verdict("apply", hint)
+    index = index or LineIndex(lines)
+    found = locate(index, target, hint, before, after, trust_hint=False)
+    if found:
+        return Verdict("done", found.line)
+    found = locate(index, source, hint, before, after, trust_hint=False)
+    if found:
+        return Verdict("apply", found.line)
+    return Verdict("stale", hint)

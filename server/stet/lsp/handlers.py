@@ -1,0 +1,311 @@
+"""The request and notification handlers: parse the params, call the review, present.
+
+Each handler is that and nothing else; errors of the review are mapped to their JSON-RPC
+codes by `guarded`, and the server keeps serving.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from ..agents import intake
+from ..agents.resume import render as render_resume
+from ..agents.tasks import Tasks
+from ..domain.model import Hunk
+from ..errors import InvalidParams, StetError, StoreUnavailable
+from ..review import Review, open_review
+from ..runtime.live import Live
+from ..workspace.paths import uri_to_path
+from . import params as P
+from . import present
+from .server import StetServer
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[..., Awaitable[Any]]
+
+
+def guarded(fn: Handler) -> Handler:
+    """Map Stet errors to their JSON-RPC codes; the server keeps serving."""
+
+    @functools.wraps(fn)
+    async def wrapper(ls: StetServer, *args: Any) -> Any:
+        try:
+            return await fn(ls, *args)
+        except StetError as exc:
+            raise JsonRpcException(message=exc.message, code=exc.code, data=exc.data) from None
+
+    return wrapper
+
+
+async def _ready(ls: StetServer) -> Review:
+    review = ls.review
+    if review is None:
+        raise ls.store_error or StoreUnavailable("the server is not initialized")
+    if review.store is None:
+        raise StoreUnavailable("the review store is not open")
+    await review.ready.wait()
+    if review.recovery_error is not None:
+        raise review.recovery_error
+    return review
+
+
+def _roots(params: types.InitializeParams) -> list[str]:
+    roots = []
+    for folder in params.workspace_folders or []:
+        try:
+            roots.append(uri_to_path(folder.uri))
+        except StetError:
+            log.warning("ignoring workspace folder %s", folder.uri)
+    if not roots and params.root_uri:
+        try:
+            roots.append(uri_to_path(params.root_uri))
+        except StetError:
+            pass
+    if not roots and params.root_path:
+        roots.append(params.root_path)
+    return roots or [os.getcwd()]
+
+
+def _watch_files_through_the_editor(ls: StetServer) -> None:
+    """Ask the editor to report file changes too, where it offers that (it sees what it saves)."""
+    caps = ls.client_capabilities.workspace
+    if not (caps and caps.did_change_watched_files and caps.did_change_watched_files.dynamic_registration):
+        return
+    registration = types.Registration(
+        id="stet-watch",
+        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=types.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[types.FileSystemWatcher(glob_pattern="**/*")]
+        ),
+    )
+    future = ls.protocol.send_request(types.CLIENT_REGISTER_CAPABILITY, types.RegistrationParams([registration]))
+    future.add_done_callback(lambda f: f.cancelled() or f.exception())  # an editor may refuse: harmless
+
+
+def _content_changes(params: types.DidChangeTextDocumentParams) -> list[tuple[dict | None, str]]:
+    changes: list[tuple[dict | None, str]] = []
+    for c in params.content_changes:
+        if isinstance(c, types.TextDocumentContentChangePartial):
+            r = c.range
+            rng = {
+                "start": {"line": r.start.line, "character": r.start.character},
+                "end": {"line": r.end.line, "character": r.end.character},
+            }
+            changes.append((rng, c.text))
+        else:
+            changes.append((None, c.text))
+    return changes
+
+
+def _doc_hunks(ls: StetServer, client_uri: str) -> tuple[str | None, list[Hunk]]:
+    review = ls.review
+    if review is None:
+        return None, []
+    try:
+        uri = review.uri_of(client_uri)
+    except StetError:
+        return None, []
+    return uri, review.open_hunks(uri)
+
+
+def register(server: StetServer) -> None:
+    """Register every LSP feature and Stet command on `server`."""
+
+    @server.feature(types.INITIALIZE)
+    async def initialize(ls: StetServer, params: types.InitializeParams) -> None:
+        roots = _roots(params)
+        options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
+        db = options.get("db") if isinstance(options.get("db"), str) else None
+        path = db or ls.db_path or os.environ.get("STET_DB") or os.path.join(roots[0], ".stet", "stet.db")
+        try:
+            opened = await open_review(
+                roots, os.path.abspath(path), editor=ls, on_change=ls.publish, recover_later=True
+            )
+        except StoreUnavailable as exc:
+            ls.store_error = exc
+            log.error("%s", exc)
+            return
+        ls.review, ls.notice = opened.review, opened.notice
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: StetServer, params: types.InitializedParams) -> None:
+        if ls.notice:
+            ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, ls.notice))
+        review = ls.review
+        if review is None:
+            error = ls.store_error or StoreUnavailable("the review store is not open")
+            ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"Stet: {error}"))
+            ls.notify_json("stet/restored", {"files": 0, "counts": {}, "durationMs": 0, "error": str(error)})
+            return
+        _watch_files_through_the_editor(ls)
+        try:
+            summary = await review.recover()
+        except Exception as exc:
+            exc = review.recovery_error or exc
+            ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"Stet: {exc}"))
+            summary = {"files": 0, "counts": {}, "durationMs": 0, "error": str(exc)}
+        # Live sync with other processes and the inbox start once recovery is done.
+        ls.live = Live(review)
+        await ls.live.start()
+        if ls.live.warning:
+            ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, ls.live.warning))
+        ls.notify_json("stet/restored", summary)
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: StetServer, params: Any = None) -> None:
+        if ls.live is not None:
+            await ls.live.stop()
+        if ls.review is not None:
+            await ls.review.close()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def folders_changed(ls: StetServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        # pygls has already updated its folder list; every folder is a root (the store stays put).
+        if ls.review is None:
+            return
+        roots = []
+        for folder in (f.uri for f in ls.workspace.folders.values()):
+            try:
+                roots.append(uri_to_path(folder))
+            except StetError:
+                log.warning("ignoring workspace folder %s", folder)
+        ls.review.ws.set_roots(roots)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def watched_files_changed(ls: StetServer, params: types.DidChangeWatchedFilesParams) -> None:
+        if ls.review is None:
+            return
+        uris = set()
+        for change in params.changes:
+            try:
+                uris.add(ls.review.uri_of(change.uri))
+            except StetError:
+                continue
+        ls.review.outside_changed(uris)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: StetServer, params: types.DidOpenTextDocumentParams) -> None:
+        if ls.review is not None:
+            td = params.text_document
+            ls.review.opened(td.uri, td.text, td.version)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: StetServer, params: types.DidChangeTextDocumentParams) -> None:
+        if ls.review is not None:
+            ls.review.changed(params.text_document.uri, params.text_document.version, _content_changes(params))
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    async def did_save(ls: StetServer, params: types.DidSaveTextDocumentParams) -> None:
+        if ls.review is not None and ls.review.store is not None:
+            await ls.review.saved(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    async def did_close(ls: StetServer, params: types.DidCloseTextDocumentParams) -> None:
+        if ls.review is not None:
+            await ls.review.closed(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+    def code_lens(ls: StetServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+        _, hunks = _doc_hunks(ls, params.text_document.uri)
+        return present.code_lenses(hunks, params.text_document.uri) if hunks else []
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    def code_action(ls: StetServer, params: types.CodeActionParams) -> list[Any]:
+        uri, hunks = _doc_hunks(ls, params.text_document.uri)
+        if not hunks or uri is None or ls.review is None:
+            return []
+        doc = ls.review.doc(uri)
+        end = doc.end() if doc else None
+        first, last = params.range.start.line, params.range.end.line
+        actions = present.code_actions(hunks, params.text_document.uri, first, last, end)
+        td = ls.client_capabilities.text_document
+        if not (td and td.code_action and td.code_action.code_action_literal_support):
+            return [a.command for a in actions]  # an older client takes bare commands
+        return actions
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: StetServer, params: types.HoverParams) -> types.Hover | None:
+        _, hunks = _doc_hunks(ls, params.text_document.uri)
+        line = params.position.line
+        for h in hunks:
+            if present.covers(h, line, line):
+                td = ls.client_capabilities.text_document
+                formats = td.hover.content_format if td and td.hover else None
+                return present.hover(h, markdown=not formats or types.MarkupKind.Markdown in formats)
+        return None
+
+    @server.feature("stet/propose")
+    @guarded
+    async def propose(ls: StetServer, params: Any) -> dict:
+        return await intake.propose_params(await _ready(ls), params)
+
+    @server.feature("stet/listHunks")
+    @guarded
+    async def list_hunks(ls: StetServer, params: Any) -> dict:
+        review = await _ready(ls)
+        p = P.obj(params if params is not None else {}, "stet/listHunks")
+        uri = P.opt_str(p, "uri")
+        hunks = review.list(
+            uri=review.uri_of(uri) if uri else None,
+            statuses=P.statuses(p),
+            proposal_id=P.opt_str(p, "proposalId"),
+            task_id=P.opt_str(p, "taskId"),
+        )
+        return {"hunks": [h.state() for h in hunks]}
+
+    @server.feature("stet/taskContext")
+    @guarded
+    async def task_context(ls: StetServer, params: Any) -> dict:
+        review = await _ready(ls)
+        p = P.obj(params, "stet/taskContext")
+        context = await Tasks(review).context(P.req_str(p, "taskId"))
+        if p.get("markdown") is True:  # the `stet resume` text too, for clients that show it
+            context["markdown"] = render_resume(context)
+        return context
+
+    for name, action, scope in DECISIONS:
+        server.command(name)(_decision(action, scope))
+
+
+# command -> (action, what it applies to)
+DECISIONS = (
+    ("stet.accept", "accept", "hunks"),
+    ("stet.reject", "reject", "hunks"),
+    ("stet.undo", "undo", "hunks"),
+    ("stet.acceptFile", "accept", "file"),
+    ("stet.rejectFile", "reject", "file"),
+    ("stet.acceptAll", "accept", "all"),
+    ("stet.rejectAll", "reject", "all"),
+)
+
+
+def _decision(action: str, scope: str) -> Handler:
+    async def run(ls: StetServer, *args: Any) -> dict:
+        review = await _ready(ls)
+        p = P.one_object(args, f"stet.{action}")
+        common: dict[str, Any] = dict(request_id=P.opt_str(p, "requestId"), feedback=P.opt_str(p, "feedback"))
+        if scope == "hunks":
+            text = P.opt_str(p, "text")
+            if text is not None and action != "accept":
+                raise InvalidParams("`text` is only for stet.accept")
+            states = await review.decide(action, P.hunk_ids(p), expected=P.expected_versions(p), text=text, **common)
+        elif scope == "file":
+            states = await review.decide(action, uri=P.req_str(p, "uri"), **common)
+        else:
+            states = await review.decide(
+                action, proposal_id=P.opt_str(p, "proposalId"), task_id=P.opt_str(p, "taskId"), **common
+            )
+        return {"hunks": states}
+
+    return guarded(run)

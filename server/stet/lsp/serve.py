@@ -1,0 +1,16 @@
+"""`stet serve`: the language server on stdio."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from .handlers import register
+from .server import StetServer
+
+
+def serve(db_path: str | None = None) -> None:
+    logging.basicConfig(level=os.environ.get("STET_LOG", "WARNING"), format="stet %(levelname)s %(name)s: %(message)s")
+    server = StetServer(db_path)
+    register(server)
+    server.start_io()

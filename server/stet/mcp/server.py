@@ -1,0 +1,357 @@
+"""`stet mcp`: Stet as an MCP server (stdio), so an agent can work through tools.
+
+Built on the official `mcp` SDK (MCPServer). It opens the workspace's store like the CLI
+does and uses the same services: proposals go through `Review.propose`, task records
+through `Tasks`; nothing here touches SQL or files directly. The editor's language server,
+when one runs, shows every change within a second.
+
+Tool errors come back as MCP tool errors (`isError: true`) whose text says what went wrong
+and what to do; every tool answers with text for the model and the same data as JSON in
+`structuredContent`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from contextlib import asynccontextmanager
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel, Field
+
+from .. import __version__
+from ..agents.resume import render
+from ..agents.tasks import Tasks
+from ..domain.status import Status
+from ..errors import StetError, StoreUnavailable
+from ..review import Review, open_review
+
+log = logging.getLogger(__name__)
+
+INSTRUCTIONS = """\
+Stet puts your edits in front of the developer for review, hunk by hunk, instead of writing files
+directly. Work in a task: start_task once (or, when you carry on someone else's work, call
+get_task_context first and do what it says). Record what you read (record_files_read), what you
+decided and why (record_note), your plan (record_step). Propose changes with propose_edits or
+propose_patch: nothing is written until the developer accepts. Check review_status to see what
+was accepted, changed or rejected (with the developer's feedback) before proposing more.
+Re-sending a change already proposed creates nothing new; a change the developer rejected is
+reported back with their feedback instead of being asked again."""
+
+
+class Edit(BaseModel):
+    path: Annotated[str, Field(description="File path relative to the workspace root (or absolute inside it).")]
+    old_text: Annotated[
+        str,
+        Field(
+            description="Exact text to replace, copied from the file (whitespace and indentation included); it must "
+            "occur exactly once in the file. Include a few surrounding lines to make it unique. Empty only to "
+            "create a file that does not exist."
+        ),
+    ]
+    new_text: Annotated[str, Field(description="The text that replaces old_text (the whole content for a new file).")]
+
+
+class _State:
+    def __init__(self) -> None:
+        self.review: Review | None = None
+        self.error: StetError | None = None
+
+
+def _result(text: str, data: dict | list) -> CallToolResult:
+    structured = data if isinstance(data, dict) else {"items": data}
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+
+def _fail(exc: StetError) -> ToolError:
+    return ToolError(f"{exc.name}: {exc.message}")
+
+
+def build(db_path: str, roots: list[str], agent: str | None = None, state: _State | None = None) -> MCPServer:
+    """The MCP server; `state` receives the review once the server's lifespan opened it."""
+    state = state if state is not None else _State()
+
+    @asynccontextmanager
+    async def lifespan(_server):
+        try:
+            opened = await open_review(roots, db_path)
+            state.review = opened.review
+            if opened.notice:
+                log.warning("%s", opened.notice)
+        except StetError as exc:
+            state.error = exc  # every tool says so, clearly, instead of the server failing to start
+        try:
+            yield state
+        finally:
+            if state.review is not None:
+                await state.review.close()
+
+    server = MCPServer("stet", instructions=INSTRUCTIONS, version=__version__, lifespan=lifespan, log_level="WARNING")
+
+    def tasks() -> Tasks:
+        if state.review is None:
+            raise _fail(state.error or StoreUnavailable("the review store is not open"))
+        return Tasks(state.review)
+
+    async def run(coro):
+        try:
+            return await coro
+        except StetError as exc:
+            raise _fail(exc) from None
+
+    @server.tool(
+        description="Start a task: your unit of work, which the developer and any later agent can follow. Call it once "
+        "at the beginning; give a short title and the goal in the developer's words. Returns the task id: pass it to "
+        "every other tool. If you are continuing earlier work, do not start a new task: call get_task_context.",
+    )
+    async def start_task(
+        title: Annotated[str, Field(description="Short title, e.g. 'Rate-limit the login endpoint'.")],
+        goal: Annotated[str, Field(description="What the developer asked for, and what done means.")],
+        task_id: Annotated[
+            str | None, Field(description="Your own id for the task (default: one is made from the title).")
+        ] = None,
+        request_id: Annotated[
+            str | None, Field(description="Optional id of this call: repeating it changes nothing.")
+        ] = None,
+    ) -> CallToolResult:
+        out = await run(tasks().start(title, goal, agent=agent, task_id=task_id, request_id=request_id))
+        t = out["task"]
+        verb = "Started" if out["created"] else "Already started:"
+        return _result(f"{verb} task {t['id']} ({t['title']}). Use task_id={t['id']!r} in the other tools.", out)
+
+    @server.tool(
+        description="List the tasks in this workspace with their status and hunk counts. Use it to find the task to "
+        "carry on when you do not know its id.",
+    )
+    async def list_tasks(
+        status: Annotated[
+            Literal["open", "done", "abandoned"] | None, Field(description="Only tasks with this status.")
+        ] = None,
+    ) -> CallToolResult:
+        items = await run(tasks().list(status))
+        if not items:
+            return _result("No tasks yet.", {"tasks": []})
+        lines = [
+            f"- {t['id']} [{t['status']}] {t['title']}"
+            + (f" ({', '.join(f'{n} {s}' for s, n in t['counts'].items())})" if t["counts"] else "")
+            for t in items
+        ]
+        return _result("\n".join(lines), {"tasks": items})
+
+    @server.tool(
+        description="Get the full picture of a task, to carry it on after another agent (or an earlier you) stopped: "
+        "the goal, steps, decisions and answered questions (do not ask again), files read and whether they changed "
+        "since, and every proposed hunk: completed, staged, waiting for the developer, rejected with the developer's "
+        "feedback, accepted with the developer's own changes, stale; and the open questions. Read it before doing "
+        "anything else in a resumed task.",
+    )
+    async def get_task_context(
+        task_id: Annotated[str, Field(description="The task id.")],
+        format: Annotated[
+            Literal["markdown", "json"], Field(description="markdown (default) to read, json for code.")
+        ] = "markdown",
+    ) -> CallToolResult:
+        ctx = await run(tasks().context(task_id))
+        text = render(ctx) if format == "markdown" else json.dumps(ctx, indent=1, ensure_ascii=False)
+        return _result(text, ctx)
+
+    @server.tool(
+        description="Add a step to the task's plan, or change one's status. Steps: pending, in_progress, completed, "
+        "pending_confirmation (done on your side, waiting for the developer). Refer to an existing step by its "
+        "number or by its exact text.",
+    )
+    async def record_step(
+        task_id: Annotated[str, Field(description="The task id.")],
+        text: Annotated[
+            str | None,
+            Field(description="The step, e.g. 'Add a limiter to login()'. A new step unless one has this exact text."),
+        ] = None,
+        status: Annotated[
+            Literal["pending", "in_progress", "completed", "pending_confirmation"] | None,
+            Field(description="The step's status (default for a new step: pending)."),
+        ] = None,
+        number: Annotated[int | None, Field(description="Number of an existing step to change.")] = None,
+        request_id: Annotated[
+            str | None, Field(description="Optional id of this call: repeating it changes nothing.")
+        ] = None,
+    ) -> CallToolResult:
+        out = await run(tasks().step(task_id, text=text, status=status, n=number, request_id=request_id))
+        s = out["step"]
+        return _result(f"Step {s['n']} [{s['status']}]: {s['text']}", out)
+
+    @server.tool(
+        description="Record a decision you made and why (kind=decision), a question for the developer (kind=question), "
+        "the developer's answer to one (kind=answer, with answers=<question number>), or another note (kind=note). "
+        "Decisions and answers are what a later agent must not re-ask or re-decide: record them as soon as they are made.",
+    )
+    async def record_note(
+        task_id: Annotated[str, Field(description="The task id.")],
+        text: Annotated[str, Field(description="The decision, question, answer or note, in one or two sentences.")],
+        kind: Annotated[
+            Literal["decision", "question", "answer", "note"], Field(description="What it is.")
+        ] = "decision",
+        why: Annotated[
+            str | None, Field(description="For a decision: the reason (constraints, the developer's words).")
+        ] = None,
+        answers: Annotated[
+            int | None, Field(description="For an answer: the number of the question it answers.")
+        ] = None,
+        request_id: Annotated[
+            str | None, Field(description="Optional id of this call: repeating it changes nothing.")
+        ] = None,
+    ) -> CallToolResult:
+        out = await run(tasks().note(task_id, text, kind=kind, why=why, answers=answers, request_id=request_id))
+        n = out["note"]
+        return _result(f"Recorded {n['kind']} {n['n']}: {n['text']}", out)
+
+    @server.tool(
+        description="Record that you read these files. Stet keeps a hash of each file's content now, so a later agent "
+        "learns which files changed since they were read (and must be read again). Call it after reading files you "
+        "rely on.",
+    )
+    async def record_files_read(
+        task_id: Annotated[str, Field(description="The task id.")],
+        paths: Annotated[list[str], Field(description="File paths, relative to the workspace root.")],
+        request_id: Annotated[
+            str | None, Field(description="Optional id of this call: repeating it changes nothing.")
+        ] = None,
+    ) -> CallToolResult:
+        out = await run(tasks().read(task_id, paths, request_id=request_id))
+        lines = [f"- {f['path']}" + ("" if f["exists"] else " (does not exist)") for f in out["files"]]
+        return _result("Recorded as read:\n" + "\n".join(lines), out)
+
+    @server.tool(
+        description="Propose edits for the developer to review, as exact text replacements. Nothing is written to the "
+        "files: the developer accepts, rejects (with feedback) or edits each hunk. Each old_text must occur exactly "
+        "once in its file as it is now. Edits already proposed in this task are not proposed twice; an edit the "
+        "developer rejected before is refused and reported with the developer's feedback. The answer lists the new "
+        "hunks and their ids.",
+    )
+    async def propose_edits(
+        task_id: Annotated[str, Field(description="The task id.")],
+        edits: Annotated[list[Edit], Field(description="The replacements, applied in order per file.")],
+        message: Annotated[str | None, Field(description="Your rationale, shown to the developer.")] = None,
+        proposal_id: Annotated[
+            str | None, Field(description="Optional id for this proposal (default: derived from its content).")
+        ] = None,
+    ) -> CallToolResult:
+        t = tasks()
+        triples = [(e.path, e.old_text, e.new_text) for e in edits]
+        answer = await run(
+            t.propose_text_edits(task_id, triples, proposal_id=proposal_id, agent=agent, message=message)
+        )
+        return _result(_proposal_text(t, answer), answer)
+
+    @server.tool(
+        description="Propose a change for the developer to review, as a unified diff (the format `git diff` "
+        "writes: ---/+++ headers with a/ and b/ prefixes, @@ hunk headers, context lines). Nothing is written to the "
+        "files: the developer accepts, rejects (with feedback) or edits each hunk. The diff must fit the files as "
+        "they are; a diff made before some of this task's hunks were applied is carried onto the files. Hunks "
+        "already proposed in this task are not proposed twice; a hunk the developer rejected before is refused and "
+        "reported with the developer's feedback. New, deleted and renamed files are supported.",
+    )
+    async def propose_patch(
+        task_id: Annotated[str, Field(description="The task id.")],
+        patch: Annotated[str, Field(description="The unified diff, paths relative to the workspace root.")],
+        message: Annotated[str | None, Field(description="Your rationale, shown to the developer.")] = None,
+        proposal_id: Annotated[
+            str | None, Field(description="Optional id for this proposal (default: derived from its content).")
+        ] = None,
+    ) -> CallToolResult:
+        t = tasks()
+        answer = await run(t.propose_patch(task_id, patch, proposal_id=proposal_id, agent=agent, message=message))
+        text = _proposal_text(t, answer)
+        if answer.get("notes"):
+            text += "\nNotes:\n" + "\n".join(f"- {n}" for n in answer["notes"])
+        return _result(text, answer)
+
+    @server.tool(
+        description="See where the developer's review stands: every hunk of a task (or of the workspace) by status, "
+        "with the developer's feedback on rejected hunks and their own text on hunks they changed before accepting. "
+        "Check it before proposing more.",
+    )
+    async def review_status(
+        task_id: Annotated[str | None, Field(description="Only this task's hunks (recommended).")] = None,
+        proposal_id: Annotated[str | None, Field(description="Only this proposal's hunks.")] = None,
+    ) -> CallToolResult:
+        t = tasks()
+        review = t.review
+        try:
+            await review.sync()
+        except StetError as exc:
+            raise _fail(exc) from None
+        hunks = review.list(task_id=task_id, proposal_id=proposal_id)
+        by_status: dict[str, list[dict]] = {s.value: [] for s in Status}
+        for hunk in hunks:
+            by_status[hunk.status.value].append(
+                {**hunk.state(), "path": t.review.ws.rel(hunk.uri), "line": hunk.line + 1}
+            )
+        lines = []
+        for status, items in by_status.items():
+            if not items:
+                continue
+            lines.append(f"{status} ({len(items)}):")
+            for h in items:
+                line = f"- {h['id']} {h['path']} line {h['line']}"
+                if h["feedback"]:
+                    line += f" - developer: {' '.join(h['feedback'].split())}"
+                if h.get("appliedText") is not None:
+                    line += " - accepted with the developer's own text (see get_task_context)"
+                lines.append(line)
+        return _result("\n".join(lines) if lines else "No hunks.", {"hunks": by_status})
+
+    @server.tool(
+        description="Close the task: done when the goal is met (and the developer has nothing pending), or abandoned. "
+        "Give a one-line summary.",
+    )
+    async def finish_task(
+        task_id: Annotated[str, Field(description="The task id.")],
+        status: Annotated[Literal["done", "abandoned"], Field(description="How it ended.")] = "done",
+        summary: Annotated[str | None, Field(description="One line: what was achieved, or why it stopped.")] = None,
+        request_id: Annotated[
+            str | None, Field(description="Optional id of this call: repeating it changes nothing.")
+        ] = None,
+    ) -> CallToolResult:
+        out = await run(tasks().finish(task_id, status=status, summary=summary, request_id=request_id))
+        return _result(f"Task {task_id} is {out['task']['status']}.", out)
+
+    return server
+
+
+def _proposal_text(t: Tasks, answer: dict) -> str:
+    """What the model needs from a proposal's answer."""
+    lines = [f"Proposal {answer['proposalId']}:"]
+    new = answer["hunks"]
+    if new:
+        lines.append(f"{len(new)} hunk(s) for the developer to review:")
+        lines += [
+            f"- {h['id']} {t.review.ws.rel(h['uri'])} line {h['range']['start']['line'] + 1} [{h['status']}]"
+            for h in new
+        ]
+    else:
+        lines.append("No new hunks.")
+    if answer.get("alreadyProposed"):
+        lines.append("Already proposed in this task, not proposed again:")
+        lines += [f"- {h['id']} {t.review.ws.rel(h['uri'])} [{h['status']}]" for h in answer["alreadyProposed"]]
+    if answer.get("rejectedBefore"):
+        lines.append("REJECTED by the developer before; not proposed again. Do something else, as the feedback says:")
+        for h in answer["rejectedBefore"]:
+            feedback = " ".join((h["feedback"] or "no feedback given").split())
+            lines.append(f"- {h['id']} {t.review.ws.rel(h['uri'])}: {feedback}")
+    return "\n".join(lines)
+
+
+def serve(db_path: str, roots: list[str], agent: str | None = None) -> None:
+    logging.basicConfig(level=logging.WARNING, format="stet mcp %(levelname)s: %(message)s")
+    state = _State()
+    server = build(db_path, roots, agent, state)
+    try:
+        server.run("stdio")
+    finally:
+        # If the lifespan's close did not run to the end (the client went away mid-shutdown),
+        # stop the store's thread here or the process never exits.
+        if state.review is not None:
+            state.review.stop_now()

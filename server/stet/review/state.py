@@ -1,0 +1,148 @@
+"""The review's one shared state object, handed to each part of the service.
+
+Every collaborator (memory, proposing, deciding, effects, documents, outside changes,
+recovery) works on this object and nothing else of the others' insides: what it holds is
+written down here, with its type, once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from ..domain.anchor import Anchors
+from ..domain.document import Document
+from ..domain.model import Hunk
+from ..domain.status import Status
+from ..errors import StetError, StoreUnavailable
+from ..store import Store
+from ..workspace.files import read_bytes
+from ..workspace.paths import Workspace
+from .config import Editor, Limits
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(eq=False)
+class OpenFile:
+    """A document the editor has open: its buffer, the anchors of its hunks in that buffer,
+    and the uri the editor calls it by (which may differ from the normalised one)."""
+
+    doc: Document
+    anchors: Anchors
+    client_uri: str
+
+
+class Background:
+    """Debounced timers and background tasks; all cancelled together when the review closes."""
+
+    def __init__(self) -> None:
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._tasks: set[asyncio.Task] = set()
+
+    def spawn(self, coro: Awaitable) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background task failed", exc_info=task.exception())
+
+    def later(self, key: str, delay: float, fn: Callable[[], Awaitable]) -> None:
+        """Run `fn` once, `delay` seconds after the last call with this key (a debounce)."""
+        old = self._timers.pop(key, None)
+        if old:
+            old.cancel()
+
+        def fire() -> None:
+            self._timers.pop(key, None)
+            self.spawn(fn())
+
+        self._timers[key] = asyncio.get_running_loop().call_later(delay, fire)
+
+    def cancel_all(self) -> None:
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+        for task in list(self._tasks):
+            task.cancel()
+
+
+class ReviewState:
+    """What one review of one workspace knows, in memory, between store commits."""
+
+    def __init__(self, ws: Workspace, editor: Editor, on_change: Callable[[set[str]], None], limits: Limits):
+        self.ws = ws
+        self.editor = editor
+        self.on_change = on_change  # called with the uris whose hunks changed
+        self.limits = limits
+        self.store: Store | None = None
+        self.store_error: StoreUnavailable | None = None
+        self.recovery_error: StetError | None = None
+        self.hunks: dict[str, Hunk] = {}
+        self.by_uri: dict[str, dict[str, Hunk]] = {}
+        self.open: dict[str, OpenFile] = {}  # uri -> the editor's open document
+        self.open_as: dict[str, str] = {}  # client uri of an open document -> its uri
+        self.in_flight: set[str] = set()  # hunks whose effect is running: memory keeps them put
+        self.effect_uris: set[str] = set()  # uris with effects not finished yet
+        self.seen_lsn = 0
+        self.generation = 0  # bumped whenever hunks change in memory: cheap "anything new?" test
+        self.ready = asyncio.Event()
+        self.op_lock = asyncio.Lock()  # one proposal or decision at a time in this process
+        self.doc_events: dict[str, asyncio.Event] = {}  # waiters for a document's next change
+        self.own_writes: dict[str, str | None] = {}  # path -> hash of what Stet itself wrote there
+        self.background = Background()
+
+    def require_store(self) -> Store:
+        if self.store is None:
+            raise self.store_error or StoreUnavailable("the review store is not open yet")
+        return self.store
+
+    def uri_of(self, uri: str) -> str:
+        return self.ws.normalize(uri)
+
+    def doc(self, uri: str) -> Document | None:
+        f = self.open.get(uri)
+        return f.doc if f is not None else None
+
+    async def bytes_now(self, uri: str) -> bytes | None:
+        """The file's content as the review sees it now: the open buffer, else the disk."""
+        doc = self.doc(uri)
+        if doc is not None:
+            return doc.text.encode("utf-8", "surrogatepass")
+        return await asyncio.to_thread(read_bytes, self.ws.resolve(uri))
+
+    def client_uri(self, uri: str) -> str:
+        f = self.open.get(uri)
+        return f.client_uri if f is not None else uri
+
+    def signal(self, uri: str) -> None:
+        """Wake whoever waits for this document's next change."""
+        event = self.doc_events.pop(uri, None)
+        if event is not None:
+            event.set()
+
+    def own_write(self, path: str, text: str | None) -> None:
+        """Remember what Stet itself wrote, so the watcher does not take it for an outside change."""
+        self.own_writes[path] = None if text is None else content_digest(text)
+
+    def counts(self) -> dict[str, int]:
+        """How many hunks are in each status (every status listed)."""
+        counts = {s.value: 0 for s in Status}
+        for h in self.hunks.values():
+            counts[h.status.value] += 1
+        return counts
+
+    def files_lock(self) -> str:
+        """The lock file every process takes to read, check and write workspace files."""
+        return os.path.join(os.path.dirname(self.require_store().path), "files.lock")
+
+
+def content_digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

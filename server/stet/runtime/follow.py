@@ -1,0 +1,60 @@
+"""Live sync: follow what other processes commit to the shared store.
+
+Every process sharing a store (editor windows, the CLI, the inbox of another server)
+writes through the operation log. A running server checks `PRAGMA data_version` a few
+times a second (cheap: it changes only when another connection committed) and then runs
+`Review.sync()`, which loads every hunk changed since the last lsn it saw and publishes
+them to the editor: the same path as recovery at start, not a second mechanism.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+
+from ..errors import StetError
+from ..review import Review
+from .stopping import cancel_and_wait
+
+log = logging.getLogger(__name__)
+
+INTERVAL = float(os.environ.get("STET_SYNC_INTERVAL", "0.2"))
+
+
+class Follower:
+    def __init__(self, review: Review, interval: float = INTERVAL):
+        self.review = review
+        self.interval = interval
+        self._task: asyncio.Task | None = None
+        self.syncs = 0
+
+    def start(self) -> None:
+        self._task = asyncio.ensure_future(self._run())
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        await cancel_and_wait(task)
+
+    async def _run(self) -> None:
+        last = None
+        failures = 0
+        while True:
+            try:
+                store = self.review.store
+                if store is None:
+                    return
+                version = await store.data_version()
+                if version != last:
+                    if last is not None:
+                        await self.review.sync()
+                        self.syncs += 1
+                    last = version
+                failures = 0
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a closed or unavailable store, or a bug: back off, keep following
+                failures += 1
+                if failures in (1, 10, 100):
+                    log.warning("live sync: %s", exc, exc_info=not isinstance(exc, StetError))
+            await asyncio.sleep(self.interval * (1 if failures == 0 else min(failures, 25)))

@@ -1,0 +1,179 @@
+"""The inbox: proposals dropped as files by agents that cannot run the CLI.
+
+`.stet/inbox/ID.json` (a `stet/propose` params object) or `.stet/inbox/ID.patch` (a unified
+diff) is proposed with proposal id ID, then moved to `done/`; one the review refuses goes to
+`failed/` beside `ID.error`, which says why. Exactly once: the proposal commits before the
+file moves, and proposing the same id with the same content again adds nothing, so a crash
+between the two only means the file is proposed again (a no-op) at the next start.
+
+Only complete files are read: temp and hidden names are ignored (write `ID.patch.tmp`, then
+rename), events are debounced, and a file that does not parse is retried once after a short
+delay (it may still have been being written), then failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+
+from ..agents import intake
+from ..domain import patches
+from ..errors import StetError, StoreUnavailable
+from ..faults import fault
+from ..review import Review
+from ..workspace.files import write_atomic
+
+log = logging.getLogger(__name__)
+
+SETTLE = 0.15  # seconds without events before a file is read
+RETRY_DELAY = float(os.environ.get("STET_INBOX_RETRY", "1.0"))
+STORE_RETRY = 5.0  # seconds before trying again when the store cannot be written
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,199}\.(json|patch)$")
+
+
+def inbox_folder(db_path: str) -> str:
+    return os.path.join(os.path.dirname(os.path.abspath(db_path)), "inbox")
+
+
+def is_candidate(name: str) -> bool:
+    """A complete proposal file's name: ID.json or ID.patch, no temp or hidden names."""
+    return bool(_NAME.match(name)) and not name.startswith(".")
+
+
+class Unparsable(Exception):
+    pass
+
+
+class Inbox:
+    def __init__(self, folder: str, review: Review):
+        self.folder = folder
+        self.review = review
+        self.done = os.path.join(folder, "done")
+        self.failed = os.path.join(folder, "failed")
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._attempts: dict[str, int] = {}
+        self._lock = asyncio.Lock()
+        self._tasks: set[asyncio.Task] = set()
+        self.ingested = 0
+
+    async def start(self, watcher) -> None:
+        for folder in (self.folder, self.done, self.failed):
+            os.makedirs(folder, exist_ok=True)
+        watcher.watch(self.folder, self._on_event)
+        # Scanned after the watch is in place, so a file arriving now is seen one way or the other.
+        for name in sorted(os.listdir(self.folder)):  # what arrived while no server ran
+            self._schedule(name, 0)
+
+    def stop(self) -> None:
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+        for task in list(self._tasks):
+            task.cancel()
+
+    def _on_event(self, event) -> None:
+        if event.is_directory:
+            return
+        for path in (getattr(event, "dest_path", None), event.src_path):
+            if path and os.path.dirname(os.path.abspath(path)) == os.path.abspath(self.folder):
+                name = os.path.basename(path)
+                if event.event_type == "closed":  # a writer closed it: complete unless it is still wrong
+                    self._schedule(name, 0.02)
+                elif event.event_type in ("created", "modified", "moved"):
+                    self._schedule(name, SETTLE)
+                # opened / closed_no_write / deleted: our own reads and moves, nothing new
+
+    def _schedule(self, name: str, delay: float) -> None:
+        if not is_candidate(name):
+            return
+        old = self._timers.pop(name, None)
+        if old:
+            old.cancel()
+        loop = asyncio.get_running_loop()
+        self._timers[name] = loop.call_later(delay, self._spawn, name)
+
+    def _spawn(self, name: str) -> None:
+        self._timers.pop(name, None)
+        task = asyncio.ensure_future(self._process(name))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _process(self, name: str) -> None:
+        async with self._lock:
+            path = os.path.join(self.folder, name)
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+            except FileNotFoundError:
+                return  # another server took it
+            except OSError as exc:
+                await self._fail(name, f"cannot read the file: {exc.strerror or exc}")
+                return
+            stem, kind = name.rsplit(".", 1)
+            try:
+                text = self._parse(kind, data)
+                await self._propose(kind, stem, text)
+            except Unparsable as exc:
+                self._attempts[name] = self._attempts.get(name, 0) + 1
+                if self._attempts[name] < 2:
+                    log.info("inbox: %s does not parse yet (%s); retrying in %ss", name, exc, RETRY_DELAY)
+                    self._schedule(name, RETRY_DELAY)
+                else:
+                    await self._fail(name, str(exc))
+                return
+            except StoreUnavailable as exc:  # not the proposal's fault: keep it and try again later
+                log.warning("inbox: %s waits: %s", name, exc)
+                self._schedule(name, STORE_RETRY)
+                return
+            except StetError as exc:
+                await self._fail(name, f"{exc.name}: {exc.message}")
+                return
+            except Exception as exc:  # a bug must not stop the inbox; the file keeps the evidence
+                log.exception("inbox: %s", name)
+                await self._fail(name, f"internal error: {exc!r}")
+                return
+            fault("inbox:after-propose")
+            self._attempts.pop(name, None)
+            self.ingested += 1
+            self._move(name, self.done)
+
+    @staticmethod
+    def _parse(kind: str, data: bytes) -> str:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise Unparsable(f"not UTF-8 text (byte {exc.start})") from None
+        try:
+            if kind == "json":
+                json.loads(text)
+            else:
+                patches.parse(text)
+        except json.JSONDecodeError as exc:
+            raise Unparsable(f"not JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        except patches.PatchError as exc:
+            raise Unparsable(f"not a unified diff: {exc}") from None
+        return text
+
+    async def _propose(self, kind: str, stem: str, text: str) -> None:
+        if kind == "json":
+            await intake.propose_params(self.review, json.loads(text), stem)
+        else:
+            await intake.propose_patch(self.review, text, stem)
+
+    def _move(self, name: str, folder: str) -> None:
+        try:
+            os.replace(os.path.join(self.folder, name), os.path.join(folder, name))
+        except FileNotFoundError:
+            pass  # another server moved it first
+
+    async def _fail(self, name: str, why: str) -> None:
+        log.warning("inbox: %s failed: %s", name, why)
+        self._attempts.pop(name, None)
+        stem = name.rsplit(".", 1)[0]
+        if not os.path.exists(os.path.join(self.folder, name)):
+            return
+        await asyncio.to_thread(write_atomic, os.path.join(self.failed, stem + ".error"), why.rstrip() + "\n")
+        self._move(name, self.failed)

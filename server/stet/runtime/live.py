@@ -1,0 +1,52 @@
+"""A running server's background duties: follow the shared store, ingest the inbox."""
+
+from __future__ import annotations
+
+import logging
+
+from ..review import Review
+from .follow import Follower
+from .inbox import Inbox, inbox_folder
+from .outside_watch import OutsideWatch
+from .watcher import Watcher
+
+log = logging.getLogger(__name__)
+
+
+class Live:
+    def __init__(self, review: Review):
+        self.review = review
+        self.follower = Follower(review)
+        self.watcher: Watcher | None = None
+        self.inbox: Inbox | None = None
+        self.outside: OutsideWatch | None = None
+
+    @property
+    def warning(self) -> str | None:
+        return self.watcher.warning if self.watcher else None
+
+    async def start(self) -> None:
+        store = self.review.store
+        if store is None:
+            return
+        self.follower.start()
+        self.watcher = Watcher()
+        self.watcher.start()
+        self.outside = OutsideWatch(self.review, self.watcher)
+        self.outside.start()
+        folder = inbox_folder(store.path)
+        try:
+            self.inbox = Inbox(folder, self.review)
+            await self.inbox.start(self.watcher)
+        except OSError as exc:
+            log.warning("the inbox %s cannot be used: %s", folder, exc)
+            self.inbox = None
+
+    async def stop(self) -> None:
+        if self.outside is not None:
+            await self.outside.stop()
+        if self.inbox is not None:
+            self.inbox.stop()
+        if self.watcher is not None:
+            self.watcher.stop()
+        await self.follower.stop()

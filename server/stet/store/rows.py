@@ -1,0 +1,116 @@
+"""Rows <-> models: how hunks, op-log entries and effects are laid out in the tables."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..domain.model import Hunk, lines_of
+from ..domain.shapes import JSON
+from ..domain.status import Status
+
+# One row as sqlite3 returns it, and the parameters of one statement.
+Row = tuple[Any, ...]
+Params = Iterable[Any]
+
+HUNK_COLUMNS = (
+    "id, proposal_id, task_id, seq, uri, kind, new_uri, status, line, old_text, new_text, "
+    "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn"
+)
+
+
+def now_iso() -> str:
+    t = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
+
+
+def hunk_from_row(r: Any) -> Hunk:
+    return Hunk(
+        id=r[0],
+        proposal_id=r[1],
+        task_id=r[2],
+        seq=r[3],
+        uri=r[4],
+        kind=r[5],
+        new_uri=r[6],
+        status=Status(r[7]),
+        line=r[8],
+        old=lines_of(r[9]),
+        new=lines_of(r[10]),
+        ctx_before=tuple(json.loads(r[11])),
+        ctx_after=tuple(json.loads(r[12])),
+        applied_text=None if r[13] is None else lines_of(r[13]),
+        message=r[14],
+        feedback=r[15],
+        version=r[16],
+        decided_at=r[17],
+        lsn=r[18],
+    )
+
+
+def hunk_values(h: Hunk) -> Row:
+    return (
+        h.id,
+        h.proposal_id,
+        h.task_id,
+        h.seq,
+        h.uri,
+        h.kind,
+        h.new_uri,
+        h.status.value,
+        h.line,
+        h.old_text,
+        h.new_text,
+        json.dumps(h.ctx_before),
+        json.dumps(h.ctx_after),
+        None if h.applied_text is None else "".join(h.applied_text),
+        h.message,
+        h.feedback,
+        h.version,
+        h.decided_at,
+        h.lsn,
+    )
+
+
+@dataclass
+class OpRow:
+    lsn: int
+    op_id: str
+    kind: str
+    args: JSON
+    result: Any
+    at: str
+
+
+@dataclass
+class EffectRow:
+    id: int
+    lsn: int
+    uri: str
+    action: str  # apply | revert
+    edits: list[JSON]  # [{hunkId, line, before, after, ctxBefore, ctxAfter}]
+    state: str  # pending | unsaved (applied into a buffer not saved yet) | done
+    attempts: int
+    target: str = "file"  # where it was meant to land when decided: an open "buffer" or the "file"
+    owner: str | None = None  # the process whose editor buffer holds it (see process.py)
+
+
+OP_BY_ID = "SELECT lsn, op_id, kind, args, result, at FROM oplog WHERE op_id = ?"
+
+
+def op_row(r: Any) -> OpRow:
+    return OpRow(r[0], r[1], r[2], json.loads(r[3]), json.loads(r[4]) if r[4] else None, r[5])
+
+
+def hunk_rows(raw: sqlite3.Connection, ids: list[str]) -> list[Row]:
+    rows = []
+    for i in range(0, len(ids), 500):
+        chunk = ids[i : i + 500]
+        rows += raw.execute(
+            f"SELECT {HUNK_COLUMNS} FROM hunks WHERE id IN ({', '.join('?' * len(chunk))})", chunk
+        ).fetchall()
+    return rows

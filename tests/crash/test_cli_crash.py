@@ -1,0 +1,68 @@
+"""The CLI killed with SIGKILL at named points: the decision survives, the edit lands exactly once."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from support.clitools import commit_all, db_summary, make_repo, stet, stet_json
+
+BASE = b"".join(b"line %d\n" % i for i in range(1, 21))
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = make_repo(tmp_path / "repo")
+    (root / "a.txt").write_bytes(BASE)
+    commit_all(root)
+    return root
+
+
+def propose_one(root) -> str:
+    diff = "--- a/a.txt\n+++ b/a.txt\n@@ -5 +5,2 @@\n-line 5\n+LINE FIVE\n+inserted after five\n"
+    (h,) = stet_json("propose", "--patch", "-", "--id", "p1", cwd=root, input=diff)["hunks"]
+    return h["id"]
+
+
+@pytest.mark.parametrize(
+    "point", ["decide:after-commit", "effect:before-write", "effect:after-write", "effect:before-confirm"]
+)
+def test_accept_killed_then_finished_exactly_once(repo, point):
+    hid = propose_one(repo)
+    p = stet("accept", hid, cwd=repo, env={"STET_FAULT": point})
+    assert p.returncode == -signal.SIGKILL, (p.returncode, p.stderr)
+    state = stet_json("status", "--all", cwd=repo)["hunks"][0]
+    assert state["status"] == "accepted", "the decision was committed before the kill"
+    # doctor sees the unfinished edit; --fix finishes it; a second --fix changes nothing.
+    sick = stet("doctor", cwd=repo)
+    assert sick.returncode == 1 and "not yet written" in sick.stdout
+    assert stet("doctor", "--fix", cwd=repo).returncode == 0
+    text = (repo / "a.txt").read_bytes()
+    assert text == BASE.replace(b"line 5\n", b"LINE FIVE\ninserted after five\n")
+    assert stet_json("status", "--all", cwd=repo)["hunks"][0]["status"] == "applied"
+    stet("doctor", "--fix", cwd=repo)
+    assert (repo / "a.txt").read_bytes() == text
+    assert text.count(b"inserted after five") == 1
+
+
+def test_accept_replayed_after_kill_with_the_same_request_id(repo):
+    hid = propose_one(repo)
+    p = stet("accept", hid, "--request-id", "r-1", cwd=repo, env={"STET_FAULT": "effect:after-write"})
+    assert p.returncode == -signal.SIGKILL
+    # The agent retries the same call: it gets the recorded answer, nothing is done twice.
+    again = stet_json("accept", hid, "--request-id", "r-1", cwd=repo)
+    assert again["hunks"][0]["id"] == hid
+    stet("doctor", "--fix", cwd=repo)
+    assert (repo / "a.txt").read_bytes().count(b"inserted after five") == 1
+
+
+def test_propose_killed_after_commit_then_retried(repo):
+    diff = "--- a/a.txt\n+++ b/a.txt\n@@ -2 +2 @@\n-line 2\n+LINE TWO\n"
+    p = stet("propose", "--patch", "-", "--id", "p9", cwd=repo, input=diff, env={"STET_FAULT": "propose:after-commit"})
+    assert p.returncode == -signal.SIGKILL
+    before = db_summary(repo / ".stet" / "stet.db")
+    again = stet_json("propose", "--patch", "-", "--id", "p9", cwd=repo, input=diff)
+    assert len(again["hunks"]) == 1
+    assert db_summary(repo / ".stet" / "stet.db") == before, "the retry added nothing"
+    assert (repo / "a.txt").read_bytes() == BASE

@@ -1,0 +1,370 @@
+"""Regression tests for core bugs the crash torture found (tests/support/torture.py), one per bug,
+each through the real server process."""
+
+import asyncio
+
+import pytest
+from lsprotocol import types
+
+from support.clitools import stet
+from support.harness import ServerDied, Session, read, rng, uri, write
+from support.rawlsp import Dead, RawServer
+
+
+async def statuses(s: Session) -> dict[str, str]:
+    return {h["id"]: h["status"] for h in await s.hunks()}
+
+
+async def test_buffer_decides_over_disk_when_the_editor_reopens_during_recovery(ws):
+    """A hunk made stale by typing in an unsaved buffer stays stale after a crash when the
+    editor re-opens that buffer, even though the file on disk still has the old text.
+
+    Recovery re-locates the hunks of files no editor has open against the disk; when the
+    editor's didOpen arrived while it was reading, the disk's verdict (stale -> pending) was
+    written after the buffer had been checked, and nothing checked the buffer again. The
+    restarts below send didOpen at instants spread over recovery."""
+    others = [write(ws / f"o{i}.txt", f"x{i}\ny{i}\n") for i in range(120)]
+    b = ws / "b.txt"
+    s = Session(ws)
+    await s.start()
+    u = s.open(b)
+    hid = (await s.propose("p1", {u: [(rng(1, 0, 2, 0), "BETA\n")]}))["hunks"][0]["id"]
+    await s.propose("p2", {uri(p): [(rng(0, 0, 1, 0), "X\n")] for p in others})
+    s.type(u, rng(1, 0, 1, 4), "bet")  # the developer changes the hunk's old text, unsaved
+    for _ in range(30):
+        if (await statuses(s))[hid] == "stale":
+            break
+        await asyncio.sleep(0.1)
+    assert (await statuses(s))[hid] == "stale"
+    assert "beta\n" in read(b)  # the disk still has the old text
+    await s.kill()
+    wrong = []
+    for delay in [i * 0.02 for i in range(8)]:
+        s2 = Session(ws)
+        await s2.start(wait_restored=False)
+        await asyncio.sleep(delay)
+        s2.docs = s.docs
+        s2.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(types.TextDocumentItem(u, "text", s.docs[u][1], s.docs[u][0]))
+        )
+        await asyncio.wait_for(s2.restored, 30)
+        await asyncio.sleep(0.3)
+        status = (await statuses(s2))[hid]
+        await s2.kill()
+        if status != "stale":
+            wrong.append((delay, status))
+    assert not wrong, f"didOpen after (seconds, status): {wrong}"
+
+
+async def test_undo_interrupted_before_its_revert_reaches_the_reopened_buffer(ws):
+    """Undo of an applied hunk commits, then the server dies before reverting the editor's
+    buffer. At restart the editor re-opens the buffer, still showing the new text: the hunk
+    must end `pending` with its old text back, not `stale`.
+
+    Opening the buffer judged the pending hunk by content while its revert was still
+    journaled and not yet run: old text absent, so stale; the revert then put the old text
+    back but left the hunk stale."""
+    s = Session(ws)
+    await s.start()
+    a = s.open(ws / "a.py")
+    hid = (await s.propose("p1", {a: [(rng(1, 0, 2, 0), "LINE TWO\n")]}))["hunks"][0]["id"]
+    assert (await s.command("stet.accept", {"hunkIds": [hid]}))["hunks"][0]["status"] == "applied"
+    await s.stop()
+    s1 = Session(ws, env={"STET_FAULT": "decide:after-commit"})
+    s1.docs = s.docs
+    await s1.start()
+    try:
+        await s1.command("stet.undo", {"hunkIds": [hid]})
+        raise AssertionError("the fault point did not fire")
+    except ServerDied:
+        await s1.died()
+    assert "LINE TWO\n" in s1.text(a)  # the revert never reached the buffer
+    s2 = Session(ws)
+    s2.docs = s1.docs
+    await s2.start()
+    try:
+        for _ in range(40):
+            if (await statuses(s2))[hid] == "pending" and "line 2\n" in s2.text(a):
+                break
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(0.5)
+        assert (await statuses(s2))[hid] == "pending"
+        assert s2.text(a).count("line 2\n") == 1 and "LINE TWO" not in s2.text(a)
+    finally:
+        await s2.stop()
+
+
+def _bad_file(kind: str, path, outside):
+    """Make `path` something Stet cannot edit as text."""
+    import os
+
+    if kind == "binary":
+        path.write_bytes(b"alpha\n\x00beta\n")
+    elif kind == "latin-1":
+        path.write_bytes(b"alpha\nb\xe9ta\n")
+    elif kind == "folder":
+        path.unlink()
+        path.mkdir()
+    elif kind == "symlink-out":
+        outside.write_text(path.read_text())
+        path.unlink()
+        os.symlink(outside, path)
+
+
+@pytest.mark.parametrize("kind", ["binary", "latin-1", "folder", "symlink-out"])
+def test_a_file_that_became_unreadable_does_not_block_recovery(ws, kind):
+    """An accepted edit is journaled, the server dies before writing it, and meanwhile the
+    file stops being a text file of the workspace (binary, not UTF-8, a folder, a symlink
+    leading outside). The next start must still finish recovery and answer: that hunk
+    becomes stale, the other files' edits are carried out, nothing is written to the file.
+
+    Reading the file raised out of the effect runner, so recovery stopped half-way, reported
+    an error and never let a request through: every later request waited forever."""
+    a, b = ws / "b.txt", ws / "a.py"
+    outside = ws.parent / "outside.txt"
+    s = RawServer(ws, env={"STET_FAULT": "decide:after-commit"})
+    s.initialize()
+    edit = {
+        "changes": {
+            a.resolve().as_uri(): [{"range": rng(1, 0, 2, 0), "newText": "BETA\n"}],
+            b.resolve().as_uri(): [{"range": rng(1, 0, 2, 0), "newText": "LINE TWO\n"}],
+        }
+    }
+    hunks = s.call("stet/propose", {"proposalId": "p1", "edit": edit})["hunks"]
+    bad_id, good_id = [h["id"] for h in sorted(hunks, key=lambda h: h["uri"] != a.resolve().as_uri())]
+    with pytest.raises(Dead):
+        s.request("workspace/executeCommand", {"command": "stet.accept", "arguments": [{"hunkIds": [bad_id, good_id]}]})
+    s.kill()
+    _bad_file(kind, a, outside)
+    before = a.read_bytes() if a.is_file() else None
+    outside_before = outside.read_bytes() if outside.exists() else None
+    s2 = RawServer(ws)
+    try:
+        s2.initialize()
+        assert "error" not in s2.restored, s2.restored
+        states = {h["id"]: h["status"] for h in s2.call("stet/listHunks", {}, timeout=10)["hunks"]}
+        assert states == {bad_id: "stale", good_id: "applied"}
+        assert b.read_text().count("LINE TWO\n") == 1
+        assert (a.read_bytes() if a.is_file() else None) == before
+        assert (outside.read_bytes() if outside.exists() else None) == outside_before
+    finally:
+        s2.kill()
+
+
+async def test_an_edit_lost_with_its_buffer_whose_old_text_is_gone_is_not_called_applied(ws):
+    """The developer changed a line on disk, later changed it back in an unsaved buffer,
+    accepted the hunk there (applied into the buffer), then the editor and the server died.
+    The file on disk still has the developer's version, so the edit cannot be re-applied
+    without overwriting it: the hunk must say `stale`, never `applied` over a file that lacks
+    it. It stayed `applied` with its effect closed: accepted work silently lost."""
+    a = ws / "a.py"
+    s = Session(ws)
+    await s.start()
+    hid = (await s.propose("p1", {uri(a): [(rng(1, 0, 2, 0), "LINE TWO\n")]}))["hunks"][0]["id"]
+    write(a, read(a).replace("line 2\n", "mine 2\n"))  # someone else's change, on disk
+    u = s.open(a)
+    s.type(u, rng(1, 0, 1, 1), "l")  # the developer puts the line back, unsaved
+    await asyncio.sleep(0.5)
+    res = await s.command("stet.accept", {"hunkIds": [hid]})
+    assert res["hunks"][0]["status"] == "applied" and "LINE TWO\n" in s.text(u)
+    await s.kill()  # the editor dies too: the buffer is lost
+    s2 = Session(ws)
+    await s2.start()
+    try:
+        for _ in range(30):
+            if (await statuses(s2))[hid] != "applied":
+                break
+            await asyncio.sleep(0.1)
+        assert (await statuses(s2))[hid] == "stale"
+        assert "mine 2\n" in read(a) and "LINE TWO" not in read(a)  # the developer's text is kept
+    finally:
+        await s2.stop()
+
+
+def test_accept_with_text_at_the_top_of_a_crlf_file_writes_crlf(ws):
+    """The developer's replacement for an insertion at the very top of a CRLF file was written
+    with LF: the line terminator was guessed from the old text and the context above, both
+    empty there. Found by the crash torture's soak (seed 503)."""
+    f = ws / "crlf.txt"
+    f.write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    s = RawServer(ws)
+    try:
+        s.initialize()
+        edit = {"changes": {f.resolve().as_uri(): [{"range": rng(0, 0, 0, 0), "newText": "zero\n"}]}}
+        (h,) = s.call("stet/propose", {"proposalId": "top", "edit": edit})["hunks"]
+        assert h["oldText"] == "" and h["newText"] == "zero\r\n"
+        res = s.call(
+            "workspace/executeCommand",
+            {"command": "stet.accept", "arguments": [{"hunkIds": [h["id"]], "text": "mine\nmine too\n"}]},
+        )
+        assert res["hunks"][0]["status"] == "applied"
+        assert f.read_bytes() == b"mine\r\nmine too\r\none\r\ntwo\r\nthree\r\n"
+    finally:
+        s.kill()
+
+
+async def test_undo_and_accept_again_in_a_lost_buffer_end_as_accepted_on_disk(ws):
+    """Applied on disk; then, in an editor buffer never saved, undone and accepted again with the
+    developer's text; then the editor and the server die. At restart both buffer edits must be
+    replayed on the file in order (revert, then apply): the file ends with the developer's
+    text, once. The revert was skipped ("decided otherwise since": the hunk is applied again),
+    so the apply found the agent's old text where it expected the original and the hunk went
+    stale, the file keeping the text the developer had undone. Found by the soak (seed 510)."""
+    a = ws / "a.py"
+    s = Session(ws)
+    await s.start()
+    hid = (await s.propose("p1", {uri(a): [(rng(1, 0, 2, 0), "LINE TWO\n")]}))["hunks"][0]["id"]
+    assert (await s.command("stet.accept", {"hunkIds": [hid]}))["hunks"][0]["status"] == "applied"
+    assert "LINE TWO\n" in read(a)
+    u = s.open(a)
+    assert (await s.command("stet.undo", {"hunkIds": [hid]}))["hunks"][0]["status"] == "pending"
+    res = await s.command("stet.accept", {"hunkIds": [hid], "text": "MINE TWO\n"})
+    assert res["hunks"][0]["status"] == "applied" and "MINE TWO\n" in s.text(u)
+    await s.kill()  # the editor dies too: nothing of this was saved
+    s2 = Session(ws)
+    await s2.start()
+    try:
+        for _ in range(30):
+            if "MINE TWO\n" in read(a):
+                break
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(0.3)
+        assert (await statuses(s2))[hid] == "applied"
+        text = read(a)
+        assert text.count("MINE TWO\n") == 1 and "LINE TWO" not in text and "line 2\n" not in text
+    finally:
+        await s2.stop()
+
+
+def test_a_created_file_keeps_the_line_ends_the_agent_gave_it(ws):
+    """A CreateFile whose content (a text edit to the new, empty file) has CRLF line ends was
+    proposed and written with LF: the edit's line breaks were normalised to the terminator
+    guessed from the empty file, "\\n". Found by the crash torture once it proposed file
+    operations."""
+    new = ws / "made" / "crlf.txt"
+    u = new.parent.resolve().as_uri() + "/crlf.txt"
+    s = RawServer(ws)
+    try:
+        s.initialize()
+        edit = {
+            "documentChanges": [
+                {"kind": "create", "uri": u},
+                {
+                    "textDocument": {"uri": u, "version": None},
+                    "edits": [{"range": rng(0, 0, 0, 0), "newText": "one\r\ntwo\r\n"}],
+                },
+            ]
+        }
+        (h,) = s.call("stet/propose", {"proposalId": "crlf", "edit": edit})["hunks"]
+        assert h["kind"] == "create" and h["newText"] == "one\r\ntwo\r\n"
+        res = s.call("workspace/executeCommand", {"command": "stet.accept", "arguments": [{"hunkIds": [h["id"]]}]})
+        assert res["hunks"][0]["status"] == "applied"
+        assert new.read_bytes() == b"one\r\ntwo\r\n"
+    finally:
+        s.kill()
+
+
+@pytest.mark.parametrize("point", ["effect:before-confirm", "effect:after-write@2"])
+async def test_rename_and_its_edit_accepted_together_survive_a_kill_after_the_move(ws, point):
+    """A rename and an edit of the renamed file, accepted in one call, are one effect: the edit
+    is written, then the file moved. Killed after the move, the effect ran again at restart and
+    looked for the edit at the file's old place, now empty: the edit became `stale` although it
+    was in the moved file. Found by the crash torture's soak once it proposed file operations."""
+    a, moved = uri(ws / "a.py"), uri(ws / "sub" / "moved.py")
+    s = Session(ws, env={"STET_FAULT": point})
+    await s.start()
+    edit = {
+        "documentChanges": [
+            {"kind": "rename", "oldUri": a, "newUri": moved},
+            {
+                "textDocument": {"uri": moved, "version": None},
+                "edits": [{"range": rng(2, 0, 3, 0), "newText": "THREE\n"}],
+            },
+        ]
+    }
+    hunks = (await s.request("stet/propose", {"proposalId": "mv", "edit": edit}))["hunks"]
+    assert sorted(h["kind"] for h in hunks) == ["edit", "rename"]
+    with pytest.raises(ServerDied):
+        await s.command("stet.acceptAll", {"proposalId": "mv"})
+    await s.died()
+    s2 = Session(ws)
+    await s2.start()
+    try:
+        states = {h["kind"]: h for h in await s2.hunks()}
+        assert states["rename"]["status"] == "applied" and states["edit"]["status"] == "applied", states
+        assert states["edit"]["uri"] == moved
+        assert not (ws / "a.py").exists()
+        assert read(ws / "sub" / "moved.py") == "line 1\nline 2\nTHREE\n" + "".join(f"line {i}\n" for i in range(4, 11))
+    finally:
+        await s2.stop()
+
+
+async def _settled(s: Session, seconds: float = 1.5) -> None:
+    """Give a restarted server the time to settle the edits of lost buffers (0.5 s after start)."""
+    await asyncio.sleep(seconds)
+
+
+async def test_an_undo_lost_with_its_buffer_is_not_replayed_over_a_later_accept(ws):
+    """Applied on disk, then undone in an editor buffer never saved; the editor and the server
+    die. The old line comes back on the disk (in the torture: that undo replayed on the file by
+    a restart killed before it could record it, then re-checked; here the developer puts the
+    line back by hand), and the hunk is accepted again from the CLI: its edit is written to the
+    file, effect done. The next start replayed the lost buffer's undo anyway (seed 510's rule:
+    an unsaved revert runs even though the hunk is applied again) and wrote the old line over
+    the accepted edit: `applied` with its text gone from the file. Found by the soak (seed 706)."""
+    a = ws / "a.py"
+    s = Session(ws)
+    await s.start()
+    hid = (await s.propose("p1", {uri(a): [(rng(1, 0, 2, 0), "LINE TWO\n")]}))["hunks"][0]["id"]
+    assert (await s.command("stet.accept", {"hunkIds": [hid]}))["hunks"][0]["status"] == "applied"
+    u = s.open(a)
+    assert (await s.command("stet.undo", {"hunkIds": [hid]}))["hunks"][0]["status"] == "pending"
+    assert "line 2\n" in s.text(u) and "LINE TWO\n" in read(a)
+    await s.kill()  # the editor dies too: the undo lived only in the unsaved buffer
+    write(a, read(a).replace("LINE TWO\n", "line 2\n"))
+    p = stet("accept", hid, cwd=ws)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    assert read(a).count("LINE TWO\n") == 1
+    s2 = Session(ws)
+    await s2.start()
+    try:
+        await _settled(s2)
+        assert (await statuses(s2))[hid] == "applied"
+        text = read(a)
+        assert text.count("LINE TWO\n") == 1 and "line 2\n" not in text, text
+    finally:
+        await s2.stop()
+
+
+async def test_an_accept_lost_with_its_buffer_is_not_replayed_over_a_later_accept_with_text(ws):
+    """Accepted, then undone, in window 1's buffer, never saved; meanwhile window 2 (a second
+    server on the same workspace, no buffer) accepts the hunk again with the developer's own
+    text: written to the file, effect done. Window 1's editor and server die. The next start
+    replayed the lost buffer's first apply (the hunk is `applied`, so "still wanted"), found the
+    developer's text where it expected the original and made the hunk `stale` - with its text in
+    the file. Found by the soak (seed 805)."""
+    a = ws / "a.py"
+    s1 = Session(ws)
+    await s1.start()
+    hid = (await s1.propose("p1", {uri(a): [(rng(1, 0, 2, 0), "LINE TWO\n")]}))["hunks"][0]["id"]
+    u = s1.open(a)
+    assert (await s1.command("stet.accept", {"hunkIds": [hid]}))["hunks"][0]["status"] == "applied"
+    assert (await s1.command("stet.undo", {"hunkIds": [hid]}))["hunks"][0]["status"] == "pending"
+    assert "line 2\n" in s1.text(u) and "line 2\n" in read(a)
+    s2 = Session(ws)
+    await s2.start()
+    try:
+        res = await s2.command("stet.accept", {"hunkIds": [hid], "text": "MINE TWO\n"})
+        assert res["hunks"][0]["status"] == "applied" and read(a).count("MINE TWO\n") == 1
+    finally:
+        await s2.stop()
+    await s1.kill()  # window 1's editor dies too: its buffer's apply and undo are lost
+    s3 = Session(ws)
+    await s3.start()
+    try:
+        await _settled(s3)
+        assert (await statuses(s3))[hid] == "applied"
+        text = read(a)
+        assert text.count("MINE TWO\n") == 1 and "LINE TWO" not in text and "line 2\n" not in text, text
+    finally:
+        await s3.stop()

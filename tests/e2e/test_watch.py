@@ -1,0 +1,51 @@
+"""The generic watcher: events arrive on the asyncio loop; inotify limits fall back to polling."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import threading
+
+from stet.runtime import watcher as watch
+from stet.runtime.watcher import Watcher
+
+
+async def _first_event_for(watcher: Watcher, folder, name: str) -> threading.Thread:
+    loop = asyncio.get_running_loop()
+    got: asyncio.Future = loop.create_future()
+
+    def on_event(event):
+        if event.src_path.endswith(name) and not got.done():
+            got.set_result(threading.current_thread())
+
+    watcher.watch(str(folder), on_event)
+    await asyncio.sleep(0.1)
+    (folder / name).write_text("hello")
+    return await asyncio.wait_for(got, 5)
+
+
+async def test_events_are_delivered_on_the_loop_thread(tmp_path):
+    w = Watcher(asyncio.get_running_loop(), polling=False)
+    w.start()
+    try:
+        thread = await _first_event_for(w, tmp_path, "x.txt")
+        assert thread is threading.main_thread()
+        assert w.warning is None and not w.polling
+    finally:
+        w.stop()
+
+
+async def test_inotify_limits_fall_back_to_polling(tmp_path, monkeypatch):
+    class Exhausted(watch.Observer):
+        def schedule(self, *args, **kwargs):
+            raise OSError(errno.ENOSPC, "inotify watch limit reached")
+
+    monkeypatch.setattr(watch, "Observer", Exhausted)
+    w = Watcher(asyncio.get_running_loop(), polling=False)
+    w.start()
+    try:
+        thread = await _first_event_for(w, tmp_path, "y.txt")  # scheduled after start: falls back too
+        assert thread is threading.main_thread()
+        assert w.polling and "inotify" in w.warning and "max_user_watches" in w.warning
+    finally:
+        w.stop()
