@@ -46,8 +46,24 @@ from workload import file_uri
 
 def import_floor() -> float:
     t0 = time.perf_counter()
-    subprocess.run([PY, "-c", "import stet.lsp.server"], check=True, cwd=str(REPO))
+    subprocess.run([PY, "-c", "import stet.lsp.serve"], check=True, cwd=str(REPO))  # what `stet serve` imports
     return time.perf_counter() - t0
+
+
+async def empty_store_rss(samples: int = 3) -> float:
+    """Resident memory (MB) of a server restored from an empty store: the base the per-hunk
+    memory is measured over."""
+    root = fresh_dir("empty")
+    try:
+        (root / "a.py").write_text("x = 1\n")
+        out = []
+        for _ in range(samples):
+            server, _, _ = await start_stet(root)
+            out.append(server.rss_kb() / 1024)
+            await server.stop()
+        return sorted(out)[len(out) // 2]
+    finally:
+        remove(root)
 
 
 def select_and_read(db: Path, paths: list[Path]) -> tuple[float, float]:
@@ -115,6 +131,7 @@ async def measure_accept(root: Path, hot_path: Path, rounds: int) -> dict:
         assert hunks, "the hot file has no pending hunk"
         ids = [h["id"] for h in hunks]
         accept, undo, noop, apply_rt, commit, floor_total, stet_noop = [], [], [], [], [], [], []
+        client_apply, strict_floor = [], []
         before_edit, after_edit = [], []  # accept sent -> applyEdit read; applyEdit read -> answer read
         cpu0 = None
         for r in range(rounds + 10):
@@ -143,6 +160,7 @@ async def measure_accept(root: Path, hot_path: Path, rounds: int) -> dict:
                 "workspace/executeCommand", {"command": "stet.accept", "arguments": [{"hunkIds": [hid]}]}
             )
             t_edit = server.request_seen.get("workspace/applyEdit", 0.0) - t0
+            t_client = server.apply_handling_s
             assert res["hunks"][0]["status"] == "applied", res
             res, t_undo = await server.timed_request(
                 "workspace/executeCommand", {"command": "stet.undo", "arguments": [{"hunkIds": [hid]}]}
@@ -162,6 +180,10 @@ async def measure_accept(root: Path, hot_path: Path, rounds: int) -> dict:
             # durable commit. floor.apply is one command round trip carrying one applyEdit
             # round trip, so it already holds the first two.
             floor_total.append(t_apply + t_commit)
+            # The strict floor: Stet's own cheapest request round trip, the client's handling of
+            # the applyEdit (apply, didChange, answer), one raw durable commit.
+            client_apply.append(t_client)
+            strict_floor.append(t_stet_noop + t_client + t_commit)
         cpu_per_round = (server.cpu_s() - cpu0) / rounds
         return {
             "server_cpu_per_accept_and_undo_ms": cpu_per_round * 1000,
@@ -170,6 +192,8 @@ async def measure_accept(root: Path, hot_path: Path, rounds: int) -> dict:
             "accept_after_applyedit": summary(after_edit),
             "undo": summary(undo),
             "floor": summary(floor_total),
+            "strict_floor": summary(strict_floor),
+            "client_applyedit_handling": summary(client_apply),
             "floor_noop_command": summary(noop),
             "floor_command_with_applyedit": summary(apply_rt),
             "floor_applyedit_only": summary([a - n for a, n in zip(apply_rt, noop)]),
@@ -218,12 +242,17 @@ def report(res: dict) -> None:
     print(line("  floor: import + SELECT + read files", res["floor"]))
     print(f"  server CPU to restored: median {res['server_cpu']['median']:.0f} ms")
     print(f"  resident memory at restored: {res['rss_mb']:.1f} MB (peak {res['hwm_mb']:.1f} MB)")
+    if "rss_per_hunk_kb" in res:
+        print(f"  resident memory per hunk over the empty store: {res['rss_per_hunk_kb']:.2f} KB")
     if "accept" in res:
         a = res["accept"]
         print(line("accept round trip (durable + confirmed)", a["accept"], a["floor"]))
         print(line("  stet: accept sent -> applyEdit received", a["accept_until_applyedit"]))
         print(line("  stet: applyEdit received -> answer", a["accept_after_applyedit"]))
         print(line("  floor: command+applyEdit RT + commit", a["floor"]))
+        if "strict_floor" in a:
+            print(line("  vs strict floor: stet no-op + client + commit", a["accept"], a["strict_floor"]))
+            print(line("  strict floor part: client applyEdit handling", a["client_applyedit_handling"]))
         print(line("  floor part: no-op command RT", a["floor_noop_command"]))
         print(line("  floor part: raw durable commit", a["floor_commit"]))
         print(line("  stet no-op command RT (unknown cmd)", a["stet_noop_command"]))
@@ -232,11 +261,14 @@ def report(res: dict) -> None:
 
 async def main(sizes: list[int], restarts: list[int], rounds: list[int]) -> dict:
     results = []
+    empty = await empty_store_rss()
+    print(f"resident memory, empty store: {empty:.1f} MB")
     for n, k, r in zip(sizes, restarts, rounds):
         res = await run_size(n, k, r)
+        res["rss_per_hunk_kb"] = (res["rss_mb"] - empty) * 1024 / n
         report(res)
         results.append(res)
-    return {"sizes": results}
+    return {"sizes": results, "empty_rss_mb": empty}
 
 
 if __name__ == "__main__":

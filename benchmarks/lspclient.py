@@ -83,6 +83,7 @@ class Server:
         self.bytes_out = 0
         self.apply_edits = 0
         self.request_seen: dict[str, float] = {}  # server request method -> when last read
+        self.apply_handling_s = 0.0  # the client's own time for the last applyEdit (apply, didChange, answer)
         self.refuse_edits = False
         self.spawned_at = 0.0
         self._next_id = 0
@@ -246,6 +247,8 @@ class Server:
             self.request_seen[method] = now
             result = self._apply(msg["params"]) if method == "workspace/applyEdit" else None
             self._send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
+            if method == "workspace/applyEdit":
+                self.apply_handling_s = time.perf_counter() - now
             return
         self.notifications[method] = self.notifications.get(method, 0) + 1
         for fut in self._waiters.pop(method, []):
