@@ -205,3 +205,30 @@ def locate(
         # Its surroundings changed, but the text is still where it was recorded.
         return Found(hint, "recorded")
     return None
+
+
+def find_applied(
+    index: LineIndex,
+    new: Sequence[str],
+    old: Sequence[str],
+    hint: int,
+    before: Context,
+    after: Context,
+    *,
+    tracked: bool = False,
+) -> Found | None:
+    """Where an applied hunk's new text is (None: it is no longer there).
+
+    A position followed through every edit of a buffer (`tracked`) is evidence on its own:
+    the text there decides, whatever was typed around it. Otherwise the context decides.
+    A deletion (no new text) is in place while its old text has not come back."""
+    lines = index.lines
+    if new:
+        if tracked and text_at(lines, new, hint):
+            return Found(hint, "tracked")
+        return locate(index, new, hint, before, after, trust_hint=False)
+    if tracked:
+        return None if text_at(lines, old, hint) else Found(hint, "tracked")
+    if old and locate(index, old, hint, before, after, trust_hint=False) is not None:
+        return None
+    return locate(index, new, hint, before, after, trust_hint=False) or Found(min(hint, len(lines)), "recorded")

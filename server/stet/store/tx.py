@@ -264,7 +264,7 @@ class Tx:
     async def save_hunk(self, h: Hunk) -> None:
         await self._run(
             "UPDATE hunks SET status = ?, line = ?, applied_text = ?, feedback = ?, version = ?, "
-            "decided_at = ?, lsn = ? WHERE id = ?",
+            "decided_at = ?, lsn = ?, in_file = ? WHERE id = ?",
             (
                 h.status.value,
                 h.line,
@@ -273,6 +273,7 @@ class Tx:
                 h.version,
                 h.decided_at,
                 h.lsn,
+                None if h.in_file is None else int(h.in_file),
                 h.id,
             ),
         )
@@ -307,6 +308,14 @@ class Tx:
             await self._run(
                 "UPDATE effects SET state = ?, attempts = ?, owner = ? WHERE id = ?",
                 (state, attempts, owner, effect_id),
+            )
+
+    async def put_stamps(self, stamps: Iterable[tuple[str, int, int, str | None]]) -> None:
+        """What files were when Stet last judged their hunks: (uri, size, mtime_ns, hash)."""
+        rows = list(stamps)
+        if rows:
+            self._queue.append(
+                ("INSERT OR REPLACE INTO file_stamps (uri, size, mtime_ns, hash) VALUES (?, ?, ?, ?)", rows, True, False)
             )
 
     async def settle_saved_effects(self, uri: str) -> None:
