@@ -77,9 +77,7 @@ class Deciding:
                         found = await tx.hunks_where(uri=uri, proposal_id=proposal_id, task_id=task_id, statuses=wanted)
                         rows = {h.id: h for h in found}
                         ids = list(rows)
-                    effects = await self._decide_in(
-                        tx, op_id, action, ids, rows, expected, feedback, text, no_revert
-                    )
+                    effects = await self._decide_in(tx, op_id, action, ids, rows, expected, feedback, text, no_revert)
                     # Until its effect has run, memory keeps the hunk where the text really is.
                     for effect in effects:
                         st.in_flight.update(e["hunkId"] for e in effect.edits)

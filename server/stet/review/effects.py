@@ -131,7 +131,14 @@ class Effects:
             open_here = h.uri in self.st.open
             hint = h.line if open_here else e["line"]
             v = classify(
-                lines, src, dst, hint, tuple(e["ctxBefore"]), tuple(e["ctxAfter"]), index, tracked=open_here and h.tracked
+                lines,
+                src,
+                dst,
+                hint,
+                tuple(e["ctxBefore"]),
+                tuple(e["ctxAfter"]),
+                index,
+                tracked=open_here and h.tracked,
             )
             verdicts[h.id] = v
             if v.outcome == "apply":
@@ -264,8 +271,10 @@ class Effects:
             for hid, (line, dst, h) in list(pending.items()):
                 # Stet put it there itself: the text at that very line is the evidence, whatever
                 # the developer typed around it meanwhile.
-                if dst and text_at(doc.lines, dst, line) or at_with_context(
-                    doc.lines, dst, line, h.ctx_before, h.ctx_after
+                if (
+                    dst
+                    and text_at(doc.lines, dst, line)
+                    or at_with_context(doc.lines, dst, line, h.ctx_before, h.ctx_after)
                 ):
                     h.line, h.tracked = line, True
                     del pending[hid]

@@ -141,9 +141,7 @@ class Memory:
                     self.set_in_file(h, not h.replacement and bool(h.old))  # a deletion stays done
                 continue
             if h.status == Status.APPLIED:
-                found = find_applied(
-                    index, h.replacement, h.old, h.line, h.ctx_before, h.ctx_after, tracked=tracked
-                )
+                found = find_applied(index, h.replacement, h.old, h.line, h.ctx_before, h.ctx_after, tracked=tracked)
                 if found:
                     h.line, h.shows_new, h.tracked = found.line, True, buffer
                     self.set_in_file(h, True)
@@ -227,7 +225,7 @@ class Memory:
             marks, self._in_file_dirty = self._in_file_dirty, {}
             async with st.store.write() as tx:
                 rows = await tx.hunks([*items, *marks])
-                ok = []
+                ok: list[tuple[Hunk, Status | None]] = []
                 for hid, (frm, version, to) in items.items():
                     r = rows.get(hid)
                     if r is None or r.status != frm or r.version != version:

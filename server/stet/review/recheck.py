@@ -49,9 +49,7 @@ class Recheck:
             await store.put_stamps(same)
         return set(changed)
 
-    def _look(
-        self, uris: list[str], stamps: dict[str, tuple[int, int, str | None]]
-    ) -> tuple[list[str], list[Stamp]]:
+    def _look(self, uris: list[str], stamps: dict[str, tuple[int, int, str | None]]) -> tuple[list[str], list[Stamp]]:
         """(uris whose content changed, fresh stamps of files touched but unchanged)."""
         changed: list[str] = []
         same: list[Stamp] = []
@@ -75,4 +73,3 @@ class Recheck:
             else:
                 changed.append(uri)
         return changed, same
-

@@ -315,7 +315,12 @@ class Tx:
         rows = list(stamps)
         if rows:
             self._queue.append(
-                ("INSERT OR REPLACE INTO file_stamps (uri, size, mtime_ns, hash) VALUES (?, ?, ?, ?)", rows, True, False)
+                (
+                    "INSERT OR REPLACE INTO file_stamps (uri, size, mtime_ns, hash) VALUES (?, ?, ?, ?)",
+                    rows,
+                    True,
+                    False,
+                )
             )
 
     async def settle_saved_effects(self, uri: str) -> None:
