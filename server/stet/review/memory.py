@@ -246,9 +246,9 @@ class Memory:
                 if not ok:
                     return
                 lsn = await tx.log(new_id("re-"), "reanchor", {"hunkIds": [r.id for r, _ in ok]})
-                for r, to in ok:
-                    if to is not None:
-                        r.status, r.version = to, r.version + 1
+                for r, status in ok:
+                    if status is not None:
+                        r.status, r.version = status, r.version + 1
                         r.in_file = None
                     else:  # derived, like a position: no new version
                         r.in_file = marks[r.id][1]
