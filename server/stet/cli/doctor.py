@@ -113,6 +113,19 @@ async def examine(review: Review, fix: bool = False) -> dict:
             hunkIds=drifted,
         )
 
+    gone = [h for h in review.list(statuses={Status.APPLIED}) if h.gone]
+    if gone:
+        add(
+            "warn",
+            f"{len(gone)} applied hunk(s) whose text is no longer in the file (removed since: an undo, a checkout, "
+            f"another tool): {' '.join(h.id for h in gone[:8])}",
+            "re-apply them (`stet reapply ID`, or the editor's Re-apply action) or undo the decision "
+            "(`stet undo ID`: back to pending, nothing is reverted)",
+            hunkIds=[h.id for h in gone],
+        )
+    else:
+        add("ok", "every applied hunk is in its file")
+
     stuck = [h for h in review.list(statuses={Status.ACCEPTED}) if not any(e.uri == h.uri for e in pending)]
     if stuck:
         add(

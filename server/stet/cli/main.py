@@ -33,6 +33,7 @@ COMMANDS = {
     "accept": ("review", "cmd_decide"),
     "reject": ("review", "cmd_decide"),
     "undo": ("review", "cmd_decide"),
+    "reapply": ("review", "cmd_decide"),
     "export": ("review", "cmd_export"),
     "doctor": ("doctor", "cmd_doctor"),
     "task": ("tasks", "cmd_task"),
