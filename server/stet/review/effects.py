@@ -147,6 +147,11 @@ class Effects:
         kept: list[LineEdit] = []
         end = -1
         for ed in edits:  # two edits over the same lines cannot both apply
+            if kept and ed[:3] == kept[-1][:3]:
+                # The very same change twice (one patch proposed under two tasks): made once,
+                # and both hunks are what it made.
+                verdicts[ed[3].id] = Verdict("done", ed[0])
+                continue
             if ed[0] < end:
                 verdicts[ed[3].id] = Verdict("stale", ed[0])
                 continue
@@ -212,9 +217,14 @@ class Effects:
                 log.warning("cannot write %s now: %s", path, exc)
                 return {}, False, False
             fault("effect:after-write")
-            for h in st.by_uri.get(effect.uri, {}).values():
-                if h.id not in verdicts:
-                    h.line = self._positions_after(edits, h.line)
+            others = [h for h in st.by_uri.get(effect.uri, {}).values() if h.id not in verdicts]
+            for h in others:
+                h.line = self._positions_after(edits, h.line)
+            # Another hunk applied over the same lines (the same change under two tasks) may
+            # be gone now: what the file says of it is recorded too.
+            applied = [h for h in others if h.status == Status.APPLIED and h.id not in st.in_flight]
+            if applied:
+                self.memory.relocate(new_lines, applied)
         for h, _ in wanted:
             v = verdicts[h.id]
             if v.outcome == "stale":
