@@ -256,3 +256,60 @@ async def test_case6_record_note_retried_without_request_id_is_recorded_once(rep
         await call(mcp, "record_note", task_id=task, text="Use a queue", why="bursts")  # said again, later
         _, _, ctx = await call(mcp, "get_task_context", task_id=task, format="json")
     assert [d["text"] for d in ctx["decisions"]] == ["Use a queue", "Keep the API", "Use a queue"]
+
+
+# --- case 5: the inbox needs no editor -------------------------------------------------------
+def _wait(predicate, seconds: float = 20.0):
+    import time
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    return predicate()
+
+
+def test_case5_init_watch_and_an_inbox_patch_with_its_meta(repo):
+    import subprocess
+    import sys
+
+    init = stet("init", cwd=repo)
+    assert init.returncode == 0 and init.stdout.strip().endswith(".stet/stet.db")
+    inbox = repo / ".stet" / "inbox"
+    assert inbox.is_dir() and (inbox / "done").is_dir() and stet("init", cwd=repo).returncode == 0
+    write(inbox / "p1.meta.json", json.dumps({"taskId": "t1", "agent": "bot", "message": "shout five"}))
+    write(inbox / "p1.patch", DIFF)
+    env = {k: v for k, v in __import__("os").environ.items() if k not in ("STET_DB", "STET_FAULT")}
+    watch = subprocess.Popen(
+        [sys.executable, "-m", "stet", "watch"], cwd=repo, env=env, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        hunks = _wait(lambda: stet_json("status", "--all", cwd=repo)["hunks"])
+        assert [(h["proposalId"], h["taskId"], h["message"]) for h in hunks] == [("p1", "t1", "shout five")]
+        assert (inbox / "done" / "p1.patch").exists() and (inbox / "done" / "p1.meta.json").exists()
+        # A CLI killed between its decision and its write: the runner finishes the write.
+        hid = hunks[0]["id"]
+        assert stet("accept", hid, cwd=repo, env={"STET_FAULT": "decide:after-commit"}).returncode == -signal.SIGKILL
+        assert _wait(lambda: read(repo / "a.txt") == DONE)
+        # A file changed by another tool: the runner re-checks it (no CLI call needed to see it).
+        write(inbox / "p2.patch", "--- a/b.txt\n+++ b/b.txt\n@@ -2 +2 @@\n-beta\n+BETA\n")
+        assert _wait(lambda: (inbox / "done" / "p2.patch").exists())
+    finally:
+        watch.send_signal(signal.SIGTERM)
+        _, err = watch.communicate(timeout=20)
+    assert watch.returncode == 0, err
+    assert "stopped (2 inbox file(s) ingested)" in err
+
+
+def test_case5_doctor_fix_ingests_the_inbox(repo):
+    stet("init", cwd=repo)
+    inbox = repo / ".stet" / "inbox"
+    write(inbox / "p1.patch", DIFF)
+    sick = stet("doctor", cwd=repo)
+    assert sick.returncode == 1 and "p1.patch" in sick.stdout
+    fixed = stet("doctor", "--fix", cwd=repo)
+    assert "1 file(s) ingested" in fixed.stdout, fixed.stdout
+    assert [h["proposalId"] for h in stet_json("status", cwd=repo)["hunks"]] == ["p1"]
+    assert stet("doctor", cwd=repo).returncode == 0

@@ -9,7 +9,7 @@ from ..domain.anchor import LineIndex, locate
 from ..domain.status import Status
 from ..domain.text import split_lines
 from ..review import Review
-from ..runtime.inbox import inbox_folder, is_candidate
+from ..runtime.inbox import Inbox, inbox_folder, is_candidate
 from ..workspace.files import TEMP_MARK, read_text
 from .output import print_json
 from .session import opened
@@ -135,13 +135,19 @@ async def examine(review: Review, fix: bool = False) -> dict:
         )
 
     folder = inbox_folder(store.path)
+    if fix and any(is_candidate(n) for n in _names(folder)):
+        inbox = Inbox(folder, review)
+        left = await inbox.drain()
+        add(
+            "fixed",
+            f"inbox: {inbox.ingested} file(s) ingested" + (f", {len(left)} left (do not parse)" if left else ""),
+        )
     waiting = sorted(n for n in _names(folder) if is_candidate(n))
     if waiting:
         add(
             "warn",
             f"{len(waiting)} file(s) waiting in {folder}: {', '.join(waiting[:5])}",
-            "a running Stet server ingests them; open the workspace in the editor or run `stet serve`, "
-            "or hand them in with `stet propose`",
+            "a running Stet server or `stet watch` ingests them; `stet doctor --fix` ingests them once",
         )
     failed_dir = os.path.join(folder, "failed")
     failed = sorted(n for n in _names(failed_dir) if n.endswith(".error"))

@@ -36,6 +36,8 @@ COMMANDS = {
     "reapply": ("review", "cmd_decide"),
     "export": ("review", "cmd_export"),
     "doctor": ("doctor", "cmd_doctor"),
+    "init": ("watch", "cmd_init"),
+    "watch": ("watch", "cmd_watch"),
     "task": ("tasks", "cmd_task"),
     "resume": ("tasks", "cmd_resume"),
 }

@@ -133,5 +133,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--fix", action="store_true", help="finish pending effects, re-check hunks against the files, remove temp files"
     )
 
+    sub.add_parser(
+        "init",
+        parents=[common],
+        help="create the workspace's .stet/ (the store, the inbox); prints the store's path",
+        description="Create .stet/ in the workspace root (--root, else the current folder): the review store "
+        "and the inbox folders. Running it again changes nothing.",
+    )
+    sub.add_parser(
+        "watch",
+        parents=[common],
+        help="without an editor: ingest the inbox, re-check files changed outside, finish journaled edits",
+        description="The headless runner for agents without an editor: ingests .stet/inbox/, re-checks hunks of "
+        "files changed outside Stet, and finishes edits other processes decided but did not write, until "
+        "interrupted (Ctrl-C or SIGTERM stop it cleanly).",
+    )
+
     tasks.add_commands(sub, common, as_json, mutation)  # task, resume, mcp
     return parser
