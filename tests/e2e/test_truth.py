@@ -313,3 +313,86 @@ def test_case5_doctor_fix_ingests_the_inbox(repo):
     assert "1 file(s) ingested" in fixed.stdout, fixed.stdout
     assert [h["proposalId"] for h in stet_json("status", cwd=repo)["hunks"]] == ["p1"]
     assert stet("doctor", cwd=repo).returncode == 0
+
+
+# --- case 3: typing next to a hunk -----------------------------------------------------------
+GAPPED = "".join(f"code {i}\n# gap\n# gap\n" for i in range(1, 9))  # repeated lines between hunks
+
+
+def lines_at(text: str, rng_: dict) -> list[str]:
+    lines = text.splitlines(keepends=True)
+    return lines[rng_["start"]["line"] : rng_["end"]["line"]]
+
+
+async def _session_with(tmp_path, text: str, **kw) -> tuple[Session, str]:
+    root = tmp_path / "ws"
+    write(root / "g.txt", text)
+    s = Session(root, **kw)
+    await s.start()
+    return s, s.open(root / "g.txt")
+
+
+@pytest.mark.parametrize("late", [False, True])
+async def test_case3_undo_with_lines_typed_above_and_inside_trailing_context(tmp_path, late):
+    s, g = await _session_with(tmp_path, GAPPED, late_changes=late)
+    try:
+        hid = (await s.propose("p1", {g: [(rng(6, 0, 7, 0), "CODE THREE\n")]}))["hunks"][0]["id"]
+        assert (await s.command("stet.accept", {"hunkIds": [hid]}))["hunks"][0]["status"] == "applied"
+        await s.wait_quiet()
+        s.type(g, rng(6, 0, 6, 0), "typed above\n")  # directly above its new text
+        s.type(g, rng(9, 0, 9, 0), "typed in its context\n")  # between its two trailing `# gap` lines
+        await s.wait_quiet()
+        (h,) = await s.hunks()
+        assert lines_at(s.text(g), h["range"]) == ["CODE THREE\n"] and h["inFile"] is True
+        undone = await s.command("stet.undo", {"hunkIds": [hid]})
+        await s.wait_quiet()
+        assert undone["hunks"][0]["status"] == "pending"
+        assert s.text(g).count("code 3\n") == 1 and "CODE THREE" not in s.text(g)
+        assert "typed above\ncode 3\n# gap\ntyped in its context\n" in s.text(g)
+    finally:
+        await s.stop()
+
+
+@pytest.mark.parametrize("late", [False, True])
+async def test_case3_accept_with_lines_typed_directly_above_and_below(tmp_path, late):
+    s, g = await _session_with(tmp_path, GAPPED, late_changes=late)
+    try:
+        hid = (await s.propose("p1", {g: [(rng(9, 0, 10, 0), "CODE FOUR\n")]}))["hunks"][0]["id"]
+        s.type(g, rng(10, 0, 10, 0), "typed below\n")
+        s.type(g, rng(9, 0, 9, 0), "typed above\n")
+        await s.wait_quiet()
+        (h,) = await s.hunks()
+        assert h["status"] == "pending" and lines_at(s.text(g), h["range"]) == ["code 4\n"]
+        await s.command("stet.accept", {"hunkIds": [hid]})
+        await s.wait_quiet(0.8)
+        (h,) = await s.hunks()
+        assert h["status"] == "applied" and h["inFile"] is True, h
+        assert "typed above\nCODE FOUR\ntyped below\n" in s.text(g)
+    finally:
+        await s.stop()
+
+
+@pytest.mark.parametrize("late", [False, True])
+async def test_case3_after_an_undo_other_pending_hunks_keep_their_range(tmp_path, late):
+    s, g = await _session_with(tmp_path, GAPPED, late_changes=late)
+    try:
+        res = await s.propose(
+            "p1",
+            {g: [(rng(3, 0, 4, 0), "CODE TWO\nand more\n"), (rng(9, 0, 10, 0), "CODE FOUR\n")]},
+        )
+        two, four = (h["id"] for h in res["hunks"])
+        res = await s.propose("p2", {g: [(rng(12, 0, 13, 0), "CODE FIVE\n")]})
+        five = res["hunks"][0]["id"]
+        await s.command("stet.accept", {"hunkIds": [two]})
+        await s.wait_quiet()
+        s.type(g, rng(3, 0, 3, 0), "# gap\n")  # a line like its neighbours, right above it
+        await s.wait_quiet()
+        await s.command("stet.undo", {"hunkIds": [two]})
+        await s.wait_quiet(0.8)
+        text = s.text(g)
+        by_id = {h["id"]: h for h in await s.hunks()}
+        assert lines_at(text, by_id[four]["range"]) == ["code 4\n"], by_id[four]["range"]
+        assert lines_at(text, by_id[five]["range"]) == ["code 5\n"], by_id[five]["range"]
+        assert lines_at(text, by_id[two]["range"]) == ["code 2\n"] and by_id[two]["status"] == "pending"
+    finally:
+        await s.stop()

@@ -226,7 +226,7 @@ def find_applied(
     if new:
         if tracked and text_at(lines, new, hint):
             return Found(hint, "tracked")
-        return locate(index, new, hint, before, after, trust_hint=False)
+        return locate(index, new, hint, before, after)
     if tracked:
         return None if text_at(lines, old, hint) else Found(hint, "tracked")
     if old and locate(index, old, hint, before, after, trust_hint=False) is not None:
