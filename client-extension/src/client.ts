@@ -6,7 +6,8 @@ import {
 import { HunkState } from './logic/hunk';
 import { HunkModel } from './logic/model';
 import { findExecutable } from './logic/which';
-import { ServerCommand, commandLine, restoredMessage, serverCommand, startFailureMessage } from './logic/settings';
+import { ServerCommand, commandLine, serverCommand, startFailureMessage } from './logic/settings';
+import { errorText } from './logic/errors';
 
 /** Crashes within this window before we stop restarting (a server that dies at once, in a loop). */
 const CRASH_WINDOW_MS = 60_000;
@@ -57,14 +58,16 @@ export class StetClient implements vscode.Disposable {
       },
       middleware: {
         // The server's "Reject…" lenses and code actions run stet.reject*: ask for the optional reason first.
-        executeCommand: async (command, args, next) => {
-          let params = args[0];
-          if (/^stet\.reject(File|All)?$/.test(command) && params && typeof params === 'object' && params.feedback === undefined) {
-            const feedback = await this.askRejectFeedback(params.hunkIds ?? []);
+        executeCommand: async (command, args: unknown[], next) => {
+          let params: unknown = args[0];
+          if (/^stet\.reject(File|All)?$/.test(command) && params && typeof params === 'object' &&
+              (params as { feedback?: unknown }).feedback === undefined) {
+            const ids = (params as { hunkIds?: unknown }).hunkIds;
+            const feedback = await this.askRejectFeedback(Array.isArray(ids) ? ids.filter((x): x is string => typeof x === 'string') : []);
             if (feedback === undefined) return undefined; // cancelled
             if (feedback) params = { ...params, feedback };
           }
-          const result = await next(command, [params, ...args.slice(1)]);
+          const result: unknown = await next(command, [params, ...args.slice(1)]);
           this.absorb(result);
           return result;
         },
@@ -153,7 +156,7 @@ export class StetClient implements vscode.Disposable {
       const res = await client.sendRequest<{ hunks: HunkState[] }>('stet/listHunks', {});
       this.model.replaceAll(res?.hunks ?? []);
     } catch (e) {
-      this.output.appendLine(`[stet] stet/listHunks failed: ${e instanceof Error ? e.message : e}`);
+      this.output.appendLine(`[stet] stet/listHunks failed: ${errorText(e)}`);
     }
   }
 
@@ -161,7 +164,7 @@ export class StetClient implements vscode.Disposable {
   async command(command: string, params: Record<string, unknown>): Promise<HunkState[]> {
     const client = this.client;
     if (!client || !client.isRunning()) throw new Error('the Stet server is not running');
-    const result = await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [params] });
+    const result: unknown = await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [params] });
     this.absorb(result);
     return (result as { hunks?: HunkState[] } | null)?.hunks ?? [];
   }

@@ -9,6 +9,7 @@ import { HunkState, isOpen, lineLabel } from './logic/hunk';
 import { HunkModel } from './logic/model';
 import { firstPending, nextHunk, previousHunk } from './logic/navigation';
 import { restoredMessage } from './logic/settings';
+import { errorText } from './logic/errors';
 import { shouldStart } from './logic/autostart';
 import * as fs from 'fs';
 import * as path from 'path';
@@ -135,7 +136,7 @@ export function activate(context: vscode.ExtensionContext) {
     try {
       await fn();
     } catch (e) {
-      void vscode.window.showErrorMessage(`Stet: could not ${what}: ${e instanceof Error ? e.message : e}`);
+      void vscode.window.showErrorMessage(`Stet: could not ${what}: ${errorText(e)}`);
     }
   }
 
@@ -247,7 +248,7 @@ export function activate(context: vscode.ExtensionContext) {
     watcher.onDidCreate(() => { if (waitingForStore) void startIfWanted(false); });
     storeWatchers.push(watcher);
   }
-  context.subscriptions.push({ dispose: () => storeWatchers.forEach((w) => w.dispose()) });
+  context.subscriptions.push({ dispose: () => storeWatchers.forEach((w) => { w.dispose(); }) });
   updateStatus();
   void startIfWanted(false);
 }
