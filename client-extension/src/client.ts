@@ -23,13 +23,15 @@ export class StetClient implements vscode.Disposable {
   private ranSinceStart = false;
   private readonly statusEmitter = new vscode.EventEmitter<Status>();
   readonly onStatus = this.statusEmitter.event;
+  private readonly restoredEmitter = new vscode.EventEmitter<RestoredParams>();
+  /** stet/restored, once the hunks have been re-read. */
+  readonly onRestored = this.restoredEmitter.event;
   status: Status = 'stopped';
   private disposables: vscode.Disposable[] = [];
 
   constructor(
     private readonly model: HunkModel,
     private readonly output: vscode.OutputChannel,
-    private readonly onRestored: (p: RestoredParams) => void,
     private readonly askRejectFeedback: (hunkIds: string[]) => Promise<string | null | undefined>,
   ) {}
 
@@ -94,7 +96,7 @@ export class StetClient implements vscode.Disposable {
         this.refreshServerLenses(client);
       }),
       client.onNotification('stet/restored', (p: RestoredParams) => {
-        void this.refresh().then(() => this.onRestored(p));
+        void this.refresh().then(() => this.restoredEmitter.fire(p));
       }),
     );
     this.setStatus('starting');
@@ -200,5 +202,6 @@ export class StetClient implements vscode.Disposable {
   dispose(): void {
     void this.stop();
     this.statusEmitter.dispose();
+    this.restoredEmitter.dispose();
   }
 }
