@@ -243,6 +243,7 @@ async def cmd_export(args) -> int:
     from ..workspace.files import read_text
 
     async with opened(args) as review:
+        await _scope(review, args.proposal, args.task, None)
         statuses = _statuses(args.status, None) or {s for s in _statuses(list(DEFAULT_EXPORT))}
         hunks = review.list(statuses=statuses, proposal_id=args.proposal, task_id=args.task)
 
