@@ -218,13 +218,21 @@ class Effects:
                 return {}, False, False
             fault("effect:after-write")
             others = [h for h in st.by_uri.get(effect.uri, {}).values() if h.id not in verdicts]
+            # Another hunk applied over the lines just changed (the same change under two tasks)
+            # may be gone now: what the file says of it is recorded too.
+            overlapped = [
+                h
+                for h in others
+                if h.status == Status.APPLIED
+                and h.id not in st.in_flight
+                and any(
+                    start <= h.line + h.anchored_length() and h.line <= start + len(src) for start, src, _, _ in edits
+                )
+            ]
             for h in others:
                 h.line = self._positions_after(edits, h.line)
-            # Another hunk applied over the same lines (the same change under two tasks) may
-            # be gone now: what the file says of it is recorded too.
-            applied = [h for h in others if h.status == Status.APPLIED and h.id not in st.in_flight]
-            if applied:
-                self.memory.relocate(new_lines, applied)
+            if overlapped:
+                self.memory.relocate(new_lines, overlapped)
         for h, _ in wanted:
             v = verdicts[h.id]
             if v.outcome == "stale":

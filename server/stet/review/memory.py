@@ -184,8 +184,9 @@ class Memory:
         """Record what the content says of an applied hunk; a change is queued to be stored."""
         if h.in_file_state() != there or h.in_file is None:
             h.in_file = there
+            if not self._in_file_dirty:  # one flush for a whole batch of marks
+                self.st.background.spawn(self.flush_derived())
             self._in_file_dirty[h.id] = (h.version, there)
-            self.st.background.spawn(self.flush_derived())
 
     def _file_op_in_place(self, h: Hunk, lines: list[str] | None) -> bool:
         """Whether an applied create, delete or rename is still what the files show."""
