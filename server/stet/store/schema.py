@@ -109,6 +109,18 @@ MIGRATIONS: list[list[str]] = [
     [
         "ALTER TABLE effects ADD COLUMN owner TEXT",
     ],
+    # 4: the truth about files every process can check cheaply: whether an applied hunk's text
+    # is still in its file (derived), and what each file was (size, mtime, hash) when Stet last
+    # looked, so a process re-reads only the files that changed since.
+    [
+        "ALTER TABLE hunks ADD COLUMN in_file INTEGER",
+        """CREATE TABLE file_stamps (
+            uri TEXT PRIMARY KEY,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            hash TEXT
+        )""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
