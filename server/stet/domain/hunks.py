@@ -8,7 +8,7 @@ diff; we record a few of them as context for relocating the hunk later.
 from __future__ import annotations
 
 import difflib
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -236,3 +236,32 @@ def apply_edits(lines: Sequence[str], edits: Iterable[tuple[int, Sequence[str], 
         pos = start + len(old)
     out.extend(lines[pos:])
     return out
+
+
+class Shifts:
+    """Where lines land once edits (start, old, new) are made: non-overlapping, sorted by
+    start, in the coordinates of the text before them (what `apply_edits` takes).
+
+    Each look-up is a binary search, so moving every hunk of a file after N edits costs
+    N log N rather than N x N (a bulk decision over thousands of hunks in one file)."""
+
+    def __init__(self, edits: Sequence[tuple[int, Sequence[str], Sequence[str]]]):
+        self._starts = [start for start, _, _ in edits]
+        self._ends = [start + len(old) for start, old, _ in edits]  # non-decreasing: no overlaps
+        self._pure = [not old for _, old, _ in edits]  # insertions: they go before their line
+        self._delta = [0]
+        for _, old, new in edits:
+            self._delta.append(self._delta[-1] + len(new) - len(old))
+
+    def after(self, line: int) -> int:
+        """Where `line` is after the edits above it. An insertion at `line` itself is not
+        counted: the hunk that made it begins there."""
+        k = bisect_right(self._ends, line)  # the edits that end at or above the line
+        while k and self._pure[k - 1] and self._starts[k - 1] == line:
+            k -= 1
+        return line + self._delta[k]
+
+    def touch(self, line: int, length: int) -> bool:
+        """Whether an edit meets lines line..line+length, both bounds included."""
+        first = bisect_left(self._ends, line)  # the first edit that ends at `line` or after it
+        return first < bisect_right(self._starts, line + length)

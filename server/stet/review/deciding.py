@@ -24,6 +24,49 @@ from .memory import Memory
 from .state import ReviewState
 
 
+class Contents:
+    """What each file holds now, read and indexed once for a whole decision: an undo of N
+    applied hunks in one file reads it once and builds one LineIndex, not N of each. An open
+    buffer is taken as it is at each look (its index is rebuilt if it changed meanwhile)."""
+
+    def __init__(self, state: ReviewState):
+        self.st = state
+        self._files: dict[str, list[str] | None] = {}
+        self._indexes: dict[str, tuple[tuple[int | None, int] | None, LineIndex]] = {}
+
+    async def lines(self, uri: str) -> list[str] | None:
+        doc = self.st.doc(uri)
+        if doc is not None:
+            return doc.lines
+        if uri not in self._files:
+            text = await asyncio.to_thread(read_text, self.st.ws.resolve(uri))
+            self._files[uri] = None if text is None else split_lines(text)
+        return self._files[uri]
+
+    def index(self, uri: str, lines: list[str]) -> LineIndex:
+        doc = self.st.doc(uri)
+        # A buffer changes in place: its index is reused only while its version says it did not.
+        key = (doc.version, len(lines)) if doc is not None else None
+        cached = self._indexes.get(uri)
+        if (
+            cached is not None
+            and cached[1].lines is lines
+            and cached[0] == key
+            and (doc is None or doc.version is not None)
+        ):
+            return cached[1]
+        index = LineIndex(lines)
+        self._indexes[uri] = (key, index)
+        return index
+
+    async def text(self, uri: str) -> str | None:
+        doc = self.st.doc(uri)
+        if doc is not None:
+            return doc.text
+        lines = await self.lines(uri)
+        return None if lines is None else "".join(lines)
+
+
 class Deciding:
     """decide and its checks."""
 
@@ -112,8 +155,9 @@ class Deciding:
                     f"hunk {hid} is at version {rows[hid].version}, not {version}: it changed meanwhile",
                     {"hunkId": hid, "version": rows[hid].version},
                 )
+        seen = Contents(self.st)
         if action == "reapply":
-            return await self._reapply_in(tx, op_id, ids, rows)
+            return await self._reapply_in(tx, op_id, ids, rows, seen)
         targets: dict[str, Status] = {}
         for hid in ids:
             try:
@@ -124,7 +168,7 @@ class Deciding:
                 targets[hid] = target
         reverts = []
         for h in [rows[h] for h, t in targets.items() if rows[h].status == Status.APPLIED]:
-            if await self._revert_needed(h):
+            if await self._revert_needed(h, seen):
                 reverts.append(h)
             else:
                 # Its new text is gone already (a checkout, an editor's undo, another tool):
@@ -167,7 +211,7 @@ class Deciding:
                 h.decided_at = stamp
                 if feedback is not None:
                     h.feedback = feedback
-            await tx.save_hunk(h)
+        await tx.save_hunks([rows[hid] for hid in targets])
         effects = []
         for action_name, group in journal:
             by_uri: dict[str, list[tuple[Hunk, dict]]] = {}
@@ -196,37 +240,38 @@ class Deciding:
             "ctxAfter": list(h.ctx_after),
         }
 
-    async def _in_place(self, h: Hunk) -> bool:
+    async def _in_place(self, h: Hunk, seen: Contents) -> bool:
         """Is the applied hunk's change in the document now (the buffer when open, else the file)?
         The same judgement as `in_file`: a tracked position is evidence on its own."""
         ws = self.st.ws
         mem = self.st.hunks.get(h.id, h)
         if h.kind != "edit":
-            text = await self._current_text(h.uri)
+            text = await seen.text(h.uri)
             source = await asyncio.to_thread(os.path.lexists, ws.resolve(h.uri))
             target = h.new_uri is not None and await asyncio.to_thread(os.path.lexists, ws.resolve(h.new_uri))
             return fileop.undoable(h.kind, text, "".join(mem.replacement), source, target)
-        lines = await self._current_lines(h.uri)
+        lines = await seen.lines(h.uri)
         if lines is None:
             return not mem.replacement and bool(mem.old)
         tracked = mem.tracked and h.uri in self.st.open
         found = find_applied(
-            LineIndex(lines), mem.replacement, mem.old, mem.line, h.ctx_before, h.ctx_after, tracked=tracked
+            seen.index(h.uri, lines), mem.replacement, mem.old, mem.line, h.ctx_before, h.ctx_after, tracked=tracked
         )
         if found is not None:
             mem.line = found.line
         return found is not None
 
-    async def _revert_needed(self, h: Hunk) -> bool:
+    async def _revert_needed(self, h: Hunk, seen: Contents) -> bool:
         """Undo of an applied hunk: True when its change is there to be reverted, False when
         it is gone already (nothing to revert). Its new text present in several places with
         none of them identified is a Conflict: Stet does not guess which to take away."""
-        if await self._in_place(h):
+        if await self._in_place(h, seen):
             return True
         mem = self.st.hunks.get(h.id, h)
         if h.kind == "edit" and mem.replacement:
-            lines = await self._current_lines(h.uri) or []
-            if any(text_at(lines, mem.replacement, i) for i in range(len(lines))):
+            lines = await seen.lines(h.uri) or []
+            places = seen.index(h.uri, lines).positions(mem.replacement[0])
+            if any(text_at(lines, mem.replacement, i) for i in places):
                 raise Conflict(
                     f"cannot undo hunk {h.id}: its new text is in {h.uri} more than once and none is where "
                     f"Stet left it; remove the copy you do not want, then undo again",
@@ -234,7 +279,9 @@ class Deciding:
                 )
         return False
 
-    async def _reapply_in(self, tx: Tx, op_id: str, ids: list[str], rows: dict[str, Hunk]) -> list[EffectRow]:
+    async def _reapply_in(
+        self, tx: Tx, op_id: str, ids: list[str], rows: dict[str, Hunk], seen: Contents
+    ) -> list[EffectRow]:
         """Re-apply applied hunks whose change is gone from the document, where the old text
         still is. An applied hunk still in place is left as it is (a no-op)."""
         todo = []
@@ -246,9 +293,9 @@ class Deciding:
                     f"removed is re-applied; accept a pending one)",
                     {"hunkId": hid, "status": h.status.value},
                 )
-            if await self._in_place(h):
+            if await self._in_place(h, seen):
                 continue
-            if not await self._applicable(h):
+            if not await self._applicable(h, seen):
                 raise Conflict(
                     f"cannot re-apply hunk {hid}: neither its new text nor the text it replaces is in {h.uri} "
                     f"any more; undo the decision (`stet.undo`) and ask the agent again",
@@ -263,8 +310,8 @@ class Deciding:
             if mem is not None:
                 h.line = mem.line
             h.lsn = lsn
-            await tx.save_hunk(h)
             by_uri.setdefault(h.uri, []).append(self._effect_edit(h, "apply"))
+        await tx.save_hunks(todo)
         for uri, edits in by_uri.items():
             where = "buffer" if uri in self.st.open else "file"
             owner = owners.token() if where == "buffer" else None
@@ -272,14 +319,14 @@ class Deciding:
             effects.append(EffectRow(eid, lsn, uri, "reapply", edits, "pending", 0, where, owner))
         return effects
 
-    async def _applicable(self, h: Hunk) -> bool:
+    async def _applicable(self, h: Hunk, seen: Contents) -> bool:
         """Can the hunk's change be made again: is the text it replaces where it was?"""
         mem = self.st.hunks.get(h.id, h)
         if h.kind != "edit":
-            text = await self._current_text(h.uri)
+            text = await seen.text(h.uri)
             target = h.new_uri is not None and await asyncio.to_thread(os.path.lexists, self.st.ws.resolve(h.new_uri))
             return fileop.applicable(h.kind, text, h.old_text, "".join(mem.replacement), target)
-        lines = await self._current_lines(h.uri)
+        lines = await seen.lines(h.uri)
         if lines is None:
             return False
         v = classify(
@@ -289,6 +336,7 @@ class Deciding:
             mem.line,
             h.ctx_before,
             h.ctx_after,
+            seen.index(h.uri, lines),
             tracked=mem.tracked and h.uri in self.st.open,
         )
         return v.outcome != "stale"
@@ -311,12 +359,6 @@ class Deciding:
         if derived:
             self.memory.derive(derived)
         await self.memory.flush_derived()
-
-    async def _current_text(self, uri: str) -> str | None:
-        doc = self.st.doc(uri)
-        if doc is not None:
-            return doc.text
-        return await asyncio.to_thread(read_text, self.st.ws.resolve(uri))
 
     async def _current_lines(self, uri: str) -> list[str] | None:
         doc = self.st.doc(uri)

@@ -9,7 +9,7 @@ import os
 from collections.abc import Sequence
 
 from ..domain.anchor import LineIndex, at_with_context, locate, text_at
-from ..domain.hunks import Lines, apply_edits
+from ..domain.hunks import Lines, Shifts, apply_edits
 from ..domain.model import Hunk, lines_of
 from ..domain.status import Status
 from ..domain.text import split_lines, text_range
@@ -159,14 +159,6 @@ class Effects:
             end = ed[0] + len(ed[1])
         return kept, verdicts
 
-    @staticmethod
-    def _positions_after(edits: Sequence[LineEdit], line: int) -> int:
-        """Where a line lands after the edits above it."""
-        for start, src, dst, _ in edits:
-            if start + len(src) <= line and not (start == line and not src):
-                line += len(dst) - len(src)
-        return line
-
     async def _on_disk(self, effect: EffectRow, wanted: Wanted, where: str | None = None):
         # Other processes (the CLI, other windows) write files too: read, check and write under
         # one lock they all share, or two edits to one file at once could lose one of them.
@@ -204,6 +196,7 @@ class Effects:
             return {h.id: "stale" for h, _ in wanted}, True, False
         lines = split_lines(text)
         edits, verdicts = self._plan_edits(lines, wanted)
+        shifts = Shifts([(s, src, dst) for s, src, dst, _ in edits])
         if edits:
             new_lines = apply_edits(lines, [(s, src, dst) for s, src, dst, _ in edits])
             fault("effect:before-write")
@@ -223,21 +216,17 @@ class Effects:
             overlapped = [
                 h
                 for h in others
-                if h.status == Status.APPLIED
-                and h.id not in st.in_flight
-                and any(
-                    start <= h.line + h.anchored_length() and h.line <= start + len(src) for start, src, _, _ in edits
-                )
+                if h.status == Status.APPLIED and h.id not in st.in_flight and shifts.touch(h.line, h.anchored_length())
             ]
             for h in others:
-                h.line = self._positions_after(edits, h.line)
+                h.line = shifts.after(h.line)
             if overlapped:
                 self.memory.relocate(new_lines, overlapped)
         for h, _ in wanted:
             v = verdicts[h.id]
             if v.outcome == "stale":
                 continue
-            h.line = self._positions_after(edits, v.line)
+            h.line = shifts.after(v.line)
             h.shows_new = effect.action != "revert"
         return {hid: ("stale" if v.outcome == "stale" else "done") for hid, v in verdicts.items()}, True, False
 
@@ -252,7 +241,8 @@ class Effects:
                 results[h.id] = "done"
         if not edits:
             return results, True, True
-        expected = {ed[3].id: (self._positions_after(edits, ed[0]), ed[2], ed[3]) for ed in edits}
+        shifts = Shifts([(s, src, dst) for s, src, dst, _ in edits])
+        expected = {ed[3].id: (shifts.after(ed[0]), ed[2], ed[3]) for ed in edits}
         lsp_edits = []
         for start, src, dst, _ in edits:
             (sl, sc), (el, ec) = text_range(doc.lines, start, len(src))
@@ -331,6 +321,7 @@ class Effects:
             rows = await tx.hunks(results)
             changed = []
             changed_marks = []  # applied hunks back in the file: not a new version
+            placed = []  # hunks whose position alone is recorded
             for hid, result in results.items():
                 r, mem = rows.get(hid), st.hunks.get(hid)
                 if r is None or mem is None:
@@ -360,15 +351,16 @@ class Effects:
                     r.status, r.version = to, r.version + 1
                     r.in_file = mem.in_file = True if to == Status.APPLIED else None
                     changed.append(r)
-                elif r not in changed_marks:
-                    await tx.save_hunk(r)  # position only
+                elif not changed_marks or changed_marks[-1] is not r:
+                    placed.append(r)
+            await tx.save_hunks(placed)
             if changed or moves or changed_marks:
                 lsn = await tx.log(
                     new_id("fx-"), "effect", {"effect": effect.id, "hunkIds": [r.id for r in changed + changed_marks]}
                 )
                 for r in changed + changed_marks:
                     r.lsn = lsn
-                    await tx.save_hunk(r)
+                await tx.save_hunks(changed + changed_marks)
                 for old_uri, new_uri, rename_id in moves:
                     # The file moved: its hunks follow it (the rename hunk keeps its own uri).
                     await tx.move_hunks(old_uri, new_uri, lsn, rename_id)

@@ -255,7 +255,7 @@ class Memory:
                         r.in_file = marks[r.id][1]
                     r.lsn = lsn
                     r.line = st.hunks[r.id].line if r.id in st.hunks else r.line
-                    await tx.save_hunk(r)
+                await tx.save_hunks([r for r, _ in ok])
         await self.sync()
 
     async def checkpoint(self, uris: Iterable[str] | None = None) -> int:

@@ -160,7 +160,7 @@ class Proposing:
                     await tx.add_hunks(new_hunks)
                     for h in replaced:
                         h.status, h.version, h.lsn = Status.SUPERSEDED, h.version + 1, lsn
-                        await tx.save_hunk(h)
+                    await tx.save_hunks(replaced)
             fault("propose:after-commit")
             await self.memory.sync()
         return self._proposal_answer(proposal_id, result)

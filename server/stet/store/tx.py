@@ -9,7 +9,7 @@ import asyncio
 import json
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import aiosqlite
@@ -24,6 +24,7 @@ from .rows import (
     OpRow,
     Params,
     Row,
+    Shared,
     hunk_from_row,
     hunk_rows,
     hunk_values,
@@ -96,8 +97,15 @@ class Tx:
     durable before the COMMIT either way: only the number of hops changed.
     """
 
-    def __init__(self, conn: aiosqlite.Connection, begin: str = "BEGIN IMMEDIATE", path: str = "(store)"):
+    def __init__(
+        self,
+        conn: aiosqlite.Connection,
+        begin: str = "BEGIN IMMEDIATE",
+        path: str = "(store)",
+        known: Mapping[str, Hunk] | None = None,
+    ):
         self._conn = conn
+        self._known = known
         self._begin_sql = begin
         self._path = path
         self.begun = False  # BEGIN has run (set on SQLite's thread)
@@ -237,13 +245,15 @@ class Tx:
 
     async def hunks(self, ids: Iterable[str]) -> dict[str, Hunk]:
         ids = list(ids)
-        return {r[0]: hunk_from_row(r) for r in await self._flush(lambda raw: hunk_rows(raw, ids))}
+        shared = Shared(self._known)
+        return {r[0]: hunk_from_row(r, shared) for r in await self._flush(lambda raw: hunk_rows(raw, ids))}
 
     async def op_and_hunks(self, op_id: str, ids: Iterable[str]) -> tuple[OpRow | None, dict[str, Hunk]]:
         """`op(op_id)` and `hunks(ids)` in one hop (a decision needs both before anything else)."""
         ids = list(ids)
         op_rows, rows = await self._flush(lambda raw: (raw.execute(OP_BY_ID, (op_id,)).fetchall(), hunk_rows(raw, ids)))
-        return (op_row(op_rows[0]) if op_rows else None), {r[0]: hunk_from_row(r) for r in rows}
+        shared = Shared(self._known)
+        return (op_row(op_rows[0]) if op_rows else None), {r[0]: hunk_from_row(r, shared) for r in rows}
 
     async def hunks_where(
         self,
@@ -265,13 +275,14 @@ class Tx:
         if where:
             sql += " WHERE " + " AND ".join(where)
         rows = await self._all(sql + " ORDER BY uri, line, seq", args)
-        return [hunk_from_row(r) for r in rows]
+        shared = Shared(self._known)
+        return [hunk_from_row(r, shared) for r in rows]
 
-    async def save_hunk(self, h: Hunk) -> None:
-        self._unstamped.add(h.uri)
-        await self._run(
-            "UPDATE hunks SET status = ?, line = ?, applied_text = ?, feedback = ?, version = ?, "
-            "decided_at = ?, lsn = ?, in_file = ? WHERE id = ?",
+    async def save_hunks(self, hunks: Iterable[Hunk]) -> None:
+        """What a hunk's decisions change (status, line, texts given, feedback, version...), for
+        many hunks in one statement: a bulk decision over 10,000 hunks is one executemany."""
+        hunks = list(hunks)
+        rows = [
             (
                 h.status.value,
                 h.line,
@@ -282,7 +293,20 @@ class Tx:
                 h.lsn,
                 None if h.in_file is None else int(h.in_file),
                 h.id,
-            ),
+            )
+            for h in hunks
+        ]
+        if not rows:
+            return
+        self._unstamped.update(h.uri for h in hunks)
+        self._queue.append(
+            (
+                "UPDATE hunks SET status = ?, line = ?, applied_text = ?, feedback = ?, version = ?, "
+                "decided_at = ?, lsn = ?, in_file = ? WHERE id = ?",
+                rows,
+                True,
+                False,
+            )
         )
 
     async def move_hunks(self, old_uri: str, new_uri: str, lsn: int, except_id: str) -> None:
