@@ -37,6 +37,7 @@ async def open_review(
     review = Review(Workspace(roots), editor or NoEditor(), on_change or _nobody, limits)
     opened = await Store.open(db_path)
     review.state.store = opened.store
+    opened.store.known = review.state.hunks  # rows read again share what memory holds
     notice = opened.notice
     if not recover_later:
         try:

@@ -5,17 +5,21 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
+from ..domain.hunks import Context, Lines
 from ..domain.model import Hunk, lines_of
 from ..domain.shapes import JSON
 from ..domain.status import Status
+from ..domain.text import split_lines
 
 # One row as sqlite3 returns it, and the parameters of one statement.
 Row = tuple[Any, ...]
 Params = Iterable[Any]
+
+_S = TypeVar("_S", str, str | None)
 
 HUNK_COLUMNS = (
     "id, proposal_id, task_id, seq, uri, kind, new_uri, status, line, old_text, new_text, "
@@ -28,21 +32,55 @@ def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
 
 
-def hunk_from_row(r: Any) -> Hunk:
+class Shared:
+    """What rows read from the store can share instead of each holding its own copy.
+
+    `known` are the hunks this process already holds (by id): a hunk's proposal, kind, texts
+    and context are set when it is proposed and never updated, so a row read again (after
+    every decision, by every sync) takes them from there instead of parsing them again.
+    `strings` makes equal strings of the rows read one object: a file's uri, a proposal id,
+    a blank context line are kept once, not once per hunk."""
+
+    def __init__(self, known: Mapping[str, Hunk] | None = None):
+        self.known: Mapping[str, Hunk] = known if known is not None else {}
+        self._strings: dict[str | None, str | None] = {None: None}
+
+    def one(self, s: _S) -> _S:
+        return self._strings.setdefault(s, s)  # type: ignore[return-value]
+
+    def lines(self, text: str | None) -> Lines:
+        return tuple(map(self.one, split_lines(text))) if text else ()
+
+    def context(self, data: str) -> Context:
+        return tuple(map(self.one, json.loads(data)))
+
+
+def hunk_from_row(r: Any, shared: Shared | None = None) -> Hunk:
+    shared = shared or Shared()
+    one = shared.one
+    k = shared.known.get(r[0])
+    if k is not None:
+        proposal_id, kind, old, new = k.proposal_id, k.kind, k.old, k.new
+        ctx_before, ctx_after = k.ctx_before, k.ctx_after
+        uri = k.uri if k.uri == r[4] else one(r[4])
+    else:
+        proposal_id, kind, uri = one(r[1]), one(r[5]), one(r[4])
+        old, new = shared.lines(r[9]), shared.lines(r[10])
+        ctx_before, ctx_after = shared.context(r[11]), shared.context(r[12])
     return Hunk(
         id=r[0],
-        proposal_id=r[1],
-        task_id=r[2],
+        proposal_id=proposal_id,
+        task_id=one(r[2]),
         seq=r[3],
-        uri=r[4],
-        kind=r[5],
+        uri=uri,
+        kind=kind,
         new_uri=r[6],
         status=Status(r[7]),
         line=r[8],
-        old=lines_of(r[9]),
-        new=lines_of(r[10]),
-        ctx_before=tuple(json.loads(r[11])),
-        ctx_after=tuple(json.loads(r[12])),
+        old=old,
+        new=new,
+        ctx_before=ctx_before,
+        ctx_after=ctx_after,
         applied_text=None if r[13] is None else lines_of(r[13]),
         message=r[14],
         feedback=r[15],

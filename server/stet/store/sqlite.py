@@ -15,7 +15,7 @@ import os
 import shutil
 import sqlite3
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 
 import aiosqlite
@@ -23,7 +23,7 @@ import aiosqlite
 from ..domain.model import Hunk
 from ..domain.shapes import JSON
 from ..errors import StoreUnavailable
-from .rows import HUNK_COLUMNS, OP_BY_ID, EffectRow, OpRow, Params, Row, hunk_from_row, op_row
+from .rows import HUNK_COLUMNS, OP_BY_ID, EffectRow, OpRow, Params, Row, Shared, hunk_from_row, op_row
 from .schema import MIGRATIONS, SCHEMA_VERSION
 from .tx import Tx, on_thread, unavailable
 
@@ -73,6 +73,9 @@ class Store:
         self.conn = conn
         self.path = path
         self._lock = asyncio.Lock()
+        # The hunks the process using this store holds, by id: rows read again borrow their
+        # parts that never change (see rows.Shared) instead of parsing and keeping a copy.
+        self.known: Mapping[str, Hunk] = {}
 
     # --- opening ---------------------------------------------------------------------
     @classmethod
@@ -179,10 +182,11 @@ class Store:
             # Read in chunks: a first load may be 100,000 rows, and holding every raw row beside
             # the hunks built from them doubles the peak, which the process keeps as resident size.
             out: list[Hunk] = []
+            shared = Shared(self.known)
             cursor = raw.execute(f"SELECT {HUNK_COLUMNS} FROM hunks WHERE lsn > ? ORDER BY lsn", (lsn,))
             try:
                 while rows := cursor.fetchmany(2000):
-                    out.extend(hunk_from_row(r) for r in rows)
+                    out.extend(hunk_from_row(r, shared) for r in rows)
             finally:
                 cursor.close()
             return out
@@ -245,7 +249,7 @@ class Store:
         goes with the first statement, writes wait for the next read or for the COMMIT (see Tx).
         """
         async with self._lock:
-            tx = Tx(self.conn, "BEGIN IMMEDIATE", self.path)
+            tx = Tx(self.conn, "BEGIN IMMEDIATE", self.path, self.known)
             try:
                 yield tx
             except BaseException:
@@ -265,7 +269,7 @@ class Store:
     async def read(self) -> AsyncIterator[Tx]:
         """A consistent snapshot for several reads (a deferred transaction: takes no write lock)."""
         async with self._lock:
-            tx = Tx(self.conn, "BEGIN", self.path)
+            tx = Tx(self.conn, "BEGIN", self.path, self.known)
             try:
                 yield tx
             finally:
