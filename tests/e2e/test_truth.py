@@ -207,6 +207,27 @@ def test_case4_accept_killed_between_decision_and_write_then_accept_again(repo):
     assert stet("doctor", cwd=repo).returncode == 0
 
 
+async def test_case4_a_running_process_finishes_a_write_decided_after_it_last_looked(repo):
+    """A review already open (a `stet watch`, a server) whose memory has not yet followed
+    another process's decision must still carry out that decision's journaled write when
+    it finishes journaled work: it once took the hunk for undecided and closed the effect
+    with nothing written (seen as a flaky test_case5 once the runner's loop got faster)."""
+    from stet.review import open_review
+
+    hid = propose(repo)
+    review = (await open_review([str(repo)], str(repo / ".stet" / "stet.db"))).review
+    try:
+        assert review.hunks[hid].status.value == "pending"  # what it saw at open
+        p = stet("accept", hid, cwd=repo, env={"STET_FAULT": "decide:after-commit"})
+        assert p.returncode == -signal.SIGKILL and read(repo / "a.txt") == BASE
+        await review.finish_journaled()  # before any live sync of that decision
+        assert read(repo / "a.txt") == DONE
+        assert review.hunks[hid].status.value == "applied"
+    finally:
+        await review.close()
+    assert status_of(repo, hid)["status"] == "applied" and read(repo / "a.txt") == DONE
+
+
 # --- case 6: scripts are not misled ----------------------------------------------------------
 def test_case6_scripts_get_values_scopes_and_exit_codes(repo):
     first = stet("task", "start", "Shout five", cwd=repo)

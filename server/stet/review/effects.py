@@ -43,6 +43,11 @@ class Effects:
         """Carry out one journaled effect, exactly once whatever happened before."""
         st = self.st
         wanted: Wanted = []
+        if effect.lsn > st.seen_lsn:
+            # Decided by another process after this one last looked (a CLI killed between its
+            # decision and its write, found by `stet watch`): memory must know the decision,
+            # or the hunks would look undecided and the effect be closed with nothing done.
+            await self.memory.sync()
         # A later decision about the same hunk already carried out on the file (a revert or an
         # apply replayed from a lost buffer would undo it): this edit is history, not work.
         superseded = await st.require_store().hunks_done_after(effect.lsn)
