@@ -322,7 +322,9 @@ class Effects:
             state = "unsaved" if in_buffer else "done"
         else:
             state = "pending"
-        async with store.write() as tx:
+        # What the effect achieved is derived (recovery finds it again in the content and the
+        # journal): committed without waiting for the disk, unlike the decision itself.
+        async with store.write(derived=True) as tx:
             rows = await tx.hunks(results)
             changed = []
             changed_marks = []  # applied hunks back in the file: not a new version

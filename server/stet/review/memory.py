@@ -224,7 +224,7 @@ class Memory:
                 return
             items, self._derived = self._derived, {}
             marks, self._in_file_dirty = self._in_file_dirty, {}
-            async with st.store.write() as tx:
+            async with st.store.write(derived=True) as tx:  # what content decided: derived
                 rows = await tx.hunks([*items, *marks])
                 ok: list[tuple[Hunk, Status | None]] = []
                 for hid, (frm, version, to) in items.items():

@@ -234,7 +234,7 @@ class Store:
         """Record what files were when their hunks were judged (derived: recomputed if lost)."""
         if not stamps:
             return
-        async with self.write() as tx:
+        async with self.write(derived=True) as tx:
             await tx.put_stamps(stamps)
 
     async def integrity(self) -> list[str]:
@@ -242,28 +242,36 @@ class Store:
 
     # --- writes ------------------------------------------------------------------------
     @contextlib.asynccontextmanager
-    async def write(self) -> AsyncIterator[Tx]:
+    async def write(self, derived: bool = False) -> AsyncIterator[Tx]:
         """One write transaction (BEGIN IMMEDIATE ... COMMIT), committed when the block ends.
 
         The statements are sent to SQLite's thread in as few hops as the block allows: BEGIN
         goes with the first statement, writes wait for the next read or for the COMMIT (see Tx).
+
+        `derived`: the transaction records only what recovery derives again from content and
+        the journal (an effect done, a hunk found stale or in its file, positions, stamps), so
+        it is committed with synchronous=NORMAL: no wait for the disk. A power loss may lose
+        it, never reorder it (the WAL is one file, and the next FULL commit syncs it too);
+        the contract's "Additions (second round)" allows it. Decisions are never derived.
         """
         async with self._lock:
-            tx = Tx(self.conn, "BEGIN IMMEDIATE", self.path, self.known)
+            tx = Tx(self.conn, "BEGIN IMMEDIATE", self.path, self.known, derived)
             try:
                 yield tx
             except BaseException:
                 if tx.sent:
-                    with contextlib.suppress(sqlite3.Error):
-                        await self.conn.execute("ROLLBACK")
+                    await self._rollback(tx)
                 raise
             try:
                 await tx._flush(tx._commit_and_read)
             except BaseException:
                 if tx.sent:
-                    with contextlib.suppress(sqlite3.Error):
-                        await self.conn.execute("ROLLBACK")
+                    await self._rollback(tx)
                 raise
+
+    async def _rollback(self, tx: Tx) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            await on_thread(self.conn, tx.rollback)
 
     @contextlib.asynccontextmanager
     async def read(self) -> AsyncIterator[Tx]:
@@ -285,7 +293,7 @@ class Store:
         """Checkpoint anchor positions. Not an operation: positions are recomputed from content."""
         if not lines:
             return
-        async with self.write() as tx:
+        async with self.write(derived=True) as tx:
             await tx.save_lines(lines)
 
 

@@ -103,9 +103,13 @@ class Tx:
         begin: str = "BEGIN IMMEDIATE",
         path: str = "(store)",
         known: Mapping[str, Hunk] | None = None,
+        derived: bool = False,
     ):
         self._conn = conn
         self._known = known
+        # A derived record (see Store.write): committed with synchronous=NORMAL, the
+        # connection's FULL restored in the same hop as the COMMIT (or the ROLLBACK).
+        self.derived = derived
         self._begin_sql = begin
         self._path = path
         self.begun = False  # BEGIN has run (set on SQLite's thread)
@@ -127,7 +131,14 @@ class Tx:
 
         def run(raw: sqlite3.Connection) -> Any:
             if not self.begun:
-                raw.execute(self._begin_sql)
+                if self.derived:
+                    raw.execute("PRAGMA synchronous=NORMAL")  # not allowed inside a transaction
+                try:
+                    raw.execute(self._begin_sql)
+                except BaseException:
+                    if self.derived:
+                        raw.execute("PRAGMA synchronous=FULL")
+                    raise
                 self.begun = True
                 if write:
                     self._next_lsn, self._next_effect = raw.execute(_NEXT_IDS).fetchone()
@@ -166,6 +177,18 @@ class Tx:
         for sql, args, later in self._last_reads:  # after every write of the transaction
             later.rows = raw.execute(sql, args).fetchall()
         raw.execute("COMMIT")
+        if self.derived:
+            raw.execute("PRAGMA synchronous=FULL")
+
+    def rollback(self, raw: sqlite3.Connection) -> None:
+        """ROLLBACK (when a transaction is open), and the connection back to synchronous=FULL."""
+        try:
+            if not raw.in_transaction:
+                return
+            raw.execute("ROLLBACK")
+        finally:
+            if self.derived:
+                raw.execute("PRAGMA synchronous=FULL")
 
     def read_at_commit(self, sql: str, args: Params = ()) -> Later:
         """A read sent with the COMMIT (it sees every write of the transaction, and no other
