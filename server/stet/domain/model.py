@@ -89,25 +89,30 @@ class Hunk:
         return {"start": start, "end": end}
 
     def state(self) -> JSON:
-        """The HunkState of docs/protocol.md."""
-        return {
+        """The HunkState of docs/protocol.md. (Sent for every hunk of a file at each change:
+        plain attribute reads, `_value_` rather than the slower Enum `value` property.)"""
+        status = self.status
+        applied = self.applied_text
+        out = {
             "id": self.id,
             "proposalId": self.proposal_id,
             "taskId": self.task_id,
             "uri": self.uri,
             "kind": self.kind,
-            "status": self.status.value,
+            "status": status._value_,
             "range": self.lsp_range(),
-            "oldText": self.old_text,
-            "newText": self.new_text,
+            "oldText": "".join(self.old),
+            "newText": "".join(self.new),
             "newUri": self.new_uri,
             "message": self.message,
             "feedback": self.feedback,
             "version": self.version,
             "decidedAt": self.decided_at,
-            "inFile": self.in_file_state(),
-            **({"appliedText": "".join(self.applied_text)} if self.applied_text is not None else {}),
+            "inFile": (self.in_file is not False) if status is Status.APPLIED else None,
         }
+        if applied is not None:
+            out["appliedText"] = "".join(applied)
+        return out
 
 
 def lines_of(text: str | None) -> Lines:

@@ -14,6 +14,9 @@ class Status(str, Enum):
     SUPERSEDED = "superseded"
 
 
+# value -> member, for reading many rows (Status(value) goes through Enum's slower lookup)
+BY_VALUE: dict[str, Status] = {s.value: s for s in Status}
+
 OPEN = frozenset({Status.PENDING, Status.ACCEPTED, Status.STALE})
 DECIDED = frozenset({Status.APPLIED, Status.REJECTED, Status.SUPERSEDED})
 

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from ..domain.hunks import Context, Lines
 from ..domain.model import Hunk, lines_of
 from ..domain.shapes import JSON
-from ..domain.status import Status
+from ..domain.status import BY_VALUE
 from ..domain.text import split_lines
 
 # One row as sqlite3 returns it, and the parameters of one statement.
@@ -75,7 +75,7 @@ def hunk_from_row(r: Any, shared: Shared | None = None) -> Hunk:
         uri=uri,
         kind=kind,
         new_uri=r[6],
-        status=Status(r[7]),
+        status=BY_VALUE[r[7]],
         line=r[8],
         old=old,
         new=new,
