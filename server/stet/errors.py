@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (typing itself is not imported at run time: `stet status` starts faster)
+    from typing import Any
 
 
 class StetError(Exception):

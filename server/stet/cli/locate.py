@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 
 from ..errors import StetError
 
@@ -18,23 +17,32 @@ class Usage(StetError):
     name = "Usage"
 
 
+def _up(start: str) -> list[str]:
+    """`start` (symlinks resolved) and every folder above it."""
+    folder = os.path.realpath(start)
+    out = [folder]
+    while (parent := os.path.dirname(folder)) != folder:
+        out.append(parent)
+        folder = parent
+    return out
+
+
 def find_store(start: str) -> str | None:
     """The nearest `.stet/stet.db` at or above `start`, like git finds `.git`."""
-    here = Path(start).resolve()
-    for folder in (here, *here.parents):
-        candidate = folder / STORE_DIR / STORE_FILE
-        if candidate.is_file():
-            return str(candidate)
+    for folder in _up(start):
+        candidate = os.path.join(folder, STORE_DIR, STORE_FILE)
+        if os.path.isfile(candidate):
+            return candidate
     return None
 
 
 def _project_root(start: str) -> str:
     """Where a new store goes: the enclosing git work tree, else the current folder."""
-    here = Path(start).resolve()
-    for folder in (here, *here.parents):
-        if (folder / ".git").exists():
-            return str(folder)
-    return str(here)
+    folders = _up(start)
+    for folder in folders:
+        if os.path.exists(os.path.join(folder, ".git")):
+            return folder
+    return folders[0]
 
 
 def locate(args: argparse.Namespace, create: bool) -> tuple[str, list[str]]:

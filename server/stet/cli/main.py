@@ -11,21 +11,20 @@ Commands import what they need when they run: `stet status` loads no LSP, MCP or
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib
-import json
 import sys
 
 from ..domain.text import lone_surrogate
 from ..errors import Conflict, StetError, UnknownHunk
-from .parser import build_parser
+from .parser import build_parser, command_in
 
 
 def exit_code(exc: StetError) -> int:
     return 1 if isinstance(exc, (Conflict, UnknownHunk)) else 2
 
 
-# command -> (module of this package, coroutine function of the parsed arguments)
+# command -> (module of this package, function of the parsed arguments: it returns the exit
+# code, or a coroutine that does)
 COMMANDS = {
     "propose": ("review", "cmd_propose"),
     "status": ("review", "cmd_status"),
@@ -44,7 +43,8 @@ COMMANDS = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(command_in(argv))
     args = parser.parse_args(argv)
     for name, value in vars(args).items():
         # Bytes that are not UTF-8 reach argv as surrogate escapes: refuse them before the store sees them.
@@ -65,9 +65,16 @@ def main(argv: list[str] | None = None) -> int:
             return run_mcp(args)
         module, name = COMMANDS[args.command]
         command = getattr(importlib.import_module(f"{__package__}.{module}"), name)
-        return asyncio.run(command(args))
+        outcome = command(args)
+        if isinstance(outcome, int):
+            return outcome
+        import asyncio  # only commands that open the review need an event loop
+
+        return asyncio.run(outcome)
     except StetError as exc:
         if getattr(args, "json", False):
+            import json
+
             error = {"code": exc.code, "name": exc.name, "message": exc.message, "data": exc.data}
             print(json.dumps({"error": error}, indent=2, ensure_ascii=False))
         print(f"stet: {exc.name}: {exc.message}", file=sys.stderr)

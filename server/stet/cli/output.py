@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -21,20 +20,21 @@ def colour() -> bool:
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 
 
-def paint(text: str, status: str) -> str:
+def paint(text: str, status: str, coloured: bool | None = None) -> str:
     code = COLOURS.get(status)
-    return f"\x1b[{code}m{text}\x1b[0m" if code and colour() else text
+    return f"\x1b[{code}m{text}\x1b[0m" if code and (colour() if coloured is None else coloured) else text
 
 
 def table(rows: list[list[str]], status_col: int | None = None) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    widths = [max(map(len, column)) for column in zip(*rows)]
+    coloured = status_col is not None and colour()  # asked once per table, not per cell
     out = []
     for n, r in enumerate(rows):
         cells = []
         for i, cell in enumerate(r):
             text = cell.ljust(widths[i]) if i < len(r) - 1 else cell
             if n and i == status_col:
-                text = paint(text, cell)
+                text = paint(text, cell, coloured)
             cells.append(text)
         out.append("  ".join(cells).rstrip())
     return "\n".join(out)
@@ -47,18 +47,26 @@ def one_line(text: str | None, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def hunk_rows(review, hunks, with_file: bool = True) -> list[list[str]]:
+def status_cell(h) -> str:
+    """What the STATUS column says of a hunk. (`_value_`: Enum's `value` is a slow property,
+    and a status lists thousands of hunks.)"""
+    return "applied (not in file)" if h.gone else h.status._value_
+
+
+def hunk_rows(rel, hunks, with_file: bool = True) -> list[list[str]]:
+    """Table rows of hunks; `rel` gives the path a person would type for a uri."""
     rows = [["HUNK", "STATUS"] + (["FILE"] if with_file else []) + ["LINE", "CHANGE", "MESSAGE / FEEDBACK"]]
     for h in hunks:
-        where = review.ws.rel(h.uri) + (f" -> {review.ws.rel(h.new_uri)}" if h.new_uri else "")
+        where = rel(h.uri) + (f" -> {rel(h.new_uri)}" if h.new_uri else "")
         change = h.kind if h.kind != "edit" else f"-{len(h.old)} +{len(h.replacement)}"
         note = f"feedback: {h.feedback}" if h.feedback else h.message
-        status = "applied (not in file)" if h.gone else h.status.value
-        rows.append([h.id, status] + ([where] if with_file else []) + [str(h.line + 1), change, one_line(note)])
+        rows.append([h.id, status_cell(h)] + ([where] if with_file else []) + [str(h.line + 1), change, one_line(note)])
     return rows
 
 
 def print_json(data) -> None:
+    import json
+
     print(json.dumps(data, indent=2, ensure_ascii=False))
 
 
@@ -68,6 +76,6 @@ def print_hunks(review, states_or_hunks, as_json: bool, extra: dict | None = Non
         print_json({**(extra or {}), "hunks": [h.state() for h in hunks]})
         return
     if hunks:
-        print(table(hunk_rows(review, hunks), status_col=1))
+        print(table(hunk_rows(review.ws.rel, hunks), status_col=1))
     else:
         print("no hunks")

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from . import tasks
-
 DEFAULT_EXPORT = ("accepted", "applied")
 
 
@@ -26,7 +24,34 @@ def _count(value: str) -> int:
     return n
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Every command; `task`, `resume` and `mcp` are registered by cli/tasks.py.
+COMMANDS = "serve demo propose status log accept reject undo reapply export doctor init watch task resume mcp".split()
+_TASK_COMMANDS = {"task", "resume", "mcp"}
+
+
+def command_in(argv: list[str]) -> str | None:
+    """The command an argument list names (after the global --db / --root), if it names one."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("--db", "--root"):
+            i += 2
+            continue
+        if arg.startswith(("--db=", "--root=")):
+            i += 1
+            continue
+        return arg if arg in COMMANDS else None
+    return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The `stet` parser. With `only` (a command), just that command's parser is built: a
+    command's process starts sooner than when all sixteen, with their help, are made first
+    (`stet --help`, or a command that is not one, builds them all)."""
+
+    def wanted(name: str) -> bool:
+        return only is None or only == name
+
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--db",
@@ -55,49 +80,59 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("serve", help="run the language server on stdio (one per editor window)")
-    p.add_argument(
-        "--db", default=argparse.SUPPRESS, help="the review store (default: <workspace>/.stet/stet.db; or STET_DB)"
-    )
-    p = sub.add_parser("demo", help="a self-contained tour: propose, review, kill -9, restart, same state")
-    p.add_argument("--keep", action="store_true", help="keep the temporary workspace")
+    if wanted("serve"):
+        p = sub.add_parser("serve", help="run the language server on stdio (one per editor window)")
+        p.add_argument(
+            "--db", default=argparse.SUPPRESS, help="the review store (default: <workspace>/.stet/stet.db; or STET_DB)"
+        )
+    if wanted("demo"):
+        p = sub.add_parser("demo", help="a self-contained tour: propose, review, kill -9, restart, same state")
+        p.add_argument("--keep", action="store_true", help="keep the temporary workspace")
 
-    p = sub.add_parser(
-        "propose",
-        parents=[common, as_json],
-        help="hand in an agent's change: a unified diff or a WorkspaceEdit",
-        description="Propose a change for review. The proposal id makes it idempotent: the same id with the same "
-        "change adds nothing (without --id, the id is derived from the content). Nothing is written to the files.",
-    )
-    src = p.add_mutually_exclusive_group()
-    src.add_argument("--patch", metavar="FILE", help="a unified diff as `git diff` writes it ('-': stdin)")
-    src.add_argument(
-        "--edit", metavar="FILE", help="a WorkspaceEdit JSON, or a stet/propose params object ('-': stdin)"
-    )
-    p.add_argument("--id", help="the proposal id (default: derived from the content)")
-    p.add_argument("--task", help="the agent's task id")
-    p.add_argument("--agent", help="the agent's name")
-    p.add_argument("--message", "-m", help="the agent's rationale, shown to the developer")
-    p.add_argument(
-        "--strip", "-p", type=int, default=1, metavar="N", help="leading path components to strip (default 1: a/ b/)"
-    )
+    if wanted("propose"):
+        p = sub.add_parser(
+            "propose",
+            parents=[common, as_json],
+            help="hand in an agent's change: a unified diff or a WorkspaceEdit",
+            description="Propose a change for review. The proposal id makes it idempotent: the same id with the same "
+            "change adds nothing (without --id, the id is derived from the content). Nothing is written to the files.",
+        )
+        src = p.add_mutually_exclusive_group()
+        src.add_argument("--patch", metavar="FILE", help="a unified diff as `git diff` writes it ('-': stdin)")
+        src.add_argument(
+            "--edit", metavar="FILE", help="a WorkspaceEdit JSON, or a stet/propose params object ('-': stdin)"
+        )
+        p.add_argument("--id", help="the proposal id (default: derived from the content)")
+        p.add_argument("--task", help="the agent's task id")
+        p.add_argument("--agent", help="the agent's name")
+        p.add_argument("--message", "-m", help="the agent's rationale, shown to the developer")
+        p.add_argument(
+            "--strip",
+            "-p",
+            type=int,
+            default=1,
+            metavar="N",
+            help="leading path components to strip (default 1: a/ b/)",
+        )
 
-    p = sub.add_parser(
-        "status",
-        parents=[common, as_json],
-        help="hunks by file and status",
-        description="Open hunks (pending, accepted, stale, and applied ones whose text is no longer in the file) "
-        "by file; --all lists every hunk. --task, --proposal and --file narrow the list and its counts.",
-    )
-    p.add_argument("--all", action="store_true", help="list decided hunks too (applied, rejected, superseded)")
-    p.add_argument("--status", action="append", metavar="S[,S]", help="only these statuses")
-    p.add_argument("--proposal", help="only this proposal")
-    p.add_argument("--task", help="only this task")
-    p.add_argument("--file", metavar="PATH", help="only this file")
+    if wanted("status"):
+        p = sub.add_parser(
+            "status",
+            parents=[common, as_json],
+            help="hunks by file and status",
+            description="Open hunks (pending, accepted, stale, and applied ones whose text is no longer in the file) "
+            "by file; --all lists every hunk. --task, --proposal and --file narrow the list and its counts.",
+        )
+        p.add_argument("--all", action="store_true", help="list decided hunks too (applied, rejected, superseded)")
+        p.add_argument("--status", action="append", metavar="S[,S]", help="only these statuses")
+        p.add_argument("--proposal", help="only this proposal")
+        p.add_argument("--task", help="only this task")
+        p.add_argument("--file", metavar="PATH", help="only this file")
 
-    p = sub.add_parser("log", parents=[common, as_json], help="the operation log (every proposal and decision)")
-    p.add_argument("--since", type=_count, default=0, metavar="LSN", help="only operations after this lsn")
-    p.add_argument("--limit", type=_positive, metavar="N", help="only the last N operations (N >= 1)")
+    if wanted("log"):
+        p = sub.add_parser("log", parents=[common, as_json], help="the operation log (every proposal and decision)")
+        p.add_argument("--since", type=_count, default=0, metavar="LSN", help="only operations after this lsn")
+        p.add_argument("--limit", type=_positive, metavar="N", help="only the last N operations (N >= 1)")
 
     for name, text in (
         ("accept", "accept hunks: the edit is written into the file, exactly once"),
@@ -105,6 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
         ("undo", "back to pending; an applied hunk's edit is reverted (if it is gone already, nothing is)"),
         ("reapply", "put back applied hunks whose text was removed from the file since, where the old text still is"),
     ):
+        if not wanted(name):
+            continue
         p = sub.add_parser(name, parents=[common, as_json, mutation], help=text, description=text)
         p.add_argument("ids", nargs="*", metavar="HUNK_ID", help="hunk ids (see `stet status`)")
         if name not in ("undo", "reapply"):
@@ -113,41 +150,55 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--proposal", help=f"{name} every pending hunk of this proposal")
             p.add_argument("--task", help=f"{name} every pending hunk of this task")
 
-    p = sub.add_parser(
-        "export",
-        parents=[common, as_json],
-        help="hunks as a unified diff that `git apply` takes",
-        description="Print the chosen hunks as a unified diff. For hunks not yet in the files (pending, accepted) "
-        "it applies to the files as they are; for applied hunks it applies to the files as they were before "
-        "(`git apply -R --check` confirms they are in).",
-    )
-    p.add_argument(
-        "--status", action="append", metavar="S[,S]", help=f"only these statuses (default: {','.join(DEFAULT_EXPORT)})"
-    )
-    p.add_argument("--proposal", help="only this proposal")
-    p.add_argument("--task", help="only this task")
-    p.add_argument("--output", "-o", metavar="FILE", help="write the diff to FILE instead of stdout")
+    if wanted("export"):
+        p = sub.add_parser(
+            "export",
+            parents=[common, as_json],
+            help="hunks as a unified diff that `git apply` takes",
+            description="Print the chosen hunks as a unified diff. For hunks not yet in the files (pending, accepted) "
+            "it applies to the files as they are; for applied hunks it applies to the files as they were before "
+            "(`git apply -R --check` confirms they are in).",
+        )
+        p.add_argument(
+            "--status",
+            action="append",
+            metavar="S[,S]",
+            help=f"only these statuses (default: {','.join(DEFAULT_EXPORT)})",
+        )
+        p.add_argument("--proposal", help="only this proposal")
+        p.add_argument("--task", help="only this task")
+        p.add_argument("--output", "-o", metavar="FILE", help="write the diff to FILE instead of stdout")
 
-    p = sub.add_parser("doctor", parents=[common, as_json], help="check the store and the workspace; say what to do")
-    p.add_argument(
-        "--fix", action="store_true", help="finish pending effects, re-check hunks against the files, remove temp files"
-    )
+    if wanted("doctor"):
+        p = sub.add_parser(
+            "doctor", parents=[common, as_json], help="check the store and the workspace; say what to do"
+        )
+        p.add_argument(
+            "--fix",
+            action="store_true",
+            help="finish pending effects, re-check hunks against the files, remove temp files",
+        )
 
-    sub.add_parser(
-        "init",
-        parents=[common],
-        help="create the workspace's .stet/ (the store, the inbox); prints the store's path",
-        description="Create .stet/ in the workspace root (--root, else the current folder): the review store "
-        "and the inbox folders. Running it again changes nothing.",
-    )
-    sub.add_parser(
-        "watch",
-        parents=[common],
-        help="without an editor: ingest the inbox, re-check files changed outside, finish journaled edits",
-        description="The headless runner for agents without an editor: ingests .stet/inbox/, re-checks hunks of "
-        "files changed outside Stet, and finishes edits other processes decided but did not write, until "
-        "interrupted (Ctrl-C or SIGTERM stop it cleanly).",
-    )
+    if wanted("init"):
+        sub.add_parser(
+            "init",
+            parents=[common],
+            help="create the workspace's .stet/ (the store, the inbox); prints the store's path",
+            description="Create .stet/ in the workspace root (--root, else the current folder): the review store "
+            "and the inbox folders. Running it again changes nothing.",
+        )
+    if wanted("watch"):
+        sub.add_parser(
+            "watch",
+            parents=[common],
+            help="without an editor: ingest the inbox, re-check files changed outside, finish journaled edits",
+            description="The headless runner for agents without an editor: ingests .stet/inbox/, re-checks hunks of "
+            "files changed outside Stet, and finishes edits other processes decided but did not write, until "
+            "interrupted (Ctrl-C or SIGTERM stop it cleanly).",
+        )
 
-    tasks.add_commands(sub, common, as_json, mutation)  # task, resume, mcp
+    if only is None or only in _TASK_COMMANDS:
+        from . import tasks
+
+        tasks.add_commands(sub, common, as_json, mutation)  # task, resume, mcp
     return parser

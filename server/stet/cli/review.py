@@ -2,22 +2,31 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
 import os
 import sys
-from pathlib import Path
 
 from ..errors import InvalidParams, StetError, UnknownHunk
-from .locate import Usage
-from .output import hunk_rows, one_line, paint, print_hunks, print_json, table
+from .locate import Usage, locate
+from .output import hunk_rows, one_line, paint, print_hunks, print_json, status_cell, table
 from .parser import DEFAULT_EXPORT
-from .session import opened
+
+# What the commands below need beyond this is imported when they run: `stet status` usually
+# reads the store without opening the review (see review/glance.py), so it loads no event loop.
+
+
+def opened(args, create: bool = False):
+    from .session import opened
+
+    return opened(args, create)
 
 
 def _read_input(name: str) -> str:
     try:
-        data = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
+        if name == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(name, "rb") as f:
+                data = f.read()
     except OSError as exc:
         raise Usage(f"cannot read {name}: {exc.strerror or exc}") from None
     try:
@@ -27,6 +36,8 @@ def _read_input(name: str) -> str:
 
 
 async def cmd_propose(args) -> int:
+    import json
+
     from ..agents import intake
 
     if bool(args.patch) == bool(args.edit):
@@ -129,57 +140,98 @@ async def _scope(review, proposal: str | None, task: str | None, file: str | Non
     return uri
 
 
-def _status_cell(h) -> str:
-    return "applied (not in file)" if h.gone else h.status.value
+def cmd_status(args):
+    """Without filters that must be checked against the store, and without --json, a glance
+    at the store is enough when nothing needs bringing up to date; else the review opens."""
+    if not (args.json or args.proposal or args.task or args.file):
+        from ..review.glance import glance
+        from ..workspace.paths import Workspace
+
+        db, roots = locate(args, False)
+        hunks = glance(db, roots)
+        if hunks is not None:
+            _print_status(args, Workspace(roots), hunks)
+            return 0
+    return _status(args)
 
 
-async def cmd_status(args) -> int:
+async def _status(args) -> int:
     async with opened(args) as review:
         uri = await _scope(review, args.proposal, args.task, args.file)
         scoped = review.list(uri=uri, proposal_id=args.proposal, task_id=args.task)
-        statuses = _statuses(args.status, None)
-        if statuses is not None:
-            hunks = [h for h in scoped if h.status in statuses]
-        elif args.all:
-            hunks = scoped
-        else:  # what needs the developer: open hunks, and applied ones whose text is gone
-            hunks = [h for h in scoped if h.shown]
-        counts = {s: 0 for s in review.counts()}
-        for h in scoped:
-            counts[h.status.value] += 1
-        gone = sum(1 for h in scoped if h.gone)
-        if args.json:
-            print_json(
-                {
-                    "root": review.ws.roots[0],
-                    "db": review.require_store().path,
-                    "counts": counts,
-                    "appliedNotInFile": gone,
-                    "hunks": [h.state() for h in hunks],
-                }
-            )
+        if not args.json:
+            _print_status(args, review.ws, scoped)
             return 0
-        summary = ", ".join(paint(f"{n} {s}", s) for s, n in counts.items() if n)
-        if gone:
-            summary += f" ({gone} applied no longer in the file)"
-        scope = " ".join(
-            f"{k} {v}" for k, v in (("task", args.task), ("proposal", args.proposal), ("file", args.file)) if v
+        counts, gone = _counts(scoped)
+        print_json(
+            {
+                "root": review.ws.roots[0],
+                "db": review.require_store().path,
+                "counts": counts,
+                "appliedNotInFile": gone,
+                "hunks": [h.state() for h in _listed(args, scoped)],
+            }
         )
-        print(f"{review.ws.roots[0]}{f' ({scope})' if scope else ''}: {summary or 'no hunks'}")
-        by_file: dict[str, list] = {}
-        for h in hunks:
-            by_file.setdefault(h.uri, []).append(h)
-        for file_uri, group in by_file.items():
-            tally: dict[str, int] = {}
-            for h in group:
-                tally[_status_cell(h)] = tally.get(_status_cell(h), 0) + 1
-            print()
-            print(f"{review.ws.rel(file_uri)}  ({', '.join(f'{n} {s}' for s, n in tally.items())})")
-            rows = hunk_rows(review, group, with_file=False)
-            print("  " + table(rows, status_col=1).replace("\n", "\n  "))
-        if not hunks and any(counts.values()) and not args.all:
-            print("nothing open; `stet status --all` lists decided hunks too")
     return 0
+
+
+def _counts(scoped) -> tuple[dict[str, int], int]:
+    from ..domain.status import Status
+
+    counts = dict.fromkeys(Status, 0)
+    for h in scoped:
+        counts[h.status] += 1
+    return {s.value: n for s, n in counts.items()}, sum(1 for h in scoped if h.gone)
+
+
+def _listed(args, scoped) -> list:
+    statuses = _statuses(args.status, None)
+    if statuses is not None:
+        return [h for h in scoped if h.status in statuses]
+    if args.all:
+        return list(scoped)
+    return [h for h in scoped if h.shown]  # what needs the developer: open, or applied and gone
+
+
+def _print_status(args, ws, scoped) -> None:
+    """The status table of `scoped` (review hunks, or what a glance saw: the same attributes)."""
+    hunks = _listed(args, scoped)
+    counts, gone = _counts(scoped)
+    summary = ", ".join(paint(f"{n} {s}", s) for s, n in counts.items() if n)
+    if gone:
+        summary += f" ({gone} applied no longer in the file)"
+    scope = " ".join(
+        f"{k} {v}" for k, v in (("task", args.task), ("proposal", args.proposal), ("file", args.file)) if v
+    )
+    out = [f"{ws.roots[0]}{f' ({scope})' if scope else ''}: {summary or 'no hunks'}"]
+    by_file: dict[str, list] = {}
+    for h in hunks:
+        by_file.setdefault(h.uri, []).append(h)
+    rel = _rel_cache(ws)
+    for file_uri, group in by_file.items():
+        tally: dict[str, int] = {}
+        for h in group:
+            cell = status_cell(h)
+            tally[cell] = tally.get(cell, 0) + 1
+        out.append("")
+        out.append(f"{rel(file_uri)}  ({', '.join(f'{n} {s}' for s, n in tally.items())})")
+        rows = hunk_rows(rel, group, with_file=False)
+        out.append("  " + table(rows, status_col=1).replace("\n", "\n  "))
+    if not hunks and any(counts.values()) and not args.all:
+        out.append("nothing open; `stet status --all` lists decided hunks too")
+    print("\n".join(out))
+
+
+def _rel_cache(ws):
+    """ws.rel, once per uri (a file's hunks share it)."""
+    known: dict[str, str] = {}
+
+    def rel(uri: str) -> str:
+        if uri not in known:
+            known[uri] = ws.rel(uri)
+        return known[uri]
+
+    return rel
 
 
 async def cmd_log(args) -> int:
@@ -239,6 +291,8 @@ async def cmd_decide(args) -> int:
 
 
 async def cmd_export(args) -> int:
+    import asyncio
+
     from ..domain.export import export
     from ..workspace.files import read_text
 
@@ -258,7 +312,8 @@ async def cmd_export(args) -> int:
         for hid, why in skipped:
             print(f"stet: skipped hunk {hid}: {why}", file=sys.stderr)
         if args.output:
-            Path(args.output).write_text(diff, encoding="utf-8", newline="")
+            with open(args.output, "w", encoding="utf-8", newline="") as f:
+                f.write(diff)
         if args.json:
             print_json({"diff": diff, "hunkIds": ids, "skipped": [{"id": i, "why": w} for i, w in skipped]})
         elif not args.output:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 
 Stamp = tuple[str, int, int, str | None]  # uri, size (-1: no such file), mtime_ns, sha256
@@ -18,6 +17,8 @@ def stat_of(path: str) -> tuple[int, int]:
 
 
 def hash_of(path: str) -> str | None:
+    import hashlib  # here: OpenSSL's start-up is paid only when a file is hashed
+
     try:
         with open(path, "rb") as f:
             return hashlib.file_digest(f, "sha256").hexdigest()
@@ -26,4 +27,6 @@ def hash_of(path: str) -> str | None:
 
 
 def text_hash(text: str | None) -> str | None:
+    import hashlib
+
     return None if text is None else hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -1,8 +1,28 @@
 """The store: SQLite only. Schema and migrations, the transaction batcher, rows <-> models,
-the task tables. Every SQL statement lives here, in a method named for its intent."""
+the task tables. Every SQL statement lives here, in a method named for its intent.
 
-from .rows import EffectRow, OpRow
-from .sqlite import OpenResult, Store
-from .tx import Tx
+The names below are loaded when first used: importing `stet.store.glance` (a read-only look,
+no event loop) must not import aiosqlite and asyncio with `Store`."""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .rows import EffectRow, OpRow
+    from .sqlite import OpenResult, Store
+    from .tx import Tx
+
+_HOME = {"EffectRow": "rows", "OpRow": "rows", "OpenResult": "sqlite", "Store": "sqlite", "Tx": "tx"}
 
 __all__ = ["EffectRow", "OpRow", "OpenResult", "Store", "Tx"]
+
+
+def __getattr__(name: str) -> object:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

@@ -7,7 +7,6 @@ outside the roots (symlinks resolved) and any uri that is not a local `file:` ur
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from ..errors import InvalidParams, OutsideWorkspace
@@ -30,6 +29,8 @@ def uri_to_path(uri: str) -> str:
 
 
 def path_to_uri(path: str) -> str:
+    from pathlib import Path  # here, not at the top: a glance at the store (`stet status`) needs none
+
     return Path(path).as_uri()
 
 

@@ -1,0 +1,122 @@
+"""A glance at the review without opening it: the hunks as the store has them, when nothing is
+left to bring up to date.
+
+Every process that opens the store first finishes the journaled edits it may finish and
+re-judges the hunks of files changed since Stet last looked (session.open_review). When there
+is no such edit and every file with judged hunks still has the size and mtime Stet stamped,
+that work changes nothing, and what the full open would show is the store as it is: a
+read-only command (`stet status`) can print it without an event loop, aiosqlite's thread or
+the review's model. Otherwise `glance` answers None and the caller opens the review.
+"""
+
+from __future__ import annotations
+
+from ..domain.status import BY_VALUE, OPEN, Status
+from ..domain.text import split_lines
+from ..errors import StetError
+from ..store.glance import look
+from ..workspace.paths import Workspace
+from .stamps import stat_of
+
+# The hunks whose standing depends on their file's content (as recheck.JUDGED).
+JUDGED = OPEN | {Status.APPLIED}
+
+
+class Seen:
+    """A hunk as the store has it, with what the command line prints of it (the attributes
+    and properties of domain.model.Hunk that `stet status` uses)."""
+
+    __slots__ = (
+        "applied_text",
+        "feedback",
+        "id",
+        "in_file",
+        "kind",
+        "line",
+        "message",
+        "new_text",
+        "new_uri",
+        "old_text",
+        "proposal_id",
+        "seq",
+        "status",
+        "task_id",
+        "uri",
+    )
+
+    def __init__(self, row: tuple) -> None:
+        (
+            self.id,
+            self.proposal_id,
+            self.task_id,
+            self.seq,
+            self.uri,
+            self.kind,
+            self.new_uri,
+            status,
+            self.line,
+            self.old_text,
+            self.new_text,
+            self.applied_text,
+            self.message,
+            self.feedback,
+            in_file,
+        ) = row
+        self.status = BY_VALUE[status]
+        self.in_file = None if in_file is None else bool(in_file)
+
+    # Lines are split only for the hunks a command prints.
+    @property
+    def old(self) -> list[str]:
+        return split_lines(self.old_text)
+
+    @property
+    def new(self) -> list[str]:
+        return split_lines(self.new_text)
+
+    @property
+    def replacement(self) -> list[str]:
+        return split_lines(self.applied_text if self.applied_text is not None else self.new_text)
+
+    @property
+    def gone(self) -> bool:
+        return self.status == Status.APPLIED and self.in_file is False
+
+    @property
+    def shown(self) -> bool:
+        return self.status in OPEN or self.gone
+
+
+def glance(db_path: str, roots: list[str]) -> list[Seen] | None:
+    """Every hunk of the store, sorted as Review.list sorts them; None when opening the review
+    would change something first (or the store cannot be read this way)."""
+    seen = look(db_path)
+    if seen is None:
+        return None
+    held: set[str] = set()
+    for _id, uri, state, target, owner in seen.effects:
+        live = bool(owner) and _alive_elsewhere(owner)
+        if state == "pending" and not (target == "buffer" and live):
+            return None  # an edit this process would carry out (Effects.run_pending)
+        if live:
+            held.add(uri)  # a live editor's buffer is that file's document: recheck leaves it
+    hunks = [Seen(row) for row in seen.hunks]
+    ws = Workspace(roots)
+    for uri in {h.uri for h in hunks if h.status in JUDGED} - held:
+        stamp = seen.stamps.get(uri)
+        if stamp is None:
+            return None  # never judged as it is: recheck would read it
+        try:
+            now = stat_of(ws.resolve(uri))
+        except (StetError, OSError, ValueError):  # outside the workspace now, unreadable: recheck decides
+            return None
+        if now[:2] != stamp:
+            return None  # changed since Stet last looked: recheck would judge its hunks again
+    hunks.sort(key=lambda h: (h.uri, h.line, h.proposal_id, h.seq))
+    return hunks
+
+
+def _alive_elsewhere(owner: str) -> bool:
+    from ..workspace import owners  # what it imports is needed only here
+
+    return owner != owners.token() and owners.alive(owner)

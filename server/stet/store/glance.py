@@ -1,0 +1,68 @@
+"""A read-only look at the store with the standard sqlite3 module and no event loop: what
+`stet status` shows when the review has nothing to finish (see review/glance.py).
+
+Opening the store for a review starts an event loop and aiosqlite's thread, and loads every
+hunk into the review's model; a command that only prints them can read them in one snapshot
+instead. Anything unusual (a schema this Stet does not know as it is, a failed quick_check,
+an error) answers None: the caller then opens the store the full way, which migrates,
+quarantines and explains.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from urllib.parse import quote
+
+from .schema import SCHEMA_VERSION
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+HUNK_FIELDS = (
+    "id, proposal_id, task_id, seq, uri, kind, new_uri, status, line, old_text, new_text, "
+    "applied_text, message, feedback, in_file"
+)
+
+
+class Look:
+    """One snapshot: hunk rows (HUNK_FIELDS), the effects not finished yet (id, uri, state,
+    target, owner) and the file stamps (uri -> size, mtime_ns)."""
+
+    __slots__ = ("effects", "hunks", "stamps")
+
+    def __init__(
+        self,
+        hunks: list[tuple[Any, ...]],
+        effects: list[tuple[Any, ...]],
+        stamps: dict[str, tuple[int, int]],
+    ):
+        self.hunks = hunks
+        self.effects = effects
+        self.stamps = stamps
+
+
+def look(path: str, busy_timeout_ms: int = 10000) -> Look | None:
+    """Read the store at `path` without writing to it; None when it cannot be read that way."""
+    try:
+        conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+        if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            return None
+        if [r[0] for r in conn.execute("PRAGMA quick_check")] != ["ok"]:
+            return None
+        conn.execute("BEGIN")  # one snapshot for the three reads
+        hunks = conn.execute(f"SELECT {HUNK_FIELDS} FROM hunks").fetchall()
+        effects = conn.execute(
+            "SELECT id, uri, state, target, owner FROM effects WHERE state IN ('pending', 'unsaved')"
+        ).fetchall()
+        stamps = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT uri, size, mtime_ns FROM file_stamps")}
+        conn.execute("COMMIT")
+        return Look(hunks, effects, stamps)
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()

@@ -1,0 +1,116 @@
+"""`stet status` reads the store without opening the review when nothing needs bringing up to
+date (review/glance.py). What it shows must be what the full open shows, and whenever the
+full open would change something first (an edit to finish, a file changed since Stet looked,
+a store to migrate) the glance must step aside. Real stores, real files, the real CLI."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+
+import pytest
+
+from stet.review import open_review
+from stet.review.glance import glance
+from support.clitools import commit_all, make_repo, stet, stet_json
+from support.harness import read, write
+
+BASE = "".join(f"line {i}\n" for i in range(1, 41))
+
+
+def diff(n: int, new: str) -> str:
+    return f"--- a/f.txt\n+++ b/f.txt\n@@ -{n} +{n} @@\n-line {n}\n+{new}\n"
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = make_repo(tmp_path / "repo")
+    write(root / "f.txt", BASE)
+    write(root / "g.txt", "alpha\nbeta\n")
+    commit_all(root)
+    return root
+
+
+def db(repo) -> str:
+    return str(repo / ".stet" / "stet.db")
+
+
+def propose(repo, n: int, new: str) -> str:
+    (h,) = stet_json("propose", "--patch", "-", cwd=repo, input=diff(n, new))["hunks"]
+    return h["id"]
+
+
+async def full(repo) -> list[tuple]:
+    """What the full open (the one bootstrap every process uses) has, as the glance gives it."""
+    review = (await open_review([str(repo)], db(repo))).review
+    try:
+        return [(h.id, h.status.value, h.line, h.in_file, h.gone, h.shown) for h in review.list()]
+    finally:
+        await review.close()
+
+
+def seen(repo) -> list[tuple] | None:
+    hunks = glance(db(repo), [str(repo)])
+    return None if hunks is None else [(h.id, h.status.value, h.line, h.in_file, h.gone, h.shown) for h in hunks]
+
+
+async def test_a_glance_shows_what_the_full_open_shows_in_every_status(repo):
+    a, b, c, d = (propose(repo, n, f"changed {n}") for n in (3, 12, 25, 33))
+    assert stet("accept", a, cwd=repo).returncode == 0
+    assert stet("reject", b, "--feedback", "no", cwd=repo).returncode == 0
+    write(repo / "f.txt", read(repo / "f.txt").replace("line 25\n", "typed over\n"))  # c goes stale
+    write(repo / "f.txt", read(repo / "f.txt").replace("changed 3\n", "line 3\n"))  # a's text removed
+    assert seen(repo) is None  # the file changed since Stet looked: the full open judges it first
+    expected = await full(repo)
+    statuses = {h[0]: (h[1], h[3]) for h in expected}
+    assert statuses[a] == ("applied", False) and statuses[b][0] == "rejected" and statuses[c][0] == "stale"
+    assert statuses[d] == ("pending", None)
+    assert seen(repo) == expected  # judged and stamped: now a glance is enough, and the same
+    out = stet("status", "--all", cwd=repo).stdout
+    assert "applied (not in file)" in out and "stale" in out and "rejected" in out and "pending" in out
+
+
+async def test_the_glance_steps_aside_whenever_the_full_open_would_change_something(repo):
+    hid = propose(repo, 5, "five")
+    await full(repo)  # judged and stamped
+    assert seen(repo) is not None
+    # An edit decided and journaled but not written (a CLI killed after its decision).
+    p = stet("accept", hid, cwd=repo, env={"STET_FAULT": "decide:after-commit"})
+    assert p.returncode == -signal.SIGKILL
+    assert seen(repo) is None
+    out = stet("status", "--all", cwd=repo)
+    assert out.returncode == 0 and "applied" in out.stdout and read(repo / "f.txt").count("five\n") == 1
+    assert seen(repo) is not None
+    # Touched (same content, another mtime): the full open hashes it, finds it unchanged, stamps it.
+    st = os.stat(repo / "f.txt")
+    os.utime(repo / "f.txt", ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    assert seen(repo) is None
+    await full(repo)
+    assert seen(repo) is not None
+    # The file gone.
+    os.rename(repo / "f.txt", repo / "f.moved")
+    assert seen(repo) is None
+    os.rename(repo / "f.moved", repo / "f.txt")
+    # A store of another schema version: the full open migrates (or refuses) it.
+    conn = sqlite3.connect(db(repo))
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    conn.execute(f"PRAGMA user_version={version - 1}")
+    conn.close()
+    assert seen(repo) is None
+    conn = sqlite3.connect(db(repo))
+    conn.execute(f"PRAGMA user_version={version}")
+    conn.close()
+
+
+async def test_status_through_a_glance_reads_and_writes_nothing_else(repo):
+    propose(repo, 7, "seven")
+    await full(repo)
+    before = {p.name: p.stat().st_mtime_ns for p in (repo / ".stet").iterdir() if p.name.startswith("stet.db")}
+    data = (repo / ".stet" / "stet.db").read_bytes()
+    out = stet("status", cwd=repo)
+    assert out.returncode == 0 and "1 pending" in out.stdout and "f.txt" in out.stdout
+    assert (repo / ".stet" / "stet.db").read_bytes() == data
+    assert read(repo / "f.txt") == BASE
+    after = {p.name: p.stat().st_mtime_ns for p in (repo / ".stet").iterdir() if p.name == "stet.db"}
+    assert after["stet.db"] == before["stet.db"]
