@@ -40,6 +40,8 @@ export class StetClient implements vscode.Disposable {
   readonly onDidDecide = this.decidedEmitter.event;
   /** The server's diagnostics as sent, per uri, to filter again when the setting changes. */
   private readonly diagnostics = new Map<string, { uri: vscode.Uri; all: vscode.Diagnostic[]; key: string }>();
+  /** Called before a decision the server's own lens or code action makes; returns what undoes it on failure. */
+  beforeDecide: ((hunkIds: string[]) => () => void) | undefined;
   /** Bumped by every real change of the hunks; the server's lenses are re-queried only when it moved. */
   private generation = 0;
   private lensesAt = -1;
@@ -88,7 +90,18 @@ export class StetClient implements vscode.Disposable {
             if (feedback === undefined) return undefined; // cancelled
             if (feedback) params = { ...params, feedback };
           }
-          const result: unknown = await next(command, [params, ...args.slice(1)]);
+          // The server's own lenses decide too: let the views prepare (a block in the file comes down first).
+          const ids = (params as { hunkIds?: unknown } | null | undefined)?.hunkIds;
+          const undo = DECIDING.test(command) && Array.isArray(ids) ? this.beforeDecide?.(ids.filter((x): x is string => typeof x === 'string')) : undefined;
+          let result: unknown;
+          try {
+            result = await next(command, [params, ...args.slice(1)]);
+          } catch (e) {
+            undo?.();
+            throw e;
+          }
+          // A refused call may come back as no result (the client reported the error itself).
+          if (!Array.isArray((result as { hunks?: unknown } | null | undefined)?.hunks)) undo?.();
           this.absorb(result, command, params);
           return result;
         },

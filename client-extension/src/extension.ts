@@ -38,6 +38,10 @@ export function activate(context: vscode.ExtensionContext) {
   const status = new StatusView(model, client, starter, treeView);
   const review = new ReviewContent(model);
   const blocks = new InlineBlocks(model);
+  client.beforeDecide = (ids) => {
+    ids.forEach((id) => blocks.hide(id));
+    return () => ids.forEach((id) => blocks.restore(id));
+  };
   context.subscriptions.push(
     output, client, starter, editor, tree, treeView, status, review, blocks,
     new Decorator(model, media),

@@ -22,6 +22,8 @@ export class InlineBlocks implements vscode.Disposable {
   private readonly controller = vscode.comments.createCommentController(CONTROLLER_ID, 'Stet proposals');
   private readonly entries = new Map<string, Entry>(); // by hunk id
   private readonly byThread = new WeakMap<vscode.CommentThread, string>();
+  /** Blocks taken down while their decision is on its way (hunk id -> the key they had). */
+  private readonly suppressed = new Map<string, string>();
   private readonly subscriptions: vscode.Disposable[] = [];
 
   constructor(private readonly model: HunkModel) {
@@ -32,6 +34,23 @@ export class InlineBlocks implements vscode.Disposable {
       vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('stet.inlineProposal') && this.render()),
     );
     this.render();
+  }
+
+  /**
+   * Takes a hunk's block down before its decision goes to the server, so the zone is gone before the
+   * edit lands in the buffer (a zone removed while the lines under it change left the editor drawn
+   * wrong); `restore` brings it back if the decision did not happen.
+   */
+  hide(hunkId: string): void {
+    const e = this.entries.get(hunkId);
+    if (!e) return;
+    this.suppressed.set(hunkId, e.key);
+    e.thread.dispose();
+    this.entries.delete(hunkId);
+  }
+
+  restore(hunkId: string): void {
+    if (this.suppressed.delete(hunkId)) this.render();
   }
 
   /** The hunk behind a thread (its title-bar buttons hand us the thread). */
@@ -58,8 +77,11 @@ export class InlineBlocks implements vscode.Disposable {
         this.entries.delete(id);
       }
     }
+    for (const id of this.suppressed.keys()) if (!wanted.has(id)) this.suppressed.delete(id);
     for (const [id, { mark, hunk, languageId }] of wanted) {
       const key = `${hunk.version}|${hunk.status}|${hunk.range.start.line}|${mark.afterLine}|${languageId}`;
+      if (this.suppressed.get(id) === key) continue;
+      this.suppressed.delete(id);
       const old = this.entries.get(id);
       if (old?.key === key) continue;
       old?.thread.dispose();

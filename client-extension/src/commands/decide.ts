@@ -3,15 +3,26 @@
 import * as vscode from 'vscode';
 import { Deps, describe, requireHunk, run, target } from '../deps';
 import { errorText } from '../logic/errors';
-import { isMissing } from '../logic/hunk';
+import { HunkState, isMissing } from '../logic/hunk';
 import { currentText } from '../review';
 
 export function register(ctx: vscode.ExtensionContext, deps: Deps): void {
   const { model, client } = deps;
 
+  /** Sends one decision; a proposal block in the file is taken down first and back if it fails. */
+  const decide = async (command: 'stet.accept' | 'stet.reject', h: HunkState, params: Record<string, unknown>) => {
+    deps.blocks.hide(h.id);
+    try {
+      await client.command(command, params);
+    } catch (e) {
+      deps.blocks.restore(h.id);
+      void vscode.window.showErrorMessage(`Stet: could not ${command === 'stet.accept' ? 'accept' : 'reject'}: ${errorText(e)}`);
+    }
+  };
+
   const accept = (arg: unknown) => {
     const h = requireHunk(deps, arg);
-    if (h) return run('accept', () => client.command('stet.accept', { hunkIds: [h.id], expectedVersions: { [h.id]: h.version } }));
+    if (h) return decide('stet.accept', h, { hunkIds: [h.id], expectedVersions: { [h.id]: h.version } });
   };
 
   const reject = async (arg: unknown) => {
@@ -21,7 +32,7 @@ export function register(ctx: vscode.ExtensionContext, deps: Deps): void {
     if (feedback === undefined) return;
     const params: Record<string, unknown> = { hunkIds: [h.id], expectedVersions: { [h.id]: h.version } };
     if (feedback) params.feedback = feedback;
-    return run('reject', () => client.command('stet.reject', params));
+    return decide('stet.reject', h, params);
   };
 
   ctx.subscriptions.push(

@@ -51,6 +51,8 @@ export function register(ctx: vscode.ExtensionContext, deps: Deps): void {
     if (next.uri === decided.uri && decided.status !== 'rejected') {
       const before = editor?.document.uri.toString();
       await settled(deps, decided.uri, 400);
+      // Let the editor lay out the edit (lenses, a block's zone going away) before scrolling it.
+      await new Promise((r) => setTimeout(r, 300));
       // The developer went to another editor meanwhile: do not pull them back.
       if (vscode.window.activeTextEditor?.document.uri.toString() !== before) return;
     }
