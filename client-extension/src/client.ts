@@ -13,6 +13,8 @@ import { visibleDiagnostics } from './logic/diagnostics';
 /** Crashes within this window before we stop restarting (a server that dies at once, in a loop). */
 const CRASH_WINDOW_MS = 60_000;
 const MAX_CRASHES = 5;
+/** The server's lenses come later than this: answer without them, ask again when they come. */
+const LENS_WAIT_MS = 1500;
 
 export interface RestoredParams { files: number; counts: Record<string, number>; durationMs: number; error?: string }
 
@@ -105,6 +107,20 @@ export class StetClient implements vscode.Disposable {
           this.absorb(result, command, params);
           return result;
         },
+        // VS Code learns how long lenses take and waits that long (up to a minute) before asking again after
+        // every edit. A request made while the server restarts waits for the new server: seconds, which
+        // would then delay every later lens update by as much. So: no server lenses while it is not
+        // running, none past LENS_WAIT_MS — and a refresh when a late answer arrives.
+        provideCodeLenses: async (doc, token, next) => {
+          if (!client.isRunning()) return undefined;
+          let late = false;
+          const answer = Promise.resolve(next(doc, token));
+          const timer = new Promise<undefined>((resolve) => setTimeout(() => { late = true; resolve(undefined); }, LENS_WAIT_MS));
+          void answer.then(() => {
+            if (late && client.isRunning()) client.getFeature(CodeLensRequest.method)?.getProvider(doc)?.onDidChangeCodeLensEmitter.fire();
+          }, () => undefined);
+          return Promise.race([answer, timer]);
+        },
         // Problems: the server publishes every hunk as an Information diagnostic for plain LSP editors;
         // here decorations, lenses and the tree show them, so they stay out (setting). Other sources pass.
         handleDiagnostics: (uri, diagnostics, next) => {
@@ -127,16 +143,20 @@ export class StetClient implements vscode.Disposable {
       }),
       client.onDidChangeState((e) => {
         if (e.newState === State.Running) {
-          // The server asks for a lens refresh after every burst of notifications, also when nothing
-          // changed; each one postpones VS Code's pending lens update, and a steady stream of them
-          // (seen when a file with hunks is read, the server taking the read for a change) would keep the
-          // lenses stale. Refresh only when the hunks really changed. Registered on every start: the
-          // client's own handler is installed again when it (re)initializes.
-          this.disposables.push(client.onRequest(CodeLensRefreshRequest.type, () => this.refreshServerLenses(client)));
           this.ranSinceStart = true;
           this.output.appendLine(`[stet] server running (pid ${this.pid ?? '?'})`);
           this.setStatus('running');
-          void this.refresh();
+          // Re-read every hunk, then let the lenses (held back while it was down) come from this server.
+          void this.refresh().then(() => {
+            // The server asks for a lens refresh after every burst of notifications, also when nothing
+            // changed; each one restarts VS Code's wait before it asks for lenses, so a steady stream of
+            // them (seen when a file with hunks is merely read: the server takes the read for a change)
+            // keeps the lenses stale. Refresh only when the hunks really changed. Installed here, after
+            // the listHunks round trip: the client's own handler is (re)installed when its features
+            // initialize, which is after the Running state is announced.
+            if (this.client === client) this.disposables.push(client.onRequest(CodeLensRefreshRequest.type, () => this.refreshServerLenses(client)));
+            this.refreshServerLenses(client);
+          });
         } else if (e.newState === State.Starting) {
           this.setStatus('starting');
         } else {

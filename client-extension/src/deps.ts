@@ -23,6 +23,13 @@ export interface Deps {
   review: ReviewContent;
   blocks: InlineBlocks;
   status: StatusView;
+  /**
+   * Asks VS Code for the file editors' lenses again (ours and the server's). VS Code cancels a pending lens
+   * update when the editor text loses focus (a click on a block's button, a quick pick): after a
+   * decision, once the editor is in front again, this makes sure the lenses follow.
+   */
+  refreshLenses: () => void;
+  onRefreshLenses: vscode.Event<void>;
   /** The optional reason for a rejection: null for none, undefined when the developer cancelled. */
   askRejectFeedback: (hunkIds: string[]) => Promise<string | null | undefined>;
 }

@@ -48,7 +48,12 @@ export function activate(context: vscode.ExtensionContext) {
     vscode.workspace.registerFileSystemProvider(EDIT_SCHEME, editor, { isCaseSensitive: true }),
   );
 
-  const deps: Deps = { model, client, output, editor, starter, review, blocks, status, askRejectFeedback };
+  const lensRefresh = new vscode.EventEmitter<void>();
+  context.subscriptions.push(lensRefresh);
+  const deps: Deps = {
+    model, client, output, editor, starter, review, blocks, status, askRejectFeedback,
+    refreshLenses: () => lensRefresh.fire(), onRefreshLenses: lensRefresh.event,
+  };
   const notifier = new ProposalNotifier(model, status, (proposalId) => vscode.commands.executeCommand('stet.reviewProposal', { type: 'proposal', group: { proposalId } }));
   context.subscriptions.push(notifier);
   for (const module of [decide, bulk, navigate, diff, server]) module.register(context, deps);

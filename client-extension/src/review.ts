@@ -185,7 +185,17 @@ export async function openReview(model: HunkModel, scope: Scope): Promise<boolea
     reviewUri({ uri, side: 'base', scope: key }),
     reviewUri({ uri, side: 'proposal', scope: key }),
   ]);
-  await vscode.commands.executeCommand('vscode.changes', title, resources);
+  try {
+    await vscode.commands.executeCommand('vscode.changes', title, resources);
+  } catch {
+    // `vscode.changes` is VS Code's multi-file diff (marked experimental by VS Code): without it, the
+    // same two documents in the two-pane diff, one file at a time.
+    const [label, base, proposal] = resources[0];
+    await vscode.commands.executeCommand('vscode.diff', base, proposal, `${title}: ${vscode.workspace.asRelativePath(label)}`);
+    if (resources.length > 1) {
+      void vscode.window.showInformationMessage(`Stet: this VS Code has no multi-file diff; showing 1 of ${resources.length} files (the Stet view opens the others).`);
+    }
+  }
   return true;
 }
 

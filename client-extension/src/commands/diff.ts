@@ -40,6 +40,7 @@ export function register(ctx: vscode.ExtensionContext, deps: Deps): void {
   ctx.subscriptions.push(
     content, lensChanged,
     { dispose: model.onDidChange(() => lensChanged.fire()) },
+    deps.onRefreshLenses(() => lensChanged.fire()),
     vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, content),
     vscode.languages.registerCodeLensProvider({ scheme: 'file' }, lenses),
     vscode.commands.registerCommand('stet.showDiff', (arg: unknown) => {

@@ -36,6 +36,12 @@ export function register(ctx: vscode.ExtensionContext, deps: Deps): void {
   // After accepting or rejecting one hunk in a file (lens, key, block button, tree), go on to the next
   // pending one. Inside a review the decided hunk leaves the diff and the next is right there: stay.
   const onDecided = async (d: Decision) => {
+    await moveOn(d);
+    // Whether or not the cursor moved: once the editor is in front again, its lenses follow the decision.
+    setTimeout(() => deps.refreshLenses(), 150);
+  };
+
+  const moveOn = async (d: Decision) => {
     if (d.hunkIds.length !== 1 || !vscode.workspace.getConfiguration('stet').get<boolean>('moveToNextHunk', true)) return;
     const editor = vscode.window.activeTextEditor;
     const scheme = editor?.document.uri.scheme;
@@ -51,8 +57,6 @@ export function register(ctx: vscode.ExtensionContext, deps: Deps): void {
     if (next.uri === decided.uri && decided.status !== 'rejected') {
       const before = editor?.document.uri.toString();
       await settled(deps, decided.uri, 400);
-      // Let the editor lay out the edit (lenses, a block's zone going away) before scrolling it.
-      await new Promise((r) => setTimeout(r, 300));
       // The developer went to another editor meanwhile: do not pull them back.
       if (vscode.window.activeTextEditor?.document.uri.toString() !== before) return;
     }

@@ -2,6 +2,7 @@
 // lenses that put Accept / Reject… / Edit… inside it.
 import * as vscode from 'vscode';
 import { Deps } from '../deps';
+import { errorText } from '../logic/errors';
 import { Scope, scopeKey } from '../logic/review';
 import { REVIEW_SCHEME, ReviewLenses, openReview } from '../review';
 import { resolveTarget } from './bulk';
@@ -12,7 +13,7 @@ export async function review(deps: Deps, scope: Scope, label: string): Promise<v
   try {
     if (!(await openReview(deps.model, scope))) void vscode.window.showInformationMessage(`Stet: nothing pending in ${label}.`);
   } catch (e) {
-    void vscode.window.showErrorMessage(`Stet: could not open the review of ${label} (${scopeKey(scope)}): ${e instanceof Error ? e.message : String(e)}`);
+    void vscode.window.showErrorMessage(`Stet: could not open the review of ${label} (${scopeKey(scope)}): ${errorText(e)}`);
   }
 }
 
