@@ -16,13 +16,13 @@ import os
 from pathlib import Path
 
 from ..domain import patches
+from ..domain.proposal import Change, FileOp, TextChange
 from ..domain.rebase import ChangeDoesNotFit
-from ..domain.shapes import JSON
+from ..domain.shapes import JSON, TextEdit
 from ..domain.text import lone_surrogate
 from ..errors import InvalidParams
 from ..review import Review
 from ..workspace.files import read_text
-from . import params as P
 from .derived import input_key, propose_patch_onto
 
 
@@ -37,11 +37,22 @@ def _uri(root: str, rel: str | None) -> str:
     return Path(os.path.join(root, rel)).as_uri()
 
 
-def patch_to_edit(files: list[patches.FilePatch], root: str) -> tuple[JSON, list[str]]:
-    """The WorkspaceEdit of a parsed patch (from its headers alone), and notes for the user."""
-    changes: list[JSON] = []
+def patch_changes(files: list[patches.FilePatch], root: str) -> tuple[list[Change], list[str]]:
+    """The changes a parsed patch stands for (from its headers alone), and notes for the user:
+    what `patch_to_edit` gives read back by the WorkspaceEdit parser (agents/params), made
+    directly. (Going through that parser imports lsprotocol and cattrs and converts every edit
+    twice: most of a `stet propose --patch`'s time.)"""
+    changes: list[Change] = []
     notes: list[str] = []
     seen: dict[str, int] = {}
+
+    def text(uri: str, edits: list[TextEdit]) -> TextChange:
+        for rng, _ in edits:
+            for pos in (rng["start"], rng["end"]):
+                if not (0 <= pos["line"] < 2**31):  # as the WorkspaceEdit parser checks
+                    raise InvalidParams(f"{uri}: position out of range: {pos}")
+        return TextChange(uri, None, edits)
+
     for f in files:
         for path in {p for p in (f.old_path, f.new_path) if p is not None}:
             patches.check_path(path, f.patch_line)
@@ -54,43 +65,57 @@ def patch_to_edit(files: list[patches.FilePatch], root: str) -> tuple[JSON, list
             raise patches.PatchError("binary patches are not supported: Stet reviews text", f.patch_line, f.path)
         if f.mode_change:
             notes.append(f"{f.path}: mode change {f.mode_change[0]} -> {f.mode_change[1]} ignored (Stet reviews text)")
-        edits = [{"range": r, "newText": t} for r, t in patches.hunk_edits(f)]
+        edits = patches.hunk_edits(f)
         if f.op == "create":
-            changes.append({"kind": "create", "uri": _uri(root, f.new_path), "options": {"overwrite": False}})
+            changes.append(FileOp("create", _uri(root, f.new_path)))
             if edits:
-                changes.append({"textDocument": {"uri": _uri(root, f.new_path), "version": None}, "edits": edits})
+                changes.append(text(_uri(root, f.new_path), edits))
         elif f.op == "delete":
-            changes.append({"kind": "delete", "uri": _uri(root, f.old_path)})
+            changes.append(FileOp("delete", _uri(root, f.old_path)))
         elif f.op == "rename":
-            changes.append(
-                {
-                    "kind": "rename",
-                    "oldUri": _uri(root, f.old_path),
-                    "newUri": _uri(root, f.new_path),
-                    "options": {"overwrite": False},
-                }
-            )
+            changes.append(FileOp("rename", _uri(root, f.old_path), _uri(root, f.new_path)))
             if edits:
-                changes.append({"textDocument": {"uri": _uri(root, f.new_path), "version": None}, "edits": edits})
+                changes.append(text(_uri(root, f.new_path), edits))
         elif f.op == "copy":
             raise patches.PatchError(
                 "copied files are not supported: send the copy as a new file", f.patch_line, f.path
             )
         elif edits:
-            changes.append({"textDocument": {"uri": _uri(root, f.new_path), "version": None}, "edits": edits})
+            changes.append(text(_uri(root, f.new_path), edits))
         elif not f.mode_change:
             notes.append(f"{f.path}: no change")
     if not changes:
         raise patches.PatchError("the patch changes no text")
-    return {"documentChanges": changes}, notes
+    return changes, notes
 
 
-def check_patch_text(text: str, strip: int = 1) -> None:
-    """Parse a diff and check its paths without touching anything; raises InvalidParams."""
+def patch_to_edit(files: list[patches.FilePatch], root: str) -> tuple[JSON, list[str]]:
+    """The WorkspaceEdit a parsed patch stands for, and notes for the user: what an agent
+    would send to `stet/propose` for the same change (tests hold `patch_changes` to it)."""
+    changes, notes = patch_changes(files, root)
+    out: list[JSON] = []
+    for c in changes:
+        if isinstance(c, TextChange):
+            edits = [{"range": r, "newText": t} for r, t in c.edits]
+            out.append({"textDocument": {"uri": c.uri, "version": None}, "edits": edits})
+        elif c.kind == "rename":
+            out.append({"kind": "rename", "oldUri": c.uri, "newUri": c.new_uri, "options": {"overwrite": False}})
+        elif c.kind == "create":
+            out.append({"kind": "create", "uri": c.uri, "options": {"overwrite": False}})
+        else:
+            out.append({"kind": "delete", "uri": c.uri})
+    return {"documentChanges": out}, notes
+
+
+def check_patch_text(text: str, strip: int = 1) -> list[patches.FilePatch]:
+    """Parse a diff and check its paths without touching anything; returns the parsed files
+    (for `propose_patch`, which then need not parse them again). Raises InvalidParams."""
     try:
-        patch_to_edit(patches.parse(text, strip), "/")
+        files = patches.parse(text, strip)
+        patch_changes(files, "/")
     except (patches.PatchError, patches.PatchMismatch) as exc:
         raise InvalidParams(str(exc)) from None
+    return files
 
 
 def check_patch(review: Review, files: list[patches.FilePatch]) -> None:
@@ -117,11 +142,13 @@ async def propose_patch(
     agent: str | None = None,
     message: str | None = None,
     strip: int = 1,
+    parsed: list[patches.FilePatch] | None = None,
 ) -> tuple[dict, list[str]]:
-    """Propose a unified diff; returns the review's answer and notes. Raises StetError."""
+    """Propose a unified diff (`parsed`: what check_patch_text gave for this text and strip);
+    returns the review's answer and notes. Raises StetError."""
     try:
-        files = patches.parse(text, strip)
-        edit, notes = patch_to_edit(files, review.ws.roots[0])
+        files = parsed if parsed is not None else patches.parse(text, strip)
+        changes, notes = patch_changes(files, review.ws.roots[0])
         proposal_id = proposal_id or default_id("patch", text)
         # A proposal already stored is answered by the review (its replay, or Conflict when the
         # id was used for another edit); only a new one is checked against the files.
@@ -141,12 +168,14 @@ async def propose_patch(
                 return replayed, notes
     except (patches.PatchError, patches.PatchMismatch, ChangeDoesNotFit) as exc:
         raise InvalidParams(str(exc)) from None
-    answer = await review.propose(proposal_id, P.workspace_edit(edit), task_id=task_id, agent=agent, message=message)
+    answer = await review.propose(proposal_id, changes, task_id=task_id, agent=agent, message=message)
     return answer, notes
 
 
 async def propose_params(review: Review, params: object, proposal_id: str | None = None) -> dict:
     """Propose a `stet/propose` params object (as the LSP request does)."""
+    from . import params as P  # the WorkspaceEdit parser: lsprotocol, loaded only for one
+
     p = P.obj(params, "stet/propose")
     where = lone_surrogate(p, "the proposal")  # JSON lets `\ud800` through; it is not text
     if where is not None:

@@ -44,8 +44,9 @@ async def cmd_propose(args) -> int:
         raise Usage("give exactly one of --patch FILE and --edit FILE ('-' reads stdin)")
     text = _read_input(args.patch or args.edit)
     # Bad input is refused before the store is even opened (or created): nothing is written.
+    parsed = None
     if args.patch:
-        intake.check_patch_text(text, args.strip)
+        parsed = intake.check_patch_text(text, args.strip)
     else:
         try:
             json.loads(text)
@@ -55,7 +56,14 @@ async def cmd_propose(args) -> int:
         notes: list[str] = []
         if args.patch:
             answer, notes = await intake.propose_patch(
-                review, text, args.id, task_id=args.task, agent=args.agent, message=args.message, strip=args.strip
+                review,
+                text,
+                args.id,
+                task_id=args.task,
+                agent=args.agent,
+                message=args.message,
+                strip=args.strip,
+                parsed=parsed,
             )
         else:
             try:
