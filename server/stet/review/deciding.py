@@ -125,9 +125,10 @@ class Deciding:
                     for effect in effects:
                         st.in_flight.update(e["hunkId"] for e in effect.edits)
                         st.effect_uris.add(effect.uri)
+                loaded = tx.hunks_since_at_commit(st.seen_lsn)
             try:
                 fault("decide:after-commit")
-                await self.memory.sync()
+                await self.memory.sync(loaded)
                 for effect in effects:
                     await self.effects.run(effect)
                 if no_revert:

@@ -50,7 +50,9 @@ class Effects:
             await self.memory.sync()
         # A later decision about the same hunk already carried out on the file (a revert or an
         # apply replayed from a lost buffer would undo it): this edit is history, not work.
-        superseded = await st.require_store().hunks_done_after(effect.lsn)
+        # (Nothing later than this effect's own decision seen yet: no such decision to look for,
+        # and an accept spares a hop to SQLite's thread.)
+        superseded = await st.require_store().hunks_done_after(effect.lsn) if st.seen_lsn > effect.lsn else set()
         for e in effect.edits:
             h = st.hunks.get(e["hunkId"])
             if h is None or h.id in superseded:
@@ -387,6 +389,7 @@ class Effects:
             still_pending = (
                 tx.pending_effect_at_commit(effect.uri) if complete and effect.uri in st.effect_uris else None
             )
+            loaded = tx.hunks_since_at_commit(st.seen_lsn)
         effect.state = state
         fault("effect:after-confirm")
         for hid in results:
@@ -397,7 +400,7 @@ class Effects:
                 st.hunks[hid].stored_line = line
         if still_pending is not None and not still_pending.rows:
             st.effect_uris.discard(effect.uri)
-        await self.memory.sync()
+        await self.memory.sync(loaded)
         st.on_change({effect.uri, *(m[1] for m in moves)})
 
     async def run_pending(

@@ -12,6 +12,7 @@ from ..domain.anchor import Found, LineIndex, find_applied, locate, text_at
 from ..domain.model import Hunk
 from ..domain.status import Status, TransitionError, check
 from ..errors import StetError
+from ..store.tx import LaterHunks
 from .config import new_id
 from .state import ReviewState
 
@@ -26,11 +27,19 @@ class Memory:
         self._derived: dict[str, tuple[Status, int, Status]] = {}
         self._in_file_dirty: dict[str, tuple[int, bool]] = {}  # hunk id -> (version, in file)
 
-    async def sync(self) -> set[str]:
-        """Load every hunk changed since the last lsn seen; notify the uris concerned."""
+    async def sync(self, loaded: LaterHunks | None = None) -> set[str]:
+        """Load every hunk changed since the last lsn seen; notify the uris concerned.
+
+        `loaded`: those hunks read already, with a commit this process just made
+        (Tx.hunks_since_at_commit, a hop to SQLite's thread spared); a look made since that
+        commit (the live sync, another task) has them, or newer: only what is newer than
+        everything seen is merged."""
         st = self.st
         async with self._sync_lock:
-            rows = await st.require_store().hunks_since(st.seen_lsn)
+            if loaded is not None and loaded.hunks is not None:
+                rows = [h for h in loaded.hunks if h.lsn > st.seen_lsn]
+            else:
+                rows = await st.require_store().hunks_since(st.seen_lsn)
             changed: set[str] = set()
             derived: list[tuple[Hunk, Status]] = []
             indexes: dict[str, LineIndex] = {}  # one per open document for the whole batch
@@ -247,6 +256,7 @@ class Memory:
                 if not ok:
                     return
                 lsn = await tx.log(new_id("re-"), "reanchor", {"hunkIds": [r.id for r, _ in ok]})
+                loaded = tx.hunks_since_at_commit(st.seen_lsn)
                 for r, status in ok:
                     if status is not None:
                         r.status, r.version = status, r.version + 1
@@ -256,7 +266,7 @@ class Memory:
                     r.lsn = lsn
                     r.line = st.hunks[r.id].line if r.id in st.hunks else r.line
                 await tx.save_hunks([r for r, _ in ok])
-        await self.sync()
+        await self.sync(loaded)
 
     async def checkpoint(self, uris: Iterable[str] | None = None) -> int:
         """Persist anchor positions that moved since the last checkpoint."""

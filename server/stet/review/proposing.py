@@ -161,8 +161,9 @@ class Proposing:
                     for h in replaced:
                         h.status, h.version, h.lsn = Status.SUPERSEDED, h.version + 1, lsn
                     await tx.save_hunks(replaced)
+                loaded = tx.hunks_since_at_commit(st.seen_lsn)
             fault("propose:after-commit")
-            await self.memory.sync()
+            await self.memory.sync(loaded)
         return self._proposal_answer(proposal_id, result)
 
     async def _superseded_by(self, tx: Tx, new_hunks: list[Hunk], task_id: str | None) -> list[Hunk]:

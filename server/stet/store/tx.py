@@ -76,6 +76,12 @@ class Later:
     rows: list[Row] | None = None
 
 
+class LaterHunks(Later):
+    """Hunks read at commit time (Tx.hunks_since_at_commit), built on SQLite's thread."""
+
+    hunks: list[Hunk] | None = None
+
+
 # The ids the next rows of these AUTOINCREMENT tables get: the largest ever used, plus one.
 _NEXT_IDS = (
     "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'oplog'), 0), "
@@ -176,6 +182,10 @@ class Tx:
             raw.executemany("DELETE FROM file_stamps WHERE uri = ?", [(u,) for u in sorted(self._unstamped)])
         for sql, args, later in self._last_reads:  # after every write of the transaction
             later.rows = raw.execute(sql, args).fetchall()
+            if isinstance(later, LaterHunks):
+                shared = Shared(self._known)
+                later.hunks = [hunk_from_row(r, shared) for r in later.rows]
+                later.rows = None
         raw.execute("COMMIT")
         if self.derived:
             raw.execute("PRAGMA synchronous=FULL")
@@ -195,6 +205,14 @@ class Tx:
         process can write in between): its rows are in `.rows` once the block has ended."""
         later = Later()
         self._last_reads.append((sql, tuple(args), later))
+        return later
+
+    def hunks_since_at_commit(self, lsn: int) -> LaterHunks:
+        """Every hunk changed after `lsn`, this transaction's changes included, read with the
+        COMMIT: what the process's next look at the store would read, without a hop of its
+        own (see Memory.sync)."""
+        later = LaterHunks()
+        self._last_reads.append((f"SELECT {HUNK_COLUMNS} FROM hunks WHERE lsn > ? ORDER BY lsn", (lsn,), later))
         return later
 
     def pending_effect_at_commit(self, uri: str) -> Later:
