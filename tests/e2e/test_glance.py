@@ -114,3 +114,22 @@ async def test_status_through_a_glance_reads_and_writes_nothing_else(repo):
     assert read(repo / "f.txt") == BASE
     after = {p.name: p.stat().st_mtime_ns for p in (repo / ".stet").iterdir() if p.name == "stet.db"}
     assert after["stet.db"] == before["stet.db"]
+
+
+async def test_a_file_stet_wrote_itself_needs_no_second_look(repo):
+    """After a CLI accept or undo the file holds what Stet wrote and judged: it is stamped with
+    the outcome, so the next process (a `stet status`) glances instead of reading it again;
+    a pending hunk over the lines just written is judged at once (stale), not later."""
+    a = propose(repo, 10, "ten")
+    (b,) = stet_json("propose", "--patch", "-", "--id", "again", cwd=repo, input=diff(10, "TEN, another idea"))["hunks"]
+    c = propose(repo, 30, "thirty")
+    await full(repo)
+    assert stet("accept", a, cwd=repo).returncode == 0
+    hunks = seen(repo)
+    assert hunks is not None, "the file Stet just wrote should not need another look"
+    by_id = {h[0]: h[1] for h in hunks}
+    assert by_id == {a: "applied", b["id"]: "stale", c: "pending"}
+    assert hunks == await full(repo)
+    assert stet("undo", a, cwd=repo).returncode == 0
+    assert seen(repo) is not None and read(repo / "f.txt") == BASE
+    assert {h[0]: h[1] for h in seen(repo)}[a] == "pending"

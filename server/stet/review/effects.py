@@ -22,6 +22,7 @@ from ..workspace.files import read_text, write_atomic
 from ..workspace.locks import interprocess_lock
 from .config import APPLY_TIMEOUT, CONFIRM_TIMEOUT, new_id
 from .memory import Memory
+from .stamps import Stamp, text_hash
 from .state import ReviewState
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,8 @@ class Effects:
     def __init__(self, state: ReviewState, memory: Memory):
         self.st = state
         self.memory = memory
+        # effect id -> the stamp of the file it just wrote (recorded with its outcome)
+        self._written: dict[int, Stamp] = {}
 
     async def run(self, effect: EffectRow) -> None:
         """Carry out one journaled effect, exactly once whatever happened before."""
@@ -210,7 +213,7 @@ class Effects:
             new_text = "".join(new_lines)
             st.own_write(path, new_text)
             try:
-                await asyncio.to_thread(write_atomic, path, new_text)
+                size, mtime = await asyncio.to_thread(write_atomic, path, new_text)
             except OSError as exc:
                 # A full disk, a read-only file system: the decision is stored, the edit stays
                 # journaled and is tried again (at close, at the next start).
@@ -218,17 +221,20 @@ class Effects:
                 return {}, False, False
             fault("effect:after-write")
             others = [h for h in st.by_uri.get(effect.uri, {}).values() if h.id not in verdicts]
-            # Another hunk applied over the lines just changed (the same change under two tasks)
-            # may be gone now: what the file says of it is recorded too.
-            overlapped = [
-                h
-                for h in others
-                if h.status == Status.APPLIED and h.id not in st.in_flight and shifts.touch(h.line, h.anchored_length())
-            ]
+            # Another hunk over or next to the lines just changed (a change proposed twice, an
+            # overlapping proposal) is judged again against what the file now says: the rest
+            # of the file is as it was, its hunks only move.
+            overlapped = [h for h in others if h.id not in st.in_flight and shifts.touch(h.line, h.anchored_length())]
             for h in others:
                 h.line = shifts.after(h.line)
             if overlapped:
-                self.memory.relocate(new_lines, overlapped)
+                derived = self.memory.relocate(new_lines, overlapped)
+                if derived:
+                    self.memory.derive(derived)
+            if where is None:
+                # Every hunk of the file is judged against this content: the next process to
+                # open the store need not read it again (see recheck).
+                self._written[effect.id] = (effect.uri, size, mtime, text_hash(new_text))
         for h, _ in wanted:
             v = verdicts[h.id]
             if v.outcome == "stale":
@@ -324,6 +330,7 @@ class Effects:
             state = "unsaved" if in_buffer else "done"
         else:
             state = "pending"
+        written = self._written.pop(effect.id, None)
         # What the effect achieved is derived (recovery finds it again in the content and the
         # journal): committed without waiting for the disk, unlike the decision itself.
         async with store.write(derived=True) as tx:
@@ -385,6 +392,8 @@ class Effects:
             ]
             if moved:
                 await tx.save_lines(moved)
+            if written is not None and complete and not moves:
+                await tx.put_stamps([written])  # after the hunks' changes: it stands
             # Read with the COMMIT, in the same hop to SQLite's thread.
             still_pending = (
                 tx.pending_effect_at_commit(effect.uri) if complete and effect.uri in st.effect_uris else None

@@ -265,7 +265,7 @@ class Memory:
                         r.in_file = marks[r.id][1]
                     r.lsn = lsn
                     r.line = st.hunks[r.id].line if r.id in st.hunks else r.line
-                await tx.save_hunks([r for r, _ in ok])
+                await tx.save_hunks([r for r, _ in ok], judged=True)
         await self.sync(loaded)
 
     async def checkpoint(self, uris: Iterable[str] | None = None) -> int:

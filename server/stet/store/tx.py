@@ -319,9 +319,11 @@ class Tx:
         shared = Shared(self._known)
         return [hunk_from_row(r, shared) for r in rows]
 
-    async def save_hunks(self, hunks: Iterable[Hunk]) -> None:
+    async def save_hunks(self, hunks: Iterable[Hunk], judged: bool = False) -> None:
         """What a hunk's decisions change (status, line, texts given, feedback, version...), for
-        many hunks in one statement: a bulk decision over 10,000 hunks is one executemany."""
+        many hunks in one statement: a bulk decision over 10,000 hunks is one executemany.
+        `judged`: changes that judging the file's content decided (stale, found again, in the
+        file or not): they keep the file's stamp, which says when it was judged."""
         hunks = list(hunks)
         rows = [
             (
@@ -339,7 +341,8 @@ class Tx:
         ]
         if not rows:
             return
-        self._unstamped.update(h.uri for h in hunks)
+        if not judged:
+            self._unstamped.update(h.uri for h in hunks)
         self._queue.append(
             (
                 "UPDATE hunks SET status = ?, line = ?, applied_text = ?, feedback = ?, version = ?, "
@@ -384,8 +387,11 @@ class Tx:
             )
 
     async def put_stamps(self, stamps: Iterable[tuple[str, int, int, str | None]]) -> None:
-        """What files were when Stet last judged their hunks: (uri, size, mtime_ns, hash)."""
+        """What files were when Stet last judged their hunks: (uri, size, mtime_ns, hash).
+        Put after the changes of this transaction to the file's hunks, a stamp stands (the
+        file was judged as it is after them): they no longer clear it at the commit."""
         rows = list(stamps)
+        self._unstamped.difference_update(r[0] for r in rows)
         if rows:
             self._queue.append(
                 (

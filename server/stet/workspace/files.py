@@ -38,11 +38,13 @@ def read_text(path: str) -> str | None:
     return None if data is None else decode_text(data, path)
 
 
-def write_atomic(path: str, text: str) -> None:
+def write_atomic(path: str, text: str) -> tuple[int, int]:
     """Replace the file's content all at once: temp file in the same folder, fsync, rename.
 
     The file's mode is kept. A crash leaves either the old or the new content, and at
-    worst a temp file that `remove_temp_files` deletes at the next start.
+    worst a temp file that `remove_temp_files` deletes at the next start. Returns the
+    (size, mtime_ns) of what was written, as the file itself carries them (a stamp: see
+    review/stamps.py), taken from the written file before it replaced the old one.
     """
     folder = os.path.dirname(path) or "."
     try:
@@ -56,6 +58,7 @@ def write_atomic(path: str, text: str) -> None:
             f.write(text.encode("utf-8"))
             f.flush()
             os.fsync(f.fileno())
+            written = os.fstat(f.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
@@ -69,6 +72,7 @@ def write_atomic(path: str, text: str) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+    return written.st_size, written.st_mtime_ns
 
 
 def remove_temp_files(folders: set[str]) -> int:
