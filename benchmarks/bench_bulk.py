@@ -3,10 +3,18 @@ in files of 5,000 and of 50,000 lines, through a real `stet serve` (files closed
 so every decision is written to disk, as the CLI's are).
 
 For each (file length L, N) the N hunks are spread evenly over as few files of L lines as hold
-them (at most one hunk every 5 lines). Each round, not timed in between: accept all of them
+them (at most one hunk every 5 lines). Every case gets its own workspace and server, all
+started first; then each round runs every case in turn (the order rotates from round to
+round, so the machine's load drifts over all of them alike): accept all of them
 (`stet.acceptAll` of the proposal), undo all (`stet.undo` with their ids), reject all
-(`stet.rejectAll`), undo again. Reported: medians per operation, how each grows with N (the
-exponent of a least-squares fit of log time on log N; 1 = linear) and undo / accept at each N.
+(`stet.rejectAll`), undo again. Timed: from sending the command to reading its answer (the
+decisions durable, the files written); also until the last `stet/hunksChanged` of the
+operation has arrived (what an editor then shows). The next operation starts only once that
+publication is in, so each is timed alone.
+
+Reported: medians and p99 per operation, the growth exponent of each operation in N (the
+slope of log time over each tenfold step of N; the headline is the last step, where a
+superlinear term shows most) and undo / accept at each N (medians of the same rounds).
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from lspclient import Server, rng
 from workload import code_lines, file_uri, write_file
 
 SPACING = 5  # one changed line every SPACING lines at most: hunks never touch
+OPS = ("accept", "undo_applied", "reject", "undo_rejected")
 
 
 def make_workspace(root: Path, length: int, n: int, seed: int = 11) -> list[tuple[Path, str, str]]:
@@ -54,90 +63,131 @@ async def propose(server: Server, files: list[tuple[Path, str, str]], pid: str) 
     return [h["id"] for h in answer["hunks"]]
 
 
-async def command(server: Server, name: str, params: dict) -> tuple[list[dict], float]:
-    result, took = await server.timed_request("workspace/executeCommand", {"command": name, "arguments": [params]})
-    return result["hunks"], took
+class Case:
+    """One (file length, N): its workspace, its server, its hunks."""
 
+    def __init__(self, length: int, n: int):
+        self.length, self.n = length, n
+        self.root = fresh_dir(f"bulk{length}-{n}")
+        self.files = make_workspace(self.root, length, n)
+        self.server: Server | None = None
+        self.ids: list[str] = []
+        self.times: dict[str, list[float]] = {op: [] for op in OPS}
+        self.shown: dict[str, list[float]] = {op: [] for op in OPS}
+        self._published = 0
+        self._last_published = 0.0
 
-async def measure(length: int, n: int, rounds: int) -> dict:
-    root = fresh_dir(f"bulk{length}-{n}")
-    try:
-        files = make_workspace(root, length, n)
-        server, _, _ = await start_stet(root, root / "server.log")
+    async def start(self) -> None:
+        self.server, _, _ = await start_stet(self.root, self.root / "server.log")
+        self.server.handlers["stet/hunksChanged"] = self._on_published
+        self.ids = await propose(self.server, self.files, "bulk")
+        assert len(self.ids) == self.n, (len(self.ids), self.n)
+        await self._settle(len(self.files))
+
+    def _on_published(self, _params: dict) -> None:
+        self._published += 1
+        self._last_published = time.perf_counter()
+
+    async def _settle(self, expected: int, quiet: float = 0.05, timeout: float = 120.0) -> None:
+        """Wait until `expected` hunksChanged notifications have arrived since the last reset
+        and none for `quiet` seconds (a publication may come in two bursts)."""
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            now = time.perf_counter()
+            if self._published >= expected and now - self._last_published >= quiet:
+                return
+            await asyncio.sleep(0.002)
+        raise TimeoutError(f"{expected} publications expected, {self._published} arrived")
+
+    async def run(self, op: str, command: str, params: dict, status: str) -> None:
+        self._published = 0
+        t0 = time.perf_counter()
+        result, took = await self.server.timed_request(
+            "workspace/executeCommand", {"command": command, "arguments": [params]}
+        )
+        hunks = result["hunks"]
+        assert len(hunks) == self.n and all(h["status"] == status for h in hunks), (op, self.n)
+        await self._settle(len(self.files))
+        self.times[op].append(took)
+        self.shown[op].append(self._last_published - t0)
+
+    async def round(self) -> None:
+        # Small cases are quick and noisier: more samples of them per round.
+        for _ in range(5 if self.n <= 100 else 2 if self.n <= 1000 else 1):
+            await self.run("accept", "stet.acceptAll", {"proposalId": "bulk"}, "applied")
+            await self.run("undo_applied", "stet.undo", {"hunkIds": self.ids}, "pending")
+            await self.run("reject", "stet.rejectAll", {"proposalId": "bulk"}, "rejected")
+            await self.run("undo_rejected", "stet.undo", {"hunkIds": self.ids}, "pending")
+
+    async def stop(self) -> dict:
         try:
-            ids = await propose(server, files, "bulk")
-            assert len(ids) == n, (len(ids), n)
-            times: dict[str, list[float]] = {"accept": [], "undo_applied": [], "reject": [], "undo_rejected": []}
-            for _ in range(rounds):
-                hunks, t = await command(server, "stet.acceptAll", {"proposalId": "bulk"})
-                assert len(hunks) == n and all(h["status"] == "applied" for h in hunks), "accept"
-                times["accept"].append(t)
-                hunks, t = await command(server, "stet.undo", {"hunkIds": ids})
-                assert all(h["status"] == "pending" for h in hunks), "undo applied"
-                times["undo_applied"].append(t)
-                hunks, t = await command(server, "stet.rejectAll", {"proposalId": "bulk"})
-                assert len(hunks) == n and all(h["status"] == "rejected" for h in hunks), "reject"
-                times["reject"].append(t)
-                hunks, t = await command(server, "stet.undo", {"hunkIds": ids})
-                assert all(h["status"] == "pending" for h in hunks), "undo rejected"
-                times["undo_rejected"].append(t)
-            for path, base, _ in files:  # every undo put the text back
+            for path, base, _ in self.files:  # every undo put the text back
                 assert path.read_text() == base, path
         finally:
-            await server.stop()
-        return {"lines": length, "hunks": n, "files": len(files), **{k: summary(v) for k, v in times.items()}}
-    finally:
-        remove(root)
+            if self.server is not None:
+                await self.server.stop()
+            remove(self.root)
+        return {
+            "lines": self.length,
+            "hunks": self.n,
+            "files": len(self.files),
+            **{op: summary(v) for op, v in self.times.items()},
+            "shown": {op: summary(v) for op, v in self.shown.items()},
+        }
 
 
-def exponent(points: list[tuple[int, float]]) -> float | None:
-    """Least-squares slope of log(time) on log(N)."""
-    pts = [(math.log(n), math.log(t)) for n, t in points if t > 0]
-    if len(pts) < 2:
-        return None
-    mx = sum(x for x, _ in pts) / len(pts)
-    my = sum(y for _, y in pts) / len(pts)
-    den = sum((x - mx) ** 2 for x, _ in pts)
-    return sum((x - mx) * (y - my) for x, y in pts) / den if den else None
+def exponent(n0: int, t0: float, n1: int, t1: float) -> float | None:
+    return math.log(t1 / t0) / math.log(n1 / n0) if t0 > 0 and t1 > 0 and n1 != n0 else None
 
 
 def growth(results: list[dict]) -> dict:
+    """Per file length and operation: the exponent over each tenfold step of N, the last
+    step's (the headline), and undo / accept at each N."""
     out = {}
     for length in sorted({r["lines"] for r in results}):
         rows = sorted((r for r in results if r["lines"] == length), key=lambda r: r["hunks"])
-        out[str(length)] = {
-            op: exponent([(r["hunks"], r[op]["median"]) for r in rows])
-            for op in ("accept", "undo_applied", "reject", "undo_rejected")
-        }
-        out[str(length)]["undo_over_accept"] = {
-            str(r["hunks"]): r["undo_applied"]["median"] / r["accept"]["median"] for r in rows
-        }
+        g: dict = {"steps": {}, "last": {}}
+        for op in OPS:
+            steps = [
+                (a["hunks"], b["hunks"], exponent(a["hunks"], a[op]["median"], b["hunks"], b[op]["median"]))
+                for a, b in zip(rows, rows[1:])
+            ]
+            g["steps"][op] = [{"from": a, "to": b, "exponent": e} for a, b, e in steps]
+            g["last"][op] = steps[-1][2] if steps else None
+        g["undo_over_accept"] = {str(r["hunks"]): r["undo_applied"]["median"] / r["accept"]["median"] for r in rows}
+        out[str(length)] = g
     return out
 
 
 def report(res: dict) -> None:
     print(
-        f"L = {res['lines']:>6} lines, N = {res['hunks']:>6} hunks in {res['files']} file(s): "
-        + "  ".join(f"{op} {res[op]['median']:9.1f} ms" for op in ("accept", "undo_applied", "reject", "undo_rejected"))
+        f"L = {res['lines']:>6} lines, N = {res['hunks']:>6} hunks in {res['files']:>2} file(s): "
+        + "  ".join(f"{op} {res[op]['median']:8.1f} ms" for op in OPS)
         + f"  undo/accept {res['undo_applied']['median'] / res['accept']['median']:.2f}x"
     )
 
 
 async def main(lengths: list[int], sizes: list[int], rounds: int) -> dict:
+    t_start = time.perf_counter()
+    cases = [Case(length, n) for length in lengths for n in sizes if n <= length // SPACING * 20]
     results = []
-    t0 = time.perf_counter()
-    for length in lengths:
-        for n in sizes:
-            if n > length // SPACING * 20:  # more than 20 files: not the case this measures
-                continue
-            res = await measure(length, n, rounds if n < 10_000 else max(1, rounds - 1))
-            report(res)
-            results.append(res)
+    try:
+        for case in cases:
+            await case.start()
+        for r in range(rounds):
+            k = r % len(cases)
+            for case in cases[k:] + cases[:k]:
+                await case.round()
+    finally:
+        for case in cases:
+            results.append(await case.stop())
+    for res in results:
+        report(res)
     g = growth(results)
     for length, e in g.items():
-        exps = ", ".join(f"{op} {v:.2f}" for op, v in e.items() if op != "undo_over_accept" and v is not None)
-        print(f"growth exponent in N, files of {length} lines: {exps}")
-    return {"results": results, "growth": g, "seconds": time.perf_counter() - t0}
+        exps = ", ".join(f"{op} {v:.2f}" for op, v in e["last"].items() if v is not None)
+        print(f"growth exponent over the last tenfold step of N, files of {length} lines: {exps}")
+    return {"results": results, "growth": g, "rounds": rounds, "seconds": time.perf_counter() - t_start}
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Benchmark 9: the command line's wall time, process start to exit, against floors measured in
 the same run, interleaved: `python -c pass` in the same interpreter (the least any Python
 command costs), and for `stet propose` of a big diff `git diff --no-index` of the same two files
-plus `python -c pass`.
+plus `python -c pass`. Stet runs as users run it: the `stet` script pip installed in the
+venv, its modules byte-compiled (common.compile_server).
 
 - `stet status` and `stet accept ID` (then `stet undo ID`, not timed) on a store with 1,000
   pending hunks in 100 files;
@@ -22,10 +23,11 @@ import sys
 import time
 from pathlib import Path
 
-from common import PY, fresh_dir, make_files, remove, save_json, summary
+from common import PY, compile_server, fresh_dir, make_files, remove, save_json, summary
 from workload import code_lines, scatter_changes, write_file
 
-STET = [PY, "-m", "stet"]
+_SCRIPT = Path(PY).parent / "stet"  # what `pip install` put on the PATH
+STET = [str(_SCRIPT)] if _SCRIPT.exists() else [PY, "-m", "stet"]
 HEAVY = ("pygls", "lsprotocol", "cattrs", "mcp", "watchdog", "pydantic", "starlette", "uvicorn", "anyio")
 
 
@@ -42,9 +44,10 @@ def checked(argv: list[str], cwd: Path, stdin: bytes | None = None) -> tuple[flo
     return took, p.stdout
 
 
-def heavy_imports(argv: list[str], cwd: Path) -> list[str]:
+def heavy_imports(argv: list[str], cwd: Path, stdin: bytes | None = None) -> list[str]:
     """The heavy top-level packages a command imports."""
-    p = subprocess.run([PY, "-X", "importtime", *argv[1:]], cwd=cwd, capture_output=True)
+    script = argv[1:] if argv[0] == PY else argv
+    p = subprocess.run([PY, "-X", "importtime", *script], cwd=cwd, input=stdin, capture_output=True)
     seen = set()
     for row in p.stderr.decode(errors="replace").splitlines():
         if row.startswith("import time:") and "|" in row:
@@ -98,7 +101,7 @@ def status_and_accept(rounds: int) -> dict:
             "status": summary(status),
             "accept": summary(accept),
             "status_imports": heavy_imports(STET + ["status"], root),
-            "accept_imports": heavy_imports(STET + ["accept", "--help"], root),
+            "accept_imports": heavy_imports(STET + ["accept", ids[0]], root),
         }
     finally:
         remove(root)
@@ -128,13 +131,21 @@ def propose_big(rounds: int) -> dict:
             floor.append(t_diff + t_pass)
             diff_only.append(t_diff)
             propose.append(t_propose)
-        return {"floor": summary(floor), "git_diff": summary(diff_only), "propose": summary(propose)}
+        shutil.rmtree(work / ".stet", ignore_errors=True)
+        imports = heavy_imports(STET + ["propose", "--patch", "-", "--root", str(work)], work, text.encode())
+        return {
+            "floor": summary(floor),
+            "git_diff": summary(diff_only),
+            "propose": summary(propose),
+            "propose_imports": imports,
+        }
     finally:
         remove(root)
 
 
 def main(rounds: int) -> dict:
-    env_note = {"python": sys.version.split()[0], "cwd_venv": os.path.dirname(PY)}
+    compile_server()
+    env_note = {"python": sys.version.split()[0], "cwd_venv": os.path.dirname(PY), "stet": " ".join(STET)}
     sa = status_and_accept(rounds)
     pb = propose_big(max(3, rounds // 3))
     out = {**sa, "propose_big": pb, "env": env_note}
@@ -151,6 +162,7 @@ def main(rounds: int) -> dict:
         f"stet propose (50,000 lines, 500)   median {pb['propose']['median']:7.1f} ms  "
         f"floor (git diff --no-index + python -c pass) {pb['floor']['median']:.1f} ms  "
         f"ratio {pb['propose']['median'] / pb['floor']['median']:.2f}x"
+        f"  heavy imports: {', '.join(pb['propose_imports']) or 'none'}"
     )
     return out
 

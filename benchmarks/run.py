@@ -1,9 +1,9 @@
 """`make bench`: run every benchmark against a real `stet serve` over stdio, then write
 docs/BENCHMARKS.md (tables, plots) from what this run measured.
 
-    python benchmarks/run.py            # the full set, about 5 minutes on 2 cores
-    python benchmarks/run.py --quick    # smaller sizes and fewer rounds, about 1 minute
-    python benchmarks/run.py --only ingest,typing
+    python benchmarks/run.py            # the full set, about 10 minutes on 2 cores
+    python benchmarks/run.py --quick    # smaller sizes and fewer rounds, about 3 minutes
+    python benchmarks/run.py --only ingest,typing,bulk,cli
 
 Raw results go to docs/benchmarks/*.json, plots to docs/benchmarks/*.png.
 """
@@ -17,12 +17,14 @@ import subprocess
 import sys
 import time
 
+import bench_bulk
 import bench_checkpoint
+import bench_cli
 import bench_ingest
 import bench_scale
 import bench_typing
 import report
-from common import REPO, load_json, machine, save_json
+from common import REPO, compile_server, load_json, machine, save_json
 
 PROFILES = {
     "full": {
@@ -30,12 +32,16 @@ PROFILES = {
         "ingest": {"rounds": 12},
         "typing": {"keystrokes": 400, "pauses": 10},
         "checkpoint": {"intervals": [1, 5, 25, 100, None], "edits": 400, "repeats": 2},
+        "bulk": {"lengths": [5000, 50000], "sizes": [10, 100, 1000, 10000], "rounds": 3},
+        "cli": {"rounds": 15},
     },
     "quick": {
         "scale": {"sizes": [100, 1000, 10000], "restarts": [3, 3, 3], "rounds": [50, 50, 100]},
         "ingest": {"rounds": 4},
         "typing": {"keystrokes": 100, "pauses": 3},
         "checkpoint": {"intervals": [1, 25, None], "edits": 100, "repeats": 1},
+        "bulk": {"lengths": [5000, 50000], "sizes": [10, 100, 1000], "rounds": 2},
+        "cli": {"rounds": 6},
     },
 }
 
@@ -43,7 +49,7 @@ PROFILES = {
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default="scale,ingest,typing,checkpoint")
+    ap.add_argument("--only", default="scale,ingest,typing,checkpoint,bulk,cli")
     ap.add_argument("--slow", action="store_true", help="also time the quadratic diff engines on 50,000 lines")
     ap.add_argument("--no-report", action="store_true")
     args = ap.parse_args()
@@ -54,6 +60,7 @@ def main() -> int:
     load_start = open("/proc/loadavg").read().split()[:3]
     meta = load_json("run") or {}
     durations = meta.get("durations", {})
+    compile_server()  # every process starts as an installed Stet does: byte-compiled
     if "scale" in only:
         t = time.perf_counter()
         s = p["scale"]
@@ -72,6 +79,15 @@ def main() -> int:
         c = p["checkpoint"]
         save_json("checkpoint", asyncio.run(bench_checkpoint.main(c["intervals"], c["edits"], c["repeats"])))
         durations["checkpoint"] = time.perf_counter() - t
+    if "bulk" in only:
+        t = time.perf_counter()
+        b = p["bulk"]
+        save_json("bulk", asyncio.run(bench_bulk.main(b["lengths"], b["sizes"], b["rounds"])))
+        durations["bulk"] = time.perf_counter() - t
+    if "cli" in only:
+        t = time.perf_counter()
+        save_json("cli", bench_cli.main(p["cli"]["rounds"]))
+        durations["cli"] = time.perf_counter() - t
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO
     ).stdout.strip()
