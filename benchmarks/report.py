@@ -502,16 +502,14 @@ def write() -> str:
         w(DESC_BULK)
         w("")
         w(
-            "| file lines | N hunks | files | accept | undo (applied) | reject | undo (rejected) | undo / accept | p99: accept / undo | until shown: accept / undo |"
+            "| file lines | N hunks | files | accept | undo (applied) | reject | undo (rejected) | undo / accept | p99: accept / undo (samples) |"
         )
-        w("|---|---|---|---|---|---|---|---|---|---|")
+        w("|---|---|---|---|---|---|---|---|---|")
         for r in sorted(bulk["results"], key=lambda r: (r["lines"], r["hunks"])):
-            sh = r.get("shown", {})
-            shown = f"{ms(sh['accept']['median'])} / {ms(sh['undo_applied']['median'])}" if "accept" in sh else "–"
             w(
                 f"| {r['lines']:,} | {r['hunks']:,} | {r['files']} | {ms(r['accept']['median'])} | {ms(r['undo_applied']['median'])} | "
                 f"{ms(r['reject']['median'])} | {ms(r['undo_rejected']['median'])} | {ratio(r['undo_applied']['median'], r['accept']['median']):.2f}× | "
-                f"{ms(r['accept']['p99'])} / {ms(r['undo_applied']['p99'])} | {shown} |"
+                f"{ms(r['accept']['p99'])} / {ms(r['undo_applied']['p99'])} ({r['accept']['n']}) |"
             )
         w("")
         w("Growth exponent of each operation over each tenfold step of N (1 = linear; the headline is the last step):")
@@ -592,9 +590,9 @@ DESC_BULK = """Accept, reject and undo N hunks in one call (`stet.acceptAll` of 
 most one hunk every 5 lines: N hunks take as few files as hold them). Files are closed in the editor, so every
 decision is written to disk, as the CLI's are. Every case has its own workspace and server, all started first; each
 round runs every case in turn (the order rotates from round to round, so the machine's load drifts over all of them
-alike). Timed: from sending the command to reading its answer (decisions durable, files written); also until the
-last `stet/hunksChanged` of the operation has arrived (what an editor then shows). The next operation starts once that
-publication is in, so each is timed alone."""
+alike); cases of up to 100 hunks run five times per round, of 1,000 twice. Timed: from sending the command to
+reading its answer (decisions durable, files written). The next operation starts once the operation's
+`stet/hunksChanged` publication has arrived, so each is timed alone."""
 
 DESC_CLI = """Whole processes, start to exit, as a user or an agent runs them: the `stet` script pip installed in
 the venv, Stet's modules byte-compiled as an installed package's are. `stet status` and `stet accept ID` (then `stet
