@@ -280,7 +280,10 @@ class Memory:
             if h.line != h.stored_line
         ]
         if moved:
-            await st.store.save_lines(moved)
+            # Positions in an open buffer are not where the file on disk has the hunks: the
+            # next process to look must judge that file again, not trust its stamp.
+            buffers = {st.hunks[hid].uri for _, hid in moved if hid in st.hunks and st.hunks[hid].uri in st.open}
+            await st.store.save_lines(moved, buffers)
             for line, hid in moved:
                 if hid in st.hunks:
                     st.hunks[hid].stored_line = line

@@ -53,8 +53,8 @@ class Review:
         self.proposing = Proposing(st, self.memory)
         self.deciding = Deciding(st, self.memory, self.effects)
         self.documents = Documents(st, self.memory, self.effects, self.outside)
-        self.recovery = Recovery(st, self.memory, self.effects, self.outside)
         self.recheck = Recheck(st, self.outside)
+        self.recovery = Recovery(st, self.memory, self.effects, self.recheck)
 
     # --- what the review knows -------------------------------------------------------------
     @property

@@ -15,7 +15,7 @@ import os
 import shutil
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 
 import aiosqlite
@@ -289,12 +289,13 @@ class Store:
         rows = await self._read(OP_BY_ID, (op_id,))
         return op_row(rows[0]) if rows else None
 
-    async def save_lines(self, lines: list[tuple[int, str]]) -> None:
-        """Checkpoint anchor positions. Not an operation: positions are recomputed from content."""
+    async def save_lines(self, lines: list[tuple[int, str]], unstamp: Iterable[str] = ()) -> None:
+        """Checkpoint anchor positions. Not an operation: positions are recomputed from content.
+        (`unstamp`: see Tx.save_lines.)"""
         if not lines:
             return
         async with self.write(derived=True) as tx:
-            await tx.save_lines(lines)
+            await tx.save_lines(lines, unstamp)
 
 
 async def _pragma_int(conn: aiosqlite.Connection, name: str) -> int:

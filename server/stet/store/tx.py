@@ -359,8 +359,11 @@ class Tx:
             "UPDATE hunks SET uri = ?, lsn = ? WHERE uri = ? AND id != ?", (new_uri, lsn, old_uri, except_id)
         )
 
-    async def save_lines(self, lines: list[tuple[int, str]]) -> None:
-        """Anchor positions, (line, hunk id): not an operation (positions follow from content)."""
+    async def save_lines(self, lines: list[tuple[int, str]], unstamp: Iterable[str] = ()) -> None:
+        """Anchor positions, (line, hunk id): not an operation (positions follow from content).
+        `unstamp`: files whose positions were followed in an editor's buffer, not on disk: their
+        stamps no longer say where their hunks are in the file (see put_stamps)."""
+        self._unstamped.update(unstamp)
         self._queue.append(("UPDATE hunks SET line = ? WHERE id = ?", list(lines), True, True))
 
     async def add_effect(
