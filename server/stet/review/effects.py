@@ -47,6 +47,10 @@ class Effects:
     async def run(self, effect: EffectRow) -> None:
         """Carry out one journaled effect, exactly once whatever happened before."""
         st = self.st
+        if effect.lsn > st.seen_lsn:
+            # Decided by another process after this one last looked: judged against a stale
+            # memory, the hunk would seem undecided and its edit be closed as history.
+            await self.memory.sync()
         wanted: Wanted = []
         # A later decision about the same hunk already carried out on the file (a revert or an
         # apply replayed from a lost buffer would undo it): this edit is history, not work.
