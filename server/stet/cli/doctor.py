@@ -8,22 +8,12 @@ import os
 from ..domain.anchor import LineIndex, locate
 from ..domain.status import Status
 from ..domain.text import split_lines
+from ..errors import StetError
 from ..review import Review
 from ..runtime.inbox import inbox_folder, is_candidate
-from ..workspace.files import TEMP_MARK, read_text
+from ..workspace.files import read_text, temp_files
 from .output import print_json
 from .session import opened
-
-
-def _temp_files(folders: set[str]) -> list[str]:
-    found = []
-    for folder in sorted(folders):
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        found += [os.path.join(folder, n) for n in names if n.startswith(".") and TEMP_MARK in n]
-    return found
 
 
 async def examine(review: Review, fix: bool = False) -> dict:
@@ -45,19 +35,31 @@ async def examine(review: Review, fix: bool = False) -> dict:
         add("ok", f"database {store.path}: integrity_check ok, last lsn {await store.last_lsn()}")
 
     if fix:
-        summary = await review.recover()
-        add(
-            "fixed",
-            f"recovery ran: pending effects finished, hunks re-checked against the files ({summary['durationMs']} ms)",
-        )
+        try:
+            summary = await review.recover()
+        except StetError as exc:
+            add(
+                "problem", f"recovery could not finish: {exc.message}", "see the other findings; fix, then run it again"
+            )
+        except Exception as exc:  # never a traceback: say it, with what to do
+            add(
+                "problem",
+                f"recovery failed: {exc!r}",
+                "please report this as a bug (with `stet doctor --json`); the review store was not changed by it",
+            )
+        else:
+            add(
+                "fixed",
+                f"recovery ran: pending effects finished, hunks re-checked against the files ({summary['durationMs']} ms)",
+            )
 
     folders = set()
     for uri in review.by_uri:
         try:
-            folders.add(os.path.dirname(review.ws.resolve(uri)))
+            folders.add(os.path.dirname(review.ws.path_of(uri)))
         except Exception:
             continue
-    temps = await asyncio.to_thread(_temp_files, folders)
+    temps = await asyncio.to_thread(temp_files, folders)
     if temps:
         add(
             "warn",
@@ -92,6 +94,18 @@ async def examine(review: Review, fix: bool = False) -> dict:
             "starting on this workspace) writes them to the files",
         )
 
+    blocked = [h for h in review.list(statuses={Status.STALE, Status.ACCEPTED}) if h.problem]
+    if blocked:
+        add(
+            "warn",
+            f"{len(blocked)} hunk(s) whose decision could not be carried out: "
+            + "; ".join(f"{h.id} ({h.status.value}): {h.problem}" for h in blocked[:5]),
+            "remove what is in the way (a symlink or a file where a folder should be, a hard link, a full "
+            "disk), then run `stet doctor --fix` or restart the editor: a waiting edit is written then, a "
+            "stale one becomes pending again to accept; or reject them",
+            hunkIds=[h.id for h in blocked],
+            problems={h.id: h.problem for h in blocked},
+        )
     stale = review.list(statuses={Status.STALE})
     if stale:
         add(
@@ -171,7 +185,7 @@ def _not_on_disk(review: Review) -> list[str]:
         if not wanted:
             continue
         try:
-            text = read_text(review.ws.resolve(uri))
+            text = read_text(review.ws.path_of(uri))
         except Exception:
             text = None
         index = LineIndex(split_lines(text)) if text is not None else None

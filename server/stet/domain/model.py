@@ -31,6 +31,9 @@ class Hunk:
     decided_at: str | None = None
     applied_text: Lines | None = None  # the developer's own replacement (accept with changes)
     lsn: int = 0  # the operation that last changed this hunk
+    # Why the decision could not be carried out (a stale file operation, a write that failed
+    # and waits to be tried again); None when nothing stands in the way.
+    problem: str | None = None
     # Not stored: whether the replacement (not the old text) is what the document shows now.
     shows_new: bool = field(default=False, compare=False)
     # Not stored: the line last written to the store (checkpoints write only what moved).
@@ -86,6 +89,7 @@ class Hunk:
             "version": self.version,
             "decidedAt": self.decided_at,
             **({"appliedText": "".join(self.applied_text)} if self.applied_text is not None else {}),
+            **({"problem": self.problem} if self.problem is not None else {}),
         }
 
 

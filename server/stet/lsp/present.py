@@ -59,11 +59,16 @@ def diagnostic_json(h: Hunk, end: tuple[int, int] | None, with_data: bool = True
 
 
 def _describe(h: Hunk) -> tuple[str, types.DiagnosticSeverity]:
+    if h.status == Status.STALE and h.problem:
+        message = f"Stet: this proposed change cannot be carried out: {h.problem}. Reject it, or ask the agent again."
+        return message, types.DiagnosticSeverity.Warning
     if h.status == Status.STALE:
         message = "Stet: this proposed change no longer applies (the text under it changed). Reject it, or ask the agent again."
         return message, types.DiagnosticSeverity.Warning
     state = "accepted, waiting to be applied" if h.status == Status.ACCEPTED else "proposed change"
     message = f"Stet: {state}: {_what(h)}" if h.kind != "edit" else f"Stet: {state} ({_size(h)} lines)"
+    if h.status == Status.ACCEPTED and h.problem:
+        message += f" ({h.problem})"
     if h.message:
         message += f": {h.message}"
     return message, types.DiagnosticSeverity.Information

@@ -4,18 +4,17 @@ journaled effects before anything is applied."""
 from __future__ import annotations
 
 import asyncio
-import os
 
 from ..domain import fileop
 from ..domain.anchor import LineIndex, at_with_context, locate
 from ..domain.model import Hunk, lines_of
 from ..domain.status import Status, TransitionError, plan
 from ..domain.text import detect_eol, normalize_eol, split_lines
-from ..errors import Conflict, InvalidParams, UnknownHunk
+from ..errors import Conflict, InvalidParams, StetError, UnknownHunk
 from ..faults import fault
 from ..store import EffectRow, Tx
 from ..store.rows import now_iso
-from ..workspace import owners
+from ..workspace import owners, safe
 from ..workspace.files import read_text
 from .config import new_id
 from .effects import Effects
@@ -84,7 +83,7 @@ class Deciding:
                 fault("decide:after-commit")
                 await self.memory.sync()
                 for effect in effects:
-                    await self.effects.run(effect)
+                    await self.effects.run_guarded(effect)
             finally:
                 for effect in effects:
                     st.in_flight.difference_update(e["hunkId"] for e in effect.edits)
@@ -147,7 +146,7 @@ class Deciding:
         ]
         for hid, target in targets.items():
             h = rows[hid]
-            h.status, h.version, h.lsn = target, h.version + 1, lsn
+            h.status, h.version, h.lsn, h.problem = target, h.version + 1, lsn, None
             if action == "undo":
                 h.feedback, h.decided_at, h.applied_text = None, None, None
             else:
@@ -187,15 +186,21 @@ class Deciding:
         ws = self.st.ws
         mem = self.st.hunks.get(h.id, h)
         if h.kind != "edit":
-            text = await self._current_text(h.uri)
-            source = await asyncio.to_thread(os.path.lexists, ws.resolve(h.uri))
-            target = h.new_uri is not None and await asyncio.to_thread(os.path.lexists, ws.resolve(h.new_uri))
+            try:
+                text = await self._current_text(h.uri)
+            except StetError:
+                text = None
+            source = await asyncio.to_thread(safe.exists, ws.path_of(h.uri))
+            target = h.new_uri is not None and await asyncio.to_thread(safe.exists, ws.path_of(h.new_uri))
             if fileop.undoable(h.kind, text, "".join(mem.replacement), source, target):
                 return
             raise Conflict(
                 f"cannot undo hunk {h.id}: the file changed since the {h.kind} was applied", {"hunkId": h.id}
             )
-        lines = await self._current_lines(h.uri)
+        try:
+            lines = await self._current_lines(h.uri)
+        except StetError:
+            lines = None
         if lines is not None:
             found = at_with_context(lines, mem.replacement, mem.line, h.ctx_before, h.ctx_after) or locate(
                 LineIndex(lines), mem.replacement, mem.line, h.ctx_before, h.ctx_after, trust_hint=False
@@ -208,11 +213,11 @@ class Deciding:
         doc = self.st.doc(uri)
         if doc is not None:
             return doc.text
-        return await asyncio.to_thread(read_text, self.st.ws.resolve(uri))
+        return await asyncio.to_thread(read_text, self.st.ws.path_of(uri))
 
     async def _current_lines(self, uri: str) -> list[str] | None:
         doc = self.st.doc(uri)
         if doc is not None:
             return doc.lines
-        text = await asyncio.to_thread(read_text, self.st.ws.resolve(uri))
+        text = await asyncio.to_thread(read_text, self.st.ws.path_of(uri))
         return None if text is None else split_lines(text)

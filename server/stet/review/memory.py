@@ -12,6 +12,7 @@ from ..domain.anchor import LineIndex, locate
 from ..domain.model import Hunk
 from ..domain.status import Status, TransitionError, check
 from ..errors import StetError
+from ..workspace import safe
 from .config import new_id
 from .state import ReviewState
 
@@ -24,6 +25,7 @@ class Memory:
         self._sync_lock = asyncio.Lock()
         self._derive_lock = asyncio.Lock()
         self._derived: dict[str, tuple[Status, int, Status]] = {}
+        self._why: dict[str, str] = {}  # why relocation found a file operation stale
 
     async def sync(self) -> set[str]:
         """Load every hunk changed since the last lsn seen; notify the uris concerned."""
@@ -68,7 +70,17 @@ class Memory:
             if f is not None:
                 f.anchors.put(row.id, old)
         status_changed = old.status != row.status
-        for name in ("status", "feedback", "version", "decided_at", "applied_text", "lsn", "message", "task_id"):
+        for name in (
+            "status",
+            "feedback",
+            "version",
+            "decided_at",
+            "applied_text",
+            "lsn",
+            "message",
+            "task_id",
+            "problem",
+        ):
             setattr(old, name, getattr(row, name))
         old.stored_line = row.line
         if row.id in st.in_flight:
@@ -94,10 +106,16 @@ class Memory:
         return index
 
     def relocate(
-        self, lines: list[str] | None, hunks: Iterable[Hunk], index: LineIndex | None = None
+        self,
+        lines: list[str] | None,
+        hunks: Iterable[Hunk],
+        index: LineIndex | None = None,
+        *,
+        blocked: str | None = None,
     ) -> list[tuple[Hunk, Status]]:
         """Find each hunk's text in `lines` (None: the file does not exist); return the
-        status changes that follow."""
+        status changes that follow. `blocked` says why the file's path cannot be used at all
+        (a symlink on the way, not a file): no file operation can be carried out there."""
         if index is None:
             index = LineIndex(lines) if lines is not None else None
         derived = []
@@ -108,11 +126,14 @@ class Memory:
                 continue
             if h.kind != "edit":
                 if h.status in (Status.PENDING, Status.STALE):
-                    ok = self._file_op_applicable(h, lines)
+                    why = blocked or self._file_op_blocked(h)
+                    ok = why is None and self._file_op_applicable(h, lines)
                     if ok and h.status == Status.STALE:
                         derived.append((h, Status.PENDING))
                     elif not ok and h.status == Status.PENDING:
                         derived.append((h, Status.STALE))
+                        if why:
+                            self._why[h.id] = why
                 continue
             if index is None:
                 if h.status == Status.PENDING:
@@ -155,10 +176,28 @@ class Memory:
         target = False
         if h.kind == "rename" and h.new_uri:
             try:
-                target = os.path.lexists(self.st.ws.resolve(h.new_uri))
+                target = safe.exists(self.st.ws.path_of(h.new_uri))
             except (StetError, OSError, ValueError):
                 return False
         return fileop.applicable(h.kind, text, h.old_text, h.new_text, target)
+
+    def _file_op_blocked(self, h: Hunk) -> str | None:
+        """Why the place a file operation would put a file cannot take one (a symlink or a
+        file on the way, a path Stet refuses); None when nothing is in the way."""
+        for uri in (h.new_uri,) if h.kind == "rename" else (h.uri,) if h.kind == "create" else ():
+            if not uri:
+                continue
+            try:
+                path = self.st.ws.path_of(uri)
+                parent = os.path.dirname(path)
+                while not safe.exists(parent):  # the first folder on the way that exists
+                    parent = os.path.dirname(parent)
+                os.close(safe.open_folder(parent, final=False))
+            except StetError as exc:
+                return exc.message
+            except OSError as exc:
+                return exc.strerror or str(exc)
+        return None
 
     def derive(self, changes: list[tuple[Hunk, Status]]) -> None:
         """Queue status changes that follow from content; they are written with a
@@ -190,6 +229,7 @@ class Memory:
                 lsn = await tx.log(new_id("re-"), "reanchor", {"hunkIds": [r.id for r, _ in ok]})
                 for r, to in ok:
                     r.status, r.version, r.lsn = to, r.version + 1, lsn
+                    r.problem = self._why.pop(r.id, None) if to == Status.STALE else None
                     r.line = st.hunks[r.id].line if r.id in st.hunks else r.line
                     await tx.save_hunk(r)
         await self.sync()

@@ -232,5 +232,5 @@ class Proposing:
         out: dict[str, str | None] = {}
         for uri in uris:
             doc = self.st.doc(uri)
-            out[uri] = doc.text if doc is not None else await asyncio.to_thread(read_text, self.st.ws.resolve(uri))
+            out[uri] = doc.text if doc is not None else await asyncio.to_thread(read_text, self.st.ws.path_of(uri))
         return out

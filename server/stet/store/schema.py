@@ -109,6 +109,10 @@ MIGRATIONS: list[list[str]] = [
     [
         "ALTER TABLE effects ADD COLUMN owner TEXT",
     ],
+    # 4: why a hunk's decision could not be carried out (shown to the developer, explained by doctor).
+    [
+        "ALTER TABLE hunks ADD COLUMN problem TEXT",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
