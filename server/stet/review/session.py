@@ -34,6 +34,7 @@ async def open_review(
     review = Review(Workspace(roots), editor or NoEditor(), on_change or _nobody, limits)
     opened = await Store.open(db_path)
     review.state.store = opened.store
+    review.ws.keep_out_store(opened.store.path)
     if not recover_later:
         try:
             await review.sync()

@@ -47,6 +47,7 @@ class Workspace:
     def __init__(self, roots: list[str]):
         self.roots = [os.path.realpath(r) for r in roots if r]
         self.private: set[str] = set()  # the store's own files and folders, when not in a .stet/
+        self.private_prefixes: set[str] = set()  # the database's own files: stet.db, -wal, -shm...
 
     def set_roots(self, roots: list[str]) -> None:
         self.roots = [os.path.realpath(r) for r in roots if r]
@@ -54,6 +55,14 @@ class Workspace:
     def keep_out(self, *paths: str) -> None:
         """Never treat these paths (files or folders, and what is inside them) as content."""
         self.private.update(os.path.realpath(p) for p in paths)
+
+    def keep_out_store(self, db_path: str) -> None:
+        """The store's files are not content, wherever it lives: the database and every file
+        named after it (-wal, -shm, a rescued copy), its lock, its inbox and its quarantine."""
+        db = os.path.realpath(db_path)
+        folder = os.path.dirname(db)
+        self.private_prefixes.add(db)
+        self.keep_out(*(os.path.join(folder, n) for n in ("files.lock", "inbox", "quarantine")))
 
     def resolve(self, uri: str) -> str:
         """The real path behind `uri`, refused when outside every root or in Stet's or git's folders."""
@@ -76,6 +85,9 @@ class Workspace:
                 for private in self.private:
                     if path == private or path.startswith(private + "/"):
                         raise OutsideWorkspace(f"refused {uri}: {private} belongs to Stet's store, not content")
+                for prefix in self.private_prefixes:
+                    if path.startswith(prefix):
+                        raise OutsideWorkspace(f"refused {uri}: it belongs to Stet's store {prefix}, not content")
                 return path
         raise OutsideWorkspace(f"refused {uri}: outside the workspace ({', '.join(self.roots) or 'no root'})")
 
