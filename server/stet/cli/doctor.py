@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 
 from ..domain.anchor import LineIndex, locate
 from ..domain.status import Status
@@ -11,7 +12,8 @@ from ..domain.text import split_lines
 from ..errors import StetError
 from ..review import Review
 from ..runtime.inbox import inbox_folder, is_candidate
-from ..workspace.files import read_text, temp_files
+from ..workspace import safe
+from ..workspace.files import read_bytes, read_text, temp_files
 from .output import print_json
 from .session import opened
 
@@ -149,11 +151,11 @@ async def examine(review: Review, fix: bool = False) -> dict:
     if failed:
         reasons = []
         for name in failed[:3]:
-            try:
-                with open(os.path.join(failed_dir, name), encoding="utf-8", errors="replace") as f:
-                    reasons.append(f"{name[:-6]}: {f.readline().strip()}")
-            except OSError:
+            try:  # never follows a symlink nor blocks on a FIFO someone put there
+                data = read_bytes(os.path.join(failed_dir, name), limit=64 * 1024) or b""
+            except (StetError, OSError):
                 continue
+            reasons.append(f"{name[:-6]}: {data.decode('utf-8', 'replace').partition(chr(10))[0].strip()}")
         add(
             "warn",
             f"{len(failed)} inbox file(s) failed: {'; '.join(reasons)}",
@@ -171,9 +173,11 @@ async def examine(review: Review, fix: bool = False) -> dict:
 
 
 def _names(folder: str) -> list[str]:
+    """The regular files in `folder` (reached without following symlinks)."""
     try:
-        return [n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n))]
-    except OSError:
+        with safe.folder(folder) as fd:
+            return [n for n in os.listdir(fd) if (st := safe.entry(fd, n)) is not None and stat.S_ISREG(st.st_mode)]
+    except (StetError, OSError):
         return []
 
 

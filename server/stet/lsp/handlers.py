@@ -153,7 +153,9 @@ def register(server: StetServer) -> None:
             ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"Stet: {exc}"))
             summary = {"files": 0, "counts": {}, "durationMs": 0, "error": str(exc)}
         # Live sync with other processes and the inbox start once recovery is done.
-        ls.live = Live(review)
+        ls.live = Live(
+            review, warn=lambda m: ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, m))
+        )
         await ls.live.start()
         if ls.live.warning:
             ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, ls.live.warning))

@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import sqlite3
+import stat
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -43,29 +44,66 @@ def _is_corrupt(exc: BaseException) -> bool:
 
 def quarantine(path: str) -> str:
     """Move a damaged database (and its -wal/-shm) aside, never deleting it; returns the folder."""
-    folder = os.path.join(os.path.dirname(path), "quarantine", time.strftime("%Y%m%dT%H%M%S", time.gmtime()))
+    parent = os.path.join(os.path.dirname(path), "quarantine")
+    _refuse_symlink(parent, "the folder")  # the database never leaves for wherever a link points
+    folder = os.path.join(parent, time.strftime("%Y%m%dT%H%M%S", time.gmtime()))
     base = folder
     n = 1
-    while os.path.exists(folder):
+    while os.path.lexists(folder):
         n += 1
         folder = f"{base}-{n}"
-    os.makedirs(folder)
+    os.makedirs(folder, mode=0o700)
     for suffix in ("", "-wal", "-shm"):
-        if os.path.exists(path + suffix):
+        if os.path.lexists(path + suffix):
             shutil.move(path + suffix, os.path.join(folder, os.path.basename(path) + suffix))
     return folder
 
 
 def prepare_folder(db_path: str) -> None:
+    """The store's folder and an empty database file, made if missing.
+
+    `.stet/` is Stet's own: made 0700 (narrowed if an older Stet made it wider), and never a
+    symlink (a symlinked `.stet/` would have Stet write its store, its inbox and its lock
+    wherever the link points). The database file is never a symlink either."""
     folder = os.path.dirname(db_path)
-    os.makedirs(folder, exist_ok=True)
     if os.path.basename(folder) == ".stet":
+        _refuse_symlink(folder, "the folder")
+        os.makedirs(os.path.dirname(folder), exist_ok=True)
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass
+        _refuse_symlink(folder, "the folder")
+        st = os.stat(folder)
+        if stat.S_IMODE(st.st_mode) & 0o077 and st.st_uid == os.geteuid():
+            os.chmod(folder, 0o700)
         ignore = os.path.join(folder, ".gitignore")
-        if not os.path.exists(ignore):
-            with open(ignore, "w") as f:
+        if not os.path.lexists(ignore):
+            fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "w") as f:
                 f.write("*\n")
-    if not os.path.exists(db_path):
-        os.close(os.open(db_path, os.O_WRONLY | os.O_CREAT, 0o600))
+    else:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    _refuse_symlink(db_path, "the database")
+    if not os.path.lexists(db_path):
+        try:
+            os.close(os.open(db_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+        except FileExistsError:
+            pass  # another process made it meanwhile
+
+
+def _refuse_symlink(path: str, what: str) -> None:
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(st.st_mode):
+        raise StoreUnavailable(
+            f"{what} {path} is a symlink: Stet keeps its store in a real folder and file, so that nothing it "
+            f"writes lands elsewhere. Replace the symlink with the real folder, or point --db / STET_DB at it."
+        )
+    if what == "the database" and not stat.S_ISREG(st.st_mode):
+        raise StoreUnavailable(f"{what} {path} is not a regular file; point --db / STET_DB at a Stet store")
 
 
 class Store:

@@ -164,6 +164,19 @@ def folder(path: str, *, create: bool = False, mode: int = 0o777) -> Iterator[in
         os.close(fd)
 
 
+def private_folder(path: str) -> None:
+    """Make sure the folder `path` exists, is a real folder (no symlink on the way) and is
+    readable by its owner only (0700): Stet's own folders (.stet/, the inbox) are not for
+    other local users to read or drop files into. A folder made by an older Stet is narrowed."""
+    fd = open_folder(path, create=True, mode=0o700)
+    try:
+        st = os.fstat(fd)
+        if stat.S_IMODE(st.st_mode) & 0o077 and st.st_uid == os.geteuid():
+            os.fchmod(fd, 0o700)
+    finally:
+        os.close(fd)
+
+
 def same_folder(fd: int, path: str) -> bool:
     """Is `path`, reached again from "/" without symlinks, still the folder of handle `fd`?"""
     try:
@@ -273,16 +286,41 @@ def is_temp_name(name: str) -> bool:
     return m is not None and _tag(m["base"], m["rand"]) == m["tag"]
 
 
-def write_file(path: str, data: bytes, *, create_folders: bool = False, expect: tuple[int, int] | None = None) -> None:
+def write_file(
+    path: str,
+    data: bytes,
+    *,
+    create_folders: bool = False,
+    expect: tuple[int, int] | None = None,
+    fresh: bool = False,
+) -> None:
     """Make `path` hold `data`, atomically, inside the workspace whatever happens meanwhile.
 
     An existing file keeps its mode, owner, group and extended attributes; a new one gets
     the default mode (0666 less the umask) and is never written over something that appeared
     meanwhile. `expect` is the (device, inode) the caller read the file from: if another file
-    took its place, nothing is written (SymlinkOnPath). Raises as the module says."""
+    took its place, nothing is written (SymlinkOnPath). With `fresh` (a file of Stet's own,
+    such as an inbox .error), whatever is at `path` - a symlink included, which is replaced,
+    not followed - gives way to a new file. Raises as the module says."""
     parent, name = os.path.dirname(path), os.path.basename(path)
     with folder(parent, create=create_folders) as dir_fd:
         before = entry(dir_fd, name)
+        if fresh and before is not None and not stat.S_ISDIR(before.st_mode):
+            tmp = temp_name(name)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                    f.flush()
+                    os.fsync(f.fileno())
+                recheck(dir_fd, parent)
+                os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            except BaseException:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp, dir_fd=dir_fd)
+                raise
+            os.fsync(dir_fd)
+            return
         if before is not None and not stat.S_ISREG(before.st_mode):
             raise (SymlinkOnPath if stat.S_ISLNK(before.st_mode) else NotAFile)(
                 f"{path} is {_kind(before.st_mode)}, not a regular file"
