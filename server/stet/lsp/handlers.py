@@ -51,6 +51,7 @@ async def _ready(ls: StetServer) -> Review:
         raise ls.store_error or StoreUnavailable("the server is not initialized")
     if review.store is None:
         raise StoreUnavailable("the review store is not open")
+    await review.store.check()  # a store deleted under a running server answers nothing from memory
     await review.ready.wait()
     if review.recovery_error is not None:
         raise review.recovery_error
@@ -134,6 +135,10 @@ def register(server: StetServer) -> None:
             log.error("%s", exc)
             return
         ls.review, ls.notice = opened.review, opened.notice
+        store = opened.review.require_store()
+        store.on_lost = lambda lost: ls.window_show_message(
+            types.ShowMessageParams(types.MessageType.Error, f"Stet: {lost.message}")
+        )
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: StetServer, params: types.InitializedParams) -> None:

@@ -16,14 +16,15 @@ import shutil
 import sqlite3
 import stat
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 import aiosqlite
 
 from ..domain.model import Hunk
 from ..domain.shapes import JSON
-from ..errors import StoreUnavailable
+from ..errors import StoreLost, StoreUnavailable
+from .identity import Identity
 from .rows import HUNK_COLUMNS, OP_BY_ID, EffectRow, OpRow, Params, Row, hunk_from_row, op_row
 from .schema import MIGRATIONS, SCHEMA_VERSION
 from .tx import Tx, on_thread, unavailable
@@ -111,6 +112,100 @@ class Store:
         self.conn = conn
         self.path = path
         self._lock = asyncio.Lock()
+        self.identity = Identity(path)
+        self.lost: StoreLost | None = None  # set once: this process acknowledges nothing more
+        self.on_lost: Callable[[StoreLost], None] | None = None  # told once, when it happens
+
+    # --- is it still the store? ------------------------------------------------------------
+    async def check(self) -> None:
+        """Raise StoreLost when the database or its WAL is no longer the one this process
+        opened (deleted, replaced, moved). The first time, what can be saved is saved: a lost
+        WAL is copied into the database; a lost database is copied beside its old place."""
+        if self.lost is None and self.identity.change() is not None:
+            async with self._lock:
+                await self._lose()
+        if self.lost is not None:
+            raise self.lost
+
+    async def _check_held(self) -> None:
+        """`check`, for a caller that holds the store's lock (no transaction open)."""
+        if self.lost is None and self.identity.change() is not None:
+            await self._lose()
+        if self.lost is not None:
+            raise self.lost
+
+    async def _lose(self) -> None:
+        what = self.identity.change()
+        if self.lost is not None or what is None:
+            return
+        path = self.path
+        if what in ("deleted", "replaced"):
+            saved = await self._rescue_copy()
+            happened = "was deleted or moved" if what == "deleted" else "was replaced by another file"
+            message = (
+                f"Stet's review store {path} {happened} while Stet was running (by `git clean -fdx`, `rm`, a "
+                f"checkout?). Stet acknowledges nothing more, so that no decision is answered and then lost. "
+                + (
+                    f"It saved the review it held to {saved}: to go on with it, close every editor window and "
+                    f"stop every `stet` command on this workspace, move that file to {path}, and start again "
+                    f"(or start again without it, for a new, empty review)."
+                    if saved.startswith("/")
+                    else f"It could not save a copy ({saved}). Restart Stet (reload the editor window)."
+                )
+            )
+        elif what == "wal-deleted":
+            failed = await self._rescue_wal()
+            message = (
+                f"Stet's review store {path} lost its write-ahead log {path}-wal while Stet was running (deleted by "
+                f"`git clean -fdx`, `rm` or a cleanup tool?). "
+                + (
+                    f"Stet copied everything it had stored into {path}. "
+                    if failed is None
+                    else f"Stet could not copy what was only in the log into {path} ({failed}): decisions since "
+                    f"its last checkpoint may be lost. "
+                )
+                + "It acknowledges nothing more: restart Stet (reload the editor window) to go on."
+            )
+        else:
+            message = (
+                f"Stet's review store {path} had its write-ahead log {path}-wal replaced while Stet was running. "
+                f"Stet acknowledges nothing more: restart Stet (reload the editor window) to go on."
+            )
+        self.lost = StoreLost(message, {"store": path, "what": what})
+        if self.on_lost is not None:
+            try:
+                self.on_lost(self.lost)
+            except Exception:  # telling is best effort; refusing is what matters
+                pass
+
+    async def _rescue_copy(self) -> str:
+        """A copy of everything this process can still read (its open, nameless database and
+        WAL) beside the store's old place; returns its path, or why there is none."""
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        target = f"{self.path}.rescued-{stamp}"
+        n = 1
+        while os.path.lexists(target):
+            n += 1
+            target = f"{self.path}.rescued-{stamp}-{n}"
+        try:
+            os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
+            _refuse_symlink(os.path.dirname(self.path), "the folder")
+            await on_thread(self.conn, lambda raw: raw.execute("VACUUM INTO ?", (target,)))
+            os.chmod(target, 0o600)
+        except (sqlite3.Error, OSError, StoreUnavailable) as exc:
+            return str(exc)
+        return target
+
+    async def _rescue_wal(self) -> str | None:
+        """Copy every commit still only in the (deleted, still open) WAL into the database file,
+        which is still the one at the store's path; None when done, else why not."""
+        try:
+            busy, _, _ = await on_thread(
+                self.conn, lambda raw: raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            )
+        except sqlite3.Error as exc:
+            return str(exc)
+        return None if busy == 0 else "another process kept the database busy"
 
     # --- opening ---------------------------------------------------------------------
     @classmethod
@@ -271,6 +366,7 @@ class Store:
         goes with the first statement, writes wait for the next read or for the COMMIT (see Tx).
         """
         async with self._lock:
+            await self._check_held()
             tx = Tx(self.conn, "BEGIN IMMEDIATE", self.path)
             try:
                 yield tx
@@ -286,6 +382,9 @@ class Store:
                     with contextlib.suppress(sqlite3.Error):
                         await self.conn.execute("ROLLBACK")
                 raise
+            # Committed - into the store at the store's path? Only then may anyone acknowledge it.
+            if tx.begun:
+                await self._check_held()
 
     @contextlib.asynccontextmanager
     async def read(self) -> AsyncIterator[Tx]:
