@@ -19,7 +19,7 @@ from ..agents import intake
 from ..agents.resume import render as render_resume
 from ..agents.tasks import Tasks
 from ..domain.model import Hunk
-from ..errors import InvalidParams, StetError, StoreUnavailable
+from ..errors import InvalidParams, StetError, StoreUnavailable, UnknownHunk
 from ..review import Review, open_review
 from ..runtime.live import Live
 from ..workspace.paths import uri_to_path
@@ -270,6 +270,17 @@ def register(server: StetServer) -> None:
             task_id=P.opt_str(p, "taskId"),
         )
         return {"hunks": [h.state() for h in hunks]}
+
+    @server.feature("stet/proposal")
+    @guarded
+    async def proposal(ls: StetServer, params: Any) -> dict:
+        review = await _ready(ls)
+        pid = P.req_str(P.obj(params, "stet/proposal"), "proposalId")
+        record = await review.proposal_record(pid)
+        if record is None:
+            raise UnknownHunk(f"unknown proposal {pid}", {"proposalId": pid})
+        record["hunkIds"] = [h.id for h in review.list(proposal_id=pid)]
+        return record
 
     @server.feature("stet/taskContext")
     @guarded

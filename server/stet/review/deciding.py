@@ -10,7 +10,7 @@ from ..domain.anchor import LineIndex, at_with_context, locate
 from ..domain.model import Hunk, lines_of
 from ..domain.status import Status, TransitionError, plan
 from ..domain.text import detect_eol, normalize_eol, split_lines
-from ..errors import Conflict, InvalidParams, StetError, UnknownHunk
+from ..errors import Conflict, InvalidParams, StetError, TooLarge, UnknownHunk
 from ..faults import fault
 from ..store import EffectRow, Tx
 from ..store.rows import now_iso
@@ -20,6 +20,10 @@ from .config import new_id
 from .effects import Effects
 from .memory import Memory
 from .state import ReviewState
+
+
+def _bytes(text: str | None) -> int:
+    return 0 if text is None else len(text.encode("utf-8", "surrogatepass"))
 
 
 class Deciding:
@@ -106,6 +110,13 @@ class Deciding:
                     f"hunk {hid} is at version {rows[hid].version}, not {version}: it changed meanwhile",
                     {"hunkId": hid, "version": rows[hid].version},
                 )
+        # Feedback is kept per hunk (and once in the op log), text twice: all of it counts.
+        stored = (len(ids) + 1) * _bytes(feedback) + 2 * _bytes(text) + sum(len(i) for i in ids)
+        if stored > self.st.limits.max_bytes:
+            raise TooLarge(
+                f"this decision would make Stet store {stored} bytes ({len(ids)} hunk(s) x the feedback); "
+                f"the limit is {self.st.limits.max_bytes}: give shorter feedback, or decide fewer hunks at once"
+            )
         targets: dict[str, Status] = {}
         for hid in ids:
             try:

@@ -69,7 +69,7 @@ def hunk_values(h: Hunk) -> Row:
         json.dumps(h.ctx_before),
         json.dumps(h.ctx_after),
         None if h.applied_text is None else "".join(h.applied_text),
-        h.message,
+        None,  # the message is the proposal's, stored once there (see `with_messages`)
         h.feedback,
         h.version,
         h.decided_at,
@@ -106,6 +106,20 @@ OP_BY_ID = "SELECT lsn, op_id, kind, args, result, at FROM oplog WHERE op_id = ?
 
 def op_row(r: Any) -> OpRow:
     return OpRow(r[0], r[1], r[2], json.loads(r[3]), json.loads(r[4]) if r[4] else None, r[5])
+
+
+def with_messages(raw: sqlite3.Connection, hunks: list[Hunk], cache: dict[str, str | None]) -> None:
+    """Give each hunk its proposal's message: one string per proposal, shared by its hunks
+    (stored once, in `proposals`; hunks stored before that keep their own copy)."""
+    missing = sorted({h.proposal_id for h in hunks if h.message is None and h.proposal_id not in cache})
+    for i in range(0, len(missing), 500):
+        chunk = missing[i : i + 500]
+        marks = ", ".join("?" * len(chunk))
+        for pid, message in raw.execute(f"SELECT id, message FROM proposals WHERE id IN ({marks})", chunk):
+            cache[pid] = message
+    for h in hunks:
+        if h.message is None:
+            h.message = cache.get(h.proposal_id)
 
 
 def hunk_rows(raw: sqlite3.Connection, ids: list[str]) -> list[Row]:

@@ -25,7 +25,7 @@ from ..domain.model import Hunk
 from ..domain.shapes import JSON
 from ..errors import StoreLost, StoreUnavailable
 from .identity import Identity
-from .rows import HUNK_COLUMNS, OP_BY_ID, EffectRow, OpRow, Params, Row, hunk_from_row, op_row
+from .rows import HUNK_COLUMNS, OP_BY_ID, EffectRow, OpRow, Params, Row, hunk_from_row, op_row, with_messages
 from .schema import MIGRATIONS, SCHEMA_VERSION
 from .tx import Tx, on_thread, unavailable
 
@@ -113,6 +113,7 @@ class Store:
         self.path = path
         self._lock = asyncio.Lock()
         self.identity = Identity(path)
+        self._messages: dict[str, str | None] = {}  # proposal id -> its message (never changes)
         self.lost: StoreLost | None = None  # set once: this process acknowledges nothing more
         self.on_lost: Callable[[StoreLost], None] | None = None  # told once, when it happens
 
@@ -318,6 +319,7 @@ class Store:
                     out.extend(hunk_from_row(r) for r in rows)
             finally:
                 cursor.close()
+            with_messages(raw, out, self._messages)
             return out
 
         async with self._lock:
@@ -346,6 +348,13 @@ class Store:
     async def proposal(self, proposal_id: str) -> JSON | None:
         rows = await self._read("SELECT id, edit_hash, result_hash, lsn FROM proposals WHERE id = ?", (proposal_id,))
         return dict(zip(("id", "edit_hash", "result_hash", "lsn"), rows[0])) if rows else None
+
+    async def proposal_record(self, proposal_id: str) -> JSON | None:
+        """What a proposal says of itself: its task, agent, whole message and when it came."""
+        rows = await self._read(
+            "SELECT id, task_id, agent, message, created_at FROM proposals WHERE id = ?", (proposal_id,)
+        )
+        return dict(zip(("proposalId", "taskId", "agent", "message", "createdAt"), rows[0])) if rows else None
 
     async def ops(self, after_lsn: int = 0, limit: int = 1000) -> list[OpRow]:
         rows = await self._read(
