@@ -94,7 +94,10 @@ async def run(hunks: int, message_bytes: int, feedback_bytes: int) -> dict:
             try:
                 await s.request(
                     "workspace/executeCommand",
-                    {"command": "stet.rejectAll", "arguments": [{"proposalId": "amp", "feedback": "f" * feedback_bytes}]},
+                    {
+                        "command": "stet.rejectAll",
+                        "arguments": [{"proposalId": "amp", "feedback": "f" * feedback_bytes}],
+                    },
                 )
                 out[f"reject all with {feedback_bytes} B feedback: stored bytes"] = store_bytes(db) - grown
             except LspError as exc:
