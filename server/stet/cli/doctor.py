@@ -200,7 +200,7 @@ def _not_on_disk(review: Review) -> list[str]:
 
 
 async def cmd_doctor(args) -> int:
-    async with opened(args) as review:
+    async with opened(args, repair=args.fix) as review:
         report = await examine(review, fix=args.fix)
     if args.json:
         print_json(report)

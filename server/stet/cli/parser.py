@@ -9,6 +9,17 @@ from . import tasks
 DEFAULT_EXPORT = ("accepted", "applied")
 
 
+def _components(value: str) -> int:
+    """-p N: a count of path components, 0 or more."""
+    try:
+        n = int(value)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a count of path components (0 or more)")
+    return n
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -62,7 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", help="the agent's name")
     p.add_argument("--message", "-m", help="the agent's rationale, shown to the developer")
     p.add_argument(
-        "--strip", "-p", type=int, default=1, metavar="N", help="leading path components to strip (default 1: a/ b/)"
+        "--strip",
+        "-p",
+        type=_components,
+        default=1,
+        metavar="N",
+        help="leading path components to strip (default 1: a/ b/)",
     )
 
     p = sub.add_parser("status", parents=[common, as_json], help="hunks by file and status")

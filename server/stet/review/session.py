@@ -25,14 +25,17 @@ async def open_review(
     *,
     limits: Limits | None = None,
     recover_later: bool = False,
+    create: bool = True,
+    quarantine: bool = True,
 ) -> Opened:
     """Open the store at `db_path` for the workspace `roots` and load the review.
 
     Without an editor, the review writes files itself. With `recover_later` (the language
     server) the caller runs `review.recover()` when its editor is ready; otherwise the
-    review is loaded from the store and ready at once. Raises StoreUnavailable."""
+    review is loaded from the store and ready at once. `create` and `quarantine` are
+    Store.open's: a command that only reads passes neither. Raises StoreUnavailable."""
     review = Review(Workspace(roots), editor or NoEditor(), on_change or _nobody, limits)
-    opened = await Store.open(db_path)
+    opened = await Store.open(db_path, create=create, quarantine=quarantine)
     review.state.store = opened.store
     review.ws.keep_out_store(opened.store.path)
     if not recover_later:

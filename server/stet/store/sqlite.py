@@ -43,7 +43,27 @@ def _is_corrupt(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.DatabaseError) and getattr(exc, "sqlite_errorname", "") in _CORRUPT
 
 
-def quarantine(path: str) -> str:
+def _kind_of(path: str) -> str:
+    """ "missing", "empty", "sqlite" (the SQLite header is there) or "other"; read without
+    following a symlink or blocking on a FIFO."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return "missing"
+    except OSError:
+        return "other"  # a symlink, a folder...: prepare_folder / _refuse_symlink say which
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return "other"
+        head = os.read(fd, 16)
+    finally:
+        os.close(fd)
+    if not head:
+        return "empty"
+    return "sqlite" if head == b"SQLite format 3\x00" else "other"
+
+
+def quarantine_store(path: str) -> str:
     """Move a damaged database (and its -wal/-shm) aside, never deleting it; returns the folder."""
     parent = os.path.join(os.path.dirname(path), "quarantine")
     _refuse_symlink(parent, "the folder")  # the database never leaves for wherever a link points
@@ -210,10 +230,31 @@ class Store:
 
     # --- opening ---------------------------------------------------------------------
     @classmethod
-    async def open(cls, path: str) -> OpenResult:
+    async def open(cls, path: str, *, create: bool = True, quarantine: bool = True) -> OpenResult:
+        """Open (with `create`, make) the store at `path`; raises StoreUnavailable.
+
+        A file that is not a Stet store is refused and left as it is: one that is not an
+        SQLite database (unless it is where Stet keeps its own, `.stet/stet.db`: then it is a
+        damaged store), and an SQLite database holding other tables. With `quarantine`, a
+        damaged store is moved aside (never deleted) and a fresh one started; without it (a
+        command that only reads), the damage is reported and nothing is moved or made."""
         notice = None
+        own_place = os.path.basename(os.path.dirname(os.path.abspath(path))) == ".stet"
+        kind = _kind_of(path)
+        if kind in ("missing", "empty") and not create:
+            raise StoreUnavailable(
+                f"there is no review store at {path}" + (" (an empty file)" if kind == "empty" else "")
+            )
+        if kind == "other" and not own_place:
+            raise StoreUnavailable(
+                f"{path} is not a Stet review store (not an SQLite database); it was left as it is. "
+                "Point --db / STET_DB at a Stet store, or leave them out to use the workspace's .stet/stet.db."
+            )
         try:
-            prepare_folder(path)
+            if create:
+                prepare_folder(path)
+            else:
+                _refuse_symlink(path, "the database")
         except OSError as exc:
             raise unavailable(path, exc) from None
         try:
@@ -221,7 +262,13 @@ class Store:
         except sqlite3.DatabaseError as exc:
             if not _is_corrupt(exc):
                 raise unavailable(path, exc) from None
-            folder = quarantine(path)
+            if not quarantine:
+                raise StoreUnavailable(
+                    f"the review store {path} is damaged ({exc}); nothing was changed. Start the editor (or "
+                    "`stet serve`) or run `stet doctor --fix`: Stet moves it aside, never deleting it, and starts "
+                    "a fresh one."
+                ) from None
+            folder = quarantine_store(path)
             notice = (
                 f"Stet found its review database damaged ({exc}) and moved it to {folder}; "
                 f"nothing was deleted. A fresh review store was started."
@@ -247,6 +294,7 @@ class Store:
                 err.sqlite_errorname = "SQLITE_CORRUPT"
                 raise err
             await Store._check_version(conn, path)  # before anything writes to a newer Stet's file
+            await Store._check_ours(conn, path)  # never migrate someone else's database
             await conn.execute("PRAGMA journal_mode=WAL")
             await conn.execute("PRAGMA synchronous=FULL")
             await conn.execute("PRAGMA foreign_keys=ON")
@@ -263,6 +311,18 @@ class Store:
             raise StoreUnavailable(
                 f"the review store {path} was written by a newer Stet (schema {version}, this one "
                 f"knows {SCHEMA_VERSION}). Upgrade Stet (pip install -U stet-lsp); the store was left as it is."
+            )
+
+    @staticmethod
+    async def _check_ours(conn: aiosqlite.Connection, path: str) -> None:
+        if await _pragma_int(conn, "user_version") != 0:
+            return
+        rows = list(await conn.execute_fetchall("SELECT name FROM sqlite_master WHERE type = 'table' LIMIT 3"))
+        if rows:
+            names = ", ".join(str(r[0]) for r in rows)
+            raise StoreUnavailable(
+                f"{path} is an SQLite database of something else (tables {names}), not a Stet review store; it was "
+                "left as it is. Point --db / STET_DB at a Stet store."
             )
 
     @staticmethod
