@@ -33,7 +33,8 @@ def accept(s: RawServer, hid: str) -> dict:
     return s.request("workspace/executeCommand", {"command": "stet.accept", "arguments": [{"hunkIds": [hid]}]})
 
 
-def test_a_folder_flipped_to_a_symlink_out_never_gets_a_write(world):
+@pytest.mark.parametrize("two_step", [False, True], ids=["atomic exchange", "two renames"])
+def test_a_folder_flipped_to_a_symlink_out_never_gets_a_write(world, two_step):
     ws, out = world
     f = ws / "sub" / "f.txt"
     before = fingerprint(out)
@@ -57,7 +58,7 @@ def test_a_folder_flipped_to_a_symlink_out_never_gets_a_write(world):
             },
         )["hunks"]
         assert len(hunks) == LINES // 2 + 10
-        flipper = Flipper(ws / "sub", out / "copy", pause=0.002)
+        flipper = Flipper(ws / "sub", out / "copy", pause=0.002, two_step=two_step)
         flipper.start()
         answers = {}
         try:
@@ -85,7 +86,7 @@ def test_a_folder_flipped_to_a_symlink_out_never_gets_a_write(world):
                 assert there, f"{hid} answered applied, but the workspace file lacks it"
             else:
                 assert not there, f"{hid} answered {state}, but it was carried out"
-        print(f"race: {len(answers)} accepts, {flipper.flips} flips, {applied} applied")
+        print(f"race: {len(answers)} accepts, {flipper.flips} flips (atomic {flipper.atomic}), {applied} applied")
         assert applied > 0  # some accepts won the race
     finally:
         s.kill()

@@ -4,11 +4,31 @@ the real folder and a symlink to an outside copy of it. Used by the CI test of t
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import hashlib
 import os
 import threading
 import time
 from pathlib import Path
+
+_AT_FDCWD, _RENAME_EXCHANGE = -100, 2
+try:
+    _renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+except (OSError, AttributeError):  # not Linux, or a libc without it
+    _renameat2 = None
+
+
+def exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (Linux renameat2 RENAME_EXCHANGE); False where that is not offered."""
+    if _renameat2 is None:
+        return False
+    if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), str(a))
 
 
 class Flipper(threading.Thread):
@@ -16,19 +36,39 @@ class Flipper(threading.Thread):
 
     The real folder waits under a hidden name inside the workspace while the symlink is in
     place, so whatever Stet writes into the real folder stays in the workspace; anything that
-    lands in `outside` is a write that escaped."""
+    lands in `outside` is a write that escaped. Where Linux offers it, each flip is one atomic
+    exchange of the folder and a prepared symlink (renameat2 RENAME_EXCHANGE): the name is
+    never free, it is always one or the other. Elsewhere a flip is two renames, with a moment
+    in between when nothing is at the name."""
 
-    def __init__(self, folder: Path, outside: Path, pause: float = 0.0):
+    def __init__(self, folder: Path, outside: Path, pause: float = 0.0, two_step: bool = False):
         super().__init__(daemon=True)
         self.folder = folder
         self.hidden = folder.parent / f".{folder.name}.real"
         self.outside = outside
         self.pause = pause
+        self.two_step = two_step  # force the two-rename flip even where an atomic exchange exists
         self.flips = 0
         self.strays = 0  # times a fresh folder was made at the name while it was free
+        self.atomic = False  # each flip one atomic exchange
         self._halt = threading.Event()
 
     def run(self) -> None:
+        swap = self.folder.parent / f".{self.folder.name}.swap"
+        os.symlink(self.outside, swap)
+        if not self.two_step and exchange(self.folder, swap) and exchange(self.folder, swap):
+            self.atomic = True
+            try:
+                while not self._halt.is_set():
+                    exchange(self.folder, swap)  # the symlink at the name, the real folder hidden
+                    time.sleep(self.pause)
+                    exchange(self.folder, swap)  # and back
+                    self.flips += 1
+                    time.sleep(self.pause)
+            finally:
+                os.unlink(swap)
+            return
+        os.unlink(swap)
         while not self._halt.is_set():
             os.rename(self.folder, self.hidden)
             os.symlink(self.outside, self.folder)

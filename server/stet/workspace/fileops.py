@@ -75,14 +75,12 @@ def _remove(path: str, expected: str) -> Outcome:
 
 def _move(src: str, dst: str) -> Outcome:
     """The file is at `dst`, not at `src`; never overwrite another file."""
-    if safe.finish_move(src, dst):  # a crash between link and unlink: finish the move
+    state = safe.move_state(src, dst)  # a crash between link and unlink is finished here
+    if state in ("done", "interrupted"):
         return "done", None
-    here, there = safe.exists(src), safe.exists(dst)
-    if there and not here:
-        return "done", None
-    if not here:
+    if state == "neither":
         return "stale", f"{src} is gone"
-    if there:
+    if state == "both":
         return "stale", f"something is already at {dst}: a rename never overwrites"
     fault("effect:before-write")
     try:

@@ -467,19 +467,31 @@ def move_file(src: str, dst: str) -> None:
             os.fsync(a)
 
 
-def finish_move(src: str, dst: str) -> bool:
-    """A move interrupted between link and unlink leaves the same file at both names: drop
-    `src`. True when that was the case (and is now fixed)."""
-    try:
-        with folder(os.path.dirname(src)) as a, folder(os.path.dirname(dst)) as b:
-            x, y = entry(a, os.path.basename(src)), entry(b, os.path.basename(dst))
-            if x is None or y is None or (x.st_dev, x.st_ino) != (y.st_dev, y.st_ino) or not stat.S_ISREG(x.st_mode):
-                return False
-            os.unlink(os.path.basename(src), dir_fd=a)
-            os.fsync(a)
-            return True
-    except FileNotFoundError:
-        return False
+def move_state(src: str, dst: str) -> str:
+    """Where a move of `src` to `dst` stands, seen in one look through a handle on each folder:
+    "todo" (a file at src only), "done" (at dst only), "both" (two different entries),
+    "neither", or "interrupted" (the same file at both names: a crash between link and unlink,
+    now finished by dropping `src`). A missing folder holds nothing; a symlink on the way raises."""
+    with contextlib.ExitStack() as stack:
+        handles: list[int | None] = []
+        for path in (src, dst):
+            try:
+                handles.append(stack.enter_context(folder(os.path.dirname(path))))
+            except FileNotFoundError:
+                handles.append(None)
+        a, b = handles
+        x = entry(a, os.path.basename(src)) if a is not None else None
+        y = entry(b, os.path.basename(dst)) if b is not None else None
+        if x is not None and y is not None:
+            if (x.st_dev, x.st_ino) == (y.st_dev, y.st_ino) and stat.S_ISREG(x.st_mode) and a is not None:
+                recheck(a, os.path.dirname(src))
+                os.unlink(os.path.basename(src), dir_fd=a)
+                os.fsync(a)
+                return "interrupted"
+            return "both"
+        if x is not None:
+            return "todo"
+        return "done" if y is not None else "neither"
 
 
 def exists(path: str) -> bool:
