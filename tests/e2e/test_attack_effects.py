@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 
 from test_bad_store import fill, small_fs  # noqa: F401  (a fixture)
 
@@ -177,5 +178,36 @@ def test_file_operations_on_a_full_disk_wait_and_are_carried_out_once_there_is_r
         assert {h["status"] for h in states} == {"applied"} and not any("problem" in h for h in states), states
         assert (ws / "made" / "big.txt").read_text() == big and (ws / "big2.txt").read_text() == big
         assert len(hunks) == 2
+    finally:
+        s.kill()
+
+
+def test_a_hunk_an_older_stet_stored_under_git_is_never_carried_out(tmp_path):
+    """Stores made before `.git/` was refused may hold such hunks, even accepted ones with their
+    effect journaled: the effect makes them stale at the next start, and writes nothing."""
+    ws = tmp_path / "ws"
+    write(ws / "a.py", "a\n")
+    (ws / ".git").mkdir()
+    s = RawServer(ws, env={"STET_FAULT": "decide:after-commit"})
+    s.initialize()
+    propose(s, "p", create(ws, "planted.txt", "#!/bin/sh\n"))
+    try:
+        accept_all(s, "p")
+    except Dead:
+        pass  # killed after committing the decision, before carrying it out
+    s.kill()
+    old, new = (ws / "planted.txt").as_uri(), (ws / ".git" / "hooks" / "post-checkout").as_uri()
+    con = sqlite3.connect(ws / ".stet" / "stet.db")
+    with con:  # what an older Stet would have stored
+        con.execute("UPDATE hunks SET uri = ? WHERE uri = ?", (new, old))
+        con.execute("UPDATE effects SET uri = ?, edits = replace(edits, ?, ?)", (new, old, new))
+    con.close()
+    s = RawServer(ws)
+    try:
+        s.initialize()
+        assert "error" not in s.restored, s.restored
+        (h,) = s.call("stet/listHunks", {})["hunks"]
+        assert h["status"] == "stale" and "own folder" in h["problem"], h
+        assert not (ws / ".git" / "hooks").exists() and not (ws / "planted.txt").exists() and s.alive()
     finally:
         s.kill()

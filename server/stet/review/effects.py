@@ -121,6 +121,7 @@ class Effects:
         moves: list[tuple[str, str, str]] = []
         complete = True
         for h, e in wanted:
+            path = new_path = None
             try:
                 path = st.ws.path_of(e["uri"])
                 new_path = st.ws.path_of(e["newUri"]) if e.get("newUri") else None
