@@ -33,8 +33,11 @@ COMMANDS = {
     "accept": ("review", "cmd_decide"),
     "reject": ("review", "cmd_decide"),
     "undo": ("review", "cmd_decide"),
+    "reapply": ("review", "cmd_decide"),
     "export": ("review", "cmd_export"),
     "doctor": ("doctor", "cmd_doctor"),
+    "init": ("watch", "cmd_init"),
+    "watch": ("watch", "cmd_watch"),
     "task": ("tasks", "cmd_task"),
     "resume": ("tasks", "cmd_resume"),
 }

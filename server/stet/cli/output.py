@@ -6,7 +6,15 @@ import json
 import os
 import sys
 
-COLOURS = {"pending": "33", "accepted": "36", "applied": "32", "rejected": "31", "stale": "35", "superseded": "2"}
+COLOURS = {
+    "pending": "33",
+    "accepted": "36",
+    "applied": "32",
+    "rejected": "31",
+    "stale": "35",
+    "superseded": "2",
+    "applied (not in file)": "35",
+}
 
 
 def colour() -> bool:
@@ -45,7 +53,8 @@ def hunk_rows(review, hunks, with_file: bool = True) -> list[list[str]]:
         where = review.ws.rel(h.uri) + (f" -> {review.ws.rel(h.new_uri)}" if h.new_uri else "")
         change = h.kind if h.kind != "edit" else f"-{len(h.old)} +{len(h.replacement)}"
         note = f"feedback: {h.feedback}" if h.feedback else h.message
-        rows.append([h.id, h.status.value] + ([where] if with_file else []) + [str(h.line + 1), change, one_line(note)])
+        status = "applied (not in file)" if h.gone else h.status.value
+        rows.append([h.id, status] + ([where] if with_file else []) + [str(h.line + 1), change, one_line(note)])
     return rows
 
 

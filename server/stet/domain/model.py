@@ -43,6 +43,9 @@ class Hunk:
     decided_at: str | None = None
     applied_text: Lines | None = None  # the developer's own replacement (accept with changes)
     lsn: int = 0  # the operation that last changed this hunk
+    # Derived, for an applied hunk: whether its new text is in the document now (None: never
+    # checked since it was applied, taken as yes). Stored so every process tells the same.
+    in_file: bool | None = None
     # Why the decision could not be carried out (a stale file operation, a write that failed
     # and waits to be tried again); None when nothing stands in the way.
     problem: str | None = None
@@ -50,6 +53,9 @@ class Hunk:
     shows_new: bool = field(default=False, compare=False)
     # Not stored: the line last written to the store (checkpoints write only what moved).
     stored_line: int = field(default=-1, compare=False)
+    # Not stored: the position was followed through every edit of an open buffer since it was
+    # established, so it is evidence on its own (context lines decide only when it is unknown).
+    tracked: bool = field(default=False, compare=False)
 
     @property
     def old_text(self) -> str:
@@ -67,6 +73,20 @@ class Hunk:
     @property
     def is_open(self) -> bool:
         return self.status in OPEN
+
+    @property
+    def gone(self) -> bool:
+        """Applied, but its new text is no longer in the document (someone removed it)."""
+        return self.status == Status.APPLIED and self.in_file is False
+
+    @property
+    def shown(self) -> bool:
+        """Shown to the developer: open, or applied and gone from the document."""
+        return self.status in OPEN or self.gone
+
+    def in_file_state(self) -> bool | None:
+        """The HunkState's inFile: for an applied hunk whether its text is there, else None."""
+        return (self.in_file is not False) if self.status == Status.APPLIED else None
 
     def anchored_text(self) -> Lines:
         return self.replacement if self.shows_new else self.old
@@ -101,6 +121,7 @@ class Hunk:
             "feedback": self.feedback,
             "version": self.version,
             "decidedAt": self.decided_at,
+            "inFile": self.in_file_state(),
             **({"appliedText": "".join(self.applied_text)} if self.applied_text is not None else {}),
             **({"problem": self.problem} if self.problem is not None else {}),
             **({"messageTruncated": True} if cut else {}),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..errors import StoreUnavailable
 from ..store import Store
 from ..workspace.paths import Workspace
 from .config import Editor, Limits, NoEditor
@@ -31,21 +32,30 @@ async def open_review(
     """Open the store at `db_path` for the workspace `roots` and load the review.
 
     Without an editor, the review writes files itself. With `recover_later` (the language
-    server) the caller runs `review.recover()` when its editor is ready; otherwise the
-    review is loaded from the store and ready at once. `create` and `quarantine` are
-    Store.open's: a command that only reads passes neither. Raises StoreUnavailable."""
+    server) the caller runs `review.recover()` when its editor is ready; otherwise (the CLI,
+    MCP) the review is loaded from the store, the journaled edits of closed files are
+    finished and the hunks of files changed since Stet last looked are judged again, so
+    what this process reports is true without a server running. `create` and `quarantine`
+    are Store.open's: a command passes `create` only when it may make a store, `quarantine`
+    only when it may move a damaged one aside. Raises StoreUnavailable."""
     review = Review(Workspace(roots), editor or NoEditor(), on_change or _nobody, limits)
     opened = await Store.open(db_path, create=create, quarantine=quarantine)
     review.state.store = opened.store
     review.ws.keep_out_store(opened.store.path)
+    notice = opened.notice
     if not recover_later:
         try:
             await review.sync()
+            try:
+                await review.finish_journaled()
+                await review.recheck.changed_files()
+            except StoreUnavailable as exc:  # the review can still be read; say why it may lag
+                notice = f"{notice + ' ' if notice else ''}Stet could not bring the review up to date: {exc.message}"
         except BaseException:
             await review.close()
             raise
         review.state.ready.set()
-    return Opened(review, opened.notice)
+    return Opened(review, notice)
 
 
 def _nobody(uris: set[str]) -> None:

@@ -109,7 +109,19 @@ MIGRATIONS: list[list[str]] = [
     [
         "ALTER TABLE effects ADD COLUMN owner TEXT",
     ],
-    # 4: why a hunk's decision could not be carried out (shown to the developer, explained by doctor);
+    # 4: the truth about files every process can check cheaply: whether an applied hunk's text
+    # is still in its file (derived), and what each file was (size, mtime, hash) when Stet last
+    # looked, so a process re-reads only the files that changed since.
+    [
+        "ALTER TABLE hunks ADD COLUMN in_file INTEGER",
+        """CREATE TABLE file_stamps (
+            uri TEXT PRIMARY KEY,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            hash TEXT
+        )""",
+    ],
+    # 5: why a hunk's decision could not be carried out (shown to the developer, explained by doctor);
     # a proposal's message stored once (in proposals), not once per hunk.
     [
         "ALTER TABLE hunks ADD COLUMN problem TEXT",
