@@ -179,6 +179,8 @@ class Memory:
                 moved.append((h.line, found.line - h.line))
                 h.line = found.line
                 h.tracked = buffer
+                if h.status == Status.STALE and h.problem and not buffer and self._edit_blocked(h):
+                    continue  # its text is there, but the file still cannot be rewritten (a hard link...)
                 if h.status == Status.STALE:
                     derived.append((h, Status.PENDING))
                 continue
@@ -225,6 +227,13 @@ class Memory:
             except (StetError, OSError, ValueError):
                 return False
         return fileop.applicable(h.kind, text, h.old_text, h.new_text, target)
+
+    def _edit_blocked(self, h: Hunk) -> str | None:
+        """Why Stet still cannot rewrite the closed file of an edit it found stale with a problem."""
+        try:
+            return safe.cannot_rewrite(self.st.ws.path_of(h.uri))
+        except StetError as exc:
+            return exc.message
 
     def _file_op_blocked(self, h: Hunk) -> str | None:
         """Why the place a file operation would put a file cannot take one (a symlink or a

@@ -362,6 +362,28 @@ def write_file(
         os.fsync(dir_fd)
 
 
+def cannot_rewrite(path: str) -> str | None:
+    """Why `write_file` would refuse to replace the existing file `path` (a symlink on the way,
+    not a regular file, hard links, an owner this process cannot keep), None when nothing
+    stands in the way that can be seen without trying (or when there is no file)."""
+    try:
+        with folder(os.path.dirname(path)) as dir_fd:
+            st = entry(dir_fd, os.path.basename(path))
+    except FileNotFoundError:
+        return None
+    except (SymlinkOnPath, NotAFile) as exc:
+        return exc.message
+    if st is None:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return f"{path} is {_kind(st.st_mode)}, not a regular file"
+    if st.st_nlink > 1:
+        return f"{path} has {st.st_nlink} hard links: replacing it would split it from its other names"
+    if os.geteuid() != 0 and st.st_uid != os.geteuid():
+        return f"{path} belongs to uid {st.st_uid}: Stet (uid {os.geteuid()}) cannot keep its owner"
+    return None
+
+
 def _keep_metadata(dir_fd: int, name: str, tmp_fd: int, before: os.stat_result, path: str) -> None:
     """Give the temp file the owner, group, mode and extended attributes of the file it replaces."""
     mine = os.fstat(tmp_fd)
