@@ -21,7 +21,7 @@ from typing import Any
 
 from ..domain import task as T
 from ..domain.rebase import ChangeDoesNotFit, replace_text
-from ..errors import Conflict, InvalidParams, StetError, UnknownTask
+from ..errors import Conflict, InvalidParams, StetError, TooLarge, UnknownTask
 from ..faults import fault
 from ..review import Review, new_id
 from ..store import tasks as sql
@@ -42,6 +42,11 @@ class Tasks:
         """One durable, idempotent task operation."""
         if request_id is not None:
             _text("requestId", request_id, 256)
+        # What the operation stores: its arguments in the op log, and the same text in its rows.
+        stored = 2 * len(json.dumps(args, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+        limit = self.review.state.limits.max_bytes
+        if stored > limit:
+            raise TooLarge(f"this {kind} would make Stet store {stored} bytes; the limit is {limit}")
         op_id = request_id or new_id("op-")
         async with self.review.require_store().write() as tx:
             prior = await tx.op(op_id)

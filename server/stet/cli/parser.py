@@ -9,6 +9,17 @@ from . import tasks
 DEFAULT_EXPORT = ("accepted", "applied")
 
 
+def _components(value: str) -> int:
+    """-p N: a count of path components, 0 or more."""
+    try:
+        n = int(value)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a count of path components (0 or more)")
+    return n
+
+
 def _positive(value: str) -> int:
     n = _count(value)
     if n < 1:
@@ -79,7 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", help="the agent's name")
     p.add_argument("--message", "-m", help="the agent's rationale, shown to the developer")
     p.add_argument(
-        "--strip", "-p", type=int, default=1, metavar="N", help="leading path components to strip (default 1: a/ b/)"
+        "--strip",
+        "-p",
+        type=_components,
+        default=1,
+        metavar="N",
+        help="leading path components to strip (default 1: a/ b/)",
     )
 
     p = sub.add_parser(

@@ -9,6 +9,18 @@ from .shapes import JSON, Range
 from .status import OPEN, Status
 from .text import is_terminated, split_lines, utf16_len
 
+# A proposal's message is stored once, but the contract puts it in every HunkState: inline, at
+# most this many characters of it (a 1 MB message over 500 hunks would be 500 MB per listing).
+# The whole message is one `stet/proposal` request away.
+MESSAGE_INLINE = 4096
+
+
+def inline_message(message: str | None) -> tuple[str | None, bool]:
+    """The message as a HunkState carries it, and whether it was cut."""
+    if message is None or len(message) <= MESSAGE_INLINE:
+        return message, False
+    return message[: MESSAGE_INLINE - 1] + "…", True
+
 
 @dataclass(slots=True)  # one per hunk, and a store may hold 100,000: no per-instance dict
 class Hunk:
@@ -34,6 +46,9 @@ class Hunk:
     # Derived, for an applied hunk: whether its new text is in the document now (None: never
     # checked since it was applied, taken as yes). Stored so every process tells the same.
     in_file: bool | None = None
+    # Why the decision could not be carried out (a stale file operation, a write that failed
+    # and waits to be tried again); None when nothing stands in the way.
+    problem: str | None = None
     # Not stored: whether the replacement (not the old text) is what the document shows now.
     shows_new: bool = field(default=False, compare=False)
     # Not stored: the line last written to the store (checkpoints write only what moved).
@@ -90,6 +105,7 @@ class Hunk:
 
     def state(self) -> JSON:
         """The HunkState of docs/protocol.md."""
+        message, cut = inline_message(self.message)
         return {
             "id": self.id,
             "proposalId": self.proposal_id,
@@ -101,12 +117,14 @@ class Hunk:
             "oldText": self.old_text,
             "newText": self.new_text,
             "newUri": self.new_uri,
-            "message": self.message,
+            "message": message,
             "feedback": self.feedback,
             "version": self.version,
             "decidedAt": self.decided_at,
             "inFile": self.in_file_state(),
             **({"appliedText": "".join(self.applied_text)} if self.applied_text is not None else {}),
+            **({"problem": self.problem} if self.problem is not None else {}),
+            **({"messageTruncated": True} if cut else {}),
         }
 
 

@@ -4,7 +4,6 @@ journaled effects before anything is applied."""
 from __future__ import annotations
 
 import asyncio
-import os
 
 from ..domain import fileop
 from ..domain.anchor import LineIndex, find_applied, text_at
@@ -12,16 +11,20 @@ from ..domain.model import Hunk, lines_of
 from ..domain.status import Status, TransitionError, plan
 from ..domain.text import detect_eol, normalize_eol, split_lines
 from ..domain.verdict import classify
-from ..errors import Conflict, InvalidParams, StetError, UnknownHunk
+from ..errors import Conflict, InvalidParams, StetError, TooLarge, UnknownHunk
 from ..faults import fault
 from ..store import EffectRow, Tx
 from ..store.rows import now_iso
-from ..workspace import owners
+from ..workspace import owners, safe
 from ..workspace.files import read_text
 from .config import new_id
 from .effects import Effects
 from .memory import Memory
 from .state import ReviewState
+
+
+def _bytes(text: str | None) -> int:
+    return 0 if text is None else len(text.encode("utf-8", "surrogatepass"))
 
 
 class Deciding:
@@ -86,7 +89,7 @@ class Deciding:
                 fault("decide:after-commit")
                 await self.memory.sync()
                 for effect in effects:
-                    await self.effects.run(effect)
+                    await self.effects.run_guarded(effect)
                 if no_revert:
                     await self._recheck(no_revert)
             finally:
@@ -112,6 +115,13 @@ class Deciding:
                     f"hunk {hid} is at version {rows[hid].version}, not {version}: it changed meanwhile",
                     {"hunkId": hid, "version": rows[hid].version},
                 )
+        # Feedback is kept per hunk (and once in the op log), text twice: all of it counts.
+        stored = (len(ids) + 1) * _bytes(feedback) + 2 * _bytes(text) + sum(len(i) for i in ids)
+        if stored > self.st.limits.max_bytes:
+            raise TooLarge(
+                f"this decision would make Stet store {stored} bytes ({len(ids)} hunk(s) x the feedback); "
+                f"the limit is {self.st.limits.max_bytes}: give shorter feedback, or decide fewer hunks at once"
+            )
         if action == "reapply":
             return await self._reapply_in(tx, op_id, ids, rows)
         targets: dict[str, Status] = {}
@@ -159,7 +169,7 @@ class Deciding:
         ]
         for hid, target in targets.items():
             h = rows[hid]
-            h.status, h.version, h.lsn = target, h.version + 1, lsn
+            h.status, h.version, h.lsn, h.problem = target, h.version + 1, lsn, None
             h.in_file = None  # only an applied hunk has one; an effect sets it when applied
             if action == "undo":
                 h.feedback, h.decided_at, h.applied_text = None, None, None
@@ -202,9 +212,12 @@ class Deciding:
         ws = self.st.ws
         mem = self.st.hunks.get(h.id, h)
         if h.kind != "edit":
-            text = await self._current_text(h.uri)
-            source = await asyncio.to_thread(os.path.lexists, ws.resolve(h.uri))
-            target = h.new_uri is not None and await asyncio.to_thread(os.path.lexists, ws.resolve(h.new_uri))
+            try:
+                text = await self._current_text(h.uri)
+            except StetError:  # a symlink, a FIFO, not a text file: nothing Stet may take back
+                text = None
+            source = await asyncio.to_thread(safe.exists, ws.path_of(h.uri))
+            target = h.new_uri is not None and await asyncio.to_thread(safe.exists, ws.path_of(h.new_uri))
             return fileop.undoable(h.kind, text, "".join(mem.replacement), source, target)
         lines = await self._current_lines(h.uri)
         if lines is None:
@@ -276,8 +289,11 @@ class Deciding:
         """Can the hunk's change be made again: is the text it replaces where it was?"""
         mem = self.st.hunks.get(h.id, h)
         if h.kind != "edit":
-            text = await self._current_text(h.uri)
-            target = h.new_uri is not None and await asyncio.to_thread(os.path.lexists, self.st.ws.resolve(h.new_uri))
+            try:
+                text = await self._current_text(h.uri)
+            except StetError:
+                return False
+            target = h.new_uri is not None and await asyncio.to_thread(safe.exists, self.st.ws.path_of(h.new_uri))
             return fileop.applicable(h.kind, text, h.old_text, "".join(mem.replacement), target)
         lines = await self._current_lines(h.uri)
         if lines is None:
@@ -316,11 +332,11 @@ class Deciding:
         doc = self.st.doc(uri)
         if doc is not None:
             return doc.text
-        return await asyncio.to_thread(read_text, self.st.ws.resolve(uri))
+        return await asyncio.to_thread(read_text, self.st.ws.path_of(uri))
 
     async def _current_lines(self, uri: str) -> list[str] | None:
         doc = self.st.doc(uri)
         if doc is not None:
             return doc.lines
-        text = await asyncio.to_thread(read_text, self.st.ws.resolve(uri))
+        text = await asyncio.to_thread(read_text, self.st.ws.path_of(uri))
         return None if text is None else split_lines(text)

@@ -12,6 +12,7 @@ from ..domain.anchor import Found, LineIndex, find_applied, locate, text_at
 from ..domain.model import Hunk
 from ..domain.status import Status, TransitionError, check
 from ..errors import StetError
+from ..workspace import safe
 from .config import new_id
 from .state import ReviewState
 
@@ -24,6 +25,7 @@ class Memory:
         self._sync_lock = asyncio.Lock()
         self._derive_lock = asyncio.Lock()
         self._derived: dict[str, tuple[Status, int, Status]] = {}
+        self._why: dict[str, str] = {}  # why relocation found a file operation stale
         self._in_file_dirty: dict[str, tuple[int, bool]] = {}  # hunk id -> (version, in file)
 
     async def sync(self) -> set[str]:
@@ -69,7 +71,17 @@ class Memory:
             if f is not None:
                 f.anchors.put(row.id, old)
         status_changed = old.status != row.status
-        for name in ("status", "feedback", "version", "decided_at", "applied_text", "lsn", "message", "task_id"):
+        for name in (
+            "status",
+            "feedback",
+            "version",
+            "decided_at",
+            "applied_text",
+            "lsn",
+            "message",
+            "task_id",
+            "problem",
+        ):
             setattr(old, name, getattr(row, name))
         if f is None or row.status != Status.APPLIED or old.in_file is None:
             old.in_file = row.in_file
@@ -107,13 +119,16 @@ class Memory:
         hunks: Iterable[Hunk],
         index: LineIndex | None = None,
         *,
+        blocked: str | None = None,
         buffer: bool = False,
     ) -> list[tuple[Hunk, Status]]:
         """Find each hunk's text in `lines` (None: the file does not exist); return the
         status changes that follow. An applied hunk's `in_file` is set from what is found
         (changes are queued to be stored, see `flush_derived`). With `buffer` (an open
         document's lines) a hunk found there is tracked from now on, and a tracked hunk's
-        own position is evidence before its context."""
+        own position is evidence before its context. `blocked` says why the file's path
+        cannot be used at all (a symlink on the way, not a file): no file operation can be
+        carried out there."""
         if index is None:
             index = LineIndex(lines) if lines is not None else None
         derived = []
@@ -125,11 +140,14 @@ class Memory:
             tracked = buffer and h.tracked
             if h.kind != "edit":
                 if h.status in (Status.PENDING, Status.STALE):
-                    ok = self._file_op_applicable(h, lines)
+                    why = blocked or self._file_op_blocked(h)
+                    ok = why is None and self._file_op_applicable(h, lines)
                     if ok and h.status == Status.STALE:
                         derived.append((h, Status.PENDING))
                     elif not ok and h.status == Status.PENDING:
                         derived.append((h, Status.STALE))
+                        if why:
+                            self._why[h.id] = why
                 elif h.status == Status.APPLIED:
                     self.set_in_file(h, self._file_op_in_place(h, lines))
                 continue
@@ -161,6 +179,8 @@ class Memory:
                 moved.append((h.line, found.line - h.line))
                 h.line = found.line
                 h.tracked = buffer
+                if h.status == Status.STALE and h.problem and not buffer and self._edit_blocked(h):
+                    continue  # its text is there, but the file still cannot be rewritten (a hard link...)
                 if h.status == Status.STALE:
                     derived.append((h, Status.PENDING))
                 continue
@@ -193,7 +213,7 @@ class Memory:
         text = None if lines is None else "".join(lines)
         try:
             source = text is not None
-            target = bool(h.new_uri) and os.path.lexists(self.st.ws.resolve(h.new_uri or ""))
+            target = bool(h.new_uri) and safe.exists(self.st.ws.path_of(h.new_uri or ""))
         except (StetError, OSError, ValueError):
             return False
         return fileop.undoable(h.kind, text, "".join(h.replacement), source, target)
@@ -203,10 +223,35 @@ class Memory:
         target = False
         if h.kind == "rename" and h.new_uri:
             try:
-                target = os.path.lexists(self.st.ws.resolve(h.new_uri))
+                target = safe.exists(self.st.ws.path_of(h.new_uri))
             except (StetError, OSError, ValueError):
                 return False
         return fileop.applicable(h.kind, text, h.old_text, h.new_text, target)
+
+    def _edit_blocked(self, h: Hunk) -> str | None:
+        """Why Stet still cannot rewrite the closed file of an edit it found stale with a problem."""
+        try:
+            return safe.cannot_rewrite(self.st.ws.path_of(h.uri))
+        except StetError as exc:
+            return exc.message
+
+    def _file_op_blocked(self, h: Hunk) -> str | None:
+        """Why the place a file operation would put a file cannot take one (a symlink or a
+        file on the way, a path Stet refuses); None when nothing is in the way."""
+        for uri in (h.new_uri,) if h.kind == "rename" else (h.uri,) if h.kind == "create" else ():
+            if not uri:
+                continue
+            try:
+                path = self.st.ws.path_of(uri)
+                parent = os.path.dirname(path)
+                while not safe.exists(parent):  # the first folder on the way that exists
+                    parent = os.path.dirname(parent)
+                os.close(safe.open_folder(parent, final=False))
+            except StetError as exc:
+                return exc.message
+            except OSError as exc:
+                return exc.strerror or str(exc)
+        return None
 
     def derive(self, changes: list[tuple[Hunk, Status]]) -> None:
         """Queue status changes that follow from content; they are written with a
@@ -251,6 +296,7 @@ class Memory:
                     if status is not None:
                         r.status, r.version = status, r.version + 1
                         r.in_file = None
+                        r.problem = self._why.pop(r.id, None) if status == Status.STALE else None
                     else:  # derived, like a position: no new version
                         r.in_file = marks[r.id][1]
                     r.lsn = lsn

@@ -39,6 +39,22 @@ def _overlap(a: int, a_len: int, b: int, b_len: int) -> bool:
     return a < b + b_len and b < a + a_len
 
 
+def _bytes(text: str | None) -> int:
+    return 0 if text is None else len(text.encode("utf-8", "surrogatepass"))
+
+
+def _stored_size(
+    hunks: list[Hunk], pid: str, task_id: str | None, agent: str | None, message: str | None, files: Iterable[str]
+) -> int:
+    """What a proposal makes Stet store, in bytes: every hunk's texts and context, the message
+    (once), the ids and the op log entry naming the files."""
+    size = _bytes(message) + _bytes(agent) + 2 * (_bytes(pid) + _bytes(task_id)) + sum(_bytes(f) for f in files)
+    for h in hunks:
+        size += _bytes(h.old_text) + _bytes(h.new_text) + _bytes(h.uri) + _bytes(h.new_uri) + 64
+        size += sum(_bytes(c) for c in (*h.ctx_before, *h.ctx_after))
+    return size
+
+
 def _sha(data: object) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
@@ -121,6 +137,12 @@ class Proposing:
             ]
             if len(new_hunks) > limits.max_hunks:
                 raise TooLarge(f"the proposal makes {len(new_hunks)} hunks; the limit is {limits.max_hunks}")
+            stored = _stored_size(new_hunks, proposal_id, task_id, agent, message, planned.results)
+            if stored > limits.max_bytes:
+                raise TooLarge(
+                    f"the proposal would make Stet store {stored} bytes (its hunks' old and new text and context, "
+                    f"its message and ids); the limit is {limits.max_bytes}"
+                )
             async with store.write() as tx:
                 existing = await tx.proposal(proposal_id)
                 if existing is not None:
@@ -232,5 +254,5 @@ class Proposing:
         out: dict[str, str | None] = {}
         for uri in uris:
             doc = self.st.doc(uri)
-            out[uri] = doc.text if doc is not None else await asyncio.to_thread(read_text, self.st.ws.resolve(uri))
+            out[uri] = doc.text if doc is not None else await asyncio.to_thread(read_text, self.st.ws.path_of(uri))
         return out

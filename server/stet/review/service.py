@@ -184,6 +184,10 @@ class Review:
             proposal_id, changes, task_id, agent, message, edit_hash=edit_hash, already_in=already_in
         )
 
+    async def proposal_record(self, proposal_id: str) -> dict | None:
+        """A proposal's own record (task, agent, its whole message, when it came), None if unknown."""
+        return await self.state.require_store().proposal_record(proposal_id)
+
     async def replay(self, proposal_id: str, edit_hash: str) -> dict | None:
         return await self.proposing.replay(proposal_id, edit_hash)
 

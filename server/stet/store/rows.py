@@ -19,7 +19,7 @@ Params = Iterable[Any]
 
 HUNK_COLUMNS = (
     "id, proposal_id, task_id, seq, uri, kind, new_uri, status, line, old_text, new_text, "
-    "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, in_file"
+    "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, in_file, problem"
 )
 
 
@@ -50,6 +50,7 @@ def hunk_from_row(r: Any) -> Hunk:
         decided_at=r[17],
         lsn=r[18],
         in_file=None if r[19] is None else bool(r[19]),
+        problem=r[20],
     )
 
 
@@ -69,12 +70,13 @@ def hunk_values(h: Hunk) -> Row:
         json.dumps(h.ctx_before),
         json.dumps(h.ctx_after),
         None if h.applied_text is None else "".join(h.applied_text),
-        h.message,
+        None,  # the message is the proposal's, stored once there (see `with_messages`)
         h.feedback,
         h.version,
         h.decided_at,
         h.lsn,
         None if h.in_file is None else int(h.in_file),
+        h.problem,
     )
 
 
@@ -106,6 +108,20 @@ OP_BY_ID = "SELECT lsn, op_id, kind, args, result, at FROM oplog WHERE op_id = ?
 
 def op_row(r: Any) -> OpRow:
     return OpRow(r[0], r[1], r[2], json.loads(r[3]), json.loads(r[4]) if r[4] else None, r[5])
+
+
+def with_messages(raw: sqlite3.Connection, hunks: list[Hunk], cache: dict[str, str | None]) -> None:
+    """Give each hunk its proposal's message: one string per proposal, shared by its hunks
+    (stored once, in `proposals`; hunks stored before that keep their own copy)."""
+    missing = sorted({h.proposal_id for h in hunks if h.message is None and h.proposal_id not in cache})
+    for i in range(0, len(missing), 500):
+        chunk = missing[i : i + 500]
+        marks = ", ".join("?" * len(chunk))
+        for pid, message in raw.execute(f"SELECT id, message FROM proposals WHERE id IN ({marks})", chunk):
+            cache[pid] = message
+    for h in hunks:
+        if h.message is None:
+            h.message = cache.get(h.proposal_id)
 
 
 def hunk_rows(raw: sqlite3.Connection, ids: list[str]) -> list[Row]:

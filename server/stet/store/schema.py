@@ -121,6 +121,14 @@ MIGRATIONS: list[list[str]] = [
             hash TEXT
         )""",
     ],
+    # 5: why a hunk's decision could not be carried out (shown to the developer, explained by doctor);
+    # a proposal's message stored once (in proposals), not once per hunk.
+    [
+        "ALTER TABLE hunks ADD COLUMN problem TEXT",
+        # A proposal's message is stored once, in proposals: drop the copies hunks carried.
+        "UPDATE hunks SET message = NULL WHERE message IS NOT NULL AND message = "
+        "(SELECT p.message FROM proposals p WHERE p.id = hunks.proposal_id)",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

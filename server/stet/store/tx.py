@@ -271,7 +271,7 @@ class Tx:
         self._unstamped.add(h.uri)
         await self._run(
             "UPDATE hunks SET status = ?, line = ?, applied_text = ?, feedback = ?, version = ?, "
-            "decided_at = ?, lsn = ?, in_file = ? WHERE id = ?",
+            "decided_at = ?, lsn = ?, in_file = ?, problem = ? WHERE id = ?",
             (
                 h.status.value,
                 h.line,
@@ -281,6 +281,7 @@ class Tx:
                 h.decided_at,
                 h.lsn,
                 None if h.in_file is None else int(h.in_file),
+                h.problem,
                 h.id,
             ),
         )
