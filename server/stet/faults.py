@@ -38,6 +38,14 @@ POINTS = (
     "recover:after-relocate",
     "task:after-commit",
     "inbox:after-propose",
+    # capture (docs/cli.md, "Capturing an agent's edits"): the proposal and its restore journal
+    # commit together; the files are restored after, one at a time, then the journal is closed.
+    "snapshot:after-blobs",
+    "capture:after-commit",
+    "capture:after-restore",
+    "capture:before-done",
+    "run:after-snapshot",
+    "run:after-agent",
 )
 
 

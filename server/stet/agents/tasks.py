@@ -28,6 +28,7 @@ from . import intake
 from .checks import opt_text as _opt_text
 from .checks import text as _text
 from .derived import input_key, propose_derived
+from .snapshots import Snapshots
 
 
 class Tasks:
@@ -211,9 +212,12 @@ class Tasks:
             await sql.touch(tx, task_id, lsn, status=status, summary=summary)
             return {"task": (await self._task(tx, task_id)).state()}
 
-        return await self._write(
+        result = await self._write(
             "task.finish", request_id, {"taskId": task_id, "status": status, "summary": summary}, do
         )
+        if status != "open":
+            await Snapshots(self.review).drop(task_id)  # its baseline is no longer needed
+        return result
 
     # --- reads ----------------------------------------------------------------------------
     async def context(self, task_id: str) -> dict:

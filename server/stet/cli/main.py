@@ -37,6 +37,9 @@ COMMANDS = {
     "doctor": ("doctor", "cmd_doctor"),
     "task": ("tasks", "cmd_task"),
     "resume": ("tasks", "cmd_resume"),
+    "capture": ("capture", "cmd_capture"),
+    "snapshot": ("capture", "cmd_snapshot"),
+    "run": ("capture", "cmd_run"),
 }
 
 

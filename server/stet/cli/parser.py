@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from . import tasks
+from . import capture, tasks
 
 DEFAULT_EXPORT = ("accepted", "applied")
 
@@ -109,4 +109,5 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     tasks.add_commands(sub, common, as_json, mutation)  # task, resume, mcp
+    capture.add_commands(sub, common, as_json, mutation)  # capture, snapshot, run
     return parser

@@ -28,6 +28,11 @@ def add_commands(sub, common, as_json, mutation) -> None:
     p.add_argument("--goal", "-g", help="what the developer asked for, and what done means")
     p.add_argument("--id", dest="task_id", help="the task id (default: made from the title)")
     p.add_argument("--agent", help="the agent's name")
+    p.add_argument(
+        "--snapshot",
+        action="store_true",
+        help="record every file of the workspace now: the baseline `stet capture --task` compares with",
+    )
 
     p = tsub.add_parser(
         "step",
@@ -100,6 +105,12 @@ async def cmd_task(args) -> int:
         if sub == "start":
             out = await tasks.start(args.title, args.goal, agent=args.agent, task_id=args.task_id, request_id=rid)
             text = out["task"]["id"] if out["created"] else f"{out['task']['id']} (already started)"
+            if args.snapshot:
+                from ..agents.snapshots import Snapshots
+
+                snap = await Snapshots(review).take(out["task"]["id"], None)
+                out["snapshot"] = snap
+                print(f"stet: snapshot of {snap['files']} file(s) taken", file=sys.stderr)
         elif sub == "step":
             out = await tasks.step(args.task, text=args.text, status=args.status, n=args.n, request_id=rid)
             s = out["step"]

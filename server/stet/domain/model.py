@@ -31,6 +31,9 @@ class Hunk:
     decided_at: str | None = None
     applied_text: Lines | None = None  # the developer's own replacement (accept with changes)
     lsn: int = 0  # the operation that last changed this hunk
+    # Captured with --keep: the agent wrote the new text into the file itself and it was left
+    # there, so while pending the document shows the new text (reject puts the old text back).
+    kept: bool = False
     # Not stored: whether the replacement (not the old text) is what the document shows now.
     shows_new: bool = field(default=False, compare=False)
     # Not stored: the line last written to the store (checkpoints write only what moved).
@@ -86,7 +89,22 @@ class Hunk:
             "version": self.version,
             "decidedAt": self.decided_at,
             **({"appliedText": "".join(self.applied_text)} if self.applied_text is not None else {}),
+            **({"kept": True} if self.kept else {}),
+            "inFile": self.in_file,
         }
+
+    @property
+    def in_file(self) -> bool | None:
+        """Whether the new text is in the document now: for an applied hunk, and for a kept
+        one while it waits for review; None for every other status (nothing to tell)."""
+        if self.status == Status.APPLIED or (self.kept and self.status == Status.PENDING):
+            return self.shows_new
+        return None
+
+    def shown_when_loaded(self) -> bool:
+        """What the document is expected to show before anyone looked: the new text for an
+        applied hunk and for a kept one waiting for review, else the old text."""
+        return self.status == Status.APPLIED or (self.kept and self.status == Status.PENDING)
 
 
 def lines_of(text: str | None) -> Lines:

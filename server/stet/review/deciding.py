@@ -118,6 +118,9 @@ class Deciding:
         reverts = [rows[h] for h, t in targets.items() if rows[h].status == Status.APPLIED]
         for h in reverts:
             await self._check_revertible(h)
+        # A kept hunk's new text was left in the file for review: rejecting it puts the old
+        # text back (journaled like an undo; written only where the new text still is).
+        reverts += [rows[h] for h, t in targets.items() if t == Status.REJECTED and self._kept_in_file(rows[h])]
         args: dict[str, object] = {"hunkIds": ids}
         if feedback is not None:
             args["feedback"] = feedback
@@ -145,9 +148,12 @@ class Deciding:
                 ("revert", sorted(reverts, key=lambda h: h.kind != "edit")),
             )
         ]
+        reverted = {h.id for h in reverts}
         for hid, target in targets.items():
             h = rows[hid]
             h.status, h.version, h.lsn = target, h.version + 1, lsn
+            if hid in reverted:
+                h.kept = False  # its new text is taken out of the file: an ordinary hunk from now on
             if action == "undo":
                 h.feedback, h.decided_at, h.applied_text = None, None, None
             else:
@@ -167,6 +173,10 @@ class Deciding:
                 eid = await tx.add_effect(lsn, uri, action_name, edits, where, owner)
                 effects.append(EffectRow(eid, lsn, uri, action_name, edits, "pending", 0, where, owner))
         return effects
+
+    def _kept_in_file(self, h: Hunk) -> bool:
+        mem = self.st.hunks.get(h.id)
+        return h.kept and h.status == Status.PENDING and (mem is None or mem.shows_new)
 
     @staticmethod
     def _effect_edit(h: Hunk, action: str) -> dict:

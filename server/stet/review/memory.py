@@ -51,7 +51,7 @@ class Memory:
         f = st.open.get(row.uri)
         if old is None:
             row.stored_line = row.line
-            row.shows_new = row.status == Status.APPLIED
+            row.shows_new = row.shown_when_loaded()
             st.hunks[row.id] = row
             st.by_uri.setdefault(row.uri, {})[row.id] = row
             if f is None:
@@ -68,14 +68,24 @@ class Memory:
             if f is not None:
                 f.anchors.put(row.id, old)
         status_changed = old.status != row.status
-        for name in ("status", "feedback", "version", "decided_at", "applied_text", "lsn", "message", "task_id"):
+        for name in (
+            "status",
+            "feedback",
+            "version",
+            "decided_at",
+            "applied_text",
+            "lsn",
+            "message",
+            "task_id",
+            "kept",
+        ):
             setattr(old, name, getattr(row, name))
         old.stored_line = row.line
         if row.id in st.in_flight:
             return []
         if f is None:
             old.line = row.line
-            old.shows_new = row.status == Status.APPLIED
+            old.shows_new = row.shown_when_loaded()
         elif status_changed and (
             row.status in (Status.PENDING, Status.STALE) or (row.status == Status.APPLIED) != old.shows_new
         ):
@@ -127,8 +137,14 @@ class Memory:
                 if found:
                     h.line, h.shows_new = found.line, False
                 continue
-            found = locate(index, h.old, h.line, h.ctx_before, h.ctx_after)
-            h.shows_new = False
+            found = None
+            if h.kept:
+                # The agent's text was left in the file for review: it is where to look first.
+                found = locate(index, h.replacement, h.line, h.ctx_before, h.ctx_after, trust_hint=False)
+                h.shows_new = found is not None
+            if not found:
+                found = locate(index, h.old, h.line, h.ctx_before, h.ctx_after)
+                h.shows_new = False
             if found:
                 moved.append((h.line, found.line - h.line))
                 h.line = found.line

@@ -37,6 +37,7 @@ async def open_review(
     if not recover_later:
         try:
             await review.sync()
+            await review.finish_captures()  # a capture killed before its files were restored
         except BaseException:
             await review.close()
             raise

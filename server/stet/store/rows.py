@@ -19,7 +19,7 @@ Params = Iterable[Any]
 
 HUNK_COLUMNS = (
     "id, proposal_id, task_id, seq, uri, kind, new_uri, status, line, old_text, new_text, "
-    "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn"
+    "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, kept"
 )
 
 
@@ -49,6 +49,7 @@ def hunk_from_row(r: Any) -> Hunk:
         version=r[16],
         decided_at=r[17],
         lsn=r[18],
+        kept=bool(r[19]),
     )
 
 
@@ -73,6 +74,7 @@ def hunk_values(h: Hunk) -> Row:
         h.version,
         h.decided_at,
         h.lsn,
+        int(h.kept),
     )
 
 

@@ -264,7 +264,7 @@ class Tx:
     async def save_hunk(self, h: Hunk) -> None:
         await self._run(
             "UPDATE hunks SET status = ?, line = ?, applied_text = ?, feedback = ?, version = ?, "
-            "decided_at = ?, lsn = ? WHERE id = ?",
+            "decided_at = ?, lsn = ?, kept = ? WHERE id = ?",
             (
                 h.status.value,
                 h.line,
@@ -273,6 +273,7 @@ class Tx:
                 h.version,
                 h.decided_at,
                 h.lsn,
+                int(h.kept),
                 h.id,
             ),
         )
