@@ -107,11 +107,14 @@ class Capture:
                 + ": take one before the agent works (`stet snapshot`, `stet task start --snapshot`, or run it "
                 "with `stet run`)"
             )
-        return await asyncio.to_thread(self._from_git, top, base, prefixes)
+        tree_id = None if base == INDEX else await asyncio.to_thread(git.resolve, top, base)
+        found = Found(base)
+        await asyncio.to_thread(self._from_git, found, top, tree_id, prefixes, self.root)
+        return found
 
-    def _read_now(self, rel: str, found: Found) -> tuple[bool, bytes | None]:
+    def _read_now(self, rel: str, found: Found, here: str | None = None) -> tuple[bool, bytes | None]:
         try:
-            return True, contents.read_regular(os.path.join(self.root, rel))
+            return True, contents.read_regular(os.path.join(here or self.root, rel))
         except contents.NotAFile as exc:
             found.refused.append(Refused(rel, f"{exc}: only regular files are captured; left as it is"))
         except OSError as exc:
@@ -150,10 +153,10 @@ class Capture:
         self._judge(seen, found)
         return found
 
-    def _from_git(self, top: str, base: str, prefixes: list[str]) -> Found:
-        tree_id = None if base == INDEX else git.resolve(top, base)
-        found = Found(base)
-        inside = os.path.relpath(self.root, top).replace(os.sep, "/")
+    def _from_git(self, found: Found, top: str, tree_id: str | None, prefixes: list[str], here: str) -> None:
+        """The files of `here` (the workspace root, or the same folder in a worktree of the
+        repository at `top`) that differ from git's index (tree_id None) or from a tree."""
+        inside = os.path.relpath(here, top).replace(os.sep, "/")
         cut = "" if inside == "." else inside + "/"
         wanted = prefixes or [""]
         names = [n[len(cut) :] for n in git.changed(top, tree_id) if n.startswith(cut)]
@@ -176,11 +179,10 @@ class Capture:
         for rel in names:
             if rel in refused or entries.get(cut + rel, ("",))[0] == "160000":
                 continue
-            ok, now = self._read_now(rel, found)
+            ok, now = self._read_now(rel, found, here)
             if ok:
                 seen.append(Seen(rel, blobs[shas[rel]] if rel in shas else None, now))
         self._judge(seen, found)
-        return found
 
     def _judge(self, seen: Sequence[Seen], found: Found) -> None:
         """Keep the files that changed and can be captured; refuse the others, saying why."""
@@ -216,6 +218,49 @@ class Capture:
                 found.files[s.rel] = (_text(base), _text(s.now))
             except (ValueError, UnicodeDecodeError):
                 found.refused.append(Refused(s.rel, "binary or not UTF-8: Stet reviews text; left as it is"))
+
+    def from_worktree(self, worktree: str, tree_id: str) -> Found:
+        """What an agent changed in a worktree since `tree_id` (the tree it started from)."""
+        top = git.toplevel(self.root) or self.root
+        here = os.path.join(worktree, os.path.relpath(self.root, top))
+        found = Found("worktree")
+        self._from_git(found, worktree, tree_id, [], os.path.realpath(here))
+        return found
+
+    def onto_workspace(self, found: Found) -> dict[str, tuple[str | None, str | None]]:
+        """The agent's changes made in a worktree, carried onto the workspace's files as they are
+        now (the developer may have changed them meanwhile): (text now, text it becomes) per
+        file. A file whose change does not fit what the developer did is refused, left alone."""
+        out: dict[str, tuple[str | None, str | None]] = {}
+        for rel, (base, new) in sorted(found.files.items()):
+            ok, data = self._read_now(rel, found)
+            if not ok:
+                continue
+            try:
+                here = _text(data)
+            except (ValueError, UnicodeDecodeError):
+                found.refused.append(Refused(rel, "binary or not UTF-8 in the workspace; left as it is"))
+                continue
+            if here == new:
+                continue
+            if here == base:
+                out[rel] = (here, new)
+            elif base is None or new is None or here is None:
+                what = "created" if base is None else "deleted" if new is None else "changed"
+                found.refused.append(
+                    Refused(rel, f"{what} by the agent, but the workspace's file changed meanwhile; not proposed")
+                )
+            else:
+                merged = git.merge(here.encode(), base.encode(), new.encode())
+                if merged is None:
+                    found.refused.append(
+                        Refused(
+                            rel, "changed by the agent and, meanwhile, in the workspace in the same lines; not proposed"
+                        )
+                    )
+                    continue
+                out[rel] = (here, merged.decode("utf-8"))
+        return out
 
     # --- from what changed to a proposal ------------------------------------------------------
     def layered(self, found: Found, task_id: str | None) -> dict[str, tuple[str | None, str | None]]:
@@ -307,6 +352,7 @@ class Capture:
         """Capture what changed since the baseline; the answer of `Review.capture`, plus what was
         refused and which baseline was used (`proposalId` None: nothing new to propose)."""
         prefixes = [self.snapshots.rel(p) for p in paths]
+        await self.review.sync()  # the developer may have decided meanwhile (layered below)
         found = await self.find(task_id, prefixes, base)
         files = self.layered(found, task_id)
         refused = [{"path": r.path, "why": r.why} for r in found.refused]
@@ -337,6 +383,42 @@ class Capture:
         if consume is not None:
             await self.snapshots.collect()
         return {**answer, **extra}
+
+    async def from_worktree_run(
+        self,
+        worktree: str,
+        tree_id: str,
+        *,
+        task_id: str | None,
+        message: str | None,
+        agent: str | None,
+        cleanup: dict | None,
+    ) -> dict:
+        """Propose what an agent changed in `worktree` since `tree_id` into the workspace (whose
+        files are not written); `cleanup` (remove the worktree) is journaled with it."""
+        await self.review.sync()
+        found = await asyncio.to_thread(self.from_worktree, worktree, tree_id)
+        files = await asyncio.to_thread(self.onto_workspace, found)
+        extra = {"baseline": "worktree", "refused": [{"path": r.path, "why": r.why} for r in found.refused]}
+        if not files:
+            return {**_nothing(), **extra, "keep": False}
+        renames = await asyncio.to_thread(self.renamed, files)
+        changes, bases, results = self.changes(files, renames)
+        key = _key(["worktree", task_id, tree_id, sorted((r, _h(b), _h(n)) for r, (b, n) in files.items())])
+        answer = await self.review.capture(
+            "c-" + key[:16],
+            changes,
+            bases,
+            results,
+            keep=False,
+            in_place=False,
+            task_id=task_id,
+            agent=agent,
+            message=message,
+            edit_hash=key,
+            cleanup=None if found.refused else cleanup,
+        )
+        return {**answer, **extra, "keep": False}
 
 
 def _start() -> dict:

@@ -7,6 +7,8 @@ files get their baseline back (or keep the agent's version, `--keep`), in one du
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
 import sys
 
 from .output import one_line, print_hunks, print_json
@@ -86,11 +88,12 @@ def summary(answer: dict) -> str:
         repeats = len(answer.get("alreadyProposed", ())) + len(answer.get("rejectedBefore", ()))
         return "nothing new to capture" + (f" ({repeats} change(s) already proposed)" if repeats else "")
     files = {h["uri"] for h in answer["hunks"]}
-    where = (
-        "the agent's version stays in the files for review"
-        if answer.get("keep")
-        else "the files have their baseline back"
-    )
+    if answer.get("baseline") == "worktree":
+        where = "your files were not written"
+    elif answer.get("keep"):
+        where = "the agent's version stays in the files for review"
+    else:
+        where = "the files have their baseline back"
     return (
         f"proposal {answer['proposalId']}: {len(answer['hunks'])} hunk(s) in {len(files)} file(s) "
         f"(baseline: {answer.get('baseline')}); {where}"
@@ -146,3 +149,30 @@ async def cmd_snapshot(args) -> int:
     else:
         print(f"snapshot{' of ' + args.task if args.task else ''}: {out['files']} file(s), {out['new']} new")
     return 0
+
+
+async def cmd_run(args) -> int:
+    from ..agents.run import Run, say
+    from .locate import Usage
+    from .session import opened
+
+    argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+    if not argv:
+        raise Usage("give the agent's command after --: stet run [--task T] [--worktree] -- CMD ARGS...")
+    if args.worktree and args.keep:
+        raise Usage("--keep and --worktree do not go together: with --worktree your files are never written")
+    agent = args.agent or os.path.basename(argv[0])
+    message = args.message or f"stet run: {shlex.join(argv)}"[:500]
+    async with opened(args, create=True) as review:
+        runner = Run(review)
+        kept = None
+        if args.worktree:
+            code, answer, kept = await runner.in_worktree(argv, task_id=args.task, message=message, agent=agent)
+        else:
+            code, answer = await runner.in_place(argv, task_id=args.task, keep=args.keep, message=message, agent=agent)
+        say(summary(answer))
+        _report(answer, sys.stderr)
+        if kept:
+            why = "the agent failed" if code else "not everything could be proposed"
+            say(f"the worktree is kept at {kept} ({why}); remove it with `git worktree remove --force {kept}`")
+    return code

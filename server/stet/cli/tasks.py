@@ -92,6 +92,15 @@ def add_commands(sub, common, as_json, mutation) -> None:
         description="Serve Stet's tools over the Model Context Protocol on stdio: tasks, proposals, review status.",
     )
     p.add_argument("--agent", help="the name recorded for this agent's tasks and proposals")
+    p.add_argument(
+        "--http",
+        metavar="[HOST:]PORT",
+        help="serve over streamable HTTP instead of stdio, for agents on other machines (host default "
+        "127.0.0.1); every request needs the bearer token kept in .stet/mcp-token",
+    )
+    p.add_argument(
+        "--print-token", action="store_true", help="print the bearer token for --http (made if missing) and exit"
+    )
 
 
 async def cmd_task(args) -> int:

@@ -180,6 +180,12 @@ def remove_worktree(root: str, path: str) -> None:
         if p.returncode != 0 and os.path.isdir(path):
             shutil.rmtree(path, ignore_errors=True)
     run(root, "worktree", "prune", ok=range(0, 256))
+    parent = os.path.dirname(path)
+    if os.path.basename(parent).startswith("stet-run-"):
+        try:
+            os.rmdir(parent)  # the temporary folder `stet run` made for it
+        except OSError:
+            pass
 
 
 def snapshot_tree(worktree: str) -> str:
