@@ -186,9 +186,13 @@ def test_base_ref_and_exact_bytes(tmp_path):
     assert stet_json("capture", cwd=root)["proposalId"] is None
     answer = stet_json("capture", "--base", "HEAD", cwd=root)
     assert len(answer["hunks"]) == 2 and answer["baseline"] == "HEAD"
-    assert (root / "crlf.txt").read_bytes() == b"one\r\ntwo\r\nthree\r\n" and (root / "tail.txt").read_bytes() == b"a\nb"
+    assert (root / "crlf.txt").read_bytes() == b"one\r\ntwo\r\nthree\r\n" and (
+        root / "tail.txt"
+    ).read_bytes() == b"a\nb"
     stet("accept", "--proposal", answer["proposalId"], cwd=root)
-    assert (root / "crlf.txt").read_bytes() == b"one\r\nTWO\r\nthree\r\n" and (root / "tail.txt").read_bytes() == b"a\nB"
+    assert (root / "crlf.txt").read_bytes() == b"one\r\nTWO\r\nthree\r\n" and (
+        root / "tail.txt"
+    ).read_bytes() == b"a\nB"
 
 
 def test_stet_run_passes_the_exit_code_and_leaves_the_output_untouched(repo):
