@@ -113,3 +113,17 @@ async def test_kept_hunks_in_the_editor(tmp_path):
         assert dev.text(u) == A_BASE.replace(*EDITS["limit"]), "the buffer has the old line back"
     finally:
         await dev.stop()
+
+
+async def test_kept_file_operations_stay_pending_when_a_server_checks_them(tmp_path):
+    """A server's recovery re-checks every open hunk against the files: a kept delete or rename
+    is found done (its new state is in the files), not stale."""
+    root = agent_repo(tmp_path / "repo")
+    assert (await asyncio.to_thread(stet, "run", "--keep", "--", *AGENT, "1", cwd=root)).returncode == 0
+    dev = Session(root)
+    await dev.start()
+    try:
+        states = [(h["kind"], Path(h["uri"]).name, h["status"], h["inFile"]) for h in await dev.hunks()]
+        assert len(states) == 7 and {s[2:] for s in states} == {("pending", True)}, states
+    finally:
+        await dev.stop()

@@ -24,7 +24,6 @@ from ..errors import Conflict, InvalidParams, StetError, UnknownTask
 from ..faults import fault
 from ..review import Review, new_id
 from ..store import tasks as sql
-from . import intake
 from .checks import opt_text as _opt_text
 from .checks import text as _text
 from .derived import input_key, propose_derived
@@ -314,6 +313,8 @@ class Tasks:
         A diff that no longer fits because some of this task's hunks were applied since it
         was made is carried onto the files as they are now."""
         _text("taskId", task_id, 256)
+        from . import intake  # the WorkspaceEdit parser loads lsprotocol: only when a diff comes in
+
         answer, notes = await intake.propose_patch(
             self.review, text, proposal_id, task_id=task_id, agent=agent, message=message, strip=strip
         )

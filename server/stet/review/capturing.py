@@ -114,6 +114,13 @@ class Capturing:
                 )
                 for seq, p in enumerate(planned.hunks)
             ]
+            if keep:
+                # A kept rename is done in the files: the edits of the renamed file are where it is
+                # now, as after an accepted rename (a reject moves them back with the file).
+                moved = {p.uri: p.new_uri for p in planned.hunks if p.kind == "rename" and p.new_uri}
+                for h in new:
+                    if h.kind == "edit" and h.uri in moved:
+                        h.uri = moved[h.uri]
             if len(new) > limits.max_hunks:
                 raise TooLarge(f"the capture makes {len(new)} hunks; the limit is {limits.max_hunks}")
             async with store.write() as tx:

@@ -174,6 +174,12 @@ class Memory:
                 target = os.path.lexists(self.st.ws.resolve(h.new_uri))
             except (StetError, OSError, ValueError):
                 return False
+        if h.kept:
+            # Left done in the files for review: done (shown) or still to do are both fine.
+            done = fileop.undoable(h.kind, text, h.new_text, text is not None, target)
+            h.shows_new = done
+            if done:
+                return True
         return fileop.applicable(h.kind, text, h.old_text, h.new_text, target)
 
     def derive(self, changes: list[tuple[Hunk, Status]]) -> None:
