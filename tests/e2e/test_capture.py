@@ -256,3 +256,47 @@ def test_run_json_of_capture_names_the_baseline(repo):
     p = stet("capture", "--id", "mine", cwd=repo)
     assert p.returncode == 1 and "Conflict" in p.stderr
     assert (repo / "b.txt").read_text() == "changed again\n"
+
+
+STANDIN = """#!/bin/sh
+# A stand-in for the real {name}: records its arguments, then works like a coding agent.
+printf '%s\\n' "$@" > "$STANDIN_LOG/{name}.args"
+exec {agent} 1 {extra}
+"""
+RECIPES = {  # the command lines of docs/cli.md, "Recipes: agents that write files"
+    "codex": ["codex", "exec", "--sandbox", "workspace-write", "add input validation to signup()"],
+    "gemini": ["gemini", "--approval-mode=auto_edit", "-p", "add input validation to signup()"],
+    "aider": ["aider", "--no-auto-commits", "--no-dirty-commits", "--yes", "-m", "add input validation", "a.py"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(RECIPES))
+def test_the_documented_recipes_under_stet_run(repo, tmp_path, name):
+    bin_dir, log = tmp_path / "bin", tmp_path / "log"
+    bin_dir.mkdir()
+    log.mkdir()
+    script = bin_dir / name
+    script.write_text(STANDIN.format(name=name, agent=" ".join(AGENT), extra=""))
+    script.chmod(0o755)
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "STANDIN_LOG": str(log)}
+    p = stet("run", "--task", name, "--", *RECIPES[name], cwd=repo, env=env, input="")
+    assert p.returncode == 0, p.stderr
+    assert (log / f"{name}.args").read_text().splitlines() == RECIPES[name][1:], "arguments passed as written"
+    assert tally(hunks(repo, "--task", name)) == ROUND1
+    assert (repo / "a.py").read_text() == A_BASE
+
+
+def test_aider_committing_in_a_worktree(repo, tmp_path):
+    bin_dir, log = tmp_path / "bin", tmp_path / "log"
+    bin_dir.mkdir()
+    log.mkdir()
+    (bin_dir / "aider").write_text(STANDIN.format(name="aider", agent=" ".join(AGENT), extra="--commit"))
+    (bin_dir / "aider").chmod(0o755)
+    head = git("rev-parse", "HEAD", cwd=repo)
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "STANDIN_LOG": str(log)}
+    p = stet(
+        "run", "--task", "a", "--worktree", "--", "aider", "--yes", "-m", "add input validation", cwd=repo, env=env
+    )
+    assert p.returncode == 0, p.stderr
+    assert tally(hunks(repo, "--task", "a")) == ROUND1
+    assert git("rev-parse", "HEAD", cwd=repo) == head, "its commits stayed in the worktree"

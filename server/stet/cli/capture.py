@@ -84,20 +84,28 @@ def _report(answer: dict, stream) -> None:
 
 def summary(answer: dict) -> str:
     """One line saying what a capture did."""
+    repeats = len(answer.get("alreadyProposed", ())) + len(answer.get("rejectedBefore", ()))
+    again = f" ({repeats} change(s) proposed before, not again)" if repeats else ""
     if answer.get("proposalId") is None:
-        repeats = len(answer.get("alreadyProposed", ())) + len(answer.get("rejectedBefore", ()))
-        return "nothing new to capture" + (f" ({repeats} change(s) already proposed)" if repeats else "")
-    files = {h["uri"] for h in answer["hunks"]}
+        return "nothing new to capture" + again
     if answer.get("baseline") == "worktree":
         where = "your files were not written"
     elif answer.get("keep"):
         where = "the agent's version stays in the files for review"
     else:
         where = "the files have their baseline back"
-    return (
-        f"proposal {answer['proposalId']}: {len(answer['hunks'])} hunk(s) in {len(files)} file(s) "
-        f"(baseline: {answer.get('baseline')}); {where}"
-    )
+    files = {h["uri"] for h in answer["hunks"]}
+    what = f"{len(answer['hunks'])} hunk(s) in {len(files)} file(s)" if answer["hunks"] else "no new hunks"
+    return f"proposal {answer['proposalId']}: {what}{again} (baseline: {answer.get('baseline')}); {where}"
+
+
+def rejected_lines(answer: dict, rel) -> list[str]:
+    """The changes the developer had rejected, with their feedback: not proposed again."""
+    return [
+        f"rejected before by the developer, not proposed again: {h['id']} {rel(h['uri'])}: "
+        f"{one_line(h['feedback'], 200) or '(no feedback)'}"
+        for h in answer.get("rejectedBefore", ())
+    ]
 
 
 def failed(answer: dict) -> bool:
@@ -124,11 +132,8 @@ async def cmd_capture(args) -> int:
             print(summary(answer))
             if answer["hunks"]:
                 print_hunks(review, answer["hunks"], False)
-            for h in answer.get("rejectedBefore", ()):
-                print(
-                    f"rejected before by the developer, not proposed again: {h['id']} {review.ws.rel(h['uri'])}: "
-                    f"{one_line(h['feedback'], 200) or '(no feedback)'}"
-                )
+            for line in rejected_lines(answer, review.ws.rel):
+                print(line)
         _report(answer, sys.stderr)
     return 1 if failed(answer) else 0
 
@@ -171,6 +176,8 @@ async def cmd_run(args) -> int:
         else:
             code, answer = await runner.in_place(argv, task_id=args.task, keep=args.keep, message=message, agent=agent)
         say(summary(answer))
+        for line in rejected_lines(answer, review.ws.rel):
+            say(line)
         _report(answer, sys.stderr)
         if kept:
             why = "the agent failed" if code else "not everything could be proposed"
