@@ -6,7 +6,8 @@ import {
 import { HunkState } from './logic/hunk';
 import { HunkModel } from './logic/model';
 import { findExecutable } from './logic/which';
-import { ServerCommand, commandLine, restoredMessage, serverCommand, startFailureMessage } from './logic/settings';
+import { ServerCommand, commandLine, serverCommand, startFailureMessage } from './logic/settings';
+import { errorText } from './logic/errors';
 
 /** Crashes within this window before we stop restarting (a server that dies at once, in a loop). */
 const CRASH_WINDOW_MS = 60_000;
@@ -22,13 +23,15 @@ export class StetClient implements vscode.Disposable {
   private ranSinceStart = false;
   private readonly statusEmitter = new vscode.EventEmitter<Status>();
   readonly onStatus = this.statusEmitter.event;
+  private readonly restoredEmitter = new vscode.EventEmitter<RestoredParams>();
+  /** stet/restored, once the hunks have been re-read. */
+  readonly onRestored = this.restoredEmitter.event;
   status: Status = 'stopped';
   private disposables: vscode.Disposable[] = [];
 
   constructor(
     private readonly model: HunkModel,
     private readonly output: vscode.OutputChannel,
-    private readonly onRestored: (p: RestoredParams) => void,
     private readonly askRejectFeedback: (hunkIds: string[]) => Promise<string | null | undefined>,
   ) {}
 
@@ -57,14 +60,16 @@ export class StetClient implements vscode.Disposable {
       },
       middleware: {
         // The server's "Reject…" lenses and code actions run stet.reject*: ask for the optional reason first.
-        executeCommand: async (command, args, next) => {
-          let params = args[0];
-          if (/^stet\.reject(File|All)?$/.test(command) && params && typeof params === 'object' && params.feedback === undefined) {
-            const feedback = await this.askRejectFeedback(params.hunkIds ?? []);
+        executeCommand: async (command, args: unknown[], next) => {
+          let params: unknown = args[0];
+          if (/^stet\.reject(File|All)?$/.test(command) && params && typeof params === 'object' &&
+              (params as { feedback?: unknown }).feedback === undefined) {
+            const ids = (params as { hunkIds?: unknown }).hunkIds;
+            const feedback = await this.askRejectFeedback(Array.isArray(ids) ? ids.filter((x): x is string => typeof x === 'string') : []);
             if (feedback === undefined) return undefined; // cancelled
             if (feedback) params = { ...params, feedback };
           }
-          const result = await next(command, [params, ...args.slice(1)]);
+          const result: unknown = await next(command, [params, ...args.slice(1)]);
           this.absorb(result);
           return result;
         },
@@ -91,7 +96,7 @@ export class StetClient implements vscode.Disposable {
         this.refreshServerLenses(client);
       }),
       client.onNotification('stet/restored', (p: RestoredParams) => {
-        void this.refresh().then(() => this.onRestored(p));
+        void this.refresh().then(() => this.restoredEmitter.fire(p));
       }),
     );
     this.setStatus('starting');
@@ -153,7 +158,7 @@ export class StetClient implements vscode.Disposable {
       const res = await client.sendRequest<{ hunks: HunkState[] }>('stet/listHunks', {});
       this.model.replaceAll(res?.hunks ?? []);
     } catch (e) {
-      this.output.appendLine(`[stet] stet/listHunks failed: ${e instanceof Error ? e.message : e}`);
+      this.output.appendLine(`[stet] stet/listHunks failed: ${errorText(e)}`);
     }
   }
 
@@ -161,7 +166,7 @@ export class StetClient implements vscode.Disposable {
   async command(command: string, params: Record<string, unknown>): Promise<HunkState[]> {
     const client = this.client;
     if (!client || !client.isRunning()) throw new Error('the Stet server is not running');
-    const result = await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [params] });
+    const result: unknown = await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [params] });
     this.absorb(result);
     return (result as { hunks?: HunkState[] } | null)?.hunks ?? [];
   }
@@ -197,5 +202,6 @@ export class StetClient implements vscode.Disposable {
   dispose(): void {
     void this.stop();
     this.statusEmitter.dispose();
+    this.restoredEmitter.dispose();
   }
 }

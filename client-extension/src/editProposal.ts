@@ -2,6 +2,7 @@
 // hunk with the developer's text (stet.accept with `text`). A tiny in-memory file system backs it.
 import * as path from 'path';
 import * as vscode from 'vscode';
+import { errorText } from './logic/errors';
 import { HunkState } from './logic/hunk';
 
 export const EDIT_SCHEME = 'stet-edit';
@@ -44,7 +45,7 @@ export class ProposalEditor implements vscode.FileSystemProvider {
       await this.accept(f.hunk, Buffer.from(content).toString('utf8'));
     } catch (e) {
       // VS Code shows this as the save error and keeps the edits.
-      throw vscode.FileSystemError.Unavailable(`Stet could not accept: ${e instanceof Error ? e.message : e}`);
+      throw vscode.FileSystemError.Unavailable(`Stet could not accept: ${errorText(e)}`);
     }
     f.data = content;
     f.mtime = Date.now();
@@ -55,7 +56,7 @@ export class ProposalEditor implements vscode.FileSystemProvider {
       saved.dispose();
       void this.close(uri);
     });
-    setTimeout(() => saved.dispose(), 10_000);
+    setTimeout(() => { saved.dispose(); }, 10_000);
   }
 
   private async close(uri: vscode.Uri) {
