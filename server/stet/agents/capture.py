@@ -132,6 +132,11 @@ class Capture:
                 entries[rel] = value
         for rel, (h, agent_h) in sorted(entries.items()):
             found.used.append(rel)
+            ok, now = self._read_now(rel, found)
+            if not ok:
+                continue
+            if _h(now) == h and agent_h is None:
+                continue  # unchanged: its stored content need not be read
             try:
                 base = self.snapshots.blobs.get(h) if h else None
                 agent: object = _UNKNOWN
@@ -140,9 +145,7 @@ class Capture:
             except BlobMissing as exc:
                 found.refused.append(Refused(rel, f"{exc}; left as it is"))
                 continue
-            ok, now = self._read_now(rel, found)
-            if ok:
-                seen.append(Seen(rel, base, now, agent))
+            seen.append(Seen(rel, base, now, agent))
         if current.whole:
             for rel in tree.files(self.root):
                 if rel in entries or not tree.under(rel, wanted) or tree.under(rel, current.consumed):
@@ -187,7 +190,12 @@ class Capture:
     def _judge(self, seen: Sequence[Seen], found: Found) -> None:
         """Keep the files that changed and can be captured; refuse the others, saying why."""
         limit = self.review.state.limits.max_bytes
+        # A file refused because a folder took its place: what is in that folder stays with it.
+        folders = [r.path for r in found.refused if os.path.isdir(os.path.join(self.root, r.path))]
         for s in seen:
+            if tree.under(s.rel, folders):
+                found.refused.append(Refused(s.rel, "inside a folder that took a file's place; left as it is"))
+                continue
             if s.base == s.now:
                 continue
             base = s.base
