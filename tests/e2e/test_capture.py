@@ -300,3 +300,20 @@ def test_aider_committing_in_a_worktree(repo, tmp_path):
     assert p.returncode == 0, p.stderr
     assert tally(hunks(repo, "--task", "a")) == ROUND1
     assert git("rev-parse", "HEAD", cwd=repo) == head, "its commits stayed in the worktree"
+
+
+def test_doctor_tells_of_snapshots_kept_hunks_and_left_worktrees(repo):
+    (repo / "b.txt").write_text("changed\n")
+    stet_json("capture", "--keep", cwd=repo)
+    stet("snapshot", "--all", "--task", "later", cwd=repo)
+    p = stet("run", "--worktree", "--", "sh", "-c", "echo x > b.txt; exit 3", cwd=repo)
+    assert p.returncode == 3 and "the worktree is kept at" in p.stderr
+    kept = p.stderr.split("the worktree is kept at ")[1].split(" ")[0]
+    p = stet("doctor", "--json", cwd=repo)
+    assert p.returncode == 1, "a worktree left is something to attend to"
+    report = json.loads(p.stdout)
+    what = [f["what"] for f in report["findings"]]
+    assert any("snapshot (the whole workspace" in w and "task later" in w for w in what)
+    assert not any("no longer in the file on disk" in w for w in what), "a kept hunk's text is its new text"
+    assert any(kept in w and f["level"] == "warn" for f, w in zip(report["findings"], what))
+    git("worktree", "remove", "--force", kept, cwd=repo)

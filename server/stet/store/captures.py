@@ -48,6 +48,15 @@ async def snapshot_set(tx: Tx, task_key: str) -> SnapshotSet | None:
     return out
 
 
+async def snapshot_sets(tx: Tx) -> list[tuple[str, bool, int]]:
+    """(task key, whole, how many files) of every snapshot waiting for a capture."""
+    rows = await tx._all(
+        "SELECT s.task_key, s.whole, COUNT(e.uri) FROM snapshot_sets s "
+        "LEFT JOIN snapshots e ON e.task_key = s.task_key GROUP BY s.task_key ORDER BY s.task_key"
+    )
+    return [(r[0], bool(r[1]), int(r[2])) for r in rows]
+
+
 async def start_set(tx: Tx, task_key: str, whole: bool, lsn: int) -> None:
     """A new set for the task: a whole one replaces what was there; a partial one is added to."""
     if whole:

@@ -188,6 +188,18 @@ def remove_worktree(root: str, path: str) -> None:
             pass
 
 
+def run_worktrees(root: str) -> list[str]:
+    """Worktrees of the repository at `root` that `stet run --worktree` made and left."""
+    top = toplevel(root)
+    if top is None:
+        return []
+    out = run(top, "worktree", "list", "--porcelain", "-z").stdout.split(b"\0")
+    paths = [
+        item[len(b"worktree ") :].decode("utf-8", "surrogateescape") for item in out if item.startswith(b"worktree ")
+    ]
+    return [p for p in paths if os.path.basename(os.path.dirname(p)).startswith("stet-run-")]
+
+
 def snapshot_tree(worktree: str) -> str:
     """A tree object of everything in `worktree` (ignored files left out), via its own index."""
     run(worktree, "add", "-A", "--", ".")
