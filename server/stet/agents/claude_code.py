@@ -22,6 +22,7 @@ from typing import Any
 
 from ..errors import InvalidParams, OutsideWorkspace
 from ..review import Review
+from ..store import tasks as task_sql
 from .capture import Capture
 from .snapshots import Snapshots
 from .tasks import Tasks
@@ -70,7 +71,8 @@ async def handle(review: Review, payload: Any, *, keep: bool = True) -> dict:
         except OutsideWorkspace:
             return {}  # not a file of this workspace (or Stet's and git's own): not reviewed here
         if event == "PreToolUse":
-            await Tasks(review).start(f"Claude Code session {session[:8]}", agent="claude-code", task_id=task)
+            if not await _task_exists(review, task):  # the first write of the session starts it
+                await Tasks(review).start(f"Claude Code session {session[:8]}", agent="claude-code", task_id=task)
             await snapshots.take(task, [path])
         else:
             await snapshots.agent_wrote(task, path)
@@ -83,6 +85,11 @@ async def handle(review: Review, payload: Any, *, keep: bool = True) -> dict:
         )
         return {"systemMessage": stop_message(answer, task)} if answer.get("proposalId") or answer["refused"] else {}
     return {}
+
+
+async def _task_exists(review: Review, task_id: str) -> bool:
+    async with review.require_store().read() as tx:
+        return await task_sql.task(tx, task_id) is not None
 
 
 def stop_message(answer: dict, task: str) -> str:

@@ -99,6 +99,21 @@ class Snapshots:
             prior = await store.op(op_id)
             if prior is not None:
                 return prior.result
+            if not whole:
+                # A file already recorded keeps its first content: nothing to read or write for it
+                # (an agent writes the same file many times in a turn; each write runs the hook).
+                before = await self.current(task_id)
+                known = set(before.entries) if before is not None else set()
+                fresh = [r for r in rels if self.uri(r) not in known]
+                if not fresh:
+                    return {
+                        "taskId": task_id,
+                        "whole": bool(before and before.whole),
+                        "files": 0,
+                        "new": 0,
+                        "notes": [],
+                    }
+                rels = fresh
             entries, notes = await asyncio.to_thread(self._store_contents, rels)
             fault("snapshot:after-blobs")
             async with store.write() as tx:
