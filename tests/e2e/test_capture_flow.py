@@ -105,6 +105,10 @@ async def test_kept_hunks_in_the_editor(tmp_path):
         limit = next(h for h in shown.values() if h["newText"] == EDITS["limit"][1])
         assert limit["kept"] and limit["inFile"] is True and limit["range"]["start"]["line"] == 0
         main = next(h for h in shown.values() if h["newText"] == EDITS["main"][1])
+        lenses = await dev.request("textDocument/codeLens", {"textDocument": {"uri": u}})
+        titles = sorted(lens["command"]["title"] for lens in lenses if lens["range"]["start"]["line"] == 0)
+        assert any(t.startswith("Accept (keep: ") for t in titles), titles
+        assert "Reject (put the old text back)" in titles
         applies = dev.apply_requests
         r = await dev.command("stet.accept", {"hunkIds": [limit["id"]]})
         assert r["hunks"][0]["status"] == "applied" and dev.apply_requests == applies, "nothing to write"
