@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 from ..domain.capture import settle
 from ..domain.model import Hunk
-from ..domain.proposal import BadProposal, Change
+from ..domain.proposal import BadProposal, Change, Planned
 from ..domain.proposal import plan as plan_proposal
 from ..domain.status import Status
 from ..domain.task import LIVE, same_change
@@ -94,33 +94,7 @@ class Capturing:
             for uri, text in planned.results.items():
                 if now.get(uri) != text:  # the proposal must give exactly what the agent wrote
                     raise InvalidParams(f"the capture of {st.ws.rel(uri)} does not reproduce the file; nothing stored")
-            new = [
-                Hunk(
-                    id=new_id("h"),
-                    proposal_id=capture_id,
-                    task_id=task_id,
-                    seq=seq,
-                    uri=p.uri,
-                    kind=p.kind,
-                    status=Status.PENDING,
-                    line=p.spec.start,
-                    old=p.spec.old,
-                    new=p.spec.new,
-                    ctx_before=p.spec.ctx_before,
-                    ctx_after=p.spec.ctx_after,
-                    new_uri=p.new_uri,
-                    message=message,
-                    kept=keep,
-                )
-                for seq, p in enumerate(planned.hunks)
-            ]
-            if keep:
-                # A kept rename is done in the files: the edits of the renamed file are where it is
-                # now, as after an accepted rename (a reject moves them back with the file).
-                moved = {p.uri: p.new_uri for p in planned.hunks if p.kind == "rename" and p.new_uri}
-                for h in new:
-                    if h.kind == "edit" and h.uri in moved:
-                        h.uri = moved[h.uri]
+            new = self._hunks(planned.hunks, capture_id, task_id, message, keep)
             if len(new) > limits.max_hunks:
                 raise TooLarge(f"the capture makes {len(new)} hunks; the limit is {limits.max_hunks}")
             async with store.write() as tx:
@@ -185,6 +159,39 @@ class Capturing:
         await self.memory.sync()
         await self.finish_open()
         return await self._answer(capture_id)
+
+    @staticmethod
+    def _hunks(
+        planned: list[Planned], capture_id: str, task_id: str | None, message: str | None, keep: bool
+    ) -> list[Hunk]:
+        new = [
+            Hunk(
+                id=new_id("h"),
+                proposal_id=capture_id,
+                task_id=task_id,
+                seq=seq,
+                uri=p.uri,
+                kind=p.kind,
+                status=Status.PENDING,
+                line=p.spec.start,
+                old=p.spec.old,
+                new=p.spec.new,
+                ctx_before=p.spec.ctx_before,
+                ctx_after=p.spec.ctx_after,
+                new_uri=p.new_uri,
+                message=message,
+                kept=keep,
+            )
+            for seq, p in enumerate(planned)
+        ]
+        if keep:
+            # A kept rename is done in the files: the edits of the renamed file are where it is
+            # now, as after an accepted rename (a reject moves them back with the file).
+            moved = {p.uri: p.new_uri for p in planned if p.kind == "rename" and p.new_uri}
+            for h in new:
+                if h.kind == "edit" and h.uri in moved:
+                    h.uri = moved[h.uri]
+        return new
 
     def _digest_now(self, uri: str) -> str | None:
         try:
