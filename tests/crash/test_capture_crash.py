@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from stet.faults import CAPTURE_POINTS
-from support.capturetools import AGENT, agent_repo, captures, hunks, kinds
-from support.clitools import STET, db_summary, git, snapshot, stet, stet_json
+from support.capturetools import AGENT, agent_repo, captures, hunks, kinds, review_summary
+from support.clitools import STET, git, snapshot, stet, stet_json
 from support.figures import FIGURES
 
 EXPECTED = {
@@ -70,9 +70,9 @@ class Model:
         stet(*retry, cwd=self.root)
         assert self.check() == "after"
         db = self.root / ".stet" / "stet.db"
-        stored = db_summary(db)
+        stored = review_summary(db)
         assert stet_json("capture", cwd=self.root)["proposalId"] is None
-        assert db_summary(db) == stored and snapshot(self.root) == self.baseline
+        assert review_summary(db) == stored and snapshot(self.root) == self.baseline
 
 
 def count(kind: str) -> None:
@@ -127,9 +127,9 @@ def test_capture_keep_killed_after_commit(template, tmp_path):
     kept = {**{k: v for k, v in EXPECTED.items() if k[:2] != ("edit", "r.txt")}, ("edit", "s.txt", "pending"): 1}
     assert tally(hs) == kept and all(h["kept"] for h in hs)
     assert snapshot(root) == model.agent_files, "--keep: the agent's version stays"
-    stored = db_summary(root / ".stet" / "stet.db")
+    stored = review_summary(root / ".stet" / "stet.db")
     assert stet_json("capture", "--keep", cwd=root)["proposalId"] in (None, hs[0]["proposalId"])
-    assert db_summary(root / ".stet" / "stet.db") == stored
+    assert review_summary(root / ".stet" / "stet.db") == stored
 
 
 def test_snapshot_killed_after_its_contents_before_its_record(template, tmp_path):

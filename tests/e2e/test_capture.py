@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from support.capturetools import AGENT, B_BASE, OLD, agent_repo, captures, duplicates, hunks, kinds
-from support.clitools import commit_all, db_summary, git, make_repo, snapshot, stet, stet_json
+from support.capturetools import AGENT, B_BASE, OLD, agent_repo, captures, duplicates, hunks, kinds, review_summary
+from support.clitools import commit_all, git, make_repo, snapshot, stet, stet_json
 from support.scripted_agent import A_BASE, EDITS, NEW_PY, R_BASE, S_TEXT
 
 ROUND1 = {
@@ -63,10 +63,10 @@ def test_capture_in_place_proposes_every_kind_of_change_and_puts_the_baseline_ba
     assert captures(repo / ".stet" / "stet.db") == [(answer["proposalId"], "done")]
 
     # Capturing again adds nothing: the files are the baseline now.
-    stored = db_summary(repo / ".stet" / "stet.db")
+    stored = review_summary(repo / ".stet" / "stet.db")
     again = stet_json("capture", cwd=repo)
     assert again["proposalId"] is None and again["hunks"] == []
-    assert db_summary(repo / ".stet" / "stet.db") == stored
+    assert review_summary(repo / ".stet" / "stet.db") == stored
 
     # Accepting everything gives exactly what the agent wrote.
     assert stet("accept", "--proposal", answer["proposalId"], cwd=repo).returncode == 0
@@ -109,18 +109,18 @@ def test_keep_leaves_the_agent_version_and_the_review_decides(repo):
     assert main_new in (repo / "a.py").read_text()
 
     # Nothing left to capture: every change is decided, and capturing adds nothing.
-    stored = db_summary(repo / ".stet" / "stet.db")
+    stored = review_summary(repo / ".stet" / "stet.db")
     assert stet_json("capture", "--keep", cwd=repo)["proposalId"] is None
-    assert db_summary(repo / ".stet" / "stet.db") == stored
+    assert review_summary(repo / ".stet" / "stet.db") == stored
 
 
 def test_keep_twice_proposes_only_the_new_part_and_merges_what_changed(repo):
     (repo / "a.py").write_text(A_BASE.replace("LIMIT = 10", "LIMIT = 20"))
     first = stet_json("capture", "--keep", cwd=repo)
     assert len(first["hunks"]) == 1
-    stored = db_summary(repo / ".stet" / "stet.db")
+    stored = review_summary(repo / ".stet" / "stet.db")
     assert stet_json("capture", "--keep", cwd=repo)["proposalId"] == first["proposalId"]  # a replay
-    assert db_summary(repo / ".stet" / "stet.db") == stored, "the same capture again adds nothing"
+    assert review_summary(repo / ".stet" / "stet.db") == stored, "the same capture again adds nothing"
     # The agent changes its own line again and another one: one new hunk for the other line, and
     # the changed line's hunk is replaced (its text is not in the file any more).
     (repo / "a.py").write_text(A_BASE.replace("LIMIT = 10", "LIMIT = 30").replace("world", "there"))

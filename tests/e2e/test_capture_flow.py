@@ -74,6 +74,7 @@ async def test_run_review_in_the_editor_run_again_resume(tmp_path):
             "rejected": [main],
             "stale": [],
             "superseded": [],
+            "removedSinceApplied": [],
         }
         assert ctx["hunks"]["rejected"][0]["feedback"] == FEEDBACK
         # The editor's view of the task is the same.

@@ -195,8 +195,9 @@ def test_doctor_finds_drift_and_leftovers_and_fix_settles_them(repo):
     nonl = [h["id"] for h in hunks if h["uri"].endswith("/nonl.txt")]
     sick = stet("doctor", cwd=repo)
     assert sick.returncode == 1
-    assert "no longer in the file on disk" in sick.stdout and nonl[0] in sick.stdout
-    assert "temp file" in sick.stdout and leftover.exists()  # doctor alone changes nothing
+    # Every process re-checks files changed since Stet last looked: the hunk is stale at once.
+    assert "stale hunk" in sick.stdout and nonl[0] in sick.stdout
+    assert "temp file" in sick.stdout and leftover.exists()  # doctor alone removes no temp file
     fixed = json.loads(stet("doctor", "--fix", "--json", cwd=repo).stdout)
     assert not leftover.exists()
     stale = [f for f in fixed["findings"] if f.get("hunkIds") and "stale" in f["what"]]

@@ -161,19 +161,26 @@ async def test_undo_applied_reverts_the_file(ws, session):
     assert read(ws / "a.py").count("line 6a\n") == 1
 
 
-async def test_undo_applied_in_buffer_and_conflict_when_new_text_gone(ws, session):
+async def test_undo_applied_in_buffer_and_nothing_reverted_when_new_text_gone(ws, session):
     a = session.open(ws / "a.py")
     _, hunks = await propose_two(session, ws)
     hid = hunks[0]["id"]
     await session.command("stet.accept", {"hunkIds": [hid]})
     res = await session.command("stet.undo", {"hunkIds": [hid]})
     assert res["hunks"][0]["status"] == "pending" and session.text(a) == "".join(A_LINES)
-    await session.command("stet.accept", {"hunkIds": [hid]})
+    res = await session.command("stet.accept", {"hunkIds": [hid]})
+    assert res["hunks"][0]["inFile"] is True
     session.type(a, rng(1, 0, 1, 4), "MINE")  # the developer rewrites the applied line
     await session.wait_quiet()
-    with pytest.raises(JsonRpcException) as err:
-        await session.command("stet.undo", {"hunkIds": [hid]})
-    assert codes(err) == -32002
+    listed = (await session.request("stet/listHunks", {}))["hunks"]
+    assert [h["inFile"] for h in listed if h["id"] == hid] == [False]
+    # Undo of a change that is gone reverts nothing (there is nothing to revert): the decision
+    # goes back, and the hunk's old text being gone too, it is stale.
+    res = await session.command("stet.undo", {"hunkIds": [hid]})
+    assert res["hunks"][0]["status"] in ("pending", "stale") and res["hunks"][0]["inFile"] is None
+    await session.wait_quiet()
+    listed = (await session.request("stet/listHunks", {}))["hunks"]
+    assert [h["status"] for h in listed if h["id"] == hid] == ["stale"]
     assert "MINE TWO" in session.text(a)
 
 

@@ -46,7 +46,7 @@ def test_request_ids_make_commands_safe_to_repeat(ws):
     assert first == again
     assert len(stet_json(ws, "resume", "t1")["decisions"]) == 1
     again = stet(ws, "task", "start", "T", "--id", "t1")
-    assert again.returncode == 0 and "already started" in again.stdout
+    assert again.returncode == 0 and again.stdout == "t1\n" and "already started" in again.stderr
 
 
 def test_exit_codes(ws):

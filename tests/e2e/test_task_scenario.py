@@ -122,6 +122,7 @@ async def test_a_new_worker_carries_on_where_a_killed_one_stopped(ws):
             "rejected": [l5],
             "stale": [c2],
             "superseded": [],
+            "removedSinceApplied": [],
         }
         assert ctx["hunks"]["rejected"][0]["feedback"] == FEEDBACK
         changed = ctx["hunks"]["acceptedWithChanges"][0]

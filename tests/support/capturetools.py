@@ -56,3 +56,19 @@ def duplicates(hs: list[dict]) -> list[tuple]:
         key = (h["uri"], h["kind"], h["newUri"], h["oldText"], h["newText"])
         seen[key] = seen.get(key, 0) + 1
     return [k for k, n in seen.items() if n > 1]
+
+
+def review_summary(db: Path) -> tuple:
+    """What a capture may add: proposals, hunks (id, status, version, kept) and capture journals.
+    Derived marks (a hunk's inFile, positions) are left out: opening the store may record them."""
+    if not db.exists():
+        return (None,)
+    conn = sqlite3.connect(db)
+    try:
+        return (
+            conn.execute("SELECT COUNT(*) FROM proposals").fetchone()[0],
+            tuple(conn.execute("SELECT id, status, version, kept FROM hunks ORDER BY id").fetchall()),
+            conn.execute("SELECT COUNT(*) FROM captures").fetchone()[0],
+        )
+    finally:
+        conn.close()

@@ -87,7 +87,7 @@ class Session:
         root: Path,
         env: dict[str, str] | None = None,
         *,
-        late_changes: bool = False,
+        late_changes: bool | float = False,
         refuse_edits: bool = False,
         capabilities: str = "visual_studio_code",
         init_options: dict | None = None,
@@ -185,7 +185,10 @@ class Session:
                 for e in edits
             ]
             if self.late_changes:
-                asyncio.get_running_loop().call_later(0.15, self._send_change, u, pairs)
+                # True: Neovim-like (~150 ms after answering); a number: that many seconds, e.g.
+                # past the server's wait, as eglot sends it only once Emacs is idle again.
+                delay = 0.15 if self.late_changes is True else float(self.late_changes)
+                asyncio.get_running_loop().call_later(delay, self._send_change, u, pairs)
             else:
                 self._send_change(u, pairs)
         return types.ApplyWorkspaceEditResult(applied=True)

@@ -644,6 +644,9 @@ class Run:
                     f"{f.name} ({where}) differs from its base with the applied hunks: "
                     + self.describe(self.tokens_of(actual), expected, applied)
                 )
+            actual_tokens = self.tokens_of(actual)
+            for m in mine:
+                problems += self.check_range(m, by_id[m.id], actual_tokens, where)
             for m in mine:
                 status = by_id[m.id]["status"]
                 if not m.old:
@@ -660,6 +663,37 @@ class Run:
                         f"{base[max(0, i - CTX) : i + len(m.old) + CTX]}, line {i}; actual {self.tokens_of(actual)[max(0, i - 6) : i + 6]}"
                     )
         return problems
+
+    def check_range(self, m: MHunk, h: dict, actual: list[str], where: str) -> list[str]:
+        """The reported range is on the hunk's text as the document is now: its old text for a
+        pending hunk, its new text for an applied one (which must say it is in the file)."""
+        line = h["range"]["start"]["line"]
+        if h["status"] == "applied":
+            repl = self.applied_tokens(h) or m.new
+            out = (
+                []
+                if h.get("inFile") is True
+                else [f"{m.id} is applied and in the {where}, but inFile is {h.get('inFile')}"]
+            )
+            if repl and tuple(actual[line : line + len(repl)]) != tuple(repl):
+                out.append(
+                    f"{m.id} applied: its range (line {line}) selects {actual[line : line + len(repl)]}, not {repl}"
+                )
+            return out
+        if h.get("inFile") is not None:
+            return [f"{m.id} is {h['status']} but inFile is {h.get('inFile')} (only an applied hunk has one)"]
+        if h["status"] != "pending":
+            return []
+        if m.old:
+            if tuple(actual[line : line + len(m.old)]) != m.old:
+                return [
+                    f"{m.id} pending: its range (line {line}) selects {actual[line : line + len(m.old)]}, not {m.old}"
+                ]
+            return []
+        at = self.insertion_point(actual, m)
+        if at is not None and line != at:
+            return [f"{m.id} pending insertion: its range is at line {line}, not {at}"]
+        return []
 
     @staticmethod
     def intact(base: list[str], old: tuple) -> bool:
@@ -717,6 +751,7 @@ class Run:
             "close": 5,
             "save": 5,
             "type": 12,
+            "type_near": 10,
             "outside": 8,
             "mar": 4,
             "unmar": 3,
@@ -891,6 +926,15 @@ class Run:
                     self.violation(f"{command} answered {ans.code}: {ans.message}")
                     raise Violation()
                 # Refused: nothing changed; Conflict only when some target forbids it.
+                sure = [m for m in targets or [] if isinstance(m, MHunk)]
+                if (
+                    sure
+                    and len(sure) == len(targets or [])
+                    and ans.code == -32002
+                    and all(m.statuses <= set(ACTION[action]) for m in sure)
+                ):
+                    self.violation(f"{command} refused ({ans.message}) though every target allows it")
+                    raise Violation()
                 return
             ids = [h["id"] for h in ans["hunks"]]
             for h in ans["hunks"]:
@@ -1177,6 +1221,47 @@ class Run:
         r, text, _ = self.edit_base(f, change, lines)
         self.note(f"type in {f.name}: {change}")
         s.type(f.uri, r, text)
+        return None
+
+    def op_type_near(self, s):
+        """The developer types a line directly above or below a hunk (pending or applied), or
+        inside its trailing context: its tracked position must hold, its range must stay on its
+        text, and deciding it afterwards must work (issue 13, case 3)."""
+        cands = []
+        for m in self.hunks.values():
+            f = self.files[m.file]
+            if not self.is_open(f) or not m.old:
+                continue
+            repl = next(iter(m.texts)) if len(m.texts) == 1 else None
+            if m.statuses == closure({"pending"}) and self.intact(self.base(f), m.old):
+                cands.append((m, f, m.old))
+            elif m.statuses == {"applied"} and (repl or m.new):
+                cands.append((m, f, repl or m.new))
+        if not cands:
+            return None
+        m, f, shown = self.rnd.choice(cands)
+        base = self.base(f)
+        lines = self.tokens_of(self.actual(f))
+        if shown[0] not in lines:
+            return None
+        start = lines.index(shown[0])
+        end = start + len(shown)
+        i = base.index(m.old[0])
+        where = self.rnd.choice(["above", "below", "below", "in-context"])
+        if where == "above":
+            at, q = start, i
+        elif where == "below":
+            at, q = end, i + len(m.old)
+        else:  # after the first line of its trailing context
+            q = i + len(m.old) + 1
+            if q > len(base) or base[q - 1] not in lines:
+                return None
+            at = lines.index(base[q - 1]) + 1
+        tok = self.token(f, "Y")
+        base.insert(q, tok)
+        m.zone = m.zone | {tok}
+        self.note(f"type {where} {m.id} ({sorted(m.statuses)}) in {f.name}: {tok} at line {at}")
+        s.type(f.uri, rng(at, 0, at, 0), tok + f.eol)
         return None
 
     def op_outside(self, s):

@@ -195,6 +195,7 @@ def test_context_groups_hunks_and_lists_open_questions():
         "rejected": ["h3", "x0"],
         "stale": ["h4"],
         "superseded": [],
+        "removedSinceApplied": [],
     }
     assert "+Line 5 by the developer" in ctx["hunks"]["acceptedWithChanges"][0]["developerChanges"]
     assert [d["text"] for d in ctx["decisions"]] == ["Upper case"]

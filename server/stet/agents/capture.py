@@ -281,7 +281,8 @@ class Capture:
             return h.status == Status.APPLIED or (h.kept and h.status == Status.PENDING and h.task_id != task_id)
 
         def own(h) -> bool:
-            return h.kept and h.status == Status.PENDING and h.task_id == task_id
+            # Stale too: the agent changed its kept text again (the snapshot still has it).
+            return h.kept and h.status in (Status.PENDING, Status.STALE) and h.task_id == task_id
 
         by_uri = {self.uri(rel): rel for rel in found.files}
         hunks = [h for h in self.review.hunks.values() if h.uri in by_uri or (h.new_uri or "") in by_uri]

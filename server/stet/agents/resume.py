@@ -21,6 +21,14 @@ STEP_TITLES = {
 
 SECTIONS = (
     ("completed", "Completed (applied: in the files)", "Do not redo these."),
+    (
+        "removedSinceApplied",
+        "Accepted, then removed from the files by someone",
+        "The developer accepted these and they were applied, but their text is no longer in the files "
+        "(an undo in the editor, a checkout, another tool or task). They are NOT done and NOT in the files: "
+        "do not rely on them; ask the developer whether to re-apply them (the editor's Re-apply action, "
+        "`stet reapply ID`) before proposing them again.",
+    ),
     ("staged", "Staged (accepted, being written into the files)", "Do not redo these."),
     (
         "acceptedWithChanges",
@@ -74,6 +82,8 @@ def render(ctx: dict) -> str:
         f"- In the files or being written: {n['completed']} completed, {n['staged']} staged, "
         f"{n['acceptedWithChanges']} accepted with the developer's changes"
     )
+    if n["removedSinceApplied"]:
+        out.append(f"- Accepted, then removed from the files by someone: {n['removedSinceApplied']} (not done)")
     with_feedback = sum(1 for h in hunks["rejected"] if h["feedback"])
     out.append(
         f"- Waiting for the developer: {n['pendingConfirmation']} · rejected: {n['rejected']} "
@@ -142,7 +152,10 @@ def render(ctx: dict) -> str:
             continue
         out += ["", f"### {title} ({len(items)})", "", advice]
         for h in items:
-            out += ["", f"#### `{h['path']}` line {h['line']} · {h['id']} · {h['status']}", ""]
+            label = {"create": " · new file", "delete": " · file deleted", "rename": " · file renamed"}.get(
+                h.get("kind", "edit"), ""
+            )
+            out += ["", f"#### `{h['path']}` line {h['line']} · {h['id']} · {h['status']}{label}", ""]
             if h.get("message"):
                 out.append(f"Rationale: {_one_line(h['message'])}")
                 out.append("")
@@ -162,7 +175,7 @@ def render(ctx: dict) -> str:
                 out += ["", "How the developer changed it before accepting:", ""]
                 out += _fenced(h["developerChanges"].rstrip("\n").split("\n"))
                 continue
-            out += _fenced(_change_diff(h["oldText"], h["newText"]))
+            out += _hunk_body(h)
 
     out += ["", "## Open questions", ""]
     if ctx["openQuestions"]:
@@ -182,6 +195,18 @@ def _file_verdict(f: dict) -> str:
     if f["hash"] is None:
         return "**created since read** (it did not exist then): read it"
     return "**changed since read** by someone else: read it again before relying on it"
+
+
+def _hunk_body(h: dict) -> list[str]:
+    """A hunk's change: a diff for an edit; what happens to the file for a file operation."""
+    kind = h.get("kind", "edit")
+    if kind == "rename":
+        return [f"Rename: `{h['path']}` → `{h.get('newPath') or h.get('newUri')}` (the content is unchanged by it)."]
+    if kind == "create":
+        return [f"New file `{h['path']}` with this content:", "", *_fenced(_change_diff("", h["newText"]))]
+    if kind == "delete":
+        return [f"Deletes the file `{h['path']}`, which held:", "", *_fenced(_change_diff(h["oldText"], ""))]
+    return _fenced(_change_diff(h["oldText"], h["newText"]))
 
 
 def _change_diff(old: str, new: str) -> list[str]:

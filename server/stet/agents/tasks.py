@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -158,8 +159,13 @@ class Tasks:
 
         async def do(tx, lsn):
             await self._task(tx, task_id)
+            notes = await sql.notes(tx, task_id)
+            if request_id is None and notes and T.is_retry(notes[-1], kind, text, why, answers, time.time()):
+                # The same note again right after it was recorded, without a request id: a retried
+                # call (an MCP client after a timeout), not a second decision. Recorded once.
+                return {"taskId": task_id, "note": notes[-1].state(), "repeated": True}
             if answers is not None:
-                question = next((x for x in await sql.notes(tx, task_id) if x.n == answers), None)
+                question = next((x for x in notes if x.n == answers), None)
                 if question is None or question.kind != "question":
                     raise InvalidParams(f"task {task_id} has no question number {answers}")
             row = await sql.add_note(tx, task_id, kind, text, why, answers, lsn)
@@ -223,7 +229,7 @@ class Tasks:
         """Everything a new worker needs to carry the task on (`stet/taskContext`)."""
         _text("taskId", task_id, 256)
         review = self.review
-        await review.sync()  # another process may have decided meanwhile
+        await review.refresh()  # another process may have decided meanwhile, a file may have changed
         async with review.require_store().read() as tx:
             task = await sql.task(tx, task_id)
             steps = await sql.steps(tx, task_id) if task else []

@@ -229,12 +229,19 @@ async def _demo(root: Path) -> int:
     for h in hunks:
         by_file.setdefault(Path(h["uri"]).name, []).append(h["id"])
 
+    accepted = by_file["app.py"][:1] + by_file["util.py"]
     await editor.command("stet.accept", {"hunkIds": by_file["app.py"][:1]})
     await editor.command("stet.accept", {"hunkIds": by_file["util.py"]})
     await editor.command("stet.reject", {"hunkIds": by_file["README.md"][:1], "feedback": "keep the title short"})
-    say("3. The developer accepted 3 hunks (one into the open buffer, two on disk), rejected 1 with feedback,")
-    say("   and left 2 pending. app.py's buffer is not saved.")
-    before = _state((await editor.request("stet/listHunks", {}))["hunks"], root)
+    listed = (await editor.request("stet/listHunks", {}))["hunks"]
+    tally = {s: sum(1 for h in listed if h["status"] == s) for s in ("applied", "rejected", "pending")}
+    on_disk = len(by_file["util.py"])
+    say(
+        f"3. The developer accepted {len(accepted)} hunks (1 into the open buffer, {on_disk} on disk: "
+        f"{tally['applied']} applied), rejected {tally['rejected']} with feedback,"
+    )
+    say(f"   and left {tally['pending']} pending. app.py's buffer is not saved.")
+    before = _state(listed, root)
     buffer_before = editor.docs[app][0]
 
     pid = editor.pid

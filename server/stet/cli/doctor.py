@@ -9,7 +9,7 @@ from ..domain.anchor import LineIndex, locate
 from ..domain.status import Status
 from ..domain.text import split_lines
 from ..review import Review
-from ..runtime.inbox import inbox_folder, is_candidate
+from ..runtime.inbox import Inbox, inbox_folder, is_candidate
 from ..workspace.files import TEMP_MARK, read_text
 from .output import print_json
 from .session import opened
@@ -113,6 +113,19 @@ async def examine(review: Review, fix: bool = False) -> dict:
             hunkIds=drifted,
         )
 
+    gone = [h for h in review.list(statuses={Status.APPLIED}) if h.gone]
+    if gone:
+        add(
+            "warn",
+            f"{len(gone)} applied hunk(s) whose text is no longer in the file (removed since: an undo, a checkout, "
+            f"another tool): {' '.join(h.id for h in gone[:8])}",
+            "re-apply them (`stet reapply ID`, or the editor's Re-apply action) or undo the decision "
+            "(`stet undo ID`: back to pending, nothing is reverted)",
+            hunkIds=[h.id for h in gone],
+        )
+    else:
+        add("ok", "every applied hunk is in its file")
+
     stuck = [h for h in review.list(statuses={Status.ACCEPTED}) if not any(e.uri == h.uri for e in pending)]
     if stuck:
         add(
@@ -122,13 +135,19 @@ async def examine(review: Review, fix: bool = False) -> dict:
         )
 
     folder = inbox_folder(store.path)
+    if fix and any(is_candidate(n) for n in _names(folder)):
+        inbox = Inbox(folder, review)
+        left = await inbox.drain()
+        add(
+            "fixed",
+            f"inbox: {inbox.ingested} file(s) ingested" + (f", {len(left)} left (do not parse)" if left else ""),
+        )
     waiting = sorted(n for n in _names(folder) if is_candidate(n))
     if waiting:
         add(
             "warn",
             f"{len(waiting)} file(s) waiting in {folder}: {', '.join(waiting[:5])}",
-            "a running Stet server ingests them; open the workspace in the editor or run `stet serve`, "
-            "or hand them in with `stet propose`",
+            "a running Stet server or `stet watch` ingests them; `stet doctor --fix` ingests them once",
         )
     failed_dir = os.path.join(folder, "failed")
     failed = sorted(n for n in _names(failed_dir) if n.endswith(".error"))

@@ -6,7 +6,15 @@ import json
 import os
 import sys
 
-COLOURS = {"pending": "33", "accepted": "36", "applied": "32", "rejected": "31", "stale": "35", "superseded": "2"}
+COLOURS = {
+    "pending": "33",
+    "accepted": "36",
+    "applied": "32",
+    "rejected": "31",
+    "stale": "35",
+    "superseded": "2",
+    "applied (not in file)": "35",
+}
 
 
 def colour() -> bool:
@@ -47,7 +55,8 @@ def hunk_rows(review, hunks, with_file: bool = True) -> list[list[str]]:
         if h.kept and h.status.value == "pending":
             change += " kept"  # the agent's text is in the file, waiting for review
         note = f"feedback: {h.feedback}" if h.feedback else h.message
-        rows.append([h.id, h.status.value] + ([where] if with_file else []) + [str(h.line + 1), change, one_line(note)])
+        status = "applied (not in file)" if h.gone else h.status.value
+        rows.append([h.id, status] + ([where] if with_file else []) + [str(h.line + 1), change, one_line(note)])
     return rows
 
 

@@ -9,6 +9,23 @@ from . import capture, integrate, tasks
 DEFAULT_EXPORT = ("accepted", "applied")
 
 
+def _positive(value: str) -> int:
+    n = _count(value)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return n
+
+
+def _count(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {value}")
+    return n
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -65,24 +82,32 @@ def build_parser() -> argparse.ArgumentParser:
         "--strip", "-p", type=int, default=1, metavar="N", help="leading path components to strip (default 1: a/ b/)"
     )
 
-    p = sub.add_parser("status", parents=[common, as_json], help="hunks by file and status")
+    p = sub.add_parser(
+        "status",
+        parents=[common, as_json],
+        help="hunks by file and status",
+        description="Open hunks (pending, accepted, stale, and applied ones whose text is no longer in the file) "
+        "by file; --all lists every hunk. --task, --proposal and --file narrow the list and its counts.",
+    )
     p.add_argument("--all", action="store_true", help="list decided hunks too (applied, rejected, superseded)")
     p.add_argument("--status", action="append", metavar="S[,S]", help="only these statuses")
     p.add_argument("--proposal", help="only this proposal")
     p.add_argument("--task", help="only this task")
+    p.add_argument("--file", metavar="PATH", help="only this file")
 
     p = sub.add_parser("log", parents=[common, as_json], help="the operation log (every proposal and decision)")
-    p.add_argument("--since", type=int, default=0, metavar="LSN", help="only operations after this lsn")
-    p.add_argument("--limit", type=int, default=0, metavar="N", help="only the last N operations")
+    p.add_argument("--since", type=_count, default=0, metavar="LSN", help="only operations after this lsn")
+    p.add_argument("--limit", type=_positive, metavar="N", help="only the last N operations (N >= 1)")
 
     for name, text in (
         ("accept", "accept hunks: the edit is written into the file, exactly once"),
         ("reject", "reject hunks, optionally saying why (--feedback)"),
-        ("undo", "back to pending; an applied hunk's edit is reverted"),
+        ("undo", "back to pending; an applied hunk's edit is reverted (if it is gone already, nothing is)"),
+        ("reapply", "put back applied hunks whose text was removed from the file since, where the old text still is"),
     ):
         p = sub.add_parser(name, parents=[common, as_json, mutation], help=text, description=text)
         p.add_argument("ids", nargs="*", metavar="HUNK_ID", help="hunk ids (see `stet status`)")
-        if name != "undo":
+        if name not in ("undo", "reapply"):
             p.add_argument("--feedback", help="the developer's words for the agent")
             p.add_argument("--file", help=f"{name} every pending hunk of this file")
             p.add_argument("--proposal", help=f"{name} every pending hunk of this proposal")
@@ -106,6 +131,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("doctor", parents=[common, as_json], help="check the store and the workspace; say what to do")
     p.add_argument(
         "--fix", action="store_true", help="finish pending effects, re-check hunks against the files, remove temp files"
+    )
+
+    sub.add_parser(
+        "init",
+        parents=[common],
+        help="create the workspace's .stet/ (the store, the inbox); prints the store's path",
+        description="Create .stet/ in the workspace root (--root, else the current folder): the review store "
+        "and the inbox folders. Running it again changes nothing.",
+    )
+    sub.add_parser(
+        "watch",
+        parents=[common],
+        help="without an editor: ingest the inbox, re-check files changed outside, finish journaled edits",
+        description="The headless runner for agents without an editor: ingests .stet/inbox/, re-checks hunks of "
+        "files changed outside Stet, and finishes edits other processes decided but did not write, until "
+        "interrupted (Ctrl-C or SIGTERM stop it cleanly).",
     )
 
     tasks.add_commands(sub, common, as_json, mutation)  # task, resume, mcp

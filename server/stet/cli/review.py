@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..errors import InvalidParams, StetError
+from ..errors import InvalidParams, StetError, UnknownHunk
 from .locate import Usage
 from .output import hunk_rows, one_line, paint, print_hunks, print_json, table
 from .parser import DEFAULT_EXPORT
@@ -103,34 +103,78 @@ def _statuses(values: list[str] | None, default=None):
         raise Usage(f"unknown status in {', '.join(names)}: use {', '.join(s.value for s in Status)}") from None
 
 
-async def cmd_status(args) -> int:
-    from ..domain.status import OPEN
+class NoMatch(UnknownHunk):
+    """A filter or id that matches nothing that exists: exit 1, like an unknown hunk."""
 
+    name = "NoMatch"
+
+
+async def _scope(review, proposal: str | None, task: str | None, file: str | None) -> str | None:
+    """Check that each filter names something that exists; returns the file's uri (if given)."""
+    from ..store import tasks as task_sql
+
+    hunks = review.hunks.values()
+    if proposal is not None and not any(h.proposal_id == proposal for h in hunks):
+        if await review.require_store().proposal(proposal) is None:
+            raise NoMatch(f"no proposal {proposal!r} in this store (`stet status --all` lists every hunk)")
+    if task is not None and not any(h.task_id == task for h in hunks):
+        async with review.require_store().read() as tx:
+            if await task_sql.task(tx, task) is None:
+                raise NoMatch(f"no task {task!r} in this store (`stet task list` lists the tasks)")
+    if file is None:
+        return None
+    uri = review.ws.uri_for(os.path.abspath(file))
+    if uri not in review.by_uri and not any(h.new_uri == uri for h in hunks):
+        raise NoMatch(f"no hunk of {review.ws.rel(uri)} in this store")
+    return uri
+
+
+def _status_cell(h) -> str:
+    return "applied (not in file)" if h.gone else h.status.value
+
+
+async def cmd_status(args) -> int:
     async with opened(args) as review:
-        statuses = _statuses(args.status, None if args.all else OPEN)
-        hunks = review.list(statuses=statuses, proposal_id=args.proposal, task_id=args.task)
-        counts = review.counts()
+        uri = await _scope(review, args.proposal, args.task, args.file)
+        scoped = review.list(uri=uri, proposal_id=args.proposal, task_id=args.task)
+        statuses = _statuses(args.status, None)
+        if statuses is not None:
+            hunks = [h for h in scoped if h.status in statuses]
+        elif args.all:
+            hunks = scoped
+        else:  # what needs the developer: open hunks, and applied ones whose text is gone
+            hunks = [h for h in scoped if h.shown]
+        counts = {s: 0 for s in review.counts()}
+        for h in scoped:
+            counts[h.status.value] += 1
+        gone = sum(1 for h in scoped if h.gone)
         if args.json:
             print_json(
                 {
                     "root": review.ws.roots[0],
                     "db": review.require_store().path,
                     "counts": counts,
+                    "appliedNotInFile": gone,
                     "hunks": [h.state() for h in hunks],
                 }
             )
             return 0
         summary = ", ".join(paint(f"{n} {s}", s) for s, n in counts.items() if n)
-        print(f"{review.ws.roots[0]}: {summary or 'no hunks'}")
+        if gone:
+            summary += f" ({gone} applied no longer in the file)"
+        scope = " ".join(
+            f"{k} {v}" for k, v in (("task", args.task), ("proposal", args.proposal), ("file", args.file)) if v
+        )
+        print(f"{review.ws.roots[0]}{f' ({scope})' if scope else ''}: {summary or 'no hunks'}")
         by_file: dict[str, list] = {}
         for h in hunks:
             by_file.setdefault(h.uri, []).append(h)
-        for uri, group in by_file.items():
+        for file_uri, group in by_file.items():
             tally: dict[str, int] = {}
             for h in group:
-                tally[h.status.value] = tally.get(h.status.value, 0) + 1
+                tally[_status_cell(h)] = tally.get(_status_cell(h), 0) + 1
             print()
-            print(f"{review.ws.rel(uri)}  ({', '.join(f'{n} {s}' for s, n in tally.items())})")
+            print(f"{review.ws.rel(file_uri)}  ({', '.join(f'{n} {s}' for s, n in tally.items())})")
             rows = hunk_rows(review, group, with_file=False)
             print("  " + table(rows, status_col=1).replace("\n", "\n  "))
         if not hunks and any(counts.values()) and not args.all:
@@ -141,7 +185,7 @@ async def cmd_status(args) -> int:
 async def cmd_log(args) -> int:
     async with opened(args) as review:
         ops = await review.require_store().ops(after_lsn=args.since, limit=10**9)
-        if args.limit:
+        if args.limit is not None:
             ops = ops[-args.limit :]
         if args.json:
             print_json(
@@ -181,11 +225,15 @@ async def cmd_decide(args) -> int:
         common = dict(request_id=args.request_id, feedback=getattr(args, "feedback", None))
         if args.ids:
             states = await review.decide(action, args.ids, **common)
-        elif getattr(args, "file", None):
-            path = os.path.abspath(args.file)
-            states = await review.decide(action, uri=Path(path).as_uri(), **common)
         else:
-            states = await review.decide(action, proposal_id=args.proposal, task_id=args.task, **common)
+            proposal, task = getattr(args, "proposal", None), getattr(args, "task", None)
+            uri = await _scope(review, proposal, task, getattr(args, "file", None))
+            if uri is not None:
+                states = await review.decide(action, uri=uri, **common)
+            else:
+                states = await review.decide(action, proposal_id=proposal, task_id=task, **common)
+            if not states:
+                print(f"stet: nothing to {action}: no pending hunk in that scope", file=sys.stderr)
         print_hunks(review, states, args.json)
     return 0
 
@@ -195,6 +243,7 @@ async def cmd_export(args) -> int:
     from ..workspace.files import read_text
 
     async with opened(args) as review:
+        await _scope(review, args.proposal, args.task, None)
         statuses = _statuses(args.status, None) or {s for s in _statuses(list(DEFAULT_EXPORT))}
         hunks = review.list(statuses=statuses, proposal_id=args.proposal, task_id=args.task)
 

@@ -113,7 +113,10 @@ async def cmd_task(args) -> int:
         rid = getattr(args, "request_id", None)
         if sub == "start":
             out = await tasks.start(args.title, args.goal, agent=args.agent, task_id=args.task_id, request_id=rid)
-            text = out["task"]["id"] if out["created"] else f"{out['task']['id']} (already started)"
+            # Only the id on stdout (`T=$(stet task start ...)`); the note goes to stderr.
+            text = out["task"]["id"]
+            if not out["created"]:
+                print(f"stet: task {text} was already started; carrying it on", file=sys.stderr)
             if args.snapshot:
                 from ..agents.snapshots import Snapshots
 

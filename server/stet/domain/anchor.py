@@ -8,7 +8,7 @@ Two mechanisms, both deterministic:
   its full context, else a bounded fuzzy match (outer context lines ignored, like
   `patch --fuzz`, but never the nearest one on either side), else a match with all of its
   context on one side, else at its recorded line even though its surroundings changed,
-  else nothing. When several places fit equally
+  else its only occurrence in the document if that is near its recorded line, else nothing. When several places fit equally
   well, nothing is returned: the context decides, never a guess.
 """
 
@@ -21,6 +21,7 @@ from typing import Protocol
 from .hunks import EDGE, Context
 
 MAX_FUZZ = 2
+NEAR = 20  # lines: how far from its recorded line a text found only once may be taken without context
 
 
 @dataclass(frozen=True)
@@ -204,4 +205,36 @@ def locate(
     if trust_hint and text and text_at(lines, text, hint):
         # Its surroundings changed, but the text is still where it was recorded.
         return Found(hint, "recorded")
+    if trust_hint and text and len(scored) == 1 and abs(scored[0][0] - hint) <= NEAR:
+        # Lines typed right next to it on both sides, and its recorded line a little behind (the
+        # position was followed in a buffer but not yet checkpointed when the process died): the
+        # text occurs once in the whole document, close to where it was. Not a guess between places.
+        return Found(scored[0][0], "unique")
     return None
+
+
+def find_applied(
+    index: LineIndex,
+    new: Sequence[str],
+    old: Sequence[str],
+    hint: int,
+    before: Context,
+    after: Context,
+    *,
+    tracked: bool = False,
+) -> Found | None:
+    """Where an applied hunk's new text is (None: it is no longer there).
+
+    A position followed through every edit of a buffer (`tracked`) is evidence on its own:
+    the text there decides, whatever was typed around it. Otherwise the context decides.
+    A deletion (no new text) is in place while its old text has not come back."""
+    lines = index.lines
+    if new:
+        if tracked and text_at(lines, new, hint):
+            return Found(hint, "tracked")
+        return locate(index, new, hint, before, after)
+    if tracked:
+        return None if text_at(lines, old, hint) else Found(hint, "tracked")
+    if old and locate(index, old, hint, before, after, trust_hint=False) is not None:
+        return None
+    return locate(index, new, hint, before, after, trust_hint=False) or Found(min(hint, len(lines)), "recorded")

@@ -42,7 +42,7 @@ def export_file(path: str, current: str | None, hunks: list[Hunk], new_path: str
 
 def _in(h: Hunk) -> bool:
     """Is the hunk's new text in the file (applied, or kept there for review)?"""
-    return h.status == Status.APPLIED or (h.kept and h.in_file is True)
+    return h.status == Status.APPLIED or (h.kept_pending and h.in_file_state() is True)
 
 
 # (first line, the text there, the text it becomes, hunk)

@@ -31,6 +31,10 @@ class Hunk:
     decided_at: str | None = None
     applied_text: Lines | None = None  # the developer's own replacement (accept with changes)
     lsn: int = 0  # the operation that last changed this hunk
+    # Derived, for an applied hunk (and a kept one waiting for review): whether its new text is
+    # in the document now (None: never checked since, taken as yes). Stored so every process
+    # tells the same.
+    in_file: bool | None = None
     # Captured with --keep: the agent wrote the new text into the file itself and it was left
     # there, so while pending the document shows the new text (reject puts the old text back).
     kept: bool = False
@@ -38,6 +42,9 @@ class Hunk:
     shows_new: bool = field(default=False, compare=False)
     # Not stored: the line last written to the store (checkpoints write only what moved).
     stored_line: int = field(default=-1, compare=False)
+    # Not stored: the position was followed through every edit of an open buffer since it was
+    # established, so it is evidence on its own (context lines decide only when it is unknown).
+    tracked: bool = field(default=False, compare=False)
 
     @property
     def old_text(self) -> str:
@@ -55,6 +62,21 @@ class Hunk:
     @property
     def is_open(self) -> bool:
         return self.status in OPEN
+
+    @property
+    def gone(self) -> bool:
+        """Applied, but its new text is no longer in the document (someone removed it)."""
+        return self.status == Status.APPLIED and self.in_file is False
+
+    @property
+    def shown(self) -> bool:
+        """Shown to the developer: open, or applied and gone from the document."""
+        return self.status in OPEN or self.gone
+
+    def in_file_state(self) -> bool | None:
+        """The HunkState's inFile: for an applied hunk, or a kept one waiting for review,
+        whether its new text is there; else None."""
+        return (self.in_file is not False) if self.status == Status.APPLIED or self.kept_pending else None
 
     def anchored_text(self) -> Lines:
         return self.replacement if self.shows_new else self.old
@@ -88,23 +110,21 @@ class Hunk:
             "feedback": self.feedback,
             "version": self.version,
             "decidedAt": self.decided_at,
+            "inFile": self.in_file_state(),
             **({"appliedText": "".join(self.applied_text)} if self.applied_text is not None else {}),
             **({"kept": True} if self.kept else {}),
-            "inFile": self.in_file,
         }
 
     @property
-    def in_file(self) -> bool | None:
-        """Whether the new text is in the document now: for an applied hunk, and for a kept
-        one while it waits for review; None for every other status (nothing to tell)."""
-        if self.status == Status.APPLIED or (self.kept and self.status == Status.PENDING):
-            return self.shows_new
-        return None
+    def kept_pending(self) -> bool:
+        """A kept hunk waiting for review: its new text is expected in the document."""
+        return self.kept and self.status == Status.PENDING
 
     def shown_when_loaded(self) -> bool:
-        """What the document is expected to show before anyone looked: the new text for an
-        applied hunk and for a kept one waiting for review, else the old text."""
-        return self.status == Status.APPLIED or (self.kept and self.status == Status.PENDING)
+        """What the document shows as far as the store knows, before anyone looked: the new
+        text for an applied hunk or a kept one waiting for review (unless found gone), else
+        the old text."""
+        return (self.status == Status.APPLIED or self.kept_pending) and self.in_file is not False
 
 
 def lines_of(text: str | None) -> Lines:

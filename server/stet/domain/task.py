@@ -8,8 +8,10 @@ since the agent read them; what is still open.
 
 from __future__ import annotations
 
+import calendar
 import difflib
 import hashlib
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -27,6 +29,7 @@ NOTE_KINDS = ("decision", "question", "answer", "note")
 # The hunk groups of a task's context, in the order a new worker should read them.
 GROUPS = (
     "completed",  # applied: in the file
+    "removedSinceApplied",  # applied, but its text is no longer in the file: not done
     "staged",  # accepted: decided, not yet in the file
     "acceptedWithChanges",  # accepted or applied, with the developer's own text
     "pendingConfirmation",  # pending: the developer has not decided
@@ -88,6 +91,26 @@ class NoteRow:
         if self.answers is not None:
             out["answers"] = self.answers
         return out
+
+
+# A note identical to the task's last one, sent again within this many seconds without a
+# request id, is taken for a retry of the same call (recorded once): see `is_retry`.
+RETRY_WINDOW = 600.0
+
+
+def is_retry(last: NoteRow, kind: str, text: str, why: str | None, answers: int | None, now: float) -> bool:
+    """Is a new note the same call again: the task's last note, identical, and recent?
+
+    A client that times out and retries without a request id would otherwise record one
+    decision twice. Recording the same decision twice in a row on purpose says nothing
+    more, so nothing is lost by keeping one; a different note in between breaks the run."""
+    if (last.kind, last.text, last.why, last.answers) != (kind, text, why, answers):
+        return False
+    try:
+        at = calendar.timegm(time.strptime(last.at[:19], "%Y-%m-%dT%H:%M:%S"))
+    except ValueError:
+        return False
+    return 0 <= now - at <= RETRY_WINDOW
 
 
 @dataclass
@@ -191,6 +214,8 @@ def match_prior(new: Sequence[Hunk], prior: Sequence[Hunk]) -> tuple[list[Hunk],
 
 # --- the context ---------------------------------------------------------------------------
 def group_of(h: Hunk) -> str:
+    if h.gone:  # accepted and applied, then removed by someone: not completed work
+        return "removedSinceApplied"
     if h.status in (Status.ACCEPTED, Status.APPLIED) and h.applied_text is not None:
         return "acceptedWithChanges"
     return {
@@ -214,8 +239,10 @@ def developer_changes(h: Hunk, name: str = "") -> str:
     return "\n".join(line.rstrip("\r\n") for line in diff) + "\n"
 
 
-def hunk_entry(h: Hunk, path: str) -> JSON:
+def hunk_entry(h: Hunk, path: str, new_path: str | None = None) -> JSON:
     out = {**h.state(), "path": path, "line": h.line + 1}
+    if new_path is not None:
+        out["newPath"] = new_path
     if h.applied_text is not None:
         out["developerChanges"] = developer_changes(h, path)
     return out
@@ -237,7 +264,7 @@ def build_context(
     """
     groups: dict[str, list[JSON]] = {g: [] for g in GROUPS}
     for h in sorted(hunks, key=lambda h: (rel(h.uri), h.line, h.proposal_id, h.seq)):
-        groups[group_of(h)].append(hunk_entry(h, rel(h.uri)))
+        groups[group_of(h)].append(hunk_entry(h, rel(h.uri), rel(h.new_uri) if h.new_uri else None))
     counts = {s.value: 0 for s in Status}
     for h in hunks:
         counts[h.status.value] += 1
@@ -276,6 +303,16 @@ def build_context(
                     "hunkId": e["id"],
                 }
             )
+    for e in groups["removedSinceApplied"]:
+        open_questions.append(
+            {
+                "kind": "removedSinceApplied",
+                "text": f"Hunk {e['id']} ({e['path']} line {e['line']}) was accepted and applied, but its text is no "
+                f"longer in the file: someone removed it since. It is not done; ask the developer whether it "
+                f"should be re-applied.",
+                "hunkId": e["id"],
+            }
+        )
     for e in groups["stale"]:
         open_questions.append(
             {

@@ -27,8 +27,18 @@ def classify(
     before: Context,
     after: Context,
     index: LineIndex | None = None,
+    *,
+    tracked: bool = False,
 ) -> Verdict:
-    """Is `target` already where `source` was, is `source` still there, or neither?"""
+    """Is `target` already where `source` was, is `source` still there, or neither?
+
+    With a `tracked` hint (followed through every edit of an open buffer) the text at the
+    hint decides first: lines typed right next to it cannot make it look lost."""
+    if tracked:
+        if target and text_at(lines, target, hint):
+            return Verdict("done", hint)
+        if source and text_at(lines, source, hint) or not source and target:
+            return Verdict("apply", hint)
     if at_with_context(lines, target, hint, before, after):
         return Verdict("done", hint)
     if source and text_at(lines, source, hint) or not source and at_with_context(lines, source, hint, before, after):

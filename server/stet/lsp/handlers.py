@@ -283,6 +283,7 @@ DECISIONS = (
     ("stet.accept", "accept", "hunks"),
     ("stet.reject", "reject", "hunks"),
     ("stet.undo", "undo", "hunks"),
+    ("stet.reapply", "reapply", "hunks"),
     ("stet.acceptFile", "accept", "file"),
     ("stet.rejectFile", "reject", "file"),
     ("stet.acceptAll", "accept", "all"),
@@ -299,6 +300,9 @@ def _decision(action: str, scope: str) -> Handler:
             text = P.opt_str(p, "text")
             if text is not None and action != "accept":
                 raise InvalidParams("`text` is only for stet.accept")
+            if action == "reapply":  # takes no versions or feedback: it only puts back what was decided
+                states = await review.decide(action, P.hunk_ids(p), request_id=common["request_id"])
+                return {"hunks": states}
             states = await review.decide(action, P.hunk_ids(p), expected=P.expected_versions(p), text=text, **common)
         elif scope == "file":
             states = await review.decide(action, uri=P.req_str(p, "uri"), **common)

@@ -59,6 +59,12 @@ def diagnostic_json(h: Hunk, end: tuple[int, int] | None, with_data: bool = True
 
 
 def _describe(h: Hunk) -> tuple[str, types.DiagnosticSeverity]:
+    if h.gone:
+        message = (
+            "Stet: accepted and applied, but this change is no longer in the file (removed since: an undo, "
+            "a checkout, another tool). Re-apply it, or undo the decision."
+        )
+        return message, types.DiagnosticSeverity.Warning
     if h.status == Status.STALE:
         message = "Stet: this proposed change no longer applies (the text under it changed). Reject it, or ask the agent again."
         return message, types.DiagnosticSeverity.Warning
@@ -118,6 +124,9 @@ def code_lenses(hunks: list[Hunk], client_uri: str) -> list[types.CodeLens]:
             lenses.append(types.CodeLens(here, _cmd("Undo accept", "stet.undo", ids)))
         elif h.status == Status.STALE:
             lenses.append(types.CodeLens(here, _cmd("Reject (no longer applies)", "stet.reject", ids)))
+        elif h.gone:
+            lenses.append(types.CodeLens(here, _cmd("Re-apply (removed since)", "stet.reapply", ids)))
+            lenses.append(types.CodeLens(here, _cmd("Undo decision", "stet.undo", ids)))
     return lenses
 
 
@@ -159,6 +168,24 @@ def code_actions(hunks: list[Hunk], client_uri: str, first: int, last: int, end)
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=diag,
                     command=_cmd("Undo", "stet.undo", ids),
+                )
+            )
+        if h.gone:
+            actions.append(
+                types.CodeAction(
+                    title="Stet: re-apply this accepted change (it was removed from the file)",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=diag,
+                    is_preferred=True,
+                    command=_cmd("Re-apply", "stet.reapply", ids),
+                )
+            )
+            actions.append(
+                types.CodeAction(
+                    title="Stet: undo the decision (back to pending; nothing is reverted)",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=diag,
+                    command=_cmd("Undo decision", "stet.undo", ids),
                 )
             )
     if here and len(hunks) >= 2:

@@ -78,7 +78,7 @@ class StetServer(LanguageServer):
             client_uri = review.client_uri(uri)
             doc = review.doc(uri)
             end = doc.end() if doc else None
-            diagnostics = [present.diagnostic_json(h, end, self._diagnostic_data) for h in hunks if h.is_open]
+            diagnostics = [present.diagnostic_json(h, end, self._diagnostic_data) for h in hunks if h.shown]
             self.notify_json(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, {"uri": client_uri, "diagnostics": diagnostics})
             self.notify_json("stet/hunksChanged", {"uri": uri, "hunks": [h.state() for h in hunks]})
         caps = self.client_capabilities.workspace

@@ -280,7 +280,7 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
         t = tasks()
         review = t.review
         try:
-            await review.sync()
+            await review.refresh()  # the files may have changed since this process last looked
         except StetError as exc:
             raise _fail(exc) from None
         hunks = review.list(task_id=task_id, proposal_id=proposal_id)
@@ -298,6 +298,8 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
                 line = f"- {h['id']} {h['path']} line {h['line']}"
                 if h["feedback"]:
                     line += f" - developer: {' '.join(h['feedback'].split())}"
+                if h["inFile"] is False:
+                    line += " - applied, but its text is no longer in the file (removed since): not done"
                 if h.get("appliedText") is not None:
                     line += " - accepted with the developer's own text (see get_task_context)"
                 lines.append(line)

@@ -108,7 +108,7 @@ class Capturing:
                 superseded = [
                     h
                     for h in prior
-                    if h.kept and h.status == Status.PENDING and h.task_id == task_id and h.uri in uris
+                    if h.kept and h.status in (Status.PENDING, Status.STALE) and h.task_id == task_id and h.uri in uris
                     if h.id not in {r.id for r in repeated}
                 ]
                 if task_id is not None:
@@ -147,10 +147,10 @@ class Capturing:
                     h.lsn = lsn
                 await tx.add_hunks(created)
                 for h in superseded:
-                    h.status, h.version, h.lsn, h.kept = Status.SUPERSEDED, h.version + 1, lsn, False
+                    h.status, h.version, h.lsn, h.kept, h.in_file = Status.SUPERSEDED, h.version + 1, lsn, False, None
                     await tx.save_hunk(h)
-                for h in flagged:
-                    h.kept, h.lsn = keep, lsn
+                for h in flagged:  # its text is in the file now (kept), or taken out (not)
+                    h.kept, h.lsn, h.in_file = keep, lsn, None
                     await tx.save_hunk(h)
                 await sql.add_capture(tx, capture_id, lsn, restores, cleanup)
                 if consume is not None:
@@ -208,7 +208,8 @@ class Capturing:
             return await tx.hunks_where(task_id=task_id)
         out = []
         for uri in sorted(uris):
-            out += [h for h in await tx.hunks_where(uri=uri, statuses=[Status.PENDING]) if h.task_id is None and h.kept]
+            found = await tx.hunks_where(uri=uri, statuses=[Status.PENDING, Status.STALE])
+            out += [h for h in found if h.task_id is None and h.kept]
         return out
 
     @staticmethod

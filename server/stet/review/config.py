@@ -8,7 +8,8 @@ from typing import Protocol
 
 from ..errors import InvalidParams
 
-CONFIRM_TIMEOUT = 2.0  # seconds to wait for the editor to show an applied edit
+CONFIRM_TIMEOUT = 0.5  # seconds the command waits for the editor to show an applied edit; a later
+# didChange that shows it still makes the hunk applied (eglot sends it when Emacs is idle)
 APPLY_TIMEOUT = 10.0  # seconds to wait for the editor's answer to an edit
 RETRY_DELAY = 0.3
 IDLE_CHECKPOINT = 2.0

@@ -7,11 +7,12 @@ import asyncio
 import os
 
 from ..domain import fileop
-from ..domain.anchor import LineIndex, at_with_context, locate
+from ..domain.anchor import LineIndex, find_applied, text_at
 from ..domain.model import Hunk, lines_of
 from ..domain.status import Status, TransitionError, plan
 from ..domain.text import detect_eol, normalize_eol, split_lines
-from ..errors import Conflict, InvalidParams, UnknownHunk
+from ..domain.verdict import classify
+from ..errors import Conflict, InvalidParams, StetError, UnknownHunk
 from ..faults import fault
 from ..store import EffectRow, Tx
 from ..store.rows import now_iso
@@ -55,6 +56,7 @@ class Deciding:
         op_id = request_id or new_id("op-")
         if uri is not None:
             uri = st.uri_of(uri)
+        no_revert: set[str] = set()  # undone applied hunks whose change was gone already
         async with st.op_lock:
             effects: list[EffectRow] = []
             async with store.write() as tx:
@@ -75,7 +77,7 @@ class Deciding:
                         found = await tx.hunks_where(uri=uri, proposal_id=proposal_id, task_id=task_id, statuses=wanted)
                         rows = {h.id: h for h in found}
                         ids = list(rows)
-                    effects = await self._decide_in(tx, op_id, action, ids, rows, expected, feedback, text)
+                    effects = await self._decide_in(tx, op_id, action, ids, rows, expected, feedback, text, no_revert)
                     # Until its effect has run, memory keeps the hunk where the text really is.
                     for effect in effects:
                         st.in_flight.update(e["hunkId"] for e in effect.edits)
@@ -85,6 +87,8 @@ class Deciding:
                 await self.memory.sync()
                 for effect in effects:
                     await self.effects.run(effect)
+                if no_revert:
+                    await self._recheck(no_revert)
             finally:
                 for effect in effects:
                     st.in_flight.difference_update(e["hunkId"] for e in effect.edits)
@@ -100,6 +104,7 @@ class Deciding:
         expected: dict[str, int] | None,
         feedback: str | None,
         text: str | None,
+        no_revert: set[str],
     ) -> list[EffectRow]:
         for hid, version in (expected or {}).items():
             if hid in rows and rows[hid].version != version:
@@ -107,6 +112,8 @@ class Deciding:
                     f"hunk {hid} is at version {rows[hid].version}, not {version}: it changed meanwhile",
                     {"hunkId": hid, "version": rows[hid].version},
                 )
+        if action == "reapply":
+            return await self._reapply_in(tx, op_id, ids, rows)
         targets: dict[str, Status] = {}
         for hid in ids:
             try:
@@ -115,9 +122,14 @@ class Deciding:
                 raise Conflict(str(exc), {"hunkId": hid, "status": exc.current.value}) from None
             if target is not None:
                 targets[hid] = target
-        reverts = [rows[h] for h, t in targets.items() if rows[h].status == Status.APPLIED]
-        for h in reverts:
-            await self._check_revertible(h)
+        reverts = []
+        for h in [rows[h] for h, t in targets.items() if rows[h].status == Status.APPLIED]:
+            if await self._revert_needed(h):
+                reverts.append(h)
+            else:
+                # Its new text is gone already (a checkout, an editor's undo, another tool):
+                # there is nothing to revert; the decision alone goes back to pending.
+                no_revert.add(h.id)
         # A kept hunk's new text was left in the file for review: rejecting it puts the old
         # text back (journaled like an undo; written only where the new text still is).
         reverts += [rows[h] for h, t in targets.items() if t == Status.REJECTED and self._kept_in_file(rows[h])]
@@ -152,8 +164,9 @@ class Deciding:
         for hid, target in targets.items():
             h = rows[hid]
             h.status, h.version, h.lsn = target, h.version + 1, lsn
-            if hid in reverted:
-                h.kept = False  # its new text is taken out of the file: an ordinary hunk from now on
+            h.in_file = None  # only an applied hunk has one; an effect sets it when applied
+            if hid in reverted or hid in no_revert:
+                h.kept = False  # its new text is out of the file: an ordinary hunk from now on
             if action == "undo":
                 h.feedback, h.decided_at, h.applied_text = None, None, None
             else:
@@ -193,26 +206,121 @@ class Deciding:
             "ctxAfter": list(h.ctx_after),
         }
 
-    async def _check_revertible(self, h: Hunk) -> None:
+    async def _in_place(self, h: Hunk) -> bool:
+        """Is the applied hunk's change in the document now (the buffer when open, else the file)?
+        The same judgement as `in_file`: a tracked position is evidence on its own."""
         ws = self.st.ws
         mem = self.st.hunks.get(h.id, h)
         if h.kind != "edit":
             text = await self._current_text(h.uri)
             source = await asyncio.to_thread(os.path.lexists, ws.resolve(h.uri))
             target = h.new_uri is not None and await asyncio.to_thread(os.path.lexists, ws.resolve(h.new_uri))
-            if fileop.undoable(h.kind, text, "".join(mem.replacement), source, target):
-                return
-            raise Conflict(
-                f"cannot undo hunk {h.id}: the file changed since the {h.kind} was applied", {"hunkId": h.id}
-            )
+            return fileop.undoable(h.kind, text, "".join(mem.replacement), source, target)
         lines = await self._current_lines(h.uri)
-        if lines is not None:
-            found = at_with_context(lines, mem.replacement, mem.line, h.ctx_before, h.ctx_after) or locate(
-                LineIndex(lines), mem.replacement, mem.line, h.ctx_before, h.ctx_after, trust_hint=False
-            )
-            if found:
-                return
-        raise Conflict(f"cannot undo hunk {h.id}: its new text is no longer in {h.uri}", {"hunkId": h.id})
+        if lines is None:
+            return not mem.replacement and bool(mem.old)
+        tracked = mem.tracked and h.uri in self.st.open
+        found = find_applied(
+            LineIndex(lines), mem.replacement, mem.old, mem.line, h.ctx_before, h.ctx_after, tracked=tracked
+        )
+        if found is not None:
+            mem.line = found.line
+        return found is not None
+
+    async def _revert_needed(self, h: Hunk) -> bool:
+        """Undo of an applied hunk: True when its change is there to be reverted, False when
+        it is gone already (nothing to revert). Its new text present in several places with
+        none of them identified is a Conflict: Stet does not guess which to take away."""
+        if await self._in_place(h):
+            return True
+        mem = self.st.hunks.get(h.id, h)
+        if h.kind == "edit" and mem.replacement:
+            lines = await self._current_lines(h.uri) or []
+            if any(text_at(lines, mem.replacement, i) for i in range(len(lines))):
+                raise Conflict(
+                    f"cannot undo hunk {h.id}: its new text is in {h.uri} more than once and none is where "
+                    f"Stet left it; remove the copy you do not want, then undo again",
+                    {"hunkId": h.id},
+                )
+        return False
+
+    async def _reapply_in(self, tx: Tx, op_id: str, ids: list[str], rows: dict[str, Hunk]) -> list[EffectRow]:
+        """Re-apply applied hunks whose change is gone from the document, where the old text
+        still is. An applied hunk still in place is left as it is (a no-op)."""
+        todo = []
+        for hid in ids:
+            h = rows[hid]
+            if h.status != Status.APPLIED:
+                raise Conflict(
+                    f"cannot re-apply hunk {hid}: it is {h.status.value} (only an applied hunk whose text was "
+                    f"removed is re-applied; accept a pending one)",
+                    {"hunkId": hid, "status": h.status.value},
+                )
+            if await self._in_place(h):
+                continue
+            if not await self._applicable(h):
+                raise Conflict(
+                    f"cannot re-apply hunk {hid}: neither its new text nor the text it replaces is in {h.uri} "
+                    f"any more; undo the decision (`stet.undo`) and ask the agent again",
+                    {"hunkId": hid},
+                )
+            todo.append(h)
+        lsn = await tx.log(op_id, "reapply", {"hunkIds": ids})
+        effects = []
+        by_uri: dict[str, list[dict]] = {}
+        for h in todo:
+            mem = self.st.hunks.get(h.id)
+            if mem is not None:
+                h.line = mem.line
+            h.lsn = lsn
+            await tx.save_hunk(h)
+            by_uri.setdefault(h.uri, []).append(self._effect_edit(h, "apply"))
+        for uri, edits in by_uri.items():
+            where = "buffer" if uri in self.st.open else "file"
+            owner = owners.token() if where == "buffer" else None
+            eid = await tx.add_effect(lsn, uri, "reapply", edits, where, owner)
+            effects.append(EffectRow(eid, lsn, uri, "reapply", edits, "pending", 0, where, owner))
+        return effects
+
+    async def _applicable(self, h: Hunk) -> bool:
+        """Can the hunk's change be made again: is the text it replaces where it was?"""
+        mem = self.st.hunks.get(h.id, h)
+        if h.kind != "edit":
+            text = await self._current_text(h.uri)
+            target = h.new_uri is not None and await asyncio.to_thread(os.path.lexists, self.st.ws.resolve(h.new_uri))
+            return fileop.applicable(h.kind, text, h.old_text, "".join(mem.replacement), target)
+        lines = await self._current_lines(h.uri)
+        if lines is None:
+            return False
+        v = classify(
+            lines,
+            mem.old,
+            mem.replacement,
+            mem.line,
+            h.ctx_before,
+            h.ctx_after,
+            tracked=mem.tracked and h.uri in self.st.open,
+        )
+        return v.outcome != "stale"
+
+    async def _recheck(self, ids: set[str]) -> None:
+        """Hunks back to pending without a revert: pending where their old text is, else stale."""
+        st = self.st
+        by_uri: dict[str, list[Hunk]] = {}
+        for hid in ids:
+            h = st.hunks.get(hid)
+            if h is not None:
+                by_uri.setdefault(h.uri, []).append(h)
+        derived = []
+        for uri, hunks in by_uri.items():
+            try:
+                lines = await self._current_lines(uri)
+            except StetError:
+                lines = None
+            derived += self.memory.relocate(lines, hunks, buffer=uri in st.open)
+        if derived:
+            self.memory.derive(derived)
+        await self.memory.flush_derived()
 
     async def _current_text(self, uri: str) -> str | None:
         doc = self.st.doc(uri)

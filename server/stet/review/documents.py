@@ -40,7 +40,7 @@ class Documents:
         hunks = list(st.by_uri.get(uri, {}).values())
         for h in hunks:
             f.anchors.put(h.id, h)
-        derived = self.memory.relocate(doc.lines, hunks)
+        derived = self.memory.relocate(doc.lines, hunks, buffer=True)
         if derived:
             self.memory.derive(derived)
         st.signal(uri)
@@ -66,7 +66,7 @@ class Documents:
             elif len(anchors):
                 touched |= anchors.apply(edit)
         if full:
-            derived = self.memory.relocate(doc.lines, list(st.by_uri.get(uri, {}).values()))
+            derived = self.memory.relocate(doc.lines, list(st.by_uri.get(uri, {}).values()), buffer=True)
         else:
             derived = self._verify(doc.lines, touched)
         if derived:
@@ -82,10 +82,17 @@ class Documents:
         derived = []
         for hid in touched:
             h = self.st.hunks.get(hid)
-            if h is None or hid in self.st.in_flight or h.status not in OPEN:
+            if h is None or hid in self.st.in_flight:
                 continue
-            if h.kind != "edit":
-                derived.extend(self.memory.relocate(lines, [h]))
+            if h.status == Status.APPLIED or h.kind != "edit" and h.status in OPEN:
+                # An applied hunk's text typed away or put back (an editor's undo, a redo).
+                derived.extend(self.memory.relocate(lines, [h], buffer=True))
+                continue
+            if h.status == Status.ACCEPTED:
+                # Its journaled edit decides (the retry below runs it): the edit may be this
+                # very change, arriving after the command answered (eglot sends it when idle).
+                continue
+            if h.status not in OPEN:
                 continue
             there = (
                 text_at(lines, h.old, h.line)
@@ -128,7 +135,7 @@ class Documents:
         doc = st.doc(uri)
         ops = [h for h in st.by_uri.get(uri, {}).values() if h.kind != "edit" and h.status == Status.STALE]
         if doc is not None and ops:
-            derived = self.memory.relocate(doc.lines, ops)
+            derived = self.memory.relocate(doc.lines, ops, buffer=True)
             if derived:
                 self.memory.derive(derived)
 
@@ -139,6 +146,8 @@ class Documents:
             return
         st.open.pop(uri, None)
         st.open_as.pop(client_uri, None)
+        for h in st.by_uri.get(uri, {}).values():
+            h.tracked = False  # nothing follows its position any more
         st.signal(uri)
         if st.store is None:
             return

@@ -8,7 +8,7 @@ import logging
 import os
 from collections.abc import Sequence
 
-from ..domain.anchor import LineIndex, at_with_context, locate
+from ..domain.anchor import LineIndex, at_with_context, locate, text_at
 from ..domain.hunks import Lines, apply_edits
 from ..domain.model import Hunk, lines_of
 from ..domain.status import Status
@@ -54,6 +54,8 @@ class Effects:
                 Status.APPLIED if effect.state == "unsaved" else Status.ACCEPTED
             ):
                 continue  # decided otherwise since
+            if effect.action == "reapply" and h.status != Status.APPLIED:
+                continue  # undone since
             if (
                 effect.action == "revert"
                 and h.status in (Status.ACCEPTED, Status.APPLIED)
@@ -97,24 +99,25 @@ class Effects:
             path = st.ws.resolve(e["uri"])
             new_path = st.ws.resolve(e["newUri"]) if e.get("newUri") else None
             doc = st.doc(h.uri)
-            if doc is not None and h.kind in ("delete", "rename") and effect.action == "apply":
+            if doc is not None and h.kind in ("delete", "rename") and effect.action != "revert":
                 on_disk = await asyncio.to_thread(read_text, path)
                 if on_disk != doc.text:  # the buffer holds unsaved work the operation would lose
                     results[h.id] = "stale"
                     continue
             # The journal's before/after are relative to the action; fileops wants the hunk's own.
-            old_text, new_text = (e["before"], e["after"]) if effect.action == "apply" else (e["after"], e["before"])
+            applying = effect.action != "revert"
+            old_text, new_text = (e["before"], e["after"]) if applying else (e["after"], e["before"])
             verdict = await asyncio.to_thread(
-                fileops.settle, e["kind"], effect.action, path, new_path, old_text, new_text
+                fileops.settle, e["kind"], "apply" if applying else "revert", path, new_path, old_text, new_text
             )
             results[h.id] = verdict
             for p in (path, new_path):
                 if p:
                     st.own_write(p, await asyncio.to_thread(read_text, p))
             if verdict == "done":
-                h.shows_new = effect.action == "apply"
+                h.shows_new = applying
                 if h.kind == "rename":
-                    pair = (e["uri"], e["newUri"]) if effect.action == "apply" else (e["newUri"], e["uri"])
+                    pair = (e["uri"], e["newUri"]) if applying else (e["newUri"], e["uri"])
                     moves.append((*pair, h.id))
         return results, moves
 
@@ -125,8 +128,18 @@ class Effects:
         verdicts: dict[str, Verdict] = {}
         for h, e in wanted:
             src, dst = lines_of(e["before"]), lines_of(e["after"])
-            hint = h.line if h.uri in self.st.open else e["line"]
-            v = classify(lines, src, dst, hint, tuple(e["ctxBefore"]), tuple(e["ctxAfter"]), index)
+            open_here = h.uri in self.st.open
+            hint = h.line if open_here else e["line"]
+            v = classify(
+                lines,
+                src,
+                dst,
+                hint,
+                tuple(e["ctxBefore"]),
+                tuple(e["ctxAfter"]),
+                index,
+                tracked=open_here and h.tracked,
+            )
             verdicts[h.id] = v
             if v.outcome == "apply":
                 edits.append((v.line, src, dst, h))
@@ -134,6 +147,11 @@ class Effects:
         kept: list[LineEdit] = []
         end = -1
         for ed in edits:  # two edits over the same lines cannot both apply
+            if kept and ed[:3] == kept[-1][:3]:
+                # The very same change twice (one patch proposed under two tasks): made once,
+                # and both hunks are what it made.
+                verdicts[ed[3].id] = Verdict("done", ed[0])
+                continue
             if ed[0] < end:
                 verdicts[ed[3].id] = Verdict("stale", ed[0])
                 continue
@@ -199,15 +217,28 @@ class Effects:
                 log.warning("cannot write %s now: %s", path, exc)
                 return {}, False, False
             fault("effect:after-write")
-            for h in st.by_uri.get(effect.uri, {}).values():
-                if h.id not in verdicts:
-                    h.line = self._positions_after(edits, h.line)
+            others = [h for h in st.by_uri.get(effect.uri, {}).values() if h.id not in verdicts]
+            # Another hunk applied over the lines just changed (the same change under two tasks)
+            # may be gone now: what the file says of it is recorded too.
+            overlapped = [
+                h
+                for h in others
+                if h.status == Status.APPLIED
+                and h.id not in st.in_flight
+                and any(
+                    start <= h.line + h.anchored_length() and h.line <= start + len(src) for start, src, _, _ in edits
+                )
+            ]
+            for h in others:
+                h.line = self._positions_after(edits, h.line)
+            if overlapped:
+                self.memory.relocate(new_lines, overlapped)
         for h, _ in wanted:
             v = verdicts[h.id]
             if v.outcome == "stale":
                 continue
             h.line = self._positions_after(edits, v.line)
-            h.shows_new = effect.action == "apply"
+            h.shows_new = effect.action != "revert"
         return {hid: ("stale" if v.outcome == "stale" else "done") for hid, v in verdicts.items()}, True, False
 
     async def _in_buffer(self, effect: EffectRow, wanted: Wanted) -> tuple[dict[str, str], bool, bool]:
@@ -217,7 +248,7 @@ class Effects:
         results = {hid: "stale" for hid, v in verdicts.items() if v.outcome == "stale"}
         for h, _ in wanted:
             if verdicts[h.id].outcome == "done":
-                h.line, h.shows_new = verdicts[h.id].line, effect.action == "apply"
+                h.line, h.shows_new = verdicts[h.id].line, effect.action != "revert"
                 results[h.id] = "done"
         if not edits:
             return results, True, True
@@ -228,7 +259,7 @@ class Effects:
             rng = {"start": {"line": sl, "character": sc}, "end": {"line": el, "character": ec}}
             lsp_edits.append((rng, "".join(dst)))
         fault("effect:before-write")
-        label = "Stet: apply accepted change" if effect.action == "apply" else "Stet: undo change"
+        label = "Stet: undo change" if effect.action == "revert" else "Stet: apply accepted change"
         try:
             ok = await asyncio.wait_for(
                 st.editor.apply_edit(st.client_uri(effect.uri), doc.version, lsp_edits, label), APPLY_TIMEOUT
@@ -241,7 +272,7 @@ class Effects:
         for hid, (_line, _dst, h) in expected.items():
             if hid not in unconfirmed:
                 results[hid] = "done"
-                h.shows_new = effect.action == "apply"
+                h.shows_new = effect.action != "revert"
         return results, not unconfirmed, True
 
     async def _confirm_in_buffer(self, uri: str, expected: dict[str, tuple[int, Lines, Hunk]]) -> list[str]:
@@ -256,14 +287,20 @@ class Effects:
                 return list(pending)
             index = None
             for hid, (line, dst, h) in list(pending.items()):
-                if at_with_context(doc.lines, dst, line, h.ctx_before, h.ctx_after):
-                    h.line = line
+                # Stet put it there itself: the text at that very line is the evidence, whatever
+                # the developer typed around it meanwhile.
+                if (
+                    dst
+                    and text_at(doc.lines, dst, line)
+                    or at_with_context(doc.lines, dst, line, h.ctx_before, h.ctx_after)
+                ):
+                    h.line, h.tracked = line, True
                     del pending[hid]
                     continue
                 index = index or LineIndex(doc.lines)
                 found = locate(index, dst, line, h.ctx_before, h.ctx_after, trust_hint=False)
                 if found:
-                    h.line = found.line
+                    h.line, h.tracked = found.line, True
                     del pending[hid]
             remaining = deadline - loop.time()
             if not pending or remaining <= 0:
@@ -293,6 +330,7 @@ class Effects:
         async with store.write() as tx:
             rows = await tx.hunks(results)
             changed = []
+            changed_marks = []  # applied hunks back in the file: not a new version
             for hid, result in results.items():
                 r, mem = rows.get(hid), st.hunks.get(hid)
                 if r is None or mem is None:
@@ -300,15 +338,17 @@ class Effects:
                 to = None
                 if effect.action == "apply" and r.status == Status.ACCEPTED:
                     to = Status.APPLIED if result == "done" else Status.STALE
-                elif (
-                    effect.action == "apply"
-                    and effect.state == "unsaved"
-                    and result == "stale"
-                    and r.status == Status.APPLIED
-                ):
-                    # Applied into a buffer that was lost unsaved, and the file no longer has the
-                    # old text: the edit is not in the document and cannot be put back.
-                    to = Status.STALE
+                elif effect.action in ("apply", "reapply") and r.status == Status.APPLIED:
+                    if result == "done":
+                        # In the file (again): re-applied, or replayed from a buffer lost unsaved.
+                        mem.in_file = True
+                        if r.in_file is False:
+                            r.in_file = True
+                            changed_marks.append(r)
+                    elif effect.action == "reapply" or effect.state == "unsaved":
+                        # Neither its new text nor its old text is there (for an unsaved one: the
+                        # buffer holding it was lost): it cannot be put back without overwriting.
+                        to = Status.STALE
                 elif effect.action == "revert" and result == "stale" and r.status == Status.PENDING:
                     to = Status.STALE
                 elif effect.action == "revert" and result == "done" and r.status == Status.STALE:
@@ -318,12 +358,15 @@ class Effects:
                 r.line = mem.line
                 if to is not None:
                     r.status, r.version = to, r.version + 1
+                    r.in_file = mem.in_file = True if to == Status.APPLIED else None
                     changed.append(r)
-                else:
+                elif r not in changed_marks:
                     await tx.save_hunk(r)  # position only
-            if changed or moves:
-                lsn = await tx.log(new_id("fx-"), "effect", {"effect": effect.id, "hunkIds": [r.id for r in changed]})
-                for r in changed:
+            if changed or moves or changed_marks:
+                lsn = await tx.log(
+                    new_id("fx-"), "effect", {"effect": effect.id, "hunkIds": [r.id for r in changed + changed_marks]}
+                )
+                for r in changed + changed_marks:
                     r.lsn = lsn
                     await tx.save_hunk(r)
                 for old_uri, new_uri, rename_id in moves:

@@ -8,7 +8,7 @@ import os
 from collections.abc import Iterable
 
 from ..domain import fileop
-from ..domain.anchor import LineIndex, locate
+from ..domain.anchor import Found, LineIndex, find_applied, locate, text_at
 from ..domain.model import Hunk
 from ..domain.status import Status, TransitionError, check
 from ..errors import StetError
@@ -24,6 +24,7 @@ class Memory:
         self._sync_lock = asyncio.Lock()
         self._derive_lock = asyncio.Lock()
         self._derived: dict[str, tuple[Status, int, Status]] = {}
+        self._in_file_dirty: dict[str, tuple[int, bool]] = {}  # hunk id -> (version, in file)
 
     async def sync(self) -> set[str]:
         """Load every hunk changed since the last lsn seen; notify the uris concerned."""
@@ -57,7 +58,7 @@ class Memory:
             if f is None:
                 return []
             f.anchors.put(row.id, row)
-            return self.relocate(f.doc.lines, [row], self._index(indexes, row.uri, f.doc.lines))
+            return self.relocate(f.doc.lines, [row], self._index(indexes, row.uri, f.doc.lines), buffer=True)
         if row.uri != old.uri:  # its file was renamed
             st.by_uri.get(old.uri, {}).pop(old.id, None)
             was = st.open.get(old.uri)
@@ -80,18 +81,25 @@ class Memory:
             "kept",
         ):
             setattr(old, name, getattr(row, name))
+        if f is None or row.status != Status.APPLIED or old.in_file is None:
+            old.in_file = row.in_file
+        elif row.in_file is not None and row.in_file != old.in_file and row.id not in st.in_flight:
+            # Another process judged the file on disk; this editor's buffer is what counts here.
+            self._in_file_dirty[row.id] = (row.version, old.in_file)
+            st.background.spawn(self.flush_derived())
         old.stored_line = row.line
         if row.id in st.in_flight:
             return []
         if f is None:
             old.line = row.line
             old.shows_new = row.shown_when_loaded()
+            old.tracked = False
         elif status_changed and (
             row.status in (Status.PENDING, Status.STALE) or (row.status == Status.APPLIED) != old.shows_new
         ):
             # The change may have been judged against other content (the file on disk while the
             # editor was re-opening it, another process): the open buffer is what counts.
-            return self.relocate(f.doc.lines, [old], self._index(indexes, row.uri, f.doc.lines))
+            return self.relocate(f.doc.lines, [old], self._index(indexes, row.uri, f.doc.lines), buffer=True)
         return []
 
     @staticmethod
@@ -104,10 +112,18 @@ class Memory:
         return index
 
     def relocate(
-        self, lines: list[str] | None, hunks: Iterable[Hunk], index: LineIndex | None = None
+        self,
+        lines: list[str] | None,
+        hunks: Iterable[Hunk],
+        index: LineIndex | None = None,
+        *,
+        buffer: bool = False,
     ) -> list[tuple[Hunk, Status]]:
         """Find each hunk's text in `lines` (None: the file does not exist); return the
-        status changes that follow."""
+        status changes that follow. An applied hunk's `in_file` is set from what is found
+        (changes are queued to be stored, see `flush_derived`). With `buffer` (an open
+        document's lines) a hunk found there is tracked from now on, and a tracked hunk's
+        own position is evidence before its context."""
         if index is None:
             index = LineIndex(lines) if lines is not None else None
         derived = []
@@ -116,6 +132,7 @@ class Memory:
         for h in hunks:
             if h.id in self.st.in_flight:
                 continue
+            tracked = buffer and h.tracked
             if h.kind != "edit":
                 if h.status in (Status.PENDING, Status.STALE):
                     ok = self._file_op_applicable(h, lines)
@@ -123,34 +140,49 @@ class Memory:
                         derived.append((h, Status.PENDING))
                     elif not ok and h.status == Status.PENDING:
                         derived.append((h, Status.STALE))
+                elif h.status == Status.APPLIED:
+                    self.set_in_file(h, self._file_op_in_place(h, lines))
                 continue
             if index is None:
+                h.tracked = False
                 if h.status == Status.PENDING:
                     derived.append((h, Status.STALE))
+                elif h.status == Status.APPLIED:
+                    self.set_in_file(h, not h.replacement and bool(h.old))  # a deletion stays done
                 continue
             if h.status == Status.APPLIED:
-                found = locate(index, h.replacement, h.line, h.ctx_before, h.ctx_after, trust_hint=False)
+                found = find_applied(index, h.replacement, h.old, h.line, h.ctx_before, h.ctx_after, tracked=tracked)
                 if found:
-                    h.line, h.shows_new = found.line, True
+                    h.line, h.shows_new, h.tracked = found.line, True, buffer
+                    self.set_in_file(h, True)
                     continue
+                self.set_in_file(h, False)
                 found = locate(index, h.old, h.line, h.ctx_before, h.ctx_after, trust_hint=False)
                 if found:
                     h.line, h.shows_new = found.line, False
+                h.tracked = buffer and found is not None
                 continue
             found = None
             if h.kept:
                 # The agent's text was left in the file for review: it is where to look first.
                 found = locate(index, h.replacement, h.line, h.ctx_before, h.ctx_after, trust_hint=False)
                 h.shows_new = found is not None
+                if h.status == Status.PENDING:
+                    self.set_in_file(h, found is not None)
             if not found:
-                found = locate(index, h.old, h.line, h.ctx_before, h.ctx_after)
+                if tracked and h.old and text_at(index.lines, h.old, h.line):
+                    found = Found(h.line, "tracked")
+                else:
+                    found = locate(index, h.old, h.line, h.ctx_before, h.ctx_after)
                 h.shows_new = False
             if found:
                 moved.append((h.line, found.line - h.line))
                 h.line = found.line
+                h.tracked = buffer
                 if h.status == Status.STALE:
                     derived.append((h, Status.PENDING))
                 continue
+            h.tracked = False
             lost.append(h)
             if h.status == Status.PENDING:
                 derived.append((h, Status.STALE))
@@ -166,6 +198,25 @@ class Memory:
             h.line = max(0, h.line + shift)
         return derived
 
+    def set_in_file(self, h: Hunk, there: bool) -> None:
+        """Record what the content says of an applied hunk (or a kept one waiting for review:
+        is the agent's text there); a change is queued to be stored."""
+        if h.in_file_state() != there or h.in_file is None:
+            h.in_file = there
+            if not self._in_file_dirty:  # one flush for a whole batch of marks
+                self.st.background.spawn(self.flush_derived())
+            self._in_file_dirty[h.id] = (h.version, there)
+
+    def _file_op_in_place(self, h: Hunk, lines: list[str] | None) -> bool:
+        """Whether an applied create, delete or rename is still what the files show."""
+        text = None if lines is None else "".join(lines)
+        try:
+            source = text is not None
+            target = bool(h.new_uri) and os.path.lexists(self.st.ws.resolve(h.new_uri or ""))
+        except (StetError, OSError, ValueError):
+            return False
+        return fileop.undoable(h.kind, text, "".join(h.replacement), source, target)
+
     def _file_op_applicable(self, h: Hunk, lines: list[str] | None) -> bool:
         text = None if lines is None else "".join(lines)
         target = False
@@ -178,6 +229,8 @@ class Memory:
             # Left done in the files for review: done (shown) or still to do are both fine.
             done = fileop.undoable(h.kind, text, h.new_text, text is not None, target)
             h.shows_new = done
+            if h.status == Status.PENDING:
+                self.set_in_file(h, done)
             if done:
                 return True
         return fileop.applicable(h.kind, text, h.old_text, h.new_text, target)
@@ -190,14 +243,17 @@ class Memory:
         self.st.background.spawn(self.flush_derived())
 
     async def flush_derived(self) -> None:
+        """Store the status changes and `in_file` marks that content decided, each only if
+        the hunk has not moved on meanwhile (compare-and-set on status and version)."""
         st = self.st
         async with self._derive_lock:
-            if not self._derived or st.store is None:
+            if (not self._derived and not self._in_file_dirty) or st.store is None:
                 return
             items, self._derived = self._derived, {}
+            marks, self._in_file_dirty = self._in_file_dirty, {}
             async with st.store.write() as tx:
-                rows = await tx.hunks(items)
-                ok = []
+                rows = await tx.hunks([*items, *marks])
+                ok: list[tuple[Hunk, Status | None]] = []
                 for hid, (frm, version, to) in items.items():
                     r = rows.get(hid)
                     if r is None or r.status != frm or r.version != version:
@@ -207,11 +263,26 @@ class Memory:
                     except TransitionError:
                         continue
                     ok.append((r, to))
+                seen = {r.id for r, _ in ok}
+                for hid, (version, there) in marks.items():
+                    r = rows.get(hid)
+                    if r is None or hid in seen or not (r.status == Status.APPLIED or r.kept_pending):
+                        continue
+                    if r.version != version:
+                        continue
+                    if r.in_file is not None and r.in_file == there:
+                        continue
+                    ok.append((r, None))
                 if not ok:
                     return
                 lsn = await tx.log(new_id("re-"), "reanchor", {"hunkIds": [r.id for r, _ in ok]})
-                for r, to in ok:
-                    r.status, r.version, r.lsn = to, r.version + 1, lsn
+                for r, status in ok:
+                    if status is not None:
+                        r.status, r.version = status, r.version + 1
+                        r.in_file = None
+                    else:  # derived, like a position: no new version
+                        r.in_file = marks[r.id][1]
+                    r.lsn = lsn
                     r.line = st.hunks[r.id].line if r.id in st.hunks else r.line
                     await tx.save_hunk(r)
         await self.sync()

@@ -8,13 +8,14 @@ import logging
 import os
 from collections.abc import Iterable
 
-from ..domain.status import OPEN
+from ..domain.status import OPEN, Status
 from ..domain.text import split_lines
 from ..errors import StetError
 from ..workspace.files import read_text
 from ..workspace.paths import uri_to_path
 from .config import OUTSIDE_DEBOUNCE
 from .memory import Memory
+from .stamps import Stamp, stat_of, text_hash
 from .state import ReviewState, content_digest
 
 log = logging.getLogger(__name__)
@@ -42,7 +43,7 @@ class OutsideChanges:
         folders = set()
         for uri, hunks in self.st.by_uri.items():
             for h in hunks.values():
-                if h.status in OPEN:
+                if h.status in OPEN or h.status == Status.APPLIED:
                     for u in (uri, h.new_uri):
                         if u:
                             try:
@@ -81,21 +82,28 @@ class OutsideChanges:
             await self.relocate_on_disk(todo)
 
     async def relocate_on_disk(self, uris: Iterable[str]) -> None:
-        """Re-locate the open hunks of these files (those no editor has open) in the files on disk."""
+        """Re-locate the hunks of these files (those no editor has open) in the files on disk,
+        and stamp each file as judged (see `recheck`)."""
         st = self.st
         uris = set(uris)
         derived = []
+        stamps: list[Stamp] = []
         for uri in uris:
-            hunks = [h for h in st.by_uri.get(uri, {}).values() if h.status in OPEN]
+            hunks = [h for h in st.by_uri.get(uri, {}).values() if h.status in OPEN or h.status == Status.APPLIED]
             if not hunks or uri in st.open:
                 continue
             try:
-                text = await asyncio.to_thread(read_text, st.ws.resolve(uri))
+                path = st.ws.resolve(uri)
+                size, mtime = await asyncio.to_thread(stat_of, path)  # before reading: a later change shows
+                text = await asyncio.to_thread(read_text, path)
+                stamps.append((uri, size, mtime, text_hash(text)))
             except Exception as exc:  # unreadable now: treat like a missing file
                 log.warning("cannot read %s: %s", uri, exc)
                 text = None
             derived.extend(self.memory.relocate(None if text is None else split_lines(text), hunks))
         if derived:
             self.memory.derive(derived)
-            await self.memory.flush_derived()
+        await self.memory.flush_derived()
+        if stamps and st.store is not None:
+            await st.store.put_stamps(stamps)
         st.on_change(uris)

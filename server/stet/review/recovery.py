@@ -85,6 +85,11 @@ class Recovery:
 
     async def close(self) -> None:
         st = self.st
+        if st.store is not None:
+            try:  # what content decided must not be lost with the background task storing it
+                await self.memory.flush_derived()
+            except Exception as exc:
+                log.warning("storing derived states at shutdown failed: %s", exc)
         st.background.cancel_all()
         if st.store is not None:
             try:

@@ -32,6 +32,7 @@ from .effects import Effects
 from .memory import Memory
 from .outside_changes import OutsideChanges
 from .proposing import Proposing
+from .recheck import Recheck
 from .recovery import Recovery
 from .state import ReviewState
 
@@ -55,6 +56,7 @@ class Review:
         self.documents = Documents(st, self.memory, self.effects, self.outside)
         self.recovery = Recovery(st, self.memory, self.effects, self.outside)
         self.capturing = Capturing(st, self.memory, self.proposing, self.outside)
+        self.recheck = Recheck(st, self.outside)
 
     # --- what the review knows -------------------------------------------------------------
     @property
@@ -125,7 +127,8 @@ class Review:
         return out
 
     def open_hunks(self, uri: str) -> builtins.list[Hunk]:
-        return [h for h in self.list(uri) if h.is_open]
+        """The hunks the developer is shown: open ones, and applied ones whose text is gone."""
+        return [h for h in self.list(uri) if h.shown]
 
     def counts(self) -> dict[str, int]:
         return self.state.counts()
@@ -134,6 +137,16 @@ class Review:
     async def sync(self) -> set[str]:
         """Load what changed in the store since the last look (any process's commits)."""
         return await self.memory.sync()
+
+    async def finish_journaled(self) -> None:
+        """Carry out the journaled edits this process may finish: those for closed files (an
+        edit meant for a live editor's buffer is that editor's)."""
+        await self.effects.run_pending(states=("pending",), targets=("file", "buffer"))
+
+    async def refresh(self) -> set[str]:
+        """Catch up with the store and with closed files changed since Stet last looked."""
+        changed = await self.memory.sync()
+        return changed | await self.recheck.changed_files()
 
     async def recover(self) -> dict:
         result = await self.recovery.recover()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..errors import StoreUnavailable
 from ..store import Store
 from ..workspace.paths import Workspace
 from .config import Editor, Limits, NoEditor
@@ -29,20 +30,28 @@ async def open_review(
     """Open the store at `db_path` for the workspace `roots` and load the review.
 
     Without an editor, the review writes files itself. With `recover_later` (the language
-    server) the caller runs `review.recover()` when its editor is ready; otherwise the
-    review is loaded from the store and ready at once. Raises StoreUnavailable."""
+    server) the caller runs `review.recover()` when its editor is ready; otherwise (the CLI,
+    MCP) the review is loaded from the store, the journaled edits of closed files are
+    finished and the hunks of files changed since Stet last looked are judged again, so
+    what this process reports is true without a server running. Raises StoreUnavailable."""
     review = Review(Workspace(roots), editor or NoEditor(), on_change or _nobody, limits)
     opened = await Store.open(db_path)
     review.state.store = opened.store
+    notice = opened.notice
     if not recover_later:
         try:
             await review.sync()
-            await review.finish_captures()  # a capture killed before its files were restored
+            try:
+                await review.finish_captures()  # a capture killed before its files were restored
+                await review.finish_journaled()
+                await review.recheck.changed_files()
+            except StoreUnavailable as exc:  # the review can still be read; say why it may lag
+                notice = f"{notice + ' ' if notice else ''}Stet could not bring the review up to date: {exc.message}"
         except BaseException:
             await review.close()
             raise
         review.state.ready.set()
-    return Opened(review, opened.notice)
+    return Opened(review, notice)
 
 
 def _nobody(uris: set[str]) -> None:

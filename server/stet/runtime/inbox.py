@@ -21,7 +21,7 @@ import re
 
 from ..agents import intake
 from ..domain import patches
-from ..errors import StetError, StoreUnavailable
+from ..errors import InvalidParams, StetError, StoreUnavailable
 from ..faults import fault
 from ..review import Review
 from ..workspace.files import write_atomic
@@ -38,9 +38,13 @@ def inbox_folder(db_path: str) -> str:
     return os.path.join(os.path.dirname(os.path.abspath(db_path)), "inbox")
 
 
+META = ".meta.json"  # ID.meta.json: the task, agent and message of ID.patch (written before it)
+
+
 def is_candidate(name: str) -> bool:
-    """A complete proposal file's name: ID.json or ID.patch, no temp or hidden names."""
-    return bool(_NAME.match(name)) and not name.startswith(".")
+    """A complete proposal file's name: ID.json or ID.patch, no temp or hidden names (and not
+    the sidecar ID.meta.json of a patch, which is read with its patch)."""
+    return bool(_NAME.match(name)) and not name.startswith(".") and not name.endswith(META)
 
 
 class Unparsable(Exception):
@@ -101,44 +105,63 @@ class Inbox:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _process(self, name: str) -> None:
+    async def drain(self) -> list[str]:
+        """Ingest every file waiting now, once (no watching, no retry: `stet doctor --fix`).
+        Returns the names left in place because they do not parse (yet)."""
+        for folder in (self.folder, self.done, self.failed):
+            os.makedirs(folder, exist_ok=True)
+        left = []
+        for name in sorted(os.listdir(self.folder)):
+            if is_candidate(name) and not await self._process(name, retry=False):
+                left.append(name)
+        return left
+
+    async def _process(self, name: str, retry: bool = True) -> bool:
+        """Ingest one file; False when it was left in place (does not parse, not retried)."""
         async with self._lock:
             path = os.path.join(self.folder, name)
             try:
                 with open(path, "rb") as f:
                     data = f.read()
             except FileNotFoundError:
-                return  # another server took it
+                return True  # another server took it
             except OSError as exc:
                 await self._fail(name, f"cannot read the file: {exc.strerror or exc}")
-                return
+                return True
             stem, kind = name.rsplit(".", 1)
             try:
                 text = self._parse(kind, data)
                 await self._propose(kind, stem, text)
             except Unparsable as exc:
+                if not retry:
+                    return False
                 self._attempts[name] = self._attempts.get(name, 0) + 1
                 if self._attempts[name] < 2:
                     log.info("inbox: %s does not parse yet (%s); retrying in %ss", name, exc, RETRY_DELAY)
                     self._schedule(name, RETRY_DELAY)
                 else:
                     await self._fail(name, str(exc))
-                return
+                return True
             except StoreUnavailable as exc:  # not the proposal's fault: keep it and try again later
                 log.warning("inbox: %s waits: %s", name, exc)
+                if not retry:
+                    raise
                 self._schedule(name, STORE_RETRY)
-                return
+                return True
             except StetError as exc:
                 await self._fail(name, f"{exc.name}: {exc.message}")
-                return
+                return True
             except Exception as exc:  # a bug must not stop the inbox; the file keeps the evidence
                 log.exception("inbox: %s", name)
                 await self._fail(name, f"internal error: {exc!r}")
-                return
+                return True
             fault("inbox:after-propose")
             self._attempts.pop(name, None)
             self.ingested += 1
             self._move(name, self.done)
+            if kind == "patch":
+                self._move(stem + META, self.done)
+            return True
 
     @staticmethod
     def _parse(kind: str, data: bytes) -> str:
@@ -161,7 +184,31 @@ class Inbox:
         if kind == "json":
             await intake.propose_params(self.review, json.loads(text), stem)
         else:
-            await intake.propose_patch(self.review, text, stem)
+            meta = self._meta(stem)
+            await intake.propose_patch(
+                self.review,
+                text,
+                stem,
+                task_id=meta.get("taskId"),
+                agent=meta.get("agent"),
+                message=meta.get("message"),
+            )
+
+    def _meta(self, stem: str) -> dict:
+        """The sidecar ID.meta.json of a patch: {"taskId"?, "agent"?, "message"?} (strings)."""
+        path = os.path.join(self.folder, stem + META)
+        try:
+            with open(path, "rb") as f:
+                data = json.loads(f.read().decode("utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InvalidParams(f"{stem + META}: not a JSON object: {exc}") from None
+        if not isinstance(data, dict) or set(data) - {"taskId", "agent", "message"}:
+            raise InvalidParams(f"{stem + META} must be an object with only taskId, agent and message")
+        if not all(isinstance(v, str) for v in data.values()):
+            raise InvalidParams(f"{stem + META}: taskId, agent and message are strings")
+        return data
 
     def _move(self, name: str, folder: str) -> None:
         try:
@@ -177,3 +224,5 @@ class Inbox:
             return
         await asyncio.to_thread(write_atomic, os.path.join(self.failed, stem + ".error"), why.rstrip() + "\n")
         self._move(name, self.failed)
+        if name.endswith(".patch"):
+            self._move(stem + META, self.failed)

@@ -19,7 +19,7 @@ Params = Iterable[Any]
 
 HUNK_COLUMNS = (
     "id, proposal_id, task_id, seq, uri, kind, new_uri, status, line, old_text, new_text, "
-    "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, kept"
+    "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, in_file, kept"
 )
 
 
@@ -49,7 +49,8 @@ def hunk_from_row(r: Any) -> Hunk:
         version=r[16],
         decided_at=r[17],
         lsn=r[18],
-        kept=bool(r[19]),
+        in_file=None if r[19] is None else bool(r[19]),
+        kept=bool(r[20]),
     )
 
 
@@ -74,6 +75,7 @@ def hunk_values(h: Hunk) -> Row:
         h.version,
         h.decided_at,
         h.lsn,
+        None if h.in_file is None else int(h.in_file),
         int(h.kept),
     )
 

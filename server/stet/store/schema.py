@@ -109,7 +109,19 @@ MIGRATIONS: list[list[str]] = [
     [
         "ALTER TABLE effects ADD COLUMN owner TEXT",
     ],
-    # 4: capture. A hunk may be `kept`: the agent wrote its new text into the file itself and
+    # 4: the truth about files every process can check cheaply: whether an applied hunk's text
+    # is still in its file (derived), and what each file was (size, mtime, hash) when Stet last
+    # looked, so a process re-reads only the files that changed since.
+    [
+        "ALTER TABLE hunks ADD COLUMN in_file INTEGER",
+        """CREATE TABLE file_stamps (
+            uri TEXT PRIMARY KEY,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            hash TEXT
+        )""",
+    ],
+    # 5: capture. A hunk may be `kept`: the agent wrote its new text into the file itself and
     # it was left there for review. Snapshots record files before an agent touches them (the
     # content lives in .stet/snapshots/, by hash). A capture's restore journal: which files
     # get their baseline back, finished by any process that opens the store.

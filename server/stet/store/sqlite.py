@@ -221,6 +221,18 @@ class Store:
         )
         return [op_row(r) for r in rows]
 
+    async def stamps(self) -> dict[str, tuple[int, int, str | None]]:
+        """uri -> (size, mtime_ns, hash) of each file when Stet last judged its hunks."""
+        rows = await self._read("SELECT uri, size, mtime_ns, hash FROM file_stamps")
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    async def put_stamps(self, stamps: list[tuple[str, int, int, str | None]]) -> None:
+        """Record what files were when their hunks were judged (derived: recomputed if lost)."""
+        if not stamps:
+            return
+        async with self.write() as tx:
+            await tx.put_stamps(stamps)
+
     async def integrity(self) -> list[str]:
         return [r[0] for r in await self._read("PRAGMA integrity_check")]
 

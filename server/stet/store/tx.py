@@ -106,6 +106,9 @@ class Tx:
         self._next_lsn = 0
         self._next_effect = 0
         self._last_reads: list[tuple[str, Row, Later]] = []
+        # Files whose hunks this transaction changes: their stamps no longer say when they
+        # were last judged (see put_stamps), so the next look reads them again.
+        self._unstamped: set[str] = set()
 
     async def _flush(self, then: Callable[[sqlite3.Connection], Any] | None = None) -> Any:
         """One hop: BEGIN if not yet, the queued writes, then `then` (a read, or the COMMIT)."""
@@ -150,6 +153,8 @@ class Tx:
             await asyncio.sleep(0.05)
 
     def _commit_and_read(self, raw: sqlite3.Connection) -> None:
+        if self._unstamped:
+            raw.executemany("DELETE FROM file_stamps WHERE uri = ?", [(u,) for u in sorted(self._unstamped)])
         for sql, args, later in self._last_reads:  # after every write of the transaction
             later.rows = raw.execute(sql, args).fetchall()
         raw.execute("COMMIT")
@@ -224,6 +229,7 @@ class Tx:
         )
 
     async def add_hunks(self, hunks: list[Hunk]) -> None:
+        self._unstamped.update(h.uri for h in hunks)
         marks = ", ".join("?" * len(HUNK_COLUMNS.split(",")))
         self._queue.append(
             (f"INSERT INTO hunks ({HUNK_COLUMNS}) VALUES ({marks})", [hunk_values(h) for h in hunks], True, True)
@@ -262,9 +268,10 @@ class Tx:
         return [hunk_from_row(r) for r in rows]
 
     async def save_hunk(self, h: Hunk) -> None:
+        self._unstamped.add(h.uri)
         await self._run(
             "UPDATE hunks SET status = ?, line = ?, applied_text = ?, feedback = ?, version = ?, "
-            "decided_at = ?, lsn = ?, kept = ? WHERE id = ?",
+            "decided_at = ?, lsn = ?, in_file = ?, kept = ? WHERE id = ?",
             (
                 h.status.value,
                 h.line,
@@ -273,12 +280,14 @@ class Tx:
                 h.version,
                 h.decided_at,
                 h.lsn,
+                None if h.in_file is None else int(h.in_file),
                 int(h.kept),
                 h.id,
             ),
         )
 
     async def move_hunks(self, old_uri: str, new_uri: str, lsn: int, except_id: str) -> None:
+        self._unstamped.update((old_uri, new_uri))
         await self._run(
             "UPDATE hunks SET uri = ?, lsn = ? WHERE uri = ? AND id != ?", (new_uri, lsn, old_uri, except_id)
         )
@@ -308,6 +317,19 @@ class Tx:
             await self._run(
                 "UPDATE effects SET state = ?, attempts = ?, owner = ? WHERE id = ?",
                 (state, attempts, owner, effect_id),
+            )
+
+    async def put_stamps(self, stamps: Iterable[tuple[str, int, int, str | None]]) -> None:
+        """What files were when Stet last judged their hunks: (uri, size, mtime_ns, hash)."""
+        rows = list(stamps)
+        if rows:
+            self._queue.append(
+                (
+                    "INSERT OR REPLACE INTO file_stamps (uri, size, mtime_ns, hash) VALUES (?, ?, ?, ?)",
+                    rows,
+                    True,
+                    False,
+                )
             )
 
     async def settle_saved_effects(self, uri: str) -> None:

@@ -1,0 +1,55 @@
+"""`stet init` (a workspace's .stet/ with its inbox) and `stet watch` (the headless runner)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+
+from .locate import STORE_DIR, STORE_FILE, Usage
+from .session import opened
+
+
+def _root(args) -> str:
+    roots = list(getattr(args, "root", None) or [])
+    root = os.path.realpath(roots[0] if roots else os.getcwd())
+    if not os.path.isdir(root):
+        raise Usage(f"the workspace root {root} is not a folder")
+    return root
+
+
+async def cmd_init(args) -> int:
+    from ..runtime.inbox import inbox_folder
+
+    db = getattr(args, "db", None) or os.path.join(_root(args), STORE_DIR, STORE_FILE)
+    args.db = db
+    async with opened(args, create=True) as review:
+        inbox = inbox_folder(review.require_store().path)
+        for folder in (inbox, os.path.join(inbox, "done"), os.path.join(inbox, "failed")):
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+        print(review.require_store().path)
+    print(f"stet: inbox {inbox}; run `stet watch` to ingest it without an editor", file=sys.stderr)
+    return 0
+
+
+async def cmd_watch(args) -> int:
+    from ..runtime.headless import Headless
+
+    async with opened(args) as review:
+        runner = Headless(review)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        print(
+            f"stet: watching {review.ws.roots[0]} (inbox, outside changes, journaled edits); "
+            "stop with Ctrl-C or SIGTERM",
+            file=sys.stderr,
+            flush=True,
+        )
+        if runner.warning:
+            print(f"stet: {runner.warning}", file=sys.stderr)
+        await runner.run(stop)
+        print(f"stet: stopped ({runner.inbox.ingested} inbox file(s) ingested)", file=sys.stderr)
+    return 0

@@ -1,0 +1,75 @@
+"""Re-checking closed files that changed since Stet last looked at them.
+
+Every process that opens the store does this first (the CLI, MCP, a server at start), so
+`pending`, `stale` and `inFile` are right without a server watching: each file with hunks
+is compared with its stamp (size and mtime, then a hash only when those differ), and only
+the files whose content changed are read and their hunks judged again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from ..domain.status import OPEN, Status
+from ..errors import StetError
+from ..workspace import owners
+from .outside_changes import OutsideChanges
+from .stamps import Stamp, hash_of, stat_of
+from .state import ReviewState
+
+# The hunks whose standing depends on the file's content.
+JUDGED = OPEN | {Status.APPLIED}
+
+
+class Recheck:
+    def __init__(self, state: ReviewState, outside: OutsideChanges):
+        self.st = state
+        self.outside = outside
+
+    async def changed_files(self) -> set[str]:
+        """Judge again the hunks of closed files whose content changed; returns those uris."""
+        st = self.st
+        store = st.require_store()
+        uris = {
+            uri
+            for uri, hunks in st.by_uri.items()
+            if uri not in st.open and any(h.status in JUDGED for h in hunks.values())
+        }
+        if not uris:
+            return set()
+        # A file whose edit lives in a live editor's unsaved buffer: that buffer is the document.
+        for effect in await store.open_effects():
+            if effect.owner and effect.owner != owners.token() and owners.alive(effect.owner):
+                uris.discard(effect.uri)
+        stamps = await store.stamps()
+        changed, same = await asyncio.to_thread(self._look, sorted(uris), stamps)
+        if changed:
+            await self.outside.relocate_on_disk(changed)
+        if same:
+            await store.put_stamps(same)
+        return set(changed)
+
+    def _look(self, uris: list[str], stamps: dict[str, tuple[int, int, str | None]]) -> tuple[list[str], list[Stamp]]:
+        """(uris whose content changed, fresh stamps of files touched but unchanged)."""
+        changed: list[str] = []
+        same: list[Stamp] = []
+        for uri in uris:
+            old = stamps.get(uri)
+            try:
+                path = self.st.ws.resolve(uri)
+                now = stat_of(path)
+            except (StetError, OSError):
+                changed.append(uri)
+                continue
+            if old is not None and old[:2] == now[:2]:
+                continue
+            try:
+                digest = hash_of(path)
+            except OSError:
+                changed.append(uri)
+                continue
+            if old is not None and old[2] == digest:
+                same.append((uri, now[0], now[1], digest))  # touched, not changed
+            else:
+                changed.append(uri)
+        return changed, same

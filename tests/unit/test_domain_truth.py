@@ -1,0 +1,55 @@
+"""Pure rules of issue 13: a tracked position is evidence, an applied hunk's text found or not,
+a text found once near its line, and a retried note."""
+
+from stet.domain.anchor import LineIndex, find_applied, locate
+from stet.domain.task import NoteRow, is_retry
+from stet.domain.verdict import classify
+
+L = [f"l{i}\n" for i in range(20)]
+BEFORE, AFTER = tuple(L[2:5]), tuple(L[6:9])  # context of the hunk at line 5
+
+
+def typed(lines, *at):
+    out = list(lines)
+    for i in sorted(at, reverse=True):
+        out.insert(i, "typed\n")
+    return out
+
+
+def test_tracked_position_decides_whatever_was_typed_around_it():
+    doc = typed(L[:5] + ["NEW\n"] + L[6:], 5, 7)  # a line right above and one in the trailing context
+    index = LineIndex(doc)
+    assert find_applied(index, ("NEW\n",), ("l5\n",), 6, BEFORE, AFTER, tracked=True).line == 6
+    # The same text where Stet did not track it: its context (or its uniqueness near its line) decides.
+    assert find_applied(index, ("NEW\n",), ("l5\n",), 6, BEFORE, AFTER).line == 6
+    assert find_applied(LineIndex(L), ("NEW\n",), ("l5\n",), 5, BEFORE, AFTER, tracked=True) is None
+
+
+def test_classify_with_a_tracked_hint():
+    doc = typed(L, 5, 6)  # lines typed directly above and below the old text "l5"
+    assert classify(doc, ("l5\n",), ("NEW\n",), 6, BEFORE, AFTER, tracked=True).outcome == "apply"
+    done = typed(L[:5] + ["NEW\n"] + L[6:], 5, 6)
+    assert classify(done, ("l5\n",), ("NEW\n",), 6, BEFORE, AFTER, tracked=True).outcome == "done"
+
+
+def test_an_applied_deletion_is_in_place_while_its_old_text_is_not_back():
+    doc = L[:5] + L[6:]
+    assert find_applied(LineIndex(doc), (), ("l5\n",), 5, BEFORE, AFTER) is not None
+    assert find_applied(LineIndex(L), (), ("l5\n",), 5, BEFORE, AFTER) is None
+
+
+def test_a_text_found_once_near_its_line_without_context():
+    doc = typed(L, 5, 6, 7)  # both nearest context lines typed over, the line moved by one
+    assert locate(LineIndex(doc), ("l5\n",), 5, BEFORE, AFTER).how == "unique"
+    far = ["x\n"] * 40 + doc
+    assert locate(LineIndex(far), ("l5\n",), 5, BEFORE, AFTER) is None  # too far from where it was
+    twice = doc + ["l5\n"]
+    assert locate(LineIndex(twice), ("l5\n",), 5, BEFORE, AFTER) is None  # two places: no guess
+
+
+def test_a_note_repeated_at_once_is_a_retry():
+    last = NoteRow(3, "decision", "Use a queue", "bursts", None, "2026-12-01T10:00:00.000Z", 7)
+    now = 1796119200.0 + 30  # 30 s later
+    assert is_retry(last, "decision", "Use a queue", "bursts", None, now)
+    assert not is_retry(last, "decision", "Use a queue", None, None, now)
+    assert not is_retry(last, "decision", "Use a queue", "bursts", None, now + 3600)
