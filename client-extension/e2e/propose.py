@@ -1,7 +1,9 @@
-"""Makes a proposal through a short-lived `stet serve`, as an agent would: initialize, stet/propose, shutdown.
+"""Talks to a short-lived `stet serve`, as an agent would: initialize, the calls, shutdown.
 
 Usage: python propose.py WORKSPACE PARAMS_JSON_FILE [SERVER_CMD...]
-(default server command: this Python with -m stet serve). Prints the stet/propose result as JSON.
+PARAMS_JSON_FILE holds either one stet/propose params object, or a list of {"method": ..., "params": ...}
+calls made in order (e.g. several proposals, or stet/listHunks). Prints the result of the single proposal,
+or the list of results, as JSON. (default server command: this Python with -m stet serve.)
 Plain JSON-RPC over stdio, so it depends on nothing but the server.
 """
 import json
@@ -49,9 +51,11 @@ def call(proc, id_, method, params):
 
 def main():
     workspace = Path(sys.argv[1]).resolve()
-    params = json.loads(Path(sys.argv[2]).read_text())
+    given = json.loads(Path(sys.argv[2]).read_text())
+    calls = given if isinstance(given, list) else [{"method": "stet/propose", "params": given}]
     cmd = sys.argv[3:] or [sys.executable, "-m", "stet", "serve"]
     proc = subprocess.Popen(cmd, cwd=workspace, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    results = []
     try:
         root = workspace.as_uri()
         call(proc, 1, "initialize", {
@@ -59,7 +63,8 @@ def main():
             "workspaceFolders": [{"uri": root, "name": workspace.name}],
         })
         send(proc, {"jsonrpc": "2.0", "method": "initialized", "params": {}})
-        result = call(proc, 2, "stet/propose", params)
+        for i, c in enumerate(calls):
+            results.append(call(proc, 10 + i, c["method"], c["params"]))
         call(proc, 3, "shutdown", None)
         send(proc, {"jsonrpc": "2.0", "method": "exit", "params": None})
         proc.stdin.close()
@@ -67,7 +72,7 @@ def main():
     finally:
         if proc.poll() is None:
             proc.kill()
-    print(json.dumps(result))
+    print(json.dumps(results if isinstance(given, list) else results[0]))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { APP_BEFORE, UTIL_BEFORE, makeWorkspace } from './workspace.mjs';
+import {
+  APP_BEFORE, BIG_BEFORE, BIG_INSERTED, BIG_TWELVE, NOTES_BEFORE, UTIL_BEFORE, makeSecondRound, makeWorkspace,
+} from './workspace.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const extDir = path.resolve(here, '..');
@@ -213,7 +215,8 @@ async function showStetView() {
   const icon = page.locator('.activitybar [aria-label^="Stet"]').first();
   await icon.waitFor({ timeout: 60_000 });
   const open = await page.locator('.part.sidebar .title-label', { hasText: /stet/i }).isVisible();
-  if (!open) await icon.click();
+  // The pending-count badge lies over the icon and takes the click (it reaches the same activity item).
+  if (!open) await icon.click({ force: true });
   await page.locator('.part.sidebar .monaco-list-row').first().waitFor({ timeout: 30_000 });
 }
 
@@ -317,6 +320,10 @@ browser = await chromium.launch({
     '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
 });
 page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+// The workbench's own errors (a failing check shows the last of them): kept as an artifact.
+const consoleLog = fs.createWriteStream(path.join(ARTIFACTS, 'browser-console.log'));
+page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') consoleLog.write(`[${secs()}s ${m.type()}] ${m.text()}\n`); });
+page.on('pageerror', (e) => consoleLog.write(`[${secs()}s pageerror] ${e.stack ?? e}\n`));
 await openWorkbench(port);
 
 await check('in a folder without .stet the extension starts no server (and creates no .stet)', async () => {
@@ -446,8 +453,16 @@ await check('Edit… opens the proposal; saving it accepts the hunk with the dev
   await until('Edit… lens in util.py', async () => (await lensTitles()).includes('Edit…'));
   await page.locator(`${editorSel} .codelens-decoration a`, { hasText: /^Edit…$/ }).first().click();
   await until('the proposal editor', async () => (await activeTab()).includes('util.py') && (await editorView()).text.includes('"""Sum of a and b."""'));
-  await page.keyboard.press('Control+Home');
-  await page.keyboard.press('Shift+End');
+  // It holds the proposed line between the file's lines around it (context), the cursor on the proposed line.
+  const shown = (await editorView()).text.split('\n');
+  if (shown[0] !== 'def add(a, b):' || shown[1] !== '    """Sum of a and b."""' || shown[2] !== '    return a + b') {
+    throw new Error(`the proposal editor shows ${JSON.stringify(shown)}`);
+  }
+  await until('the cursor on the proposed line', async () => (await page.locator('.part.statusbar').textContent())?.includes('Ln 2,'));
+  // Select the whole line: End, then Shift+Home twice (the first stops at the indentation).
+  await page.keyboard.press('End');
+  await page.keyboard.press('Shift+Home');
+  await page.keyboard.press('Shift+Home');
   await page.keyboard.insertText('    """Return the sum of a and b."""');
   await screenshot('edit-proposal');
   await page.keyboard.press('Control+S');
@@ -506,7 +521,7 @@ await check('a server that cannot start gets an error naming the setting to fix;
   await page.keyboard.press('Escape');
 });
 
-await check('Ctrl+Alt+Y accepts the hunk at the cursor', async () => {
+await check('Ctrl+Alt+Y accepts the hunk at the cursor, and the cursor moves on to the next pending hunk', async () => {
   await openFromExplorer('app.py');
   await toTop();
   const box = await page.evaluate((sel) => {
@@ -517,10 +532,15 @@ await check('Ctrl+Alt+Y accepts the hunk at the cursor', async () => {
   if (!box) throw new Error('line "main()" not found');
   await page.mouse.click(box.x, box.y);
   await page.keyboard.press('Control+Alt+Y');
+  await until('status bar: 1 pending', async () => (await statusText()).includes('1 pending'));
+  // After the decision the cursor moves on to the next pending hunk: util.py, line 2.
+  await until('the cursor on the next pending hunk (util.py, line 2)', async () => (await activeTab()).includes('util.py') &&
+    (await page.locator('.part.statusbar').textContent())?.includes('Ln 2,'));
+  await openFromExplorer('app.py');
   await until('the hunk applied in the editor', async () => (await editorView()).text.includes('    raise SystemExit(main())'));
+  await page.locator(`${editorSel} .view-lines`).click();
   await page.keyboard.press('Control+S');
   await until('saved', () => fs.readFileSync(path.join(ws, 'app.py'), 'utf8').includes('    raise SystemExit(main())\n'));
-  await until('status bar: 1 pending', async () => (await statusText()).includes('1 pending'));
 });
 
 await check('the files on disk hold exactly the accepted decisions', async () => {
@@ -530,6 +550,328 @@ await check('the files on disk hold exactly the accepted decisions', async () =>
   if (fs.readFileSync(path.join(ws, 'util.py'), 'utf8') !== UTIL_BEFORE) throw new Error('util.py changed');
 });
 
+
+// ---- the second round: the review surface, real lines, bulk decisions, the new keys -------------------
+
+/** Makes these calls through a short-lived `stet serve` (propose.py); returns their results. */
+let callsMade = 0;
+function stetCalls(calls) {
+  const file = path.join(tmp, `calls-${++callsMade}.json`);
+  fs.writeFileSync(file, JSON.stringify(calls));
+  const out = execFileSync(PYTHON, [path.join(here, 'propose.py'), ws, file, PYTHON, '-m', 'stet', 'serve'], { encoding: 'utf8', timeout: 60_000 });
+  return JSON.parse(out.trim().split('\n').pop());
+}
+
+const listHunks = (params = {}) => stetCalls([{ method: 'stet/listHunks', params }])[0].hunks;
+
+async function runCommand(title) {
+  await page.keyboard.press('F1');
+  await page.locator('.quick-input-widget input').waitFor({ state: 'visible', timeout: 30_000 });
+  await page.keyboard.type(title);
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 30_000 });
+  await page.keyboard.press('Enter');
+}
+
+async function clearNotifications() {
+  await runCommand('Notifications: Clear All Notifications');
+  await until('no notification toasts', async () => (await notificationTexts()).length === 0, 10_000);
+}
+
+/** A screenshot for the docs: kept in the artifacts, and copied to docs/images/ with STET_E2E_UPDATE_DOCS=1. */
+async function docScreenshot(name) {
+  const file = await screenshot(name);
+  if (file && process.env.STET_E2E_UPDATE_DOCS) fs.copyFileSync(file, path.join(repo, 'docs/images', `${name}.png`));
+}
+
+/**
+ * The rendered lines of one editor (a locator of a .monaco-editor), top to bottom: text, the line
+ * decorations under it (class and background colour), its tokens' colours, and whether it is struck through.
+ */
+async function renderedLines(editor) {
+  return editor.evaluate((ed) => {
+    const top = (el) => Math.round(el.getBoundingClientRect().top);
+    const overlays = new Map();
+    for (const row of ed.querySelectorAll('.view-overlays > div')) {
+      const list = overlays.get(top(row)) ?? [];
+      for (const d of row.children) list.push({ cls: String(d.className), bg: getComputedStyle(d).backgroundColor });
+      overlays.set(top(row), list);
+    }
+    return [...ed.querySelectorAll('.view-lines .view-line')].sort((a, b) => top(a) - top(b)).map((l) => {
+      const spans = [...l.querySelectorAll('span > span')].filter((s) => s.textContent.trim());
+      return {
+        text: l.textContent.replace(/\u00a0/g, ' '),
+        decorations: overlays.get(top(l)) ?? [],
+        colors: [...new Set(spans.map((s) => getComputedStyle(s).color))],
+        struck: spans.length > 0 && spans.every((s) => getComputedStyle(s).textDecorationLine.includes('line-through')),
+      };
+    });
+  });
+}
+
+const rgba = (c) => (c.match(/[\d.]+/g) ?? []).map(Number);
+const greenish = (c) => { const [r, g, b, a = 1] = rgba(c); return a > 0 && g > r && g >= b; };
+const reddish = (c) => { const [r, g, b, a = 1] = rgba(c); return a > 0 && r > g && r > b; };
+
+/** Each of `texts` is a rendered line carrying a decoration whose class matches `cls` and whose colour passes `color`. */
+function expectMarked(lines, texts, cls, color, what) {
+  for (const t of texts) {
+    const line = lines.find((l) => l.text === t);
+    if (!line) throw new Error(`${what}: line ${JSON.stringify(t)} not rendered (lines: ${JSON.stringify(lines.map((l) => l.text))})`);
+    if (!line.decorations.some((d) => cls.test(d.cls) && color(d.bg))) {
+      throw new Error(`${what}: line ${JSON.stringify(t)} is not marked ${cls} (${JSON.stringify(line.decorations)})`);
+    }
+  }
+}
+
+/** The diff editor of one file in the multi-file diff (side: 'original' | 'modified'). */
+const diffEntry = (name) => page.locator('.multiDiffEntry')
+  .filter({ has: page.locator('.header .title.modified .label-name', { hasText: new RegExp(`^${name.replace('.', '\\.')}$`) }) }).first();
+const diffSide = (name, side) => diffEntry(name).locator(`.editor.${side} .monaco-editor`).first();
+
+/** The lens titled like `title` (a RegExp) right above the line reading `lineText`, in `editor`. */
+async function lensAboveIn(editor, lineText, title) {
+  const idx = await editor.evaluate((ed, { lineText, source }) => {
+    const re = new RegExp(source);
+    const line = [...ed.querySelectorAll('.view-lines .view-line')].find((l) => l.textContent.replace(/\u00a0/g, ' ') === lineText);
+    if (!line) return -1;
+    const y = line.getBoundingClientRect().top;
+    let best = -1;
+    let bestY = -Infinity;
+    [...ed.querySelectorAll('.codelens-decoration a')].forEach((a, i) => {
+      const ay = a.getBoundingClientRect().top;
+      if (re.test(a.textContent.trim()) && ay < y && ay > bestY) { best = i; bestY = ay; }
+    });
+    return best;
+  }, { lineText, source: title.source });
+  if (idx < 0) throw new Error(`no "${title}" lens above "${lineText}"`);
+  return editor.locator('.codelens-decoration a').nth(idx);
+}
+
+const lensTitlesIn = async (editor) => (await editor.locator('.codelens-decoration a').allTextContents()).map((t) => t.trim());
+const count = (list, x) => list.filter((t) => t === x).length;
+const occurrences = (text, s) => text.split(s).length - 1;
+const bigAfterAccepts = (withInsertion) => {
+  let t = BIG_BEFORE.replace('    result = 0\n    for item in items:\n        result += item["price"]\n    return result\n', `${BIG_TWELVE.join('\n')}\n`);
+  if (withInsertion) t = t.replace('import json\n', `import json\n${BIG_INSERTED.join('\n')}\n`);
+  return t;
+};
+const OLD_TOTAL = ['    result = 0', '    for item in items:', '        result += item["price"]', '    return result'];
+const LEGACY = ['def legacy_report(items):', '    print("report")', '    print(len(items))'];
+
+await check('a new proposal lights up the status bar and a notification says how much it is, with a Review button', async () => {
+  stetCalls(makeSecondRound(ws).map((params) => ({ method: 'stet/propose', params })));
+  await until('the status item pulses', () => page.locator('.part.statusbar .statusbar-item', { hasText: '6 pending' })
+    .filter({ has: page.locator('.codicon-bell-dot') }).first().isVisible());
+  await until('the notifications', async () => {
+    const t = (await notificationTexts()).join('\n');
+    return t.includes('Proposal p-big: 3 changes in 1 file — “Log items without a price; drop the legacy report”') &&
+      t.includes('Proposal p-side: 2 changes in 1 file');
+  });
+  const review = page.locator('.notifications-toasts .notification-list-item', { hasText: 'Proposal p-big' }).first()
+    .locator('.monaco-button', { hasText: 'Review' });
+  if (!(await review.isVisible())) throw new Error('no Review button on the notification');
+  await screenshot('new-proposal');
+});
+
+await check('the all-changes view: every pending file in one scrollable diff, real lines — the 12-line replacement, the insertion and the deletion red/green, syntax-coloured — with Accept / Reject inside', async () => {
+  await clearNotifications();
+  await showStetView();
+  const task = page.locator('.part.sidebar .monaco-list-row', { hasText: 'Task t-big' }).first();
+  await task.hover();
+  await until('the task row\'s buttons', () => task.locator('.action-label[aria-label^="Accept Task"]').first().isVisible(), 10_000);
+  await docScreenshot('vscode-tree-bulk');
+  // The view's title button (shown when the pointer is over the view).
+  await page.locator('.part.sidebar').hover();
+  await page.locator('.part.sidebar .action-label[aria-label^="Review All Pending Changes"]:visible').first().click();
+  await until('the all-changes editor', async () => (await activeTab()).includes('Stet: all pending changes'));
+  await until('big.py and notes.py in it', async () => (await diffEntry('big.py').count()) === 1 && (await diffEntry('notes.py').count()) === 1);
+  await until('the lenses inside big.py\'s diff', async () => {
+    const t = await lensTitlesIn(diffSide('big.py', 'modified'));
+    return count(t, 'Accept') === 3 && count(t, 'Reject…') === 3 && count(t, 'Edit…') === 3 && t.includes('Accept file (3)') && t.includes('Reject file (3)…');
+  });
+  await until('the diff rendered', async () => (await renderedLines(diffSide('big.py', 'modified'))).some((l) => l.decorations.some((d) => /line-insert/.test(d.cls))));
+  const added = await renderedLines(diffSide('big.py', 'modified'));
+  expectMarked(added, [...BIG_INSERTED, ...BIG_TWELVE], /\bline-insert\b/, greenish, 'big.py, proposal side');
+  const removed = await renderedLines(diffSide('big.py', 'original'));
+  expectMarked(removed, [...OLD_TOTAL, ...LEGACY], /\bline-delete\b/, reddish, 'big.py, current side');
+  if (removed.some((l) => BIG_TWELVE.includes(l.text))) throw new Error('the new lines show on the current side');
+  const colours = new Set(added.filter((l) => BIG_TWELVE.includes(l.text)).flatMap((l) => l.colors));
+  if (colours.size < 3) throw new Error(`the 12 new lines are not syntax-coloured (${[...colours]})`);
+  const notes = await renderedLines(diffSide('notes.py', 'modified'));
+  expectMarked(notes, ['TITLE = "Notes"'], /\bline-insert\b/, greenish, 'notes.py, proposal side');
+  log(`big.py: ${added.length} lines on the proposal side, ${colours.size} token colours in the 12 new lines`);
+  await docScreenshot('vscode-all-changes');
+});
+
+await check('Accept inside the all-changes view applies that hunk once; it leaves the view, the other hunks stay', async () => {
+  const big = diffSide('big.py', 'modified');
+  await (await lensAboveIn(big, BIG_INSERTED[0], /^Accept$/)).click();
+  await until('big.py on disk has the inserted lines', () => fs.readFileSync(path.join(ws, 'big.py'), 'utf8').includes(`import json\n${BIG_INSERTED.join('\n')}\n`));
+  const disk = fs.readFileSync(path.join(ws, 'big.py'), 'utf8');
+  if (occurrences(disk, 'import logging\n') !== 1 || occurrences(disk, 'LOG = logging.getLogger') !== 1) throw new Error(`big.py is\n${disk}`);
+  if (disk.includes(BIG_TWELVE[1]) || !disk.includes(LEGACY[0])) throw new Error('another hunk was applied too');
+  await until('the accepted hunk leaves the view', async () => {
+    const t = await lensTitlesIn(big);
+    const lines = await renderedLines(big);
+    const inserted = lines.find((l) => l.text === BIG_INSERTED[0]);
+    return count(t, 'Accept') === 2 && t.includes('Accept file (2)') && inserted && !inserted.decorations.some((d) => /line-insert/.test(d.cls));
+  });
+  expectMarked(await renderedLines(big), BIG_TWELVE, /\bline-insert\b/, greenish, 'big.py after the accept');
+});
+
+await check('the server is SIGKILLed while the all-changes view is open: the extension restarts it and the view shows the same', async () => {
+  const snapshot = async () => JSON.stringify({
+    modified: (await renderedLines(diffSide('big.py', 'modified'))).map((l) => l.text),
+    original: (await renderedLines(diffSide('big.py', 'original'))).map((l) => l.text),
+    lenses: await lensTitlesIn(diffSide('big.py', 'modified')),
+  });
+  const before = await snapshot();
+  const [pid] = stetServers();
+  process.kill(pid, 'SIGKILL');
+  const next = await until('a new server process', async () => { const p = stetServers().filter((x) => x !== pid); return p.length ? p : undefined; }, 30_000, 100);
+  log(`server ${pid} killed; new server ${next[0]}`);
+  await until('restored notification', async () => (await notificationTexts()).some((t) => t.includes('Restored review: 5 pending')));
+  let now = '';
+  await until('the same view', async () => (now = await snapshot()) === before, 30_000)
+    .catch((e) => { throw new Error(`${e.message}\nbefore: ${before}\nnow:    ${now}`); });
+  if ((await activeTab()).includes('Stet: all pending changes') === false) throw new Error('the all-changes view was closed');
+  await screenshot('review-after-kill');
+});
+
+await check('big.py in the editor: the 12-line replacement as 12 real, syntax-coloured lines under its struck red old lines; the deletion red and struck', async () => {
+  await clearNotifications();
+  await openFromExplorer('big.py');
+  const block = page.locator(`${editorSel} .review-widget`, { hasText: '12 lines replacing lines 14–17' }).first();
+  await until('the block of the 12-line replacement', () => block.isVisible());
+  const code = block.locator('.monaco-tokenized-source').first();
+  const lines = (await code.innerText()).split('\n');
+  if (lines.length !== 12 || lines.some((l, i) => l.trim() !== BIG_TWELVE[i].trim())) throw new Error(`the block shows ${JSON.stringify(lines)}`);
+  const colours = await code.evaluate((el) => [...new Set([...el.querySelectorAll('span')].filter((s) => s.textContent.trim()).map((s) => getComputedStyle(s).color))]);
+  if (colours.length < 3) throw new Error(`the block is not syntax-coloured (${colours})`);
+  for (const action of ['Accept', 'Reject…', 'Edit Proposal, then Accept…', 'Open Diff with Proposal']) {
+    await until(`the block's ${action} button`, async () => (await block.locator(`.review-actions .action-label[aria-label="${action}"]`).count()) === 1, 15_000);
+  }
+  const rendered = await renderedLines(page.locator(editorSel).first());
+  for (const t of [...OLD_TOTAL, ...LEGACY]) {
+    const l = rendered.find((x) => x.text === t);
+    if (!l || !l.struck || !l.decorations.some((d) => reddish(d.bg))) throw new Error(`old line ${JSON.stringify(t)} is not red and struck: ${JSON.stringify(l)}`);
+  }
+  if (rendered.some((l) => BIG_TWELVE.includes(l.text))) throw new Error('the proposal is in the buffer already');
+  await docScreenshot('vscode-multiline-hunk');
+});
+
+await check('Accept on the block applies the 12 lines; the cursor moves on to the next pending hunk (the deletion)', async () => {
+  const block = page.locator(`${editorSel} .review-widget`, { hasText: '12 lines replacing' }).first();
+  await block.locator('.review-actions .action-label[aria-label="Accept"]').click();
+  await until('the 12 lines in the buffer', async () => (await editorView()).text.includes(BIG_TWELVE[5]));
+  const expected = bigAfterAccepts(true).split('\n').indexOf(LEGACY[0]) + 1;
+  await until(`the cursor on line ${expected} (the deletion)`, async () => (await activeTab()).includes('big.py') &&
+    (await page.locator('.part.statusbar').textContent())?.includes(`Ln ${expected},`));
+  await page.keyboard.press('Control+S');
+  await until('big.py saved', () => fs.readFileSync(path.join(ws, 'big.py'), 'utf8') === bigAfterAccepts(true));
+  // The lenses follow: the accepted hunk has none left, the deletion's sit right above its lines.
+  await until('the lenses re-anchored', async () => {
+    const t = await lensTitles();
+    return !t.some((x) => /retry|Undo accept/.test(x)) && (await lensAbove(LEGACY[0], ACCEPT).catch(() => null)) !== null &&
+      t.filter((x) => ACCEPT.test(x)).length === 1;
+  }, 15_000);
+});
+
+await check('Problems stays free of Stet\'s hunks while the extension shows them (big.py still has one pending)', async () => {
+  await runCommand('Problems: Focus on Problems View');
+  await page.locator('.markers-panel').first().waitFor({ timeout: 30_000 });
+  await new Promise((r) => setTimeout(r, 1500)); // diagnostics arrive asynchronously: give them time to show up
+  const rows = (await page.locator('.markers-panel .monaco-list-row').allTextContents()).join('\n');
+  if (/stet|big\.py|notes\.py|util\.py/i.test(rows)) throw new Error(`Problems lists: ${rows}`);
+  await runCommand('View: Hide Panel');
+});
+
+await check('the Stet view: task, proposal and file rows carry Review / Accept / Reject buttons; Reject Task rejects every hunk of the task and leaves the file as it was', async () => {
+  await showStetView();
+  const row = page.locator('.part.sidebar .monaco-list-row', { hasText: 'Task t-side' }).first();
+  await row.hover();
+  for (const action of ['Review Task', 'Accept Task', 'Reject Task…']) {
+    await until(`${action} on the task row`, () => row.locator(`.action-label[aria-label^="${action}"]`).first().isVisible(), 10_000);
+  }
+  await screenshot('tree-bulk-buttons');
+  await row.locator('.action-label[aria-label^="Reject Task…"]').first().click();
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 30_000 });
+  await input.fill('not now');
+  await input.press('Enter');
+  await until('the task\'s hunks rejected in the tree', async () => {
+    const rows = await treeRows();
+    return rows.filter((r) => /^line [26]\s*rejected — “not now”$/.test(r)).length === 2;
+  });
+  const side = listHunks({ taskId: 't-side' });
+  if (side.length !== 2 || side.some((h) => h.status !== 'rejected' || h.feedback !== 'not now')) throw new Error(`t-side: ${JSON.stringify(side.map((h) => [h.status, h.feedback]))}`);
+  if (fs.readFileSync(path.join(ws, 'notes.py'), 'utf8') !== NOTES_BEFORE) throw new Error('notes.py changed');
+  const big = listHunks({ taskId: 't-big' });
+  if (big.filter((h) => h.status === 'pending').length !== 1) throw new Error('another task was touched');
+});
+
+await check('Alt+N (no AltGr) rejects the hunk at the cursor; the cursor moves on to the next pending hunk in another file', async () => {
+  await openFromExplorer('big.py');
+  const box = await page.evaluate(({ sel, text }) => {
+    const line = [...document.querySelectorAll(`${sel} .view-lines .view-line`)].find((l) => l.textContent.replace(/\u00a0/g, ' ') === text);
+    const r = line?.querySelector('span span')?.getBoundingClientRect();
+    return r ? { x: r.left + 2, y: r.top + r.height / 2 } : null;
+  }, { sel: editorSel, text: LEGACY[0] });
+  if (!box) throw new Error('line "def legacy_report(items):" not found');
+  await page.mouse.click(box.x, box.y);
+  await page.keyboard.press('Alt+N');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 30_000 });
+  await input.press('Enter');
+  await until('status bar: 1 pending', async () => (await statusText()).includes('1 pending'));
+  await until('the cursor on util.py\'s hunk', async () => (await activeTab()).includes('util.py') &&
+    (await page.locator('.part.statusbar').textContent())?.includes('Ln 2,'));
+  if (!fs.readFileSync(path.join(ws, 'big.py'), 'utf8').includes(LEGACY[0])) throw new Error('the rejected deletion changed big.py');
+});
+
+let skipped = 0;
+const inFileKnown = listHunks().some((h) => 'inFile' in h);
+if (!inFileKnown) {
+  skipped++;
+  log('skip - an applied hunk removed from the file is shown with Re-apply / Undo decision: this server\'s HunkState has no inFile (it needs the server of the second round)');
+} else {
+  await check('an applied hunk whose text left the file is shown as such; Re-apply puts it back, Undo decision makes it pending without touching the file', async () => {
+    const without = bigAfterAccepts(false);
+    const gone = async (label) => {
+      fs.writeFileSync(path.join(ws, 'big.py'), without);
+      await showStetView();
+      await until(`${label}: the tree says so`, async () => (await treeRows()).join('\n').includes('applied · not in the file any more'));
+      await until(`${label}: the status bar says so`, () => page.locator('.part.statusbar .statusbar-item', { hasText: '1 not in file' }).first().isVisible());
+      const h = listHunks({ taskId: 't-big' }).find((x) => x.newText.startsWith('import logging'));
+      if (h.status !== 'applied' || h.inFile !== false) throw new Error(`the server says ${h.status}, inFile ${h.inFile}`);
+    };
+    const hunkRow = () => page.locator('.part.sidebar .monaco-list-row', { hasText: 'not in the file any more' }).first();
+    await gone('removed');
+    await screenshot('not-in-file');
+    await hunkRow().hover();
+    await hunkRow().locator('.action-label[aria-label^="Re-apply"]').click();
+    await openFromExplorer('big.py');
+    await until('the text back in the buffer', async () => (await editorView()).text.includes(BIG_INSERTED[2]));
+    await page.locator(`${editorSel} .view-lines`).click();
+    await page.keyboard.press('Control+S');
+    await until('big.py has it once again', () => occurrences(fs.readFileSync(path.join(ws, 'big.py'), 'utf8'), 'import logging\n') === 1);
+    await showStetView();
+    await until('no hunk is missing', async () => !(await treeRows()).join('\n').includes('not in the file any more'));
+    await gone('removed again');
+    await hunkRow().hover();
+    await hunkRow().locator('.action-label[aria-label^="Undo Decision"]').click();
+    await until('pending again', () => listHunks({ taskId: 't-big' }).find((x) => x.newText.startsWith('import logging')).status === 'pending');
+    if (fs.readFileSync(path.join(ws, 'big.py'), 'utf8') !== without) throw new Error('undo changed big.py');
+  });
+}
+
+await check('the files on disk hold exactly the decisions of the second round', async () => {
+  const big = fs.readFileSync(path.join(ws, 'big.py'), 'utf8');
+  if (big !== bigAfterAccepts(!inFileKnown)) throw new Error(`big.py is\n${big}`);
+  if (fs.readFileSync(path.join(ws, 'notes.py'), 'utf8') !== NOTES_BEFORE) throw new Error('notes.py changed');
+  if (fs.readFileSync(path.join(ws, 'util.py'), 'utf8') !== UTIL_BEFORE) throw new Error('util.py changed');
+});
+
 await cleanup();
 log(`done in ${secs()}s; screenshots in ${path.relative(repo, ARTIFACTS)}`);
-console.log(`e2e: ${passed} passed, 0 failed`);
+console.log(`e2e: ${passed} passed, 0 failed${skipped ? `, ${skipped} skipped` : ''}`);

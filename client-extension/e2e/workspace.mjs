@@ -64,3 +64,82 @@ export function makeWorkspace(dir) {
     },
   };
 }
+
+// The second round: a proposal with a 12-line replacement, a pure insertion and a pure deletion in big.py
+// (task t-big), and a two-hunk proposal in notes.py in another task (t-side). The lines are chosen so the
+// server's zero-context diff yields exactly those hunks (no line of a replacement equals an old one).
+export const BIG_BEFORE = `"""Inventory helpers."""
+import json
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def total(items):
+    result = 0
+    for item in items:
+        result += item["price"]
+    return result
+
+
+def legacy_report(items):
+    print("report")
+    print(len(items))
+
+
+def main():
+    items = load("items.json")
+    print(total(items))
+`;
+
+export const BIG_INSERTED = ['import logging', 'import math', 'LOG = logging.getLogger(__name__)'];
+
+export const BIG_TWELVE = [
+  '    """Sum of the prices; items without one are counted and logged."""',
+  '    prices = [item.get("price") for item in items]',
+  '    missing = prices.count(None)',
+  '    if missing:',
+  '        LOG.warning("%d items have no price", missing)',
+  '    subtotal = math.fsum(p for p in prices if p is not None)',
+  '    discount = 0.1 if subtotal > 1000 else 0.0',
+  '    if discount:',
+  '        LOG.info("discount %.0f%%", discount * 100)',
+  '    net = subtotal * (1 - discount)',
+  '    LOG.debug("total %s", net)',
+  '    return round(net, 2)',
+];
+
+export const BIG_AFTER = BIG_BEFORE
+  .replace('import json\n', `import json\n${BIG_INSERTED.join('\n')}\n`)
+  .replace('    result = 0\n    for item in items:\n        result += item["price"]\n    return result\n', `${BIG_TWELVE.join('\n')}\n`)
+  .replace('def legacy_report(items):\n    print("report")\n    print(len(items))\n', '');
+
+export const NOTES_BEFORE = `# Notes
+TITLE = "notes"
+
+
+def show():
+    print(TITLE)
+`;
+
+export const NOTES_AFTER = NOTES_BEFORE.replace('TITLE = "notes"', 'TITLE = "Notes"').replace('print(TITLE)', 'print(TITLE.upper())');
+
+/** Writes big.py and notes.py; returns the two stet/propose params. */
+export function makeSecondRound(dir) {
+  fs.writeFileSync(path.join(dir, 'big.py'), BIG_BEFORE);
+  fs.writeFileSync(path.join(dir, 'notes.py'), NOTES_BEFORE);
+  const uri = (name) => pathToFileURL(path.join(dir, name)).href;
+  const whole = (text) => ({ start: { line: 0, character: 0 }, end: { line: text.split('\n').length - 1, character: 0 } });
+  return [
+    {
+      proposalId: 'p-big', taskId: 't-big', agent: 'codex', message: 'Log items without a price; drop the legacy report',
+      edit: { changes: { [uri('big.py')]: [{ range: whole(BIG_BEFORE), newText: BIG_AFTER }] } },
+    },
+    {
+      proposalId: 'p-side', taskId: 't-side', agent: 'codex', message: 'Capitalise the notes title',
+      edit: { changes: { [uri('notes.py')]: [{ range: whole(NOTES_BEFORE), newText: NOTES_AFTER }] } },
+    },
+  ];
+}

@@ -1,21 +1,32 @@
 // Starts and keeps the Stet language server: restarts it when it dies, re-reads the hunks from it.
 import * as vscode from 'vscode';
 import {
-  CloseAction, CodeLensRequest, ErrorAction, ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, State,
+  CloseAction, CodeLensRefreshRequest, CodeLensRequest, ErrorAction, ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, State,
 } from 'vscode-languageclient/node';
 import { HunkState } from './logic/hunk';
 import { HunkModel } from './logic/model';
 import { findExecutable } from './logic/which';
 import { ServerCommand, commandLine, serverCommand, startFailureMessage } from './logic/settings';
 import { errorText } from './logic/errors';
+import { visibleDiagnostics } from './logic/diagnostics';
 
 /** Crashes within this window before we stop restarting (a server that dies at once, in a loop). */
 const CRASH_WINDOW_MS = 60_000;
 const MAX_CRASHES = 5;
+/** The server's lenses come later than this: answer without them, ask again when they come. */
+const LENS_WAIT_MS = 1500;
 
 export interface RestoredParams { files: number; counts: Record<string, number>; durationMs: number; error?: string }
 
 export type Status = 'starting' | 'running' | 'stopped';
+
+/** One decision the server confirmed: which command, on which hunks, and their states after it. */
+export interface Decision { command: string; hunkIds: string[]; hunks: HunkState[] }
+
+const DECIDING = /^stet\.(accept|reject)$/;
+
+/** Keep Stet's hunks out of Problems (the extension renders them itself)? */
+const hideFromProblems = () => vscode.workspace.getConfiguration('stet').get<boolean>('hideHunksFromProblems', true);
 
 export class StetClient implements vscode.Disposable {
   private client: LanguageClient | undefined;
@@ -26,6 +37,16 @@ export class StetClient implements vscode.Disposable {
   private readonly restoredEmitter = new vscode.EventEmitter<RestoredParams>();
   /** stet/restored, once the hunks have been re-read. */
   readonly onRestored = this.restoredEmitter.event;
+  private readonly decidedEmitter = new vscode.EventEmitter<Decision>();
+  /** A stet.accept / stet.reject the server answered (from any lens, key, button or view). */
+  readonly onDidDecide = this.decidedEmitter.event;
+  /** The server's diagnostics as sent, per uri, to filter again when the setting changes. */
+  private readonly diagnostics = new Map<string, { uri: vscode.Uri; all: vscode.Diagnostic[]; key: string }>();
+  /** Called before a decision the server's own lens or code action makes; returns what undoes it on failure. */
+  beforeDecide: ((hunkIds: string[]) => () => void) | undefined;
+  /** Bumped by every real change of the hunks; the server's lenses are re-queried only when it moved. */
+  private generation = 0;
+  private lensesAt = -1;
   status: Status = 'stopped';
   private disposables: vscode.Disposable[] = [];
 
@@ -33,7 +54,9 @@ export class StetClient implements vscode.Disposable {
     private readonly model: HunkModel,
     private readonly output: vscode.OutputChannel,
     private readonly askRejectFeedback: (hunkIds: string[]) => Promise<string | null | undefined>,
-  ) {}
+  ) {
+    model.onDidChange(() => { this.generation++; });
+  }
 
   private setStatus(s: Status) {
     this.status = s;
@@ -69,22 +92,71 @@ export class StetClient implements vscode.Disposable {
             if (feedback === undefined) return undefined; // cancelled
             if (feedback) params = { ...params, feedback };
           }
-          const result: unknown = await next(command, [params, ...args.slice(1)]);
-          this.absorb(result);
+          // The server's own lenses decide too: let the views prepare (a block in the file comes down first).
+          const ids = (params as { hunkIds?: unknown } | null | undefined)?.hunkIds;
+          const undo = DECIDING.test(command) && Array.isArray(ids) ? this.beforeDecide?.(ids.filter((x): x is string => typeof x === 'string')) : undefined;
+          let result: unknown;
+          try {
+            result = await next(command, [params, ...args.slice(1)]);
+          } catch (e) {
+            undo?.();
+            throw e;
+          }
+          // A refused call may come back as no result (the client reported the error itself).
+          if (!Array.isArray((result as { hunks?: unknown } | null | undefined)?.hunks)) undo?.();
+          this.absorb(result, command, params);
           return result;
+        },
+        // VS Code learns how long lenses take and waits that long (up to a minute) before asking again after
+        // every edit. A request made while the server restarts waits for the new server: seconds, which
+        // would then delay every later lens update by as much. So: no server lenses while it is not
+        // running, none past LENS_WAIT_MS — and a refresh when a late answer arrives.
+        provideCodeLenses: async (doc, token, next) => {
+          if (!client.isRunning()) return undefined;
+          let late = false;
+          const answer = Promise.resolve(next(doc, token));
+          const timer = new Promise<undefined>((resolve) => setTimeout(() => { late = true; resolve(undefined); }, LENS_WAIT_MS));
+          void answer.then(() => {
+            if (late && client.isRunning()) client.getFeature(CodeLensRequest.method)?.getProvider(doc)?.onDidChangeCodeLensEmitter.fire();
+          }, () => undefined);
+          return Promise.race([answer, timer]);
+        },
+        // Problems: the server publishes every hunk as an Information diagnostic for plain LSP editors;
+        // here decorations, lenses and the tree show them, so they stay out (setting). Other sources pass.
+        handleDiagnostics: (uri, diagnostics, next) => {
+          // The same list again changes nothing: do not make VS Code redraw markers for it.
+          const key = JSON.stringify(diagnostics.map((d) => [d.range, d.message, d.severity, d.source, d.code]));
+          if (this.diagnostics.get(uri.toString())?.key === key) return;
+          this.diagnostics.set(uri.toString(), { uri, all: diagnostics, key });
+          next(uri, visibleDiagnostics(diagnostics, hideFromProblems()));
         },
       },
     };
     const client = new LanguageClient('stet', 'Stet', serverOptions, clientOptions);
     this.client = client;
     this.ranSinceStart = false;
+    this.diagnostics.clear();
     this.disposables.push(
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (!e.affectsConfiguration('stet.hideHunksFromProblems')) return;
+        for (const { uri, all } of this.diagnostics.values()) client.diagnostics?.set(uri, visibleDiagnostics(all, hideFromProblems()));
+      }),
       client.onDidChangeState((e) => {
         if (e.newState === State.Running) {
           this.ranSinceStart = true;
           this.output.appendLine(`[stet] server running (pid ${this.pid ?? '?'})`);
           this.setStatus('running');
-          void this.refresh();
+          // Re-read every hunk, then let the lenses (held back while it was down) come from this server.
+          void this.refresh().then(() => {
+            // The server asks for a lens refresh after every burst of notifications, also when nothing
+            // changed; each one restarts VS Code's wait before it asks for lenses, so a steady stream of
+            // them (seen when a file with hunks is merely read: the server takes the read for a change)
+            // keeps the lenses stale. Refresh only when the hunks really changed. Installed here, after
+            // the listHunks round trip: the client's own handler is (re)installed when its features
+            // initialize, which is after the Running state is announced.
+            if (this.client === client) this.disposables.push(client.onRequest(CodeLensRefreshRequest.type, () => this.refreshServerLenses(client)));
+            this.refreshServerLenses(client);
+          });
         } else if (e.newState === State.Starting) {
           this.setStatus('starting');
         } else {
@@ -92,8 +164,7 @@ export class StetClient implements vscode.Disposable {
         }
       }),
       client.onNotification('stet/hunksChanged', (p: { uri: string; hunks: HunkState[] }) => {
-        this.model.setUri(p.uri, p.hunks ?? []);
-        this.refreshServerLenses(client);
+        if (this.model.setUri(p.uri, p.hunks ?? [])) this.refreshServerLenses(client);
       }),
       client.onNotification('stet/restored', (p: RestoredParams) => {
         void this.refresh().then(() => this.restoredEmitter.fire(p));
@@ -109,8 +180,8 @@ export class StetClient implements vscode.Disposable {
   }
 
   private onClosed(cmd: ServerCommand) {
-    this.model.clear();
     if (!this.ranSinceStart) {
+      this.model.clear();
       // It died before answering initialize: restarting would loop. Say what to fix instead.
       this.showStartFailure(cmd, 'it exited while starting; the Stet output shows why');
       return { action: CloseAction.DoNotRestart, handled: true };
@@ -126,8 +197,11 @@ export class StetClient implements vscode.Disposable {
         if (pick === 'Show Log') this.output.show();
         if (pick === 'Restart') void this.restart();
       });
+      this.model.clear();
       return { action: CloseAction.DoNotRestart, handled: true };
     }
+    // The hunks stay on screen while it restarts (views do not flash empty); the restarted server's
+    // stet/listHunks replaces them all, and decisions in between are refused ("not running").
     this.output.appendLine('[stet] the server stopped; restarting it');
     this.ranSinceStart = false;
     return { action: CloseAction.Restart, handled: true };
@@ -142,8 +216,10 @@ export class StetClient implements vscode.Disposable {
     });
   }
 
-  /** Asks VS Code to re-query the server's lenses, in case the server sends no workspace/codeLens/refresh. */
+  /** Asks VS Code to re-query the server's lenses, once per change of the hunks. */
   private refreshServerLenses(client: LanguageClient) {
+    if (this.lensesAt === this.generation) return;
+    this.lensesAt = this.generation;
     const feature = client.getFeature(CodeLensRequest.method);
     for (const ed of vscode.window.visibleTextEditors) {
       feature?.getProvider(ed.document)?.onDidChangeCodeLensEmitter.fire();
@@ -167,14 +243,19 @@ export class StetClient implements vscode.Disposable {
     const client = this.client;
     if (!client || !client.isRunning()) throw new Error('the Stet server is not running');
     const result: unknown = await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [params] });
-    this.absorb(result);
+    this.absorb(result, command, params);
     return (result as { hunks?: HunkState[] } | null)?.hunks ?? [];
   }
 
   /** Command answers carry fresh HunkStates: show them before the notification arrives. */
-  private absorb(result: unknown) {
+  private absorb(result: unknown, command: string, params: unknown) {
     const hunks = (result as { hunks?: unknown } | null | undefined)?.hunks;
-    if (Array.isArray(hunks)) this.model.update(hunks as HunkState[]);
+    if (!Array.isArray(hunks)) return;
+    this.model.update(hunks as HunkState[]);
+    const ids = (params as { hunkIds?: unknown } | null | undefined)?.hunkIds;
+    if (DECIDING.test(command) && Array.isArray(ids)) {
+      this.decidedEmitter.fire({ command, hunkIds: ids.filter((x): x is string => typeof x === 'string'), hunks: hunks as HunkState[] });
+    }
   }
 
   /** The server process id (for logs and tests). */
@@ -203,5 +284,6 @@ export class StetClient implements vscode.Disposable {
     void this.stop();
     this.statusEmitter.dispose();
     this.restoredEmitter.dispose();
+    this.decidedEmitter.dispose();
   }
 }

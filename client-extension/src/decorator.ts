@@ -1,13 +1,15 @@
 // Paints open hunks into visible editors: old lines (background, gutter, overview ruler) and the
-// proposed text as ghost text after them.
+// proposed text as ghost text after them (multi-line proposals are blocks of lines: inlineBlocks.ts), and a
+// warning on applied hunks whose text is no longer in the file.
 import * as vscode from 'vscode';
-import { DecorationKind, marksFor } from './logic/decorations';
+import { DecorationKind, inlineStyle, marksFor } from './logic/decorations';
 import { HunkModel } from './logic/model';
 
 export class Decorator implements vscode.Disposable {
   private readonly lineTypes: Record<DecorationKind, vscode.TextEditorDecorationType>;
   private readonly removed: vscode.TextEditorDecorationType;
   private readonly ghost: vscode.TextEditorDecorationType;
+  private readonly missing: vscode.TextEditorDecorationType;
   private readonly subscriptions: vscode.Disposable[] = [];
 
   constructor(private readonly model: HunkModel, media: vscode.Uri) {
@@ -37,6 +39,14 @@ export class Decorator implements vscode.Disposable {
         fontStyle: 'italic',
       },
     });
+    this.missing = vscode.window.createTextEditorDecorationType({
+      isWholeLine: true,
+      backgroundColor: new vscode.ThemeColor('stet.missingLineBackground'),
+      gutterIconPath: vscode.Uri.joinPath(media, 'gutter-stale.svg'),
+      gutterIconSize: 'contain',
+      overviewRulerColor: new vscode.ThemeColor('editorOverviewRuler.warningForeground'),
+      overviewRulerLane: vscode.OverviewRulerLane.Left,
+    });
     this.subscriptions.push(
       { dispose: model.onDidChange(() => this.renderAll()) },
       vscode.window.onDidChangeVisibleTextEditors(() => this.renderAll()),
@@ -50,8 +60,9 @@ export class Decorator implements vscode.Disposable {
 
   render(editor: vscode.TextEditor): void {
     if (editor.document.uri.scheme !== 'file') return;
-    const showGhost = vscode.workspace.getConfiguration('stet').get<boolean>('inlineProposal', true);
-    const marks = marksFor(this.model.forUri(editor.document.uri.toString()));
+    const style = inlineStyle(vscode.workspace.getConfiguration('stet').get('inlineProposal'));
+    const hunks = this.model.forUri(editor.document.uri.toString());
+    const marks = marksFor(hunks, style);
     const lastLine = editor.document.lineCount - 1;
     const lineRange = (l: number) => editor.document.lineAt(Math.min(l, lastLine)).range;
     for (const kind of Object.keys(this.lineTypes) as DecorationKind[]) {
@@ -59,26 +70,35 @@ export class Decorator implements vscode.Disposable {
     }
     editor.setDecorations(this.removed, marks.lines.filter((m) => m.removed).map((m) => lineRange(m.line)));
     const ghosts: vscode.DecorationOptions[] = [];
-    if (showGhost) {
-      for (const m of marks.lines) {
-        if (m.ghost === undefined) continue;
-        const r = lineRange(m.line);
-        ghosts.push({ range: new vscode.Range(r.end, r.end), renderOptions: { after: { contentText: m.ghost } } });
-      }
-      for (const m of marks.inserts) {
-        const r = lineRange(m.line);
-        const at = m.before ? r.start : r.end;
-        ghosts.push({
-          range: new vscode.Range(at, at),
-          renderOptions: m.before ? { before: { contentText: m.ghost } } : { after: { contentText: m.ghost } },
-        });
-      }
+    for (const m of marks.lines) {
+      if (m.ghost === undefined) continue;
+      const r = lineRange(m.line);
+      ghosts.push({ range: new vscode.Range(r.end, r.end), renderOptions: { after: { contentText: m.ghost } } });
+    }
+    for (const m of marks.inserts) {
+      const r = lineRange(m.line);
+      const at = m.before ? r.start : r.end;
+      ghosts.push({
+        range: new vscode.Range(at, at),
+        renderOptions: m.before ? { before: { contentText: m.ghost } } : { after: { contentText: m.ghost } },
+      });
     }
     editor.setDecorations(this.ghost, ghosts);
+    const missing: vscode.DecorationOptions[] = [];
+    for (const m of marks.missing) {
+      const hover = new vscode.MarkdownString(undefined, true);
+      const arg = encodeURIComponent(JSON.stringify([{ hunkId: m.hunkId }]));
+      hover.appendMarkdown('$(warning) **Stet:** this hunk was accepted and applied, but its text is no longer in the file ');
+      hover.appendMarkdown('(a checkout, an undo or another tool removed it).\n\n');
+      hover.appendMarkdown(`[Re-apply](command:stet.reapplyHunk?${arg}) · [Undo decision](command:stet.undoHunk?${arg}) (back to pending)`);
+      hover.isTrusted = { enabledCommands: ['stet.reapplyHunk', 'stet.undoHunk'] };
+      missing.push({ range: lineRange(m.line), hoverMessage: hover });
+    }
+    editor.setDecorations(this.missing, missing);
   }
 
   dispose(): void {
     for (const s of this.subscriptions) s.dispose();
-    for (const t of [...Object.values(this.lineTypes), this.removed, this.ghost]) t.dispose();
+    for (const t of [...Object.values(this.lineTypes), this.removed, this.ghost, this.missing]) t.dispose();
   }
 }

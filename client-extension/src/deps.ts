@@ -4,6 +4,9 @@ import * as vscode from 'vscode';
 import { StetClient } from './client';
 import { ProposalEditor } from './editProposal';
 import { showDiff } from './diff';
+import { InlineBlocks } from './inlineBlocks';
+import { REVIEW_SCHEME, ReviewContent } from './review';
+import { StatusView } from './status';
 import { hunkAtLine } from './logic/decorations';
 import { errorText } from './logic/errors';
 import { HunkState, lineLabel } from './logic/hunk';
@@ -17,6 +20,16 @@ export interface Deps {
   output: vscode.OutputChannel;
   editor: ProposalEditor;
   starter: ServerStarter;
+  review: ReviewContent;
+  blocks: InlineBlocks;
+  status: StatusView;
+  /**
+   * Asks VS Code for the file editors' lenses again (ours and the server's). VS Code cancels a pending lens
+   * update when the editor text loses focus (a click on a block's button, a quick pick): after a
+   * decision, once the editor is in front again, this makes sure the lenses follow.
+   */
+  refreshLenses: () => void;
+  onRefreshLenses: vscode.Event<void>;
   /** The optional reason for a rejection: null for none, undefined when the developer cancelled. */
   askRejectFeedback: (hunkIds: string[]) => Promise<string | null | undefined>;
 }
@@ -52,21 +65,30 @@ export function cursor(): Cursor | undefined {
   return ed && ed.document.uri.scheme === 'file' ? { uri: ed.document.uri.toString(), line: ed.selection.active.line } : undefined;
 }
 
-/** The hunk a command is about: a tree node, a {hunkId} argument, or the one at the cursor. */
-export function target(model: HunkModel, arg: unknown): HunkState | undefined {
+type Finder = Pick<Deps, 'model' | 'review' | 'blocks'>;
+
+/**
+ * The hunk a command is about: a tree node, a {hunkId} argument, a proposal block's thread, or the one at
+ * the cursor — in a file, or in the proposal side of a review.
+ */
+export function target(deps: Finder, arg: unknown): HunkState | undefined {
+  const { model } = deps;
   if (arg && typeof arg === 'object') {
     const a = arg as { type?: string; hunk?: HunkState; hunkId?: string };
     if (a.type === 'hunk' && a.hunk) return model.get(a.hunk.id) ?? a.hunk;
     if (typeof a.hunkId === 'string') return model.get(a.hunkId);
+    const fromThread = deps.blocks.hunkOf(arg);
+    if (fromThread) return fromThread;
   }
   const ed = vscode.window.activeTextEditor;
   if (!ed) return undefined;
+  if (ed.document.uri.scheme === REVIEW_SCHEME) return deps.review.hunkAt(ed.document.uri, ed.selection.active.line);
   return hunkAtLine(model.forUri(ed.document.uri.toString()), ed.selection.active.line);
 }
 
 /** Like target(), but says so when there is no hunk. */
-export function requireHunk(model: HunkModel, arg: unknown): HunkState | undefined {
-  const h = target(model, arg);
+export function requireHunk(deps: Finder, arg: unknown): HunkState | undefined {
+  const h = target(deps, arg);
   if (!h) void vscode.window.showInformationMessage('Stet: no open hunk at the cursor.');
   return h;
 }

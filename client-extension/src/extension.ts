@@ -2,15 +2,20 @@
 // command modules (each registers its own commands).
 import * as vscode from 'vscode';
 import { StetClient } from './client';
+import * as bulk from './commands/bulk';
 import * as decide from './commands/decide';
 import * as diff from './commands/diff';
 import * as navigate from './commands/navigate';
+import * as reviewCommands from './commands/review';
 import * as server from './commands/server';
 import { Decorator } from './decorator';
 import { Deps, normalize } from './deps';
 import { EDIT_SCHEME, ProposalEditor } from './editProposal';
 import { feedbackAsker } from './feedback';
+import { InlineBlocks } from './inlineBlocks';
 import { HunkModel } from './logic/model';
+import { ProposalNotifier } from './notifier';
+import { ReviewContent } from './review';
 import { ServerStarter } from './starter';
 import { StatusView } from './status';
 import { HunkTree } from './treeView';
@@ -30,15 +35,29 @@ export function activate(context: vscode.ExtensionContext) {
   const tree = new HunkTree(model);
   const treeView = vscode.window.createTreeView('stet.hunks', { treeDataProvider: tree, showCollapseAll: true });
   const media = vscode.Uri.joinPath(context.extensionUri, 'media');
+  const status = new StatusView(model, client, starter, treeView);
+  const review = new ReviewContent(model);
+  const blocks = new InlineBlocks(model);
+  client.beforeDecide = (ids) => {
+    ids.forEach((id) => blocks.hide(id));
+    return () => ids.forEach((id) => blocks.restore(id));
+  };
   context.subscriptions.push(
-    output, client, starter, tree, treeView,
+    output, client, starter, editor, tree, treeView, status, review, blocks,
     new Decorator(model, media),
-    new StatusView(model, client, starter, treeView),
     vscode.workspace.registerFileSystemProvider(EDIT_SCHEME, editor, { isCaseSensitive: true }),
   );
 
-  const deps: Deps = { model, client, output, editor, starter, askRejectFeedback };
-  for (const module of [decide, navigate, diff, server]) module.register(context, deps);
+  const lensRefresh = new vscode.EventEmitter<void>();
+  context.subscriptions.push(lensRefresh);
+  const deps: Deps = {
+    model, client, output, editor, starter, review, blocks, status, askRejectFeedback,
+    refreshLenses: () => lensRefresh.fire(), onRefreshLenses: lensRefresh.event,
+  };
+  const notifier = new ProposalNotifier(model, status, (proposalId) => vscode.commands.executeCommand('stet.reviewProposal', { type: 'proposal', group: { proposalId } }));
+  context.subscriptions.push(notifier);
+  for (const module of [decide, bulk, navigate, diff, server]) module.register(context, deps);
+  reviewCommands.register(context, deps, () => notifier.latest);
 
   void starter.startIfWanted(false);
 }

@@ -1,13 +1,17 @@
 // The "Stet" view: tasks -> proposals -> files -> hunks, straight from the model.
 import * as vscode from 'vscode';
-import { HunkState, isOpen, lineLabel, replacementText } from './logic/hunk';
+import { HunkState, isMissing, isShown, lineLabel, replacementText } from './logic/hunk';
 import { HunkModel } from './logic/model';
-import { FileGroup, ProposalGroup, TaskGroup, countsLabel, groupHunks, relativePath, statusIcon } from './logic/tree';
+import {
+  FileGroup, ProposalGroup, TaskGroup, countsLabel, groupContext, groupHunks, hunkContext, hunkDescription, relativePath, statusIcon,
+} from './logic/tree';
 
+// Commands get these nodes as their argument (bulk and review commands read `group`, and `proposalId`
+// on a file node: its hunks are that proposal's in that file).
 export type Node =
   | { type: 'task'; group: TaskGroup }
   | { type: 'proposal'; group: ProposalGroup; taskKey: string }
-  | { type: 'file'; group: FileGroup; key: string }
+  | { type: 'file'; group: FileGroup; key: string; proposalId: string }
   | { type: 'hunk'; hunk: HunkState };
 
 const STATUS_COLOR: Record<string, string | undefined> = {
@@ -38,7 +42,7 @@ export class HunkTree implements vscode.TreeDataProvider<Node>, vscode.Disposabl
       case 'task':
         return node.group.proposals.map((group) => ({ type: 'proposal', group, taskKey: node.group.taskId ?? '' }));
       case 'proposal':
-        return node.group.files.map((group) => ({ type: 'file', group, key: `${node.taskKey}/${node.group.proposalId}` }));
+        return node.group.files.map((group) => ({ type: 'file', group, key: `${node.taskKey}/${node.group.proposalId}`, proposalId: node.group.proposalId }));
       case 'file':
         return node.group.hunks.map((hunk) => ({ type: 'hunk', hunk }));
       case 'hunk':
@@ -48,16 +52,16 @@ export class HunkTree implements vscode.TreeDataProvider<Node>, vscode.Disposabl
 
   getTreeItem(node: Node): vscode.TreeItem {
     const expanded = (hs: HunkState[]) =>
-      hs.some(isOpen) ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed;
+      hs.some(isShown) ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed;
     switch (node.type) {
       case 'task': {
         const g = node.group;
         const all = g.proposals.flatMap((p) => p.files.flatMap((f) => f.hunks));
         const item = new vscode.TreeItem(g.taskId ? `Task ${g.taskId}` : 'No task', expanded(all));
         item.id = `task:${g.taskId ?? ''}`;
-        item.description = countsLabel(g.counts);
+        item.description = countsLabel(g.counts, g.missing);
         item.iconPath = new vscode.ThemeIcon('tasklist');
-        item.contextValue = 'task';
+        item.contextValue = groupContext('task', all);
         return item;
       }
       case 'proposal': {
@@ -65,10 +69,10 @@ export class HunkTree implements vscode.TreeDataProvider<Node>, vscode.Disposabl
         const all = g.files.flatMap((f) => f.hunks);
         const item = new vscode.TreeItem(g.message ? `${g.proposalId}: ${g.message}` : g.proposalId, expanded(all));
         item.id = `proposal:${node.taskKey}/${g.proposalId}`;
-        item.description = countsLabel(g.counts);
+        item.description = countsLabel(g.counts, g.missing);
         item.tooltip = g.message ? `${g.proposalId}\n\n${g.message}` : g.proposalId;
         item.iconPath = new vscode.ThemeIcon('git-pull-request');
-        item.contextValue = 'proposal';
+        item.contextValue = groupContext('proposal', all);
         return item;
       }
       case 'file': {
@@ -77,23 +81,24 @@ export class HunkTree implements vscode.TreeDataProvider<Node>, vscode.Disposabl
         const item = new vscode.TreeItem(vscode.Uri.parse(g.uri), expanded(g.hunks));
         item.id = `file:${node.key}/${g.uri}`;
         item.label = relativePath(g.uri, roots);
-        item.description = countsLabel(g.counts);
-        item.contextValue = 'file';
+        item.description = countsLabel(g.counts, g.missing);
+        item.contextValue = groupContext('file', g.hunks);
         return item;
       }
       case 'hunk': {
         const h = node.hunk;
         const item = new vscode.TreeItem(lineLabel(h), vscode.TreeItemCollapsibleState.None);
         item.id = `hunk:${h.id}`;
-        item.description = h.feedback ? `${h.status} — “${h.feedback}”` : h.status;
-        const color = STATUS_COLOR[h.status];
+        item.description = hunkDescription(h);
+        const color = isMissing(h) ? 'editorWarning.foreground' : STATUS_COLOR[h.status];
         item.iconPath = new vscode.ThemeIcon(statusIcon(h), color ? new vscode.ThemeColor(color) : undefined);
         const tip = new vscode.MarkdownString();
-        tip.appendMarkdown(`**${h.status}** · ${lineLabel(h)}${h.message ? `\n\n${h.message}` : ''}`);
+        tip.appendMarkdown(`**${hunkDescription(h)}** · ${lineLabel(h)}${h.message ? `\n\n${h.message}` : ''}`);
+        if (isMissing(h)) tip.appendMarkdown('\n\nAccepted and applied, then removed from the file (a checkout, an undo, another tool): re-apply it, or undo the decision to review it again.');
         if (h.feedback) tip.appendMarkdown(`\n\nFeedback: ${h.feedback}`);
         if (h.kind === 'edit') tip.appendCodeblock(diffPreview(h), 'diff');
         item.tooltip = tip;
-        item.contextValue = `hunk.${h.status}`;
+        item.contextValue = hunkContext(h);
         item.command = { command: 'stet.revealHunk', title: 'Reveal', arguments: [node] };
         return item;
       }

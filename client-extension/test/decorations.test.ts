@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { hunkAtLine, marksFor, MAX_GHOST } from '../src/logic/decorations';
+import { hunkAtLine, inlineStyle, marksFor, MAX_GHOST, showsAsBlock } from '../src/logic/decorations';
 import { hunk } from './fixtures';
 
 test('a modified line shows its new text as ghost text after it', () => {
@@ -63,4 +63,49 @@ test('hunkAtLine finds the open hunk under the cursor, or an insertion just belo
 test('an accepted hunk with the developer\'s own text shows that text', () => {
   const m = marksFor([hunk({ status: 'accepted', lines: [0, 1], newText: 'agent\n', appliedText: 'mine\n' })]);
   assert.equal(m.lines[0].ghost, '  ⟶  mine');
+});
+
+test('inline style: the old boolean setting maps to lines / off', () => {
+  assert.equal(inlineStyle(true), 'lines');
+  assert.equal(inlineStyle(undefined), 'lines');
+  assert.equal(inlineStyle(false), 'off');
+  assert.equal(inlineStyle('ghost'), 'ghost');
+  assert.equal(inlineStyle('off'), 'off');
+});
+
+test('style lines: a multi-line hunk is a block of whole lines under its struck old lines', () => {
+  const twelve = Array.from({ length: 12 }, (_, i) => `new ${i}\n`).join('');
+  const h = hunk({ id: 'r', lines: [2, 5], oldText: 'a\nb\nc\n', newText: twelve });
+  const m = marksFor([h], 'lines');
+  assert.deepEqual(m.blocks, [{ hunkId: 'r', kind: 'pending', afterLine: 4, lines: twelve.trimEnd().split('\n') }]);
+  assert.deepEqual(m.lines.map((l) => [l.line, l.ghost, l.removed]), [[2, undefined, true], [3, undefined, true], [4, undefined, true]]);
+  assert.equal(m.blocks[0].lines.length, 12);
+  assert.ok(showsAsBlock(h, 'lines') && !showsAsBlock(h, 'ghost'));
+});
+
+test('style lines: an insertion block goes under the line above; one-line changes stay ghost text', () => {
+  const ins = hunk({ id: 'i', lines: [7, 7], oldText: '', newText: 'p\nq\n' });
+  const one = hunk({ id: 'o', lines: [1, 2], oldText: 'x\n', newText: 'y\n' });
+  const m = marksFor([ins, one], 'lines');
+  assert.deepEqual(m.blocks.map((b) => [b.hunkId, b.afterLine, b.lines]), [['i', 6, ['p', 'q']]]);
+  assert.deepEqual(m.inserts, []);
+  assert.deepEqual(m.lines.map((l) => [l.hunkId, l.ghost]), [['o', '  ⟶  y']]);
+  // A stale hunk keeps its marks but no block (its new text may not fit any more).
+  assert.deepEqual(marksFor([{ ...ins, status: 'stale' }], 'lines').blocks, []);
+});
+
+test('style off: the old lines are marked, no proposed text', () => {
+  const m = marksFor([hunk({ lines: [0, 1], newText: 'A\nB\n' }), hunk({ lines: [4, 4], oldText: '', newText: 'x\n' })], 'off');
+  assert.deepEqual(m.blocks, []);
+  assert.deepEqual(m.inserts, []);
+  assert.ok(m.lines.every((l) => l.ghost === undefined));
+});
+
+test('an applied hunk whose text is gone gets a missing mark on its lines; with inFile true or absent, none', () => {
+  const gone = hunk({ id: 'g', status: 'applied', inFile: false, lines: [3, 5] });
+  const there = hunk({ id: 't', status: 'applied', inFile: true, lines: [7, 8] });
+  const old = hunk({ id: 'o', status: 'applied', lines: [9, 10] }); // an older server: no inFile field
+  const m = marksFor([gone, there, old]);
+  assert.deepEqual(m.missing, [{ hunkId: 'g', line: 3 }, { hunkId: 'g', line: 4 }]);
+  assert.deepEqual(m.lines, []);
 });

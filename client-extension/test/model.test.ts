@@ -35,3 +35,18 @@ test('uris are normalised on the way in and on lookup', () => {
   assert.equal(m.forUri('file:///c:/x.py').length, 1);
   assert.equal(m.forUri('file:///c%3A/x.py')[0].uri, 'file:///c:/x.py');
 });
+
+test('a repeated notification with the same hunks changes nothing and tells no one', () => {
+  const m = new HunkModel();
+  const events: boolean[] = [];
+  m.onDidChange((_u, full) => events.push(full));
+  const a = hunk({ id: 'a', uri: 'file:///a' });
+  m.replaceAll([a]);
+  assert.equal(m.setUri('file:///a', [{ ...a }]), false);
+  assert.equal(m.setUri('file:///b', []), false);
+  assert.deepEqual(events, [true]);
+  assert.equal(m.setUri('file:///a', [{ ...a, version: 2, status: 'rejected' }]), true);
+  assert.deepEqual(events, [true, false]);
+  m.clear();
+  assert.deepEqual(events, [true, false, true]);
+});

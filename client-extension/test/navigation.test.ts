@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { firstPending, nextHunk, previousHunk, reviewOrder } from '../src/logic/navigation';
+import { firstPending, nextHunk, nextPendingAfter, previousHunk, reviewOrder } from '../src/logic/navigation';
 import { hunk } from './fixtures';
 
 const A = 'file:///w/a.py';
@@ -41,4 +41,20 @@ test('nothing open: no next, no previous, no first pending', () => {
 
 test('first pending skips accepted and stale', () => {
   assert.equal(firstPending(hs)?.id, 'a2');
+});
+
+test('after a decision: the next pending hunk at or below it, never a decided one, across files, wrapping', () => {
+  const all = [
+    hunk({ id: 'x1', uri: A, lines: [2, 3] }),
+    hunk({ id: 'x2', uri: A, lines: [5, 6], status: 'accepted' }),
+    hunk({ id: 'x3', uri: A, lines: [8, 9] }),
+    hunk({ id: 'y1', uri: B, lines: [0, 1] }),
+  ];
+  // x1 was just accepted and its range now covers lines 2–4: the next hunk starts at 8 (x2 is accepted, not pending).
+  assert.equal(nextPendingAfter(all, ['x1'], { uri: A, line: 2 })?.id, 'x3');
+  // A hunk starting on the very line the decided one started on (a removal shifted it up) is next.
+  assert.equal(nextPendingAfter(all, ['q'], { uri: A, line: 8 })?.id, 'x3');
+  assert.equal(nextPendingAfter(all, ['x3'], { uri: A, line: 8 })?.id, 'y1');
+  assert.equal(nextPendingAfter(all, ['y1'], { uri: B, line: 0 })?.id, 'x1');
+  assert.equal(nextPendingAfter([hunk({ id: 'only', uri: A })], ['only'], { uri: A, line: 0 }), undefined);
 });

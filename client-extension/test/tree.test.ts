@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { countsLabel, groupHunks, relativePath, statusIcon } from '../src/logic/tree';
-import { countByStatus, lineLabel } from '../src/logic/hunk';
+import { countsLabel, groupContext, groupHunks, hunkContext, hunkDescription, relativePath, statusIcon } from '../src/logic/tree';
+import { countByStatus, inFileOf, isMissing, isShown, lineLabel } from '../src/logic/hunk';
 import { hunk } from './fixtures';
 
 test('groups tasks -> proposals -> files -> hunks, sorted, tasks without id last', () => {
@@ -50,4 +50,30 @@ test('line labels for edits and file operations', () => {
   assert.equal(lineLabel(hunk({ kind: 'create' })), 'new file');
   assert.equal(lineLabel(hunk({ kind: 'rename', newUri: 'file:///w/new%20name.py' })), 'rename to new name.py');
   assert.equal(lineLabel(hunk({ kind: 'delete' })), 'delete file');
+});
+
+test('inFile: an applied hunk no longer in the file is "missing" everywhere; a missing field reads as null', () => {
+  const gone = hunk({ id: 'g', status: 'applied', inFile: false, feedback: null });
+  const there = hunk({ status: 'applied', inFile: true });
+  const older = hunk({ status: 'applied' });
+  const pending = hunk({ status: 'pending', inFile: null });
+  assert.equal(inFileOf(older), null);
+  assert.equal(inFileOf(there), true);
+  assert.ok(isMissing(gone) && !isMissing(there) && !isMissing(older) && !isMissing(pending));
+  assert.ok(!isMissing(hunk({ status: 'rejected', inFile: false }))); // only applied hunks can be missing
+  assert.ok(isShown(gone) && isShown(pending) && !isShown(there));
+  assert.equal(hunkContext(gone), 'hunk.missing');
+  assert.equal(hunkContext(there), 'hunk.applied');
+  assert.equal(statusIcon(gone), 'warning');
+  assert.equal(hunkDescription(gone), 'applied · not in the file any more');
+  const g = groupHunks([gone, there, pending]);
+  assert.equal(g[0].missing, 1);
+  assert.equal(g[0].proposals[0].files[0].missing, 1);
+  assert.equal(countsLabel(g[0].counts, g[0].missing), '1 pending · 1 not in file · 1 decided');
+});
+
+test('group contexts tell the menus whether bulk buttons apply', () => {
+  assert.equal(groupContext('file', [hunk({ status: 'pending' })]), 'file.pending');
+  assert.equal(groupContext('task', [hunk({ status: 'applied' })]), 'task');
+  assert.equal(hunkDescription(hunk({ status: 'rejected', feedback: 'no' })), 'rejected — “no”');
 });

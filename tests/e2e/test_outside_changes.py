@@ -126,3 +126,24 @@ async def test_own_writes_are_not_outside_changes(ws, session):
     await asyncio.sleep(0.6)
     ops = [line for line in (await session.request("stet/listHunks", {}))["hunks"]]
     assert {h["id"]: h["status"] for h in ops} == {hunks[0]["id"]: "applied", hunks[1]["id"]: "pending"}
+
+
+async def test_reading_a_file_is_not_a_change(ws):
+    """watchdog reports a file opened and closed without a write (a read: an editor, grep, Stet's
+    own re-check): none of it is a change. Taken for one, each re-check's read triggered the next,
+    and the server re-sent the same hunks every ~150 ms forever."""
+    s = Session(ws, capabilities="neovim@v0.7.0")  # only the server's own watcher reports changes
+    await s.start()
+    try:
+        a = uri(ws / "a.py")
+        await s.propose("p", {a: [(rng(4, 0, 5, 0), "FIVE\n")]})
+        await asyncio.sleep(0.7)  # the folder is watched within a rescan
+        s.changed.clear()
+        for _ in range(3):
+            read(ws / "a.py")
+        await asyncio.sleep(2.0)
+        assert s.changed == [], f"{len(s.changed)} stet/hunksChanged after plain reads"
+        write(ws / "a.py", "new top\n" + A_TEXT)  # a real change is still seen
+        await wait_for(s, lambda v: list(v.values())[0] == (5, "pending"), timeout=2.0)
+    finally:
+        await s.stop()

@@ -1,5 +1,6 @@
-// Where and what to draw for each open hunk: its old lines and the new text as ghost text.
-import { HunkState, isOpen, lastOldLine, replacementText } from './hunk';
+// Where and what to draw for each open hunk: its old lines, and its new text either as ghost text after
+// them or (multi-line hunks, style "lines") as a block of whole lines below them.
+import { HunkState, isMissing, isOpen, lastOldLine, replacementText } from './hunk';
 import { splitLines } from './text';
 
 export type DecorationKind = 'pending' | 'accepted' | 'stale';
@@ -24,7 +25,36 @@ export interface InsertMark {
   ghost: string;
 }
 
-export interface HunkMarks { lines: LineMark[]; inserts: InsertMark[] }
+/** A multi-line proposal shown as whole lines in a block right below `afterLine` (-1: above line 0). */
+export interface BlockMark {
+  hunkId: string;
+  kind: DecorationKind;
+  afterLine: number;
+  lines: string[];
+}
+
+/** An applied hunk whose text is no longer in the file: a warning marker on the lines it held. */
+export interface MissingMark { hunkId: string; line: number }
+
+export interface HunkMarks { lines: LineMark[]; inserts: InsertMark[]; blocks: BlockMark[]; missing: MissingMark[] }
+
+/**
+ * How the proposed text shows in the file: `lines` (a hunk with two or more new lines as a block of real
+ * lines, one-line changes as ghost text), `ghost` (always ghost text), `off` (only the old lines are marked).
+ * The old boolean setting maps true → lines, false → off.
+ */
+export type InlineStyle = 'lines' | 'ghost' | 'off';
+
+export function inlineStyle(setting: unknown): InlineStyle {
+  if (setting === false || setting === 'off') return 'off';
+  if (setting === 'ghost') return 'ghost';
+  return 'lines';
+}
+
+/** Whether a hunk's new text shows as a block of whole lines under this style. */
+export function showsAsBlock(h: HunkState, style: InlineStyle): boolean {
+  return style === 'lines' && (h.kind === 'edit') && splitLines(replacementText(h)).length >= 2;
+}
 
 const ARROW = '  ⟶  ';
 const NEWLINE = ' ⏎ ';
@@ -39,19 +69,31 @@ function kindOf(h: HunkState): DecorationKind {
 }
 
 /**
- * Old line i shows new line i after it ("old  ⟶  new"); surplus new lines ride on the last old line,
- * joined by ⏎; surplus old lines are struck through. A pure insertion hangs its lines on the line
- * above (or before line 0 at the top of the file). Only open hunks of kind edit/delete get marks.
+ * Ghost text: old line i shows new line i after it ("old  ⟶  new"); surplus new lines ride on the last
+ * old line, joined by ⏎; surplus old lines are struck through. A pure insertion hangs its lines on the
+ * line above (or before line 0 at the top of the file). Block (style `lines`, two or more new lines): every
+ * old line is struck through and the new lines come as a block after the last old line (for an insertion:
+ * after the line above). Only open hunks of kind edit/delete get these marks; applied hunks no longer in
+ * the file get a `missing` mark on the lines they held.
  */
-export function marksFor(hunks: HunkState[]): HunkMarks {
-  const out: HunkMarks = { lines: [], inserts: [] };
+export function marksFor(hunks: HunkState[], style: InlineStyle = 'ghost'): HunkMarks {
+  const out: HunkMarks = { lines: [], inserts: [], blocks: [], missing: [] };
   for (const h of hunks) {
+    if (isMissing(h)) {
+      const first = h.range.start.line;
+      for (let l = first; l <= Math.max(first, lastOldLine(h)); l++) out.missing.push({ hunkId: h.id, line: l });
+      continue;
+    }
     if (!isOpen(h) || (h.kind !== 'edit' && h.kind !== 'delete')) continue;
     const kind = kindOf(h);
     const first = h.range.start.line;
     const last = lastOldLine(h);
     const newLines = h.kind === 'delete' ? [] : splitLines(replacementText(h));
+    const block = h.status !== 'stale' && showsAsBlock(h, style);
+    if (block) out.blocks.push({ hunkId: h.id, kind, afterLine: last < first ? first - 1 : last, lines: newLines });
+    const ghostless = block || style === 'off';
     if (last < first) {
+      if (ghostless) continue;
       const ghost = clip('+ ' + newLines.join(NEWLINE));
       if (first === 0) out.inserts.push({ line: 0, before: true, kind, hunkId: h.id, ghost: ghost + '  ' });
       else out.inserts.push({ line: first - 1, before: false, kind, hunkId: h.id, ghost: '  ' + ghost });
@@ -63,11 +105,13 @@ export function marksFor(hunks: HunkState[]): HunkMarks {
       const isLast = i === oldCount - 1;
       let ghost: string | undefined;
       if (h.kind === 'delete') ghost = i === 0 ? '  (file deleted)' : undefined;
+      else if (ghostless) ghost = undefined;
       else if (i < newLines.length) {
         const rest = isLast ? newLines.slice(i) : [newLines[i]];
         ghost = ARROW + clip(rest.join(NEWLINE));
       } else if (isLast && newLines.length === 0) ghost = '  (removed)';
-      out.lines.push({ line, kind, hunkId: h.id, ghost, removed: i >= newLines.length });
+      // With the new lines in a block below, every old line is removed: it is struck through.
+      out.lines.push({ line, kind, hunkId: h.id, ghost, removed: block || i >= newLines.length });
     }
   }
   return out;

@@ -19,6 +19,13 @@ export interface HunkState {
   newUri: string | null;
   /** The developer's own replacement (accept with changes); newText stays the agent's. Optional. */
   appliedText?: string;
+  /**
+   * For an `applied` hunk: whether its new text is in the document now (false: someone removed it since);
+   * null for every other status. Older servers do not send it: missing counts as null.
+   */
+  inFile?: boolean | null;
+  /** The agent that proposed it, when the server says (optional; not in every server). */
+  agent?: string | null;
   message: string | null;
   feedback: string | null;
   version: number;
@@ -30,6 +37,21 @@ export const STATUSES: HunkStatus[] = ['pending', 'accepted', 'applied', 'reject
 /** Open hunks are the ones the developer still has to look at (shown inline). */
 export function isOpen(h: HunkState): boolean {
   return h.status === 'pending' || h.status === 'accepted' || h.status === 'stale';
+}
+
+/** An applied hunk whose text is no longer in the file: accepted, then removed by someone (git, an undo, a tool). */
+export function isMissing(h: HunkState): boolean {
+  return h.status === 'applied' && inFileOf(h) === false;
+}
+
+/** The hunk's inFile, with a missing field (older servers) read as null. */
+export function inFileOf(h: HunkState): boolean | null {
+  return typeof h.inFile === 'boolean' ? h.inFile : null;
+}
+
+/** Shown in the editor: open hunks, and applied ones that are no longer in the file. */
+export function isShown(h: HunkState): boolean {
+  return isOpen(h) || isMissing(h);
 }
 
 export type Counts = Record<HunkStatus, number>;

@@ -6,13 +6,13 @@ export type Normalize = (uri: string) => string;
 
 export class HunkModel {
   private byUri = new Map<string, HunkState[]>();
-  private listeners: Array<(uris: string[]) => void> = [];
+  private listeners: Array<(uris: string[], full: boolean) => void> = [];
 
   /** `normalize` maps a uri to the form the editor uses, so server and editor uris compare equal. */
   constructor(private readonly normalize: Normalize = (u) => u) {}
 
-  /** Called with the uris whose hunks changed (all known uris on a full replace). */
-  onDidChange(listener: (uris: string[]) => void): () => void {
+  /** Called with the uris whose hunks changed (all known uris, and `full`, on a full replace or clear). */
+  onDidChange(listener: (uris: string[], full: boolean) => void): () => void {
     this.listeners.push(listener);
     return () => { this.listeners = this.listeners.filter((l) => l !== listener); };
   }
@@ -27,17 +27,23 @@ export class HunkModel {
       if (list) list.push(n);
       else this.byUri.set(n.uri, [n]);
     }
-    this.emit([...new Set([...before, ...this.byUri.keys()])]);
+    this.emit([...new Set([...before, ...this.byUri.keys()])], true);
   }
 
-  /** Replace one uri's list (stet/hunksChanged carries the full list for that uri). */
-  setUri(uri: string, hunks: HunkState[]): void {
+  /**
+   * Replace one uri's list (stet/hunksChanged carries the full list for that uri). A list equal to the one
+   * held changes nothing and tells no one: views do not redraw (and re-read files) for a repeated notice.
+   * Returns whether anything changed.
+   */
+  setUri(uri: string, hunks: HunkState[]): boolean {
     const key = this.normalize(uri);
     const list = hunks.map((h) => this.normalized(h));
+    if (JSON.stringify(list) === JSON.stringify(this.byUri.get(key) ?? [])) return false;
     // Hunks of a rename/create may name a different uri than the notification; keep them under their own.
     if (list.length) this.byUri.set(key, list);
     else this.byUri.delete(key);
     this.emit([key]);
+    return true;
   }
 
   /** Merge hunks from a command's answer (fresher than what we have until the notification comes). */
@@ -60,7 +66,7 @@ export class HunkModel {
   clear(): void {
     const before = [...this.byUri.keys()];
     this.byUri.clear();
-    if (before.length) this.emit(before);
+    if (before.length) this.emit(before, true);
   }
 
   forUri(uri: string): HunkState[] {
@@ -95,7 +101,7 @@ export class HunkModel {
     return { ...h, uri: this.normalize(h.uri) };
   }
 
-  private emit(uris: string[]): void {
-    for (const l of this.listeners) l(uris);
+  private emit(uris: string[], full = false): void {
+    for (const l of this.listeners) l(uris, full);
   }
 }

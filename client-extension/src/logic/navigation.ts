@@ -35,3 +35,14 @@ export function previousHunk(hunks: Iterable<HunkState>, cursor: Cursor | undefi
 export function firstPending(hunks: Iterable<HunkState>): HunkState | undefined {
   return reviewOrder(hunks).find((h) => h.status === 'pending');
 }
+
+/**
+ * Where to go after deciding hunks: the first pending hunk at or below where the (first) decided one
+ * was, then on through the files in review order, wrapping; never one of the decided hunks.
+ */
+export function nextPendingAfter(hunks: Iterable<HunkState>, decidedIds: string[], at: Cursor): HunkState | undefined {
+  const skip = new Set(decidedIds);
+  const order = reviewOrder(hunks).filter((h) => h.status === 'pending' && !skip.has(h.id));
+  const from: Cursor = { uri: at.uri, line: at.line - 1 };
+  return order.find((h) => after(h, from)) ?? order[0];
+}

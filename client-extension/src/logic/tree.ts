@@ -1,9 +1,12 @@
 // Grouping hunks for the Stet view: tasks -> proposals -> files -> hunks, with counts.
-import { Counts, HunkState, compareByPosition, countByStatus, isOpen } from './hunk';
+import { Counts, HunkState, compareByPosition, countByStatus, isMissing, isOpen } from './hunk';
 
-export interface FileGroup { uri: string; hunks: HunkState[]; counts: Counts }
-export interface ProposalGroup { proposalId: string; message: string | null; files: FileGroup[]; counts: Counts }
-export interface TaskGroup { taskId: string | null; proposals: ProposalGroup[]; counts: Counts }
+/** `missing`: applied hunks whose text is no longer in the file (they count as applied in `counts`). */
+export interface FileGroup { uri: string; hunks: HunkState[]; counts: Counts; missing: number }
+export interface ProposalGroup { proposalId: string; message: string | null; files: FileGroup[]; counts: Counts; missing: number }
+export interface TaskGroup { taskId: string | null; proposals: ProposalGroup[]; counts: Counts; missing: number }
+
+const missingIn = (hunks: HunkState[]) => hunks.filter(isMissing).length;
 
 function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
   const m = new Map<string, T[]>();
@@ -29,6 +32,7 @@ export function groupHunks(hunks: HunkState[]): TaskGroup[] {
     return {
       taskId: tk === NO_TASK ? null : tk,
       counts: countByStatus(taskHunks),
+      missing: missingIn(taskHunks),
       proposals: [...proposals.keys()].sort(byKey).map((pid) => {
         const propHunks = proposals.get(pid)!;
         const files = groupBy(propHunks, (h) => h.uri);
@@ -36,9 +40,10 @@ export function groupHunks(hunks: HunkState[]): TaskGroup[] {
           proposalId: pid,
           message: propHunks.find((h) => h.message)?.message ?? null,
           counts: countByStatus(propHunks),
+          missing: missingIn(propHunks),
           files: [...files.keys()].sort(byKey).map((uri) => {
             const fileHunks = files.get(uri)!.slice().sort(compareByPosition);
-            return { uri, hunks: fileHunks, counts: countByStatus(fileHunks) };
+            return { uri, hunks: fileHunks, counts: countByStatus(fileHunks), missing: missingIn(fileHunks) };
           }),
         };
       }),
@@ -46,19 +51,42 @@ export function groupHunks(hunks: HunkState[]): TaskGroup[] {
   });
 }
 
-/** "2 pending · 1 accepted · 3 done": the open statuses, then decided ones summed. */
-export function countsLabel(c: Counts): string {
+/**
+ * "2 pending · 1 accepted · 1 not in file · 3 decided": the open statuses, applied hunks whose text is gone
+ * (they need a look), then the other decided ones summed.
+ */
+export function countsLabel(c: Counts, missing = 0): string {
   const parts: string[] = [];
   if (c.pending) parts.push(`${c.pending} pending`);
   if (c.accepted) parts.push(`${c.accepted} accepted`);
   if (c.stale) parts.push(`${c.stale} stale`);
-  const decided = c.applied + c.rejected + c.superseded;
+  if (missing) parts.push(`${missing} not in file`);
+  const decided = c.applied - missing + c.rejected + c.superseded;
   if (decided) parts.push(`${decided} decided`);
   return parts.join(' · ');
 }
 
+/**
+ * The tree item's contextValue, which the menus in package.json match: `hunk.<status>`, or `hunk.missing`
+ * for an applied hunk no longer in the file; groups say whether they hold pending hunks (bulk buttons).
+ */
+export function hunkContext(h: HunkState): string {
+  return isMissing(h) ? 'hunk.missing' : `hunk.${h.status}`;
+}
+
+export function groupContext(kind: 'task' | 'proposal' | 'file', hunks: HunkState[]): string {
+  return hunks.some((h) => h.status === 'pending') ? `${kind}.pending` : kind;
+}
+
+/** The description of a hunk row: its status (or "applied · not in file") and the developer's feedback. */
+export function hunkDescription(h: HunkState): string {
+  const status = isMissing(h) ? 'applied · not in the file any more' : h.status;
+  return h.feedback ? `${status} — “${h.feedback}”` : status;
+}
+
 /** Codicon id for a hunk status (the view maps it to a ThemeIcon). */
 export function statusIcon(h: HunkState): string {
+  if (isMissing(h)) return 'warning';
   switch (h.status) {
     case 'pending': return 'circle-large-outline';
     case 'accepted': return 'pass';

@@ -21,6 +21,10 @@ from .watcher import Watcher
 log = logging.getLogger(__name__)
 
 RESCAN = 0.5  # seconds between looks for folders newly holding hunks
+# What a change to a file looks like. watchdog also reports a file opened and closed without a
+# write: those are reads (ours included, when we re-check a file), and taking them for changes
+# made every re-check trigger the next one, forever.
+CHANGES = frozenset({"created", "modified", "moved", "deleted", "closed"})
 
 
 class OutsideWatch:
@@ -60,7 +64,7 @@ class OutsideWatch:
 
     def _on_event(self, event) -> None:
         log.debug("file event %s", event)
-        if event.is_directory:
+        if event.is_directory or event.event_type not in CHANGES:
             return
         uris = set()
         for path in (event.src_path, getattr(event, "dest_path", None)):

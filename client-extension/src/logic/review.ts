@@ -1,0 +1,125 @@
+// The review surface: which hunks a review shows (one file, a proposal, a task, or everything pending),
+// the text of each file with those hunks applied, and where each hunk lands in that text (for the Accept /
+// Reject lenses inside the diff and for the keys there).
+import { HunkState, compareByPosition, lastOldLine, replacementText } from './hunk';
+import { lineStarts, matchesOldText, offsetAt, splitLines } from './text';
+
+export type Scope =
+  | { kind: 'all' }
+  | { kind: 'proposal'; proposalId: string }
+  | { kind: 'task'; taskId: string }
+  | { kind: 'file'; uri: string };
+
+export function inScope(h: HunkState, scope: Scope): boolean {
+  switch (scope.kind) {
+    case 'all': return true;
+    case 'proposal': return h.proposalId === scope.proposalId;
+    case 'task': return h.taskId === scope.taskId;
+    case 'file': return h.uri === scope.uri;
+  }
+}
+
+/** Compact text form of a scope (it travels in virtual document uris). */
+export function scopeKey(scope: Scope): string {
+  switch (scope.kind) {
+    case 'all': return 'all';
+    case 'proposal': return `proposal:${scope.proposalId}`;
+    case 'task': return `task:${scope.taskId}`;
+    case 'file': return `file:${scope.uri}`;
+  }
+}
+
+export function parseScopeKey(key: string): Scope | undefined {
+  if (key === 'all') return { kind: 'all' };
+  const i = key.indexOf(':');
+  if (i < 0) return undefined;
+  const kind = key.slice(0, i);
+  const value = key.slice(i + 1);
+  if (kind === 'proposal') return { kind, proposalId: value };
+  if (kind === 'task') return { kind, taskId: value };
+  if (kind === 'file') return { kind, uri: value };
+  return undefined;
+}
+
+/** The editor title of a review. */
+export function scopeTitle(scope: Scope, fileLabel?: string): string {
+  switch (scope.kind) {
+    case 'all': return 'Stet: all pending changes';
+    case 'proposal': return `Stet: proposal ${scope.proposalId}`;
+    case 'task': return `Stet: task ${scope.taskId}`;
+    case 'file': return `Stet: ${fileLabel ?? scope.uri.split('/').pop() ?? scope.uri}`;
+  }
+}
+
+/** Hunks the proposal side shows: pending or accepted (not yet in the file), in scope. */
+export function reviewHunks(hunks: HunkState[], scope: Scope): HunkState[] {
+  return hunks.filter((h) => (h.status === 'pending' || h.status === 'accepted') && inScope(h, scope));
+}
+
+/** The files a review lists, in review order (by uri). */
+export function reviewFiles(hunks: HunkState[], scope: Scope): string[] {
+  return [...new Set(reviewHunks(hunks, scope).map((h) => h.uri))].sort();
+}
+
+/** Where a hunk's new text sits in the proposal text: `lines` lines from `line` (0 for a removal). */
+export interface Span { hunkId: string; line: number; lines: number }
+
+export interface Layout {
+  /** The file's text with the hunks applied. */
+  text: string;
+  spans: Span[];
+  /** Hunks left out because the text under them changed (they cannot apply cleanly). */
+  skipped: string[];
+}
+
+/** The text the base side shows: empty for a file an open hunk creates (it does not exist yet). */
+export function baseText(fileText: string | undefined, hunks: HunkState[]): string {
+  if (hunks.some((h) => h.kind === 'create')) return '';
+  return fileText ?? '';
+}
+
+/**
+ * The base text with the hunks applied, top to bottom, and each hunk's place in the result. File
+ * operations: a creation is the whole new text, a deletion empties the file, a rename keeps the text;
+ * each sits at line 0.
+ */
+export function layoutProposal(base: string, hunks: HunkState[]): Layout {
+  const spans: Span[] = [];
+  const skipped: string[] = [];
+  const ops = hunks.filter((h) => h.kind !== 'edit');
+  const create = ops.find((h) => h.kind === 'create');
+  if (create) {
+    const text = replacementText(create);
+    return { text, spans: ops.map((h) => ({ hunkId: h.id, line: 0, lines: h === create ? splitLines(text).length : 0 })), skipped };
+  }
+  if (ops.some((h) => h.kind === 'delete')) {
+    return { text: '', spans: ops.map((h) => ({ hunkId: h.id, line: 0, lines: 0 })), skipped };
+  }
+  for (const h of ops) spans.push({ hunkId: h.id, line: 0, lines: 0 });
+  const starts = lineStarts(base);
+  let out = '';
+  let at = 0; // offset in base up to which `out` holds it
+  let delta = 0; // lines added (removed) above the current point
+  for (const h of hunks.filter((x) => x.kind === 'edit').sort(compareByPosition)) {
+    const from = offsetAt(base, starts, h.range.start);
+    const to = offsetAt(base, starts, h.range.end);
+    if (from < at || !matchesOldText(base, h)) {
+      skipped.push(h.id);
+      continue;
+    }
+    const newText = replacementText(h);
+    const newLines = splitLines(newText).length;
+    const oldLines = Math.max(0, lastOldLine(h) - h.range.start.line + 1);
+    spans.push({ hunkId: h.id, line: h.range.start.line + delta, lines: newLines });
+    out += base.slice(at, from) + newText;
+    at = to;
+    delta += newLines - oldLines;
+  }
+  out += base.slice(at);
+  return { text: out, spans, skipped };
+}
+
+/** The hunk whose new lines include `line` of the proposal text (or that removed lines just there). */
+export function spanAtLine(spans: Span[], line: number): Span | undefined {
+  return spans.find((s) => line >= s.line && line < s.line + Math.max(1, s.lines));
+}

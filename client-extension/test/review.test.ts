@@ -1,0 +1,85 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { baseText, inScope, layoutProposal, parseScopeKey, reviewFiles, reviewHunks, scopeKey, scopeTitle, spanAtLine, Scope } from '../src/logic/review';
+import { splitLines } from '../src/logic/text';
+import { hunk } from './fixtures';
+
+const A = 'file:///w/a.py';
+const B = 'file:///w/b.py';
+
+test('scope keys round-trip, including uris and ids with colons', () => {
+  const scopes: Scope[] = [{ kind: 'all' }, { kind: 'proposal', proposalId: 'p:1' }, { kind: 'task', taskId: 't1' }, { kind: 'file', uri: A }];
+  for (const s of scopes) assert.deepEqual(parseScopeKey(scopeKey(s)), s);
+  assert.equal(parseScopeKey('nonsense'), undefined);
+  assert.equal(parseScopeKey('other:x'), undefined);
+  assert.equal(scopeTitle({ kind: 'task', taskId: 't1' }), 'Stet: task t1');
+  assert.equal(scopeTitle({ kind: 'file', uri: A }), 'Stet: a.py');
+});
+
+test('a review shows the pending and accepted hunks of its scope, files in order', () => {
+  const hs = [
+    hunk({ id: '1', uri: B, proposalId: 'p1', taskId: 't1' }),
+    hunk({ id: '2', uri: A, proposalId: 'p2', taskId: 't1', status: 'accepted' }),
+    hunk({ id: '3', uri: A, proposalId: 'p2', taskId: null, status: 'stale' }),
+    hunk({ id: '4', uri: A, proposalId: 'p3', taskId: 't2', status: 'applied' }),
+    hunk({ id: '5', uri: A, proposalId: 'p3', taskId: 't2' }),
+  ];
+  assert.deepEqual(reviewHunks(hs, { kind: 'all' }).map((h) => h.id), ['1', '2', '5']);
+  assert.deepEqual(reviewHunks(hs, { kind: 'task', taskId: 't1' }).map((h) => h.id), ['1', '2']);
+  assert.deepEqual(reviewHunks(hs, { kind: 'proposal', proposalId: 'p3' }).map((h) => h.id), ['5']);
+  assert.deepEqual(reviewFiles(hs, { kind: 'all' }), [A, B]);
+  assert.deepEqual(reviewFiles(hs, { kind: 'file', uri: B }), [B]);
+  assert.ok(inScope(hs[0], { kind: 'file', uri: B }) && !inScope(hs[0], { kind: 'file', uri: A }));
+});
+
+// A file of 20 lines: a 12-line replacement of lines 2–4, an insertion before line 10, a deletion of 15–16.
+const base = Array.from({ length: 20 }, (_, i) => `line ${i}\n`).join('');
+const twelve = Array.from({ length: 12 }, (_, i) => `new ${i}\n`).join('');
+const replace = hunk({ id: 'r', lines: [2, 5], oldText: 'line 2\nline 3\nline 4\n', newText: twelve });
+const insert = hunk({ id: 'i', lines: [10, 10], oldText: '', newText: 'ins a\nins b\n' });
+const remove = hunk({ id: 'd', lines: [15, 17], oldText: 'line 15\nline 16\n', newText: '' });
+
+test('layout: the proposal text and where each hunk lands in it', () => {
+  const l = layoutProposal(base, [remove, insert, replace]);
+  const lines = splitLines(l.text);
+  assert.equal(lines.length, 20 - 3 + 12 + 2 - 2);
+  assert.deepEqual(l.spans, [
+    { hunkId: 'r', line: 2, lines: 12 },
+    { hunkId: 'i', line: 19, lines: 2 },
+    { hunkId: 'd', line: 26, lines: 0 },
+  ]);
+  assert.equal(lines[2], 'new 0');
+  assert.equal(lines[13], 'new 11');
+  assert.equal(lines[14], 'line 5');
+  assert.deepEqual(lines.slice(19, 21), ['ins a', 'ins b']);
+  assert.equal(lines[26], 'line 17'); // lines 15 and 16 are gone
+  assert.deepEqual(l.skipped, []);
+});
+
+test('layout leaves out a hunk whose old text is no longer there', () => {
+  const moved = base.replace('line 3\n', 'LINE 3\n');
+  const l = layoutProposal(moved, [replace, insert]);
+  assert.deepEqual(l.skipped, ['r']);
+  assert.deepEqual(l.spans, [{ hunkId: 'i', line: 10, lines: 2 }]);
+  assert.ok(l.text.includes('LINE 3'));
+});
+
+test('layout of file operations: creation, deletion, rename', () => {
+  const create = hunk({ id: 'c', kind: 'create', lines: [0, 0], oldText: '', newText: 'a\nb\n' });
+  assert.equal(baseText('ignored', [create]), '');
+  assert.equal(baseText(undefined, []), '');
+  assert.deepEqual(layoutProposal('', [create]), { text: 'a\nb\n', spans: [{ hunkId: 'c', line: 0, lines: 2 }], skipped: [] });
+  const del = hunk({ id: 'x', kind: 'delete', lines: [0, 2], oldText: 'a\nb\n', newText: '' });
+  assert.equal(layoutProposal('a\nb\n', [del]).text, '');
+  const ren = hunk({ id: 'n', kind: 'rename', lines: [0, 0], oldText: '', newText: '', newUri: B });
+  assert.deepEqual(layoutProposal('a\n', [ren]), { text: 'a\n', spans: [{ hunkId: 'n', line: 0, lines: 0 }], skipped: [] });
+});
+
+test('spanAtLine: the hunk under a line of the proposal text', () => {
+  const { spans } = layoutProposal(base, [replace, insert, remove]);
+  assert.equal(spanAtLine(spans, 2)?.hunkId, 'r');
+  assert.equal(spanAtLine(spans, 13)?.hunkId, 'r');
+  assert.equal(spanAtLine(spans, 14), undefined);
+  assert.equal(spanAtLine(spans, 20)?.hunkId, 'i');
+  assert.equal(spanAtLine(spans, 26)?.hunkId, 'd');
+});
