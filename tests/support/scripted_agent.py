@@ -9,7 +9,8 @@ s.txt with one line changed. Round 2 reads the developer's review of its task
 the developer rejected, as the feedback asks - and adds one change to b.txt. Whatever it
 writes, it writes the final content (an agent redoing its job). `--commit` commits its work
 like Aider does; `--also=PATH=TEXT` writes a file outside the agent's plan (the developer,
-meanwhile); `--expect=PATH=TEXT` fails (exit 3) unless the file holds TEXT.
+meanwhile); `--expect=PATH=TEXT` fails (exit 3) unless the file holds TEXT; `--linger=SECONDS`
+waits before the test, as a real agent takes its time (an editor's server sees its files).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 A_BASE = 'LIMIT = 10\n\n\ndef greet(name):\n    return "hello " + name\n\n\ndef shout(name):\n    return greet(name).upper()\n\n\ndef main():\n    print(shout("world"))\n'
 EDITS = {
@@ -89,6 +91,9 @@ def main(argv: list[str]) -> int:
         if item.startswith("--also="):
             path, _, text = item[len("--also=") :].partition("=")
             write(path, text.replace("\\n", "\n"))
+    for item in argv[1:]:
+        if item.startswith("--linger="):  # keeps working a while: an editor's server sees its files
+            time.sleep(float(item[len("--linger=") :]))
     if "--commit" in argv:
         subprocess.run(["git", "add", "-A"], check=True)
         subprocess.run(["git", "commit", "-q", "-m", f"agent round {round_}"], check=True)

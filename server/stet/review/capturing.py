@@ -219,13 +219,15 @@ class Capturing:
         """(hunks to create, earlier hunks repeated, earlier rejected hunks repeated, whether
         each planned hunk stays in the file, earlier hunks whose `kept` flag changes).
 
-        A repeat of a live hunk is not created again; a repeat of a rejected one neither, and
+        A repeat of a live (or stale) hunk is not created again; a repeat of a rejected one neither, and
         its text does not stay in the file: the developer said no. With `keep` the rest stays
         where the agent wrote it; without, only what the developer has accepted stays."""
         live: dict[tuple, list[Hunk]] = {}
         refused: dict[tuple, list[Hunk]] = {}
         for h in sorted(prior, key=lambda h: (h.uri, h.line, h.seq)):
-            if h.status in LIVE:
+            # Stale counts too: an agent redoing a change in place hides the old text of the same
+            # pending hunk from an editor's server while it works; the capture brings it back.
+            if h.status in LIVE or h.status == Status.STALE:
                 live.setdefault(same_change(h), []).append(h)
             elif h.status == Status.REJECTED:
                 refused.setdefault(same_change(h), []).append(h)
@@ -236,7 +238,7 @@ class Capturing:
                 old = live[key].pop(0)
                 repeated.append(old)
                 stays.append(keep or old.status in (Status.ACCEPTED, Status.APPLIED))
-                if old.status == Status.PENDING and old.kept != keep:
+                if old.status in (Status.PENDING, Status.STALE) and old.kept != keep:
                     flagged.append(old)  # its text is in the file now (keep), or no longer
             elif refused.get(key):
                 rejected.append(refused[key].pop(0))
