@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from ..domain.anchor import LineIndex, at_with_context, locate, text_at
 from ..domain.hunks import Lines, apply_edits
 from ..domain.model import Hunk, lines_of
+from ..domain.shapes import Range
 from ..domain.status import Status
 from ..domain.text import split_lines, text_range
 from ..domain.verdict import Verdict, classify
@@ -30,6 +31,8 @@ log = logging.getLogger(__name__)
 Wanted = list[tuple[Hunk, dict]]
 # (first line, old lines, new lines, hunk) of an edit to make
 LineEdit = tuple[int, Lines, Lines, Hunk]
+# hunk id -> (the line its text should start at, that text, the hunk): what an edit must show
+Expected = dict[str, tuple[int, Lines, Hunk]]
 
 
 class Effects:
@@ -38,6 +41,8 @@ class Effects:
     def __init__(self, state: ReviewState, memory: Memory):
         self.st = state
         self.memory = memory
+        # uri -> the buffer version an edit was sent against and taken, but not reported yet
+        self._unreported: dict[str, int | None] = {}
 
     async def run(self, effect: EffectRow) -> None:
         """Carry out one journaled effect, exactly once whatever happened before."""
@@ -258,24 +263,40 @@ class Effects:
             (sl, sc), (el, ec) = text_range(doc.lines, start, len(src))
             rng = {"start": {"line": sl, "character": sc}, "end": {"line": el, "character": ec}}
             lsp_edits.append((rng, "".join(dst)))
-        fault("effect:before-write")
-        label = "Stet: undo change" if effect.action == "revert" else "Stet: apply accepted change"
-        try:
-            ok = await asyncio.wait_for(
-                st.editor.apply_edit(st.client_uri(effect.uri), doc.version, lsp_edits, label), APPLY_TIMEOUT
-            )
-        except (TimeoutError, Exception) as exc:  # the editor failed us: retry later
-            log.warning("applyEdit failed for %s: %s", effect.uri, exc)
-            ok = False
-        fault("effect:after-write")
-        unconfirmed = await self._confirm_in_buffer(effect.uri, expected) if ok else list(expected)
+        if doc.version is not None and self._unreported.get(effect.uri) == doc.version:
+            # The editor took an edit at this very version and has not reported it yet (no
+            # didChange since): sending it again could make it twice. Wait for the report.
+            taken, unconfirmed = True, await self._confirm_in_buffer(effect.uri, expected)
+        else:
+            taken, unconfirmed = await self._send(effect, doc.version, lsp_edits, expected)
+        if taken and unconfirmed:
+            self._unreported[effect.uri] = doc.version
+        else:
+            self._unreported.pop(effect.uri, None)
         for hid, (_line, _dst, h) in expected.items():
             if hid not in unconfirmed:
                 results[hid] = "done"
                 h.shows_new = effect.action != "revert"
         return results, not unconfirmed, True
 
-    async def _confirm_in_buffer(self, uri: str, expected: dict[str, tuple[int, Lines, Hunk]]) -> list[str]:
+    async def _send(
+        self, effect: EffectRow, version: int | None, lsp_edits: list[tuple[Range, str]], expected: Expected
+    ) -> tuple[bool, list[str]]:
+        """Send the edit to the editor: did it take it, and the hunks whose edit it has not shown yet."""
+        st = self.st
+        fault("effect:before-write")
+        label = "Stet: undo change" if effect.action == "revert" else "Stet: apply accepted change"
+        try:
+            ok = await asyncio.wait_for(
+                st.editor.apply_edit(st.client_uri(effect.uri), version, lsp_edits, label), APPLY_TIMEOUT
+            )
+        except (TimeoutError, Exception) as exc:  # the editor failed us: retry later
+            log.warning("applyEdit failed for %s: %s", effect.uri, exc)
+            ok = False
+        fault("effect:after-write")
+        return ok, (await self._confirm_in_buffer(effect.uri, expected) if ok else list(expected))
+
+    async def _confirm_in_buffer(self, uri: str, expected: Expected) -> list[str]:
         """Wait until the buffer shows each edit (editors may answer before their didChange)."""
         st = self.st
         loop = asyncio.get_running_loop()
