@@ -25,10 +25,10 @@ from ..errors import Conflict, InvalidParams, StetError, TooLarge, UnknownTask
 from ..faults import fault
 from ..review import Review, new_id
 from ..store import tasks as sql
-from . import intake
 from .checks import opt_text as _opt_text
 from .checks import text as _text
 from .derived import input_key, propose_derived
+from .snapshots import Snapshots
 
 
 class Tasks:
@@ -222,9 +222,12 @@ class Tasks:
             await sql.touch(tx, task_id, lsn, status=status, summary=summary)
             return {"task": (await self._task(tx, task_id)).state()}
 
-        return await self._write(
+        result = await self._write(
             "task.finish", request_id, {"taskId": task_id, "status": status, "summary": summary}, do
         )
+        if status != "open":
+            await Snapshots(self.review).drop(task_id)  # its baseline is no longer needed
+        return result
 
     # --- reads ----------------------------------------------------------------------------
     async def context(self, task_id: str) -> dict:
@@ -321,6 +324,8 @@ class Tasks:
         A diff that no longer fits because some of this task's hunks were applied since it
         was made is carried onto the files as they are now."""
         _text("taskId", task_id, 256)
+        from . import intake  # the WorkspaceEdit parser loads lsprotocol: only when a diff comes in
+
         answer, notes = await intake.propose_patch(
             self.review, text, proposal_id, task_id=task_id, agent=agent, message=message, strip=strip
         )

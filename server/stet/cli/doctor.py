@@ -189,6 +189,22 @@ async def examine(review: Review, fix: bool = False) -> dict:
             f"read the .error files in {failed_dir}, fix the proposal and drop it into the inbox again "
             "(or remove them once dealt with)",
         )
+    for key, whole, files in await _snapshots(review):
+        task = f"task {key}" if key else "no task"
+        add(
+            "ok",
+            f"a snapshot ({'the whole workspace' if whole else 'single files'}, {files} file(s), {task}) waits "
+            "for a capture",
+            f"once the agent has worked: `stet capture{' --task ' + key if key else ''}`; it goes when the task "
+            "ends, or with the next `stet run` of the task",
+        )
+    for path in await asyncio.to_thread(_left_worktrees, review.ws.roots[0]):
+        add(
+            "warn",
+            f"a worktree left by an interrupted or failed `stet run --worktree`: {path}",
+            f"the agent's work is there (`git -C {path} status`); take what you need, then "
+            f"`git worktree remove --force {path}`",
+        )
     quarantine = os.path.join(os.path.dirname(store.path), "quarantine")
     if os.path.isdir(quarantine) and os.listdir(quarantine):
         add(
@@ -197,6 +213,22 @@ async def examine(review: Review, fix: bool = False) -> dict:
             "keep them for a bug report or delete them; the review went on with a fresh store",
         )
     return {"db": store.path, "root": review.ws.roots[0], "findings": findings}
+
+
+async def _snapshots(review: Review) -> list[tuple[str, bool, int]]:
+    from ..store import captures
+
+    async with review.require_store().read() as tx:
+        return await captures.snapshot_sets(tx)
+
+
+def _left_worktrees(root: str) -> list[str]:
+    from ..workspace import git
+
+    try:
+        return git.run_worktrees(root)
+    except Exception:
+        return []
 
 
 def _names(folder: str) -> list[str]:
@@ -221,7 +253,9 @@ def _not_on_disk(review: Review) -> list[str]:
             text = None
         index = LineIndex(split_lines(text)) if text is not None else None
         for h in wanted:
-            if index is None or locate(index, h.old, h.line, h.ctx_before, h.ctx_after) is None:
+            # A kept hunk waits with its new text in the file (or the old one, put back by hand).
+            texts = (h.replacement, h.old) if h.kept else (h.old,)
+            if index is None or all(locate(index, t, h.line, h.ctx_before, h.ctx_after) is None for t in texts):
                 out.append(h.id)
     return out
 

@@ -52,6 +52,8 @@ def hunk_rows(review, hunks, with_file: bool = True) -> list[list[str]]:
     for h in hunks:
         where = review.ws.rel(h.uri) + (f" -> {review.ws.rel(h.new_uri)}" if h.new_uri else "")
         change = h.kind if h.kind != "edit" else f"-{len(h.old)} +{len(h.replacement)}"
+        if h.kept and h.status.value == "pending":
+            change += " kept"  # the agent's text is in the file, waiting for review
         note = f"feedback: {h.feedback}" if h.feedback else h.message
         status = "applied (not in file)" if h.gone else h.status.value
         rows.append([h.id, status] + ([where] if with_file else []) + [str(h.line + 1), change, one_line(note)])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from . import tasks
+from . import capture, integrate, tasks
 
 DEFAULT_EXPORT = ("accepted", "applied")
 
@@ -166,4 +166,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     tasks.add_commands(sub, common, as_json, mutation)  # task, resume, mcp
+    capture.add_commands(sub, common, as_json, mutation)  # capture, snapshot, run
+    integrate.add_commands(sub, common)  # integrate, hook
     return parser

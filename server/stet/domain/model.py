@@ -43,12 +43,16 @@ class Hunk:
     decided_at: str | None = None
     applied_text: Lines | None = None  # the developer's own replacement (accept with changes)
     lsn: int = 0  # the operation that last changed this hunk
-    # Derived, for an applied hunk: whether its new text is in the document now (None: never
-    # checked since it was applied, taken as yes). Stored so every process tells the same.
+    # Derived, for an applied hunk (and a kept one waiting for review): whether its new text is
+    # in the document now (None: never checked since, taken as yes). Stored so every process
+    # tells the same.
     in_file: bool | None = None
     # Why the decision could not be carried out (a stale file operation, a write that failed
     # and waits to be tried again); None when nothing stands in the way.
     problem: str | None = None
+    # Captured with --keep: the agent wrote the new text into the file itself and it was left
+    # there, so while pending the document shows the new text (reject puts the old text back).
+    kept: bool = False
     # Not stored: whether the replacement (not the old text) is what the document shows now.
     shows_new: bool = field(default=False, compare=False)
     # Not stored: the line last written to the store (checkpoints write only what moved).
@@ -85,8 +89,9 @@ class Hunk:
         return self.status in OPEN or self.gone
 
     def in_file_state(self) -> bool | None:
-        """The HunkState's inFile: for an applied hunk whether its text is there, else None."""
-        return (self.in_file is not False) if self.status == Status.APPLIED else None
+        """The HunkState's inFile: for an applied hunk, or a kept one waiting for review,
+        whether its new text is there; else None."""
+        return (self.in_file is not False) if self.status == Status.APPLIED or self.kept_pending else None
 
     def anchored_text(self) -> Lines:
         return self.replacement if self.shows_new else self.old
@@ -125,7 +130,19 @@ class Hunk:
             **({"appliedText": "".join(self.applied_text)} if self.applied_text is not None else {}),
             **({"problem": self.problem} if self.problem is not None else {}),
             **({"messageTruncated": True} if cut else {}),
+            **({"kept": True} if self.kept else {}),
         }
+
+    @property
+    def kept_pending(self) -> bool:
+        """A kept hunk waiting for review: its new text is expected in the document."""
+        return self.kept and self.status == Status.PENDING
+
+    def shown_when_loaded(self) -> bool:
+        """What the document shows as far as the store knows, before anyone looked: the new
+        text for an applied hunk or a kept one waiting for review (unless found gone), else
+        the old text."""
+        return (self.status == Status.APPLIED or self.kept_pending) and self.in_file is not False
 
 
 def lines_of(text: str | None) -> Lines:

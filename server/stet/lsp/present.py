@@ -72,6 +72,8 @@ def _describe(h: Hunk) -> tuple[str, types.DiagnosticSeverity]:
         message = "Stet: this proposed change no longer applies (the text under it changed). Reject it, or ask the agent again."
         return message, types.DiagnosticSeverity.Warning
     state = "accepted, waiting to be applied" if h.status == Status.ACCEPTED else "proposed change"
+    if h.kept and h.shows_new and h.status == Status.PENDING:
+        state = "the agent's change, already in the file (accept keeps it, reject puts the old text back)"
     message = f"Stet: {state}: {_what(h)}" if h.kind != "edit" else f"Stet: {state} ({_size(h)} lines)"
     if h.status == Status.ACCEPTED and h.problem:
         message += f" ({h.problem})"
@@ -115,8 +117,12 @@ def code_lenses(hunks: list[Hunk], client_uri: str) -> list[types.CodeLens]:
         ids = {"hunkIds": [h.id]}
         if h.status == Status.PENDING:
             label = _size(h) if h.kind == "edit" else _what(h).split(" (")[0]
-            lenses.append(types.CodeLens(here, _cmd(f"Accept ({label})", "stet.accept", ids)))
-            lenses.append(types.CodeLens(here, _cmd("Reject", "stet.reject", ids)))
+            if h.kept and h.shows_new:  # the agent's text is there already
+                lenses.append(types.CodeLens(here, _cmd(f"Accept (keep: {label})", "stet.accept", ids)))
+                lenses.append(types.CodeLens(here, _cmd("Reject (put the old text back)", "stet.reject", ids)))
+            else:
+                lenses.append(types.CodeLens(here, _cmd(f"Accept ({label})", "stet.accept", ids)))
+                lenses.append(types.CodeLens(here, _cmd("Reject", "stet.reject", ids)))
         elif h.status == Status.ACCEPTED:
             # Rejecting an accepted hunk is not a transition: offer to retry or to undo.
             lenses.append(types.CodeLens(here, _cmd("Accept (retry applying)", "stet.accept", ids)))

@@ -140,6 +140,9 @@ class Deciding:
                 # Its new text is gone already (a checkout, an editor's undo, another tool):
                 # there is nothing to revert; the decision alone goes back to pending.
                 no_revert.add(h.id)
+        # A kept hunk's new text was left in the file for review: rejecting it puts the old
+        # text back (journaled like an undo; written only where the new text still is).
+        reverts += [rows[h] for h, t in targets.items() if t == Status.REJECTED and self._kept_in_file(rows[h])]
         args: dict[str, object] = {"hunkIds": ids}
         if feedback is not None:
             args["feedback"] = feedback
@@ -167,10 +170,13 @@ class Deciding:
                 ("revert", sorted(reverts, key=lambda h: h.kind != "edit")),
             )
         ]
+        reverted = {h.id for h in reverts}
         for hid, target in targets.items():
             h = rows[hid]
             h.status, h.version, h.lsn, h.problem = target, h.version + 1, lsn, None
             h.in_file = None  # only an applied hunk has one; an effect sets it when applied
+            if hid in reverted or hid in no_revert:
+                h.kept = False  # its new text is out of the file: an ordinary hunk from now on
             if action == "undo":
                 h.feedback, h.decided_at, h.applied_text = None, None, None
             else:
@@ -190,6 +196,10 @@ class Deciding:
                 eid = await tx.add_effect(lsn, uri, action_name, edits, where, owner)
                 effects.append(EffectRow(eid, lsn, uri, action_name, edits, "pending", 0, where, owner))
         return effects
+
+    def _kept_in_file(self, h: Hunk) -> bool:
+        mem = self.st.hunks.get(h.id)
+        return h.kept and h.status == Status.PENDING and (mem is None or mem.shows_new)
 
     @staticmethod
     def _effect_edit(h: Hunk, action: str) -> dict:

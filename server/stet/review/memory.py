@@ -54,7 +54,7 @@ class Memory:
         f = st.open.get(row.uri)
         if old is None:
             row.stored_line = row.line
-            row.shows_new = row.status == Status.APPLIED and row.in_file is not False
+            row.shows_new = row.shown_when_loaded()
             st.hunks[row.id] = row
             st.by_uri.setdefault(row.uri, {})[row.id] = row
             if f is None:
@@ -81,6 +81,7 @@ class Memory:
             "message",
             "task_id",
             "problem",
+            "kept",
         ):
             setattr(old, name, getattr(row, name))
         if f is None or row.status != Status.APPLIED or old.in_file is None:
@@ -94,7 +95,7 @@ class Memory:
             return []
         if f is None:
             old.line = row.line
-            old.shows_new = row.status == Status.APPLIED and row.in_file is not False
+            old.shows_new = row.shown_when_loaded()
             old.tracked = False
         elif status_changed and (
             row.status in (Status.PENDING, Status.STALE) or (row.status == Status.APPLIED) != old.shows_new
@@ -170,11 +171,19 @@ class Memory:
                     h.line, h.shows_new = found.line, False
                 h.tracked = buffer and found is not None
                 continue
-            if tracked and h.old and text_at(index.lines, h.old, h.line):
-                found = Found(h.line, "tracked")
-            else:
-                found = locate(index, h.old, h.line, h.ctx_before, h.ctx_after)
-            h.shows_new = False
+            found = None
+            if h.kept:
+                # The agent's text was left in the file for review: it is where to look first.
+                found = locate(index, h.replacement, h.line, h.ctx_before, h.ctx_after, trust_hint=False)
+                h.shows_new = found is not None
+                if h.status == Status.PENDING:
+                    self.set_in_file(h, found is not None)
+            if not found:
+                if tracked and h.old and text_at(index.lines, h.old, h.line):
+                    found = Found(h.line, "tracked")
+                else:
+                    found = locate(index, h.old, h.line, h.ctx_before, h.ctx_after)
+                h.shows_new = False
             if found:
                 moved.append((h.line, found.line - h.line))
                 h.line = found.line
@@ -201,7 +210,8 @@ class Memory:
         return derived
 
     def set_in_file(self, h: Hunk, there: bool) -> None:
-        """Record what the content says of an applied hunk; a change is queued to be stored."""
+        """Record what the content says of an applied hunk (or a kept one waiting for review:
+        is the agent's text there); a change is queued to be stored."""
         if h.in_file_state() != there or h.in_file is None:
             h.in_file = there
             if not self._in_file_dirty:  # one flush for a whole batch of marks
@@ -226,6 +236,14 @@ class Memory:
                 target = safe.exists(self.st.ws.path_of(h.new_uri))
             except (StetError, OSError, ValueError):
                 return False
+        if h.kept:
+            # Left done in the files for review: done (shown) or still to do are both fine.
+            done = fileop.undoable(h.kind, text, h.new_text, text is not None, target)
+            h.shows_new = done
+            if h.status == Status.PENDING:
+                self.set_in_file(h, done)
+            if done:
+                return True
         return fileop.applicable(h.kind, text, h.old_text, h.new_text, target)
 
     def _edit_blocked(self, h: Hunk) -> str | None:
@@ -284,7 +302,9 @@ class Memory:
                 seen = {r.id for r, _ in ok}
                 for hid, (version, there) in marks.items():
                     r = rows.get(hid)
-                    if r is None or hid in seen or r.status != Status.APPLIED or r.version != version:
+                    if r is None or hid in seen or not (r.status == Status.APPLIED or r.kept_pending):
+                        continue
+                    if r.version != version:
                         continue
                     if r.in_file is not None and r.in_file == there:
                         continue

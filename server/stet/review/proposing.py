@@ -96,11 +96,11 @@ class Proposing:
         )
         if size > limits.max_bytes:
             raise TooLarge(f"the proposal carries {size} bytes of text; the limit is {limits.max_bytes}")
-        changes = [self._normalized(c) for c in changes]  # refuses the whole proposal if any uri is outside
+        changes = [self.normalized(c) for c in changes]  # refuses the whole proposal if any uri is outside
         edit_hash = edit_hash or _sha([_canonical(c) for c in changes])
         existing = await store.proposal(proposal_id)
         if existing is not None and existing["edit_hash"] == edit_hash:
-            return self._proposal_answer(proposal_id, await self._propose_result(proposal_id))
+            return self.answer(proposal_id, await self._propose_result(proposal_id))
         async with st.op_lock:
             texts = await self._texts({u for c in changes for u in (c.uri, getattr(c, "new_uri", None)) if u})
 
@@ -163,7 +163,7 @@ class Proposing:
                             extra["rejectedBefore"] = [h.id for h in rejected]
                     if repeated_ids:
                         extra["repeated"] = repeated_ids
-                    replaced = await self._superseded_by(tx, new_hunks, task_id)
+                    replaced = await self.superseded_by(tx, new_hunks, task_id)
                     result = {"hunkIds": [h.id for h in new_hunks], "superseded": [h.id for h in replaced], **extra}
                     lsn = await tx.log(
                         f"propose/{proposal_id}",
@@ -185,9 +185,9 @@ class Proposing:
                         await tx.save_hunk(h)
             fault("propose:after-commit")
             await self.memory.sync()
-        return self._proposal_answer(proposal_id, result)
+        return self.answer(proposal_id, result)
 
-    async def _superseded_by(self, tx: Tx, new_hunks: list[Hunk], task_id: str | None) -> list[Hunk]:
+    async def superseded_by(self, tx: Tx, new_hunks: list[Hunk], task_id: str | None) -> list[Hunk]:
         """Pending hunks of the same task whose old text a new hunk touches: the agent changed
         its mind about them. They are marked superseded, never merged with the new ones."""
         if task_id is None:
@@ -195,6 +195,8 @@ class Proposing:
         older = await tx.hunks_where(task_id=task_id, statuses=[Status.PENDING])
         replaced = []
         for old in older:
+            if old.kept:
+                continue  # its text is in the file: only a capture of that file may replace it
             mem = self.st.hunks.get(old.id)
             line = mem.line if mem is not None else old.line
             for new in new_hunks:
@@ -214,9 +216,9 @@ class Proposing:
         existing = await self.st.require_store().proposal(proposal_id)
         if existing is None or existing["edit_hash"] != edit_hash:
             return None
-        return self._proposal_answer(proposal_id, await self._propose_result(proposal_id))
+        return self.answer(proposal_id, await self._propose_result(proposal_id))
 
-    def _proposal_answer(self, proposal_id: str, result: dict | None = None) -> dict:
+    def answer(self, proposal_id: str, result: dict | None = None) -> dict:
         """The proposal's hunks; with a task, also the earlier hunks of that task it repeated:
         `rejectedBefore` those the developer rejected (their feedback says why), including
         this proposal's own, and `alreadyProposed` the others, which were not created again."""
@@ -236,7 +238,7 @@ class Proposing:
             "rejectedBefore": [h.state() for h in refused],
         }
 
-    def _normalized(self, c: Change) -> Change:
+    def normalized(self, c: Change) -> Change:
         uri_of = self.st.uri_of
         if isinstance(c, TextChange):
             return TextChange(uri_of(c.uri), c.version, c.edits)

@@ -19,7 +19,7 @@ Params = Iterable[Any]
 
 HUNK_COLUMNS = (
     "id, proposal_id, task_id, seq, uri, kind, new_uri, status, line, old_text, new_text, "
-    "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, in_file, problem"
+    "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, in_file, problem, kept"
 )
 
 
@@ -51,6 +51,7 @@ def hunk_from_row(r: Any) -> Hunk:
         lsn=r[18],
         in_file=None if r[19] is None else bool(r[19]),
         problem=r[20],
+        kept=bool(r[21]),
     )
 
 
@@ -77,6 +78,7 @@ def hunk_values(h: Hunk) -> Row:
         h.lsn,
         None if h.in_file is None else int(h.in_file),
         h.problem,
+        int(h.kept),
     )
 
 

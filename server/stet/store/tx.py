@@ -271,7 +271,7 @@ class Tx:
         self._unstamped.add(h.uri)
         await self._run(
             "UPDATE hunks SET status = ?, line = ?, applied_text = ?, feedback = ?, version = ?, "
-            "decided_at = ?, lsn = ?, in_file = ?, problem = ? WHERE id = ?",
+            "decided_at = ?, lsn = ?, in_file = ?, problem = ?, kept = ? WHERE id = ?",
             (
                 h.status.value,
                 h.line,
@@ -282,6 +282,7 @@ class Tx:
                 h.lsn,
                 None if h.in_file is None else int(h.in_file),
                 h.problem,
+                int(h.kept),
                 h.id,
             ),
         )
