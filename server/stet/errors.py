@@ -41,6 +41,11 @@ class StoreUnavailable(StetError):
     code, name = -32005, "StoreUnavailable"
 
 
+class StoreLost(StoreUnavailable):
+    """The database (or its write-ahead log) was deleted, replaced or moved while this process
+    ran: it acknowledges nothing more (a commit now would be lost with the process)."""
+
+
 class UnknownTask(UnknownHunk):
     """A task id that was never started and has no hunks: the same code as UnknownHunk
     ("an id that does not exist"), so clients and exit codes treat both alike."""

@@ -25,7 +25,7 @@ for _item in filter(None, (s.strip() for s in _SPEC.split(","))):
     _WANTED[_name] = int(_nth) if _nth.isdigit() else 1
 _PASSES: dict[str, int] = {}
 
-# Every point the code declares, so tests can enumerate them.
+# The points of the review core, so tests can enumerate them (the crash torture fires each).
 POINTS = (
     "propose:after-commit",
     "decide:after-commit",
@@ -38,6 +38,17 @@ POINTS = (
     "recover:after-relocate",
     "task:after-commit",
     "inbox:after-propose",
+)
+
+# Capture's points (tests/crash/test_capture_crash.py): the proposal and its restore journal
+# commit together; the files are restored after, one at a time, then the journal is closed.
+CAPTURE_POINTS = (
+    "snapshot:after-blobs",
+    "capture:after-commit",
+    "capture:after-restore",
+    "capture:before-done",
+    "run:after-snapshot",
+    "run:after-agent",
 )
 
 

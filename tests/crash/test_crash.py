@@ -5,6 +5,7 @@ import sqlite3
 
 import pytest
 
+from stet.workspace.safe import temp_name
 from support.harness import ServerDied, Session, read, rng, uri
 
 A_TEXT = "".join(f"line {i}\n" for i in range(1, 11))
@@ -195,13 +196,23 @@ async def test_saved_buffer_settles_and_nothing_is_rewritten(ws, session):
         await s2.stop()
 
 
+def _mistagged(name: str) -> str:
+    """A temp name whose checksum is wrong: what a person might type, not what Stet makes."""
+    return name[:-1] + ("1" if name.endswith("0") else "0")
+
+
 async def test_leftover_temp_files_are_removed_at_start(ws, session):
     h1, _ = await propose(session, ws)
     await session.kill()
-    leftover = ws / ".a.py.stet-tmp-deadbeef"
+    leftover = ws / temp_name("a.py")  # as an interrupted write leaves it
     leftover.write_text("half-written")
+    # A developer's own files that merely look alike are theirs: never swept away.
+    look_alikes = [ws / ".draft.stet-tmp-notes", ws / ".a.py.stet-tmp-deadbeef", ws / _mistagged(temp_name("a.py"))]
+    for p in look_alikes:
+        p.write_text("mine")
     s2, _ = await restart(ws)
     try:
         assert not leftover.exists()
+        assert all(p.read_text() == "mine" for p in look_alikes)
     finally:
         await s2.stop()

@@ -1,6 +1,8 @@
 """The crash torture (tests/support/torture.py) within CI's budget: seeded runs against the real
 server, killed at random instants, during recovery and at every named fault point, with edit
-hunks and file operations (create / rename / delete) over two workspace folders.
+hunks and file operations (create / rename / delete) over two workspace folders, the store
+removed under the running server (`.stet/` or its WAL) and file operations blocked by a
+hostile agent (a symlink out, a plain file where a folder should be).
 
 STET_TORTURE_SECONDS sets the budget (default 100 s, two runs in parallel); for long runs use
 `python tests/support/torture.py --soak --seconds 3600`. A failure prints the seed, the round and the
@@ -22,9 +24,15 @@ async def test_crash_torture_keeps_the_contract():
         f"{stats.fop_checks} checks after restarts, {stats.fop_applied_seen} seen applied"
     )
     FIGURES["fault points fired"] = ", ".join(f"{p} {stats.fault_kills.get(p, 0)}" for p in POINTS)
+    FIGURES["crash torture: hostile faults"] = (
+        f"{stats.store_losses} stores removed under the server ({stats.store_loss_refusals} decisions refused "
+        f"after), {stats.blocks} file operations blocked by a symlink out or a plain file ({stats.blocked_stale_seen} "
+        "checks found one stale, as it must be)"
+    )
     assert not stats.violations, "\n".join(stats.violations)
     assert stats.kills >= 40, stats.line()  # the torture really ran
     assert stats.fop_proposals >= 5 and stats.fop_checks >= 20, stats.line()  # file operations too
+    assert stats.store_losses >= 1 and stats.blocks >= 1, stats.line()  # the hostile faults too
     assert set(stats.fault_kills) == set(POINTS), (
         f"fault points that never fired: {set(POINTS) - set(stats.fault_kills)}"
     )

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from stet.workspace.safe import temp_name
 from support.clitools import commit_all, db_summary, git, make_repo, snapshot, stet, stet_json
 
 BASE = {
@@ -190,14 +191,14 @@ def test_doctor_finds_drift_and_leftovers_and_fix_settles_them(repo):
     assert healthy.returncode == 0, healthy.stdout
     assert "integrity_check ok" in healthy.stdout
     (repo / "nonl.txt").write_bytes(b"rewritten by hand\n")
-    leftover = repo / "src" / ".app.py.stet-tmp-deadbeef"
+    leftover = repo / "src" / temp_name("app.py")  # as an interrupted write leaves it
     leftover.write_bytes(b"leftover")
     nonl = [h["id"] for h in hunks if h["uri"].endswith("/nonl.txt")]
     sick = stet("doctor", cwd=repo)
     assert sick.returncode == 1
     # Every process re-checks files changed since Stet last looked: the hunk is stale at once.
     assert "stale hunk" in sick.stdout and nonl[0] in sick.stdout
-    assert "temp file" in sick.stdout and leftover.exists()  # doctor alone removes no temp file
+    assert "1 temp file(s)" in sick.stdout and leftover.exists()  # doctor alone removes no temp file
     fixed = json.loads(stet("doctor", "--fix", "--json", cwd=repo).stdout)
     assert not leftover.exists()
     stale = [f for f in fixed["findings"] if f.get("hunkIds") and "stale" in f["what"]]

@@ -37,22 +37,27 @@ def db(repo) -> str:
 
 
 def propose(repo, n: int, new: str) -> str:
-    (h,) = stet_json("propose", "--patch", "-", cwd=repo, input=diff(n, new))["hunks"]
+    (h,) = stet_json("propose", "--patch", "-", "-m", f"why {n}", cwd=repo, input=diff(n, new))["hunks"]
     return h["id"]
+
+
+def _seen(h) -> tuple:
+    """What `stet status` prints of a hunk (and where it is)."""
+    return (h.id, h.status.value, h.line, h.in_file, h.gone, h.shown, h.message, h.feedback, h.kept)
 
 
 async def full(repo) -> list[tuple]:
     """What the full open (the one bootstrap every process uses) has, as the glance gives it."""
     review = (await open_review([str(repo)], db(repo))).review
     try:
-        return [(h.id, h.status.value, h.line, h.in_file, h.gone, h.shown) for h in review.list()]
+        return [_seen(h) for h in review.list()]
     finally:
         await review.close()
 
 
 def seen(repo) -> list[tuple] | None:
     hunks = glance(db(repo), [str(repo)])
-    return None if hunks is None else [(h.id, h.status.value, h.line, h.in_file, h.gone, h.shown) for h in hunks]
+    return None if hunks is None else [_seen(h) for h in hunks]
 
 
 async def test_a_glance_shows_what_the_full_open_shows_in_every_status(repo):
@@ -67,6 +72,7 @@ async def test_a_glance_shows_what_the_full_open_shows_in_every_status(repo):
     assert statuses[a] == ("applied", False) and statuses[b][0] == "rejected" and statuses[c][0] == "stale"
     assert statuses[d] == ("pending", None)
     assert seen(repo) == expected  # judged and stamped: now a glance is enough, and the same
+    assert {h[6] for h in expected} == {"why 3", "why 12", "why 25", "why 33"}  # the proposals' messages
     out = stet("status", "--all", cwd=repo).stdout
     assert "applied (not in file)" in out and "stale" in out and "rejected" in out and "pending" in out
 

@@ -115,6 +115,32 @@ async def test_neovim_style_late_did_change_is_confirmed(ws):
         await s.stop()
 
 
+@pytest.mark.parametrize("late", [0.8, 1.5])
+async def test_a_pure_insertion_confirmed_by_a_didchange_after_the_wait_is_made_once(ws, late):
+    """The editor applies the edit at once but reports it only after the server stopped waiting
+    (eglot, a busy VS Code). The hunk's anchor, an empty text, moved below the inserted lines
+    when the report came; the retry took that place for the place to insert at and inserted a
+    second copy. Each accepted insertion is in the buffer exactly once, and applied."""
+    s = Session(ws, late_changes=late)
+    await s.start()
+    try:
+        a = s.open(ws / "a.py")
+        inserted = "import logging\nLOG = 1\n\n"
+        (h,) = (await s.propose("p", {a: [(rng(2, 0, 2, 0), inserted)]}))["hunks"]
+        await s.command("stet.accept", {"hunkIds": [h["id"]]})
+        for _ in range(40):
+            await asyncio.sleep(0.1)
+            (now,) = await s.hunks()
+            if now["status"] == "applied" and now.get("inFile"):
+                break
+        await asyncio.sleep(late + 0.5)  # any second edit would have arrived by now
+        assert s.text(a).count(inserted) == 1, s.text(a)
+        (now,) = await s.hunks()
+        assert now["status"] == "applied" and now["inFile"] is True and now["range"]["start"]["line"] == 2
+    finally:
+        await s.stop()
+
+
 async def test_refused_edit_stays_accepted_then_applies_on_next_change(ws):
     s = Session(ws, refuse_edits=True)
     await s.start()

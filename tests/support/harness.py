@@ -107,6 +107,7 @@ class Session:
         self.apply_requests = 0
         self.lens_refreshes = 0
         self.registrations: list = []
+        self._late: dict[str, list] = {}  # uri -> changes made, not reported yet (late_changes)
         self._ids = 0
 
     @property
@@ -184,24 +185,39 @@ class Session:
                 (rng(e.range.start.line, e.range.start.character, e.range.end.line, e.range.end.character), e.new_text)
                 for e in edits
             ]
+            # Like a real editor, the buffer (and its version) changes at once; only the
+            # didChange that reports it may come later.
+            ordered, version = self._edit(u, pairs)
             if self.late_changes:
                 # True: Neovim-like (~150 ms after answering); a number: that many seconds, e.g.
                 # past the server's wait, as eglot sends it only once Emacs is idle again.
                 delay = 0.15 if self.late_changes is True else float(self.late_changes)
-                asyncio.get_running_loop().call_later(delay, self._send_change, u, pairs)
+                self._late.setdefault(u, []).append((ordered, version))
+                asyncio.get_running_loop().call_later(delay, self._flush_late, u)
             else:
-                self._send_change(u, pairs)
+                self._notify_change(u, ordered, version)
         return types.ApplyWorkspaceEditResult(applied=True)
 
-    def _send_change(self, u: str, pairs: list[tuple[dict, str]]) -> None:
+    def _edit(self, u: str, pairs: list[tuple[dict, str]]) -> tuple[list[tuple[dict, str]], int]:
         # Incremental changes, last position first, so each range is valid when applied.
         ordered = sorted(pairs, key=lambda p: (p[0]["start"]["line"], p[0]["start"]["character"]), reverse=True)
         for r, t in ordered:
             self.docs[u][0] = apply_lsp_edits(self.docs[u][0], [(r, t)])
         self.docs[u][1] += 1
+        return ordered, self.docs[u][1]
+
+    def _send_change(self, u: str, pairs: list[tuple[dict, str]]) -> None:
+        self._flush_late(u)  # an editor reports its changes in the order they were made
+        self._notify_change(u, *self._edit(u, pairs))
+
+    def _flush_late(self, u: str) -> None:
+        for ordered, version in self._late.pop(u, []):
+            self._notify_change(u, ordered, version)
+
+    def _notify_change(self, u: str, ordered: list[tuple[dict, str]], version: int) -> None:
         self.client.text_document_did_change(
             types.DidChangeTextDocumentParams(
-                types.VersionedTextDocumentIdentifier(uri=u, version=self.docs[u][1]),
+                types.VersionedTextDocumentIdentifier(uri=u, version=version),
                 [
                     types.TextDocumentContentChangePartial(
                         range=types.Range(

@@ -10,10 +10,15 @@ proposals dropped into .stet/inbox/, and file operations: CreateFile with its co
 RenameFile - sometimes with an edit of the renamed file in the same proposal - and DeleteFile,
 sent as `documentChanges`, in `ops/` of the first workspace folder and in a second workspace
 folder (a multi-root workspace), accepted, rejected, undone and replayed like the edits, with
-the developer's own work sometimes in their way), then death: SIGKILL at a random instant while a request
-or notification is in flight, SIGKILL while idle, SIGKILL during recovery, or a named fault
-point (`STET_FAULT`, every point of `stet.faults.POINTS` in turn). Sometimes the editor dies
-too and its unsaved buffers are lost.
+the developer's own work sometimes in their way, or a hostile agent's: the folder a create or
+a rename would put its file in made a symlink to a folder outside the workspace, or a plain
+file), then death: SIGKILL at a random instant while a request or notification is in flight,
+SIGKILL while idle, SIGKILL during recovery, a named fault point (`STET_FAULT`, every point
+of `stet.faults.POINTS` in turn), or the store removed under the running server (`.stet/`
+deleted as `git clean -fdx` does, or only its `-wal`): a decision then must be refused
+(-32005), the server is killed, and the review goes on from what Stet saved (the rescued copy
+put back in place, or the WAL it copied into the database). Sometimes the editor dies too and
+its unsaved buffers are lost.
 
 The checks, after every restart, against an in-memory model that never asks Stet what the
 truth is:
@@ -34,7 +39,10 @@ truth is:
   applied delete's file gone and only if it was unchanged, an undone operation reverted, nothing
   else (no temp file left behind); a file operation with the developer's work in its way is
   stale, never pending, and one with nothing in its way is not stale; the edit of a renamed file
-  is listed where its file is;
+  is listed where its file is; the folder outside the workspace that blockers point to never
+  changes;
+- after the store was removed, nothing is acknowledged, and every decision acknowledged before
+  is still there once the saved store is put back;
 - `PRAGMA integrity_check` is `ok` after every kill.
 
 Every line of every file is a unique token, which is what makes the model exact. A run is
@@ -66,6 +74,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for `sup
 from pygls.exceptions import JsonRpcException  # noqa: E402
 
 from stet.faults import POINTS  # noqa: E402
+from support.flipper import fingerprint  # noqa: E402
 from support.harness import ServerDied, Session, read, rng, uri, write  # noqa: E402
 
 # What an action does to a status (None: Conflict), as docs/protocol.md's transitions say.
@@ -77,6 +86,7 @@ ACTION = {
 # What may happen to a status with nobody asking: the edit lands or cannot, text goes and comes.
 AUTO = {"accepted": {"applied", "stale"}, "pending": {"stale"}, "stale": {"pending"}}
 CTX = 3  # lines of context Stet records on each side of a hunk
+BLOCKER = "a plain file where a folder should be\n"
 FEEDBACKS = [
     "no",
     "use a constant",
@@ -131,6 +141,9 @@ class FOp:
     # The developer's own work in the way (None: none): create - a file of theirs at `path`;
     # delete - a line appended to the file; rename - a file of theirs at `target`.
     mine: tuple[str, ...] | None = None
+    # A hostile agent's blocker: the first folder of `path` (create) or `target` (rename) below
+    # the fop folder made a "symlink" to the outside folder, or a plain "file".
+    block: tuple[Path, str] | None = None
     params: dict | None = None  # the stet/propose params, for replays
 
 
@@ -173,6 +186,10 @@ class Stats:
     fop_checks: int = 0  # file operations checked against the model after a restart
     fop_kills: int = 0  # kills with a file-operation request in flight or at its fault point
     fop_applied_seen: int = 0  # checks that found a file operation applied
+    blocks: int = 0  # blockers put in a file operation's way (symlinks out, plain files)
+    blocked_stale_seen: int = 0  # checks that found a blocked file operation stale, as it must be
+    store_losses: int = 0  # stores removed under a running server
+    store_loss_refusals: int = 0  # decisions refused (-32005) after the store was removed
     timing: dict = field(default_factory=dict)  # seconds spent per phase
     violations: list = field(default_factory=list)
 
@@ -194,6 +211,10 @@ class Stats:
             "fop_checks",
             "fop_kills",
             "fop_applied_seen",
+            "blocks",
+            "blocked_stale_seen",
+            "store_losses",
+            "store_loss_refusals",
         ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for mine, theirs in ((self.fault_kills, other.fault_kills), (self.ops, other.ops), (self.timing, other.timing)):
@@ -208,6 +229,7 @@ class Stats:
             f"fault_points_fired={len(self.fault_kills)}/{len(POINTS)} checks={self.checks} "
             f"replays={self.replays} editor_crashes={self.editor_crashes} file_ops={self.fop_proposals} "
             f"(kills in flight {self.fop_kills}, checks {self.fop_checks}, seen applied {self.fop_applied_seen}) "
+            f"blockers={self.blocks} (seen stale {self.blocked_stale_seen}) store_losses={self.store_losses} (refused after: {self.store_loss_refusals}) "
             f"violations={len(self.violations)}"
         )
 
@@ -266,7 +288,16 @@ class EditorSession(Session):
 class Run:
     """One workspace, one store, many server lives."""
 
-    def __init__(self, seed: int, root: Path, rounds: int, stats: Stats, log=None, force_point: str | None = None):
+    def __init__(
+        self,
+        seed: int,
+        root: Path,
+        rounds: int,
+        stats: Stats,
+        log=None,
+        force_point: str | None = None,
+        force_mode: str | None = None,
+    ):
         self.seed = seed
         self.rnd = random.Random(seed)
         self.root = root
@@ -274,6 +305,7 @@ class Run:
         self.stats = stats
         self.fault_turn = 0  # fault rounds take every point of POINTS in turn
         self.force_point = force_point  # every round a fault round at this point
+        self.force_mode = force_mode  # every round: "lost" (the store removed) or "block" (a blocker met)
         self.deadline: float | None = None  # no new round after this (monotonic seconds)
         self.log = log or (lambda msg: None)
         self.counter = 0
@@ -291,6 +323,8 @@ class Run:
         # whole second folder (a multi-root workspace); the edit hunks above never touch them.
         self.root2 = root.parent / "ws2"
         self.fop_dirs = [root / "ops", self.root2]
+        self.outside = root.parent / "outside"  # where a hostile agent's symlinks point
+        self.outside_before: dict = {}
         self.free: dict[Path, tuple[tuple[str, ...], str]] = {}  # files no FOp owns: lines, eol
         self.fops: dict[str, FOp] = {}  # acknowledged (or found) file-operation proposals
         self.fhunks: dict[str, FHunk] = {}
@@ -319,6 +353,8 @@ class Run:
             self.files[name] = f
         for d in self.fop_dirs:
             d.mkdir(parents=True, exist_ok=True)
+        write(self.outside / "users-file.txt", "the user's, outside the workspace\n")
+        self.outside_before = fingerprint(self.outside)
         for i in range(6):
             self.new_free_file()
 
@@ -420,11 +456,13 @@ class Run:
 
     async def one_round(self) -> None:
         rnd = self.rnd
-        mode = rnd.choices(["fault", "flight", "idle", "recovery", "clean"], [30, 40, 12, 12, 6])[0]
+        mode = rnd.choices(["fault", "flight", "idle", "recovery", "clean", "lost"], [30, 40, 12, 12, 6, 4])[0]
         env: dict = {}
         point = None
         if self.force_point and self.round > 1:
             mode = "fault"
+        if self.force_mode == "lost" and self.round > 1:
+            mode = "lost"
         if mode == "fault":
             point = self.force_point or POINTS[(self.seed + self.fault_turn) % len(POINTS)]
             self.fault_turn += 1
@@ -451,6 +489,8 @@ class Run:
                 await self.replay(s)
             if point is not None:
                 await self.reach(s, point)
+            if self.force_mode == "block":
+                await self.reach_block(s)
             for _ in range(rnd.randint(1, 7)):
                 await self.operation(s, kill_after=None)
             if mode == "flight":
@@ -461,6 +501,9 @@ class Run:
                 await asyncio.wait_for(s.stop(), 30)
                 self.stats.clean_restarts += 1
                 self.after_death(editor_may_crash=False)
+                return
+            if mode == "lost":
+                await self.lose_store(s)
                 return
             self.stats.spent("operations", t0)
             # idle (or a fault point that did not fire): the process dies between requests
@@ -484,6 +527,50 @@ class Run:
                 self.stats.fop_kills += 1
             self.note(f"fault point {point} fired")
             self.after_death()
+
+    async def lose_store(self, s: Session) -> None:
+        """The store removed under the running server: `.stet/` deleted (as `git clean -fdx`
+        does) or only its WAL. A decision must then be refused; the server is killed and the
+        review goes on from what Stet saved (its rescued copy put back, or the WAL it copied)."""
+        how = self.rnd.choice(["clean", "wal"])
+        folder = self.root / ".stet"
+        db = folder / "stet.db"
+        self.note(f"store lost: {how}")
+        self.stats.store_losses += 1
+        if how == "clean":
+            shutil.rmtree(folder)
+        else:
+            os.unlink(f"{db}-wal")
+        hs = self.pick({"pending"}) or self.fpick({"pending"})
+        if hs:
+            coro, _, unknown = self.decision(s, "stet.accept", "accept", {"hunkIds": [h.id for h in hs]}, hs)
+            try:
+                answer = await s._unless_dead(coro, 30)
+            except JsonRpcException as exc:
+                if exc.code != -32005:
+                    self.violation(f"a decision after the store was removed answered {exc.code}: {exc.message}")
+                    raise Violation() from None
+                self.stats.store_loss_refusals += 1
+                unknown()  # refused after the check; the model allows what a refused request may have done
+            else:
+                self.violation(f"a decision was acknowledged after the store was removed ({how}): {answer}")
+                raise Violation()
+        await self.kill()
+        self.stats.kills += 1
+        if how == "clean":
+            rescued = sorted(folder.glob("stet.db.rescued-*"))
+            if not rescued:
+                self.violation(f"the store was removed ({how}) and Stet saved no copy of it")
+                raise Violation()
+            os.replace(rescued[-1], db)
+        self.after_death()
+
+    async def reach_block(self, s: Session) -> None:
+        """A file operation blocked by a hostile agent, then accepted: what CI must see happen."""
+        await self.operation(s, None, "fop_propose", kind=self.rnd.choice(["create", "rename"]), deep=True)
+        if self.last_fop is not None:
+            await self.operation(s, None, "fop_block", only=self.last_fop)
+            await self.operation(s, None, "fop_accept_new")
 
     async def reach(self, s: Session, point: str) -> None:
         """Operations that pass the fault point, so that every point fires in every run."""
@@ -566,6 +653,10 @@ class Run:
             await asyncio.sleep(0.1)
             states = await s.hunks()
         self.stats.fop_checks += len(self.fops)
+        by_status = {h["id"]: h["status"] for h in states}
+        self.stats.blocked_stale_seen += sum(
+            1 for op in self.fops.values() if op.block is not None and by_status.get(op.hunks["op"]) == "stale"
+        )
         self.stats.fop_applied_seen += sum(1 for h in states if h["kind"] != "edit" and h["status"] == "applied")
         for h in states:  # the model now knows which of the possible outcomes happened
             m = self.lookup(h["id"])
@@ -765,13 +856,19 @@ class Run:
             "fop_undo": 5,
             "fop_mar": 4,
             "fop_unmar": 3,
+            "fop_block": 3,
+            "fop_unblock": 2,
         }
         if op is None and kill_after is not None and rnd.random() < 0.3:  # a file operation in flight
             op = rnd.choice(["fop_propose", "fop_accept", "fop_accept", "fop_accept_all", "fop_undo"])
         op = op or rnd.choices(list(weights), list(weights.values()))[0]
         self.stats.ops[op] = self.stats.ops.get(op, 0) + 1
         self.current_op = op
-        if kill_after is not None and op.startswith("fop_") and op not in ("fop_mar", "fop_unmar"):
+        if (
+            kill_after is not None
+            and op.startswith("fop_")
+            and op not in ("fop_mar", "fop_unmar", "fop_block", "fop_unblock")
+        ):
             self.stats.fop_kills += 1
         handler = getattr(self, f"op_{op}")
         try:
@@ -1360,10 +1457,10 @@ class Run:
         self.free[path] = (lines, eol)
         return path
 
-    def fresh_path(self) -> Path:
+    def fresh_path(self, deep: bool = False) -> Path:
         self.counter += 1
         d = self.rnd.choice(self.fop_dirs)
-        sub = self.rnd.choice(["", "", "new", f"n{self.counter}/deep"])
+        sub = f"n{self.counter}/deep" if deep else self.rnd.choice(["", "", "new", f"n{self.counter}/deep"])
         return d / sub / f"g{self.counter}.txt"
 
     def fop_expected(self, status: dict[str, str]) -> tuple[dict[Path, str], list[str]]:
@@ -1372,6 +1469,8 @@ class Run:
         files = {path: self.render(lines, eol) for path, (lines, eol) in self.free.items()}
         bad = []
         for op in self.fops.values():
+            if op.block is not None and op.block[1] == "file":
+                files[op.block[0]] = BLOCKER
             applied = status[op.hunks["op"]] == "applied"
             if op.kind == "create":
                 if applied:
@@ -1432,7 +1531,9 @@ class Run:
             st = status[op.hunks["op"]]
             if st == "pending" and op.mine is not None:
                 problems.append(f"{op.kind} {op.pid} is pending although the developer's work is in its way")
-            if st == "stale" and op.mine is None:
+            if st == "pending" and op.block is not None:
+                problems.append(f"{op.kind} {op.pid} is pending although a {op.block[1]} blocks its folder")
+            if st == "stale" and op.mine is None and op.block is None:
                 problems.append(f"{op.kind} {op.pid} is stale although nothing is in its way")
             if op.edit:
                 e = by_id[op.hunks["edit"]]
@@ -1445,6 +1546,8 @@ class Run:
                     )
         expected, bad = self.fop_expected(status)
         problems += bad
+        if fingerprint(self.outside) != self.outside_before:
+            problems.append(f"something was written outside the workspace, in {self.outside}")
         actual = self.fop_disk()
         for p in sorted(set(expected) | set(actual)):
             if expected.get(p) != actual.get(p):
@@ -1479,13 +1582,13 @@ class Run:
         self.fops[op.pid] = op
         self.stats.fop_proposals += 1
 
-    def op_fop_propose(self, s):
+    def op_fop_propose(self, s, kind: str | None = None, deep: bool = False):
         rnd = self.rnd
-        kind = rnd.choice(["create", "create", "delete", "rename", "rename", "rename"])
+        kind = kind or rnd.choice(["create", "create", "delete", "rename", "rename", "rename"])
         pid = f"fp{self.seed}-{self.round}-{self.counter}"
         self.counter += 1
         if kind == "create":
-            path = self.fresh_path()
+            path = self.fresh_path(deep)
             eol = rnd.choice(["\n", "\r\n"])
             lines = tuple(self.fresh_line() for _ in range(rnd.randint(1, 4)))
             op = FOp(pid, kind, path, None, lines, eol)
@@ -1505,7 +1608,7 @@ class Run:
                 op = FOp(pid, kind, path, None, lines, eol)
                 changes = [{"kind": "delete", "uri": uri(path)}]
             else:
-                target = self.fresh_path()
+                target = self.fresh_path(deep)
                 op = FOp(pid, kind, path, target, lines, eol)
                 changes = [{"kind": "rename", "oldUri": uri(path), "newUri": uri(target)}]
                 if rnd.random() < 0.6:
@@ -1574,6 +1677,7 @@ class Run:
             op
             for op in self.fops.values()
             if op.mine is None
+            and op.block is None
             and all(self.fhunks[h].statuses <= {"pending", "stale", "rejected"} for h in op.hunks.values())
         ]
         if not cands:
@@ -1610,6 +1714,52 @@ class Run:
         self.note(f"fop unmar {op.pid} ({op.kind})")
         return None
 
+    def op_fop_block(self, s, only: str | None = None):
+        """A hostile agent blocks a pending create or rename: the first folder of its new path
+        below the fop folder becomes a symlink to a folder outside the workspace, or a plain
+        file. Accepting it then must make it stale, and nothing may land outside."""
+        cands = []
+        for op in self.fops.values():
+            if only is not None and op.pid != only:
+                continue
+            dest = op.path if op.kind == "create" else op.target if op.kind == "rename" else None
+            if dest is None or op.mine is not None or op.block is not None:
+                continue
+            if not all(self.fhunks[h].statuses <= {"pending", "stale", "rejected"} for h in op.hunks.values()):
+                continue
+            top = next((d for d in self.fop_dirs if dest.is_relative_to(d)), None)
+            rel = dest.relative_to(top).parts if top else ()
+            # Only a folder of its own (n<k>/deep/...): nothing else is, or will be, under it.
+            if len(rel) >= 3 and rel[0].startswith("n") and not os.path.lexists(top / rel[0]):
+                cands.append((op, top / rel[0]))
+        if not cands:
+            return None
+        op, where = self.rnd.choice(cands)
+        kind = self.rnd.choice(["symlink", "file"])
+        if kind == "symlink":
+            os.symlink(self.outside, where)
+        else:
+            write(where, BLOCKER)
+        op.block = (where, kind)
+        self.stats.blocks += 1
+        for h in op.hunks.values():
+            self.fhunks[h].statuses = closure(self.fhunks[h].statuses)
+        self.note(f"fop block {op.pid} ({op.kind}): {kind} at {where.name}")
+        return None
+
+    def op_fop_unblock(self, s):
+        cands = [op for op in self.fops.values() if op.block is not None]
+        if not cands:
+            return None
+        op = self.rnd.choice(cands)
+        where, kind = op.block
+        os.unlink(where)
+        op.block = None
+        for h in op.hunks.values():
+            self.fhunks[h].statuses = closure(self.fhunks[h].statuses)
+        self.note(f"fop unblock {op.pid} ({kind} at {where.name} removed)")
+        return None
+
     # a replayed proposal, at the start of a round
     async def replay(self, s: Session) -> None:
         if not self.proposals and not self.acked:
@@ -1619,9 +1769,16 @@ class Run:
             pid = self.rnd.choice(sorted(self.fops))
             op = self.fops[pid]
             self.note(f"replay file-operation proposal {pid}")
-            ans = await s.request("stet/propose", op.params)
-            if sorted(h["id"] for h in ans["hunks"]) != sorted(op.hunks.values()):
-                self.violation(f"replayed file-operation proposal {pid} answered other hunks")
+            try:
+                ans = await s.request("stet/propose", op.params)
+            except JsonRpcException as exc:
+                # Its folder is a symlink out now: the uri leads outside, and is refused as such.
+                if not (exc.code == -32003 and op.block is not None and op.block[1] == "symlink"):
+                    self.violation(f"replayed file-operation proposal {pid} refused: {exc.code} {exc.message}")
+                    raise Violation() from None
+            else:
+                if sorted(h["id"] for h in ans["hunks"]) != sorted(op.hunks.values()):
+                    self.violation(f"replayed file-operation proposal {pid} answered other hunks")
         elif self.proposals and self.rnd.random() < 0.5:
             pid = self.rnd.choice(sorted(self.proposals))
             p = self.proposals[pid]
@@ -1657,12 +1814,13 @@ async def run_one(
     keep: bool = False,
     force_point: str | None = None,
     deadline: float | None = None,
+    force_mode: str | None = None,
 ) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=f"stet-torture-{seed}-"))
     root = tmp / "ws"
     root.mkdir()
     log = (lambda m: print(f"[{seed}] {m}", file=sys.stderr)) if verbose else None
-    run = Run(seed, root, rounds, stats, log, force_point)
+    run = Run(seed, root, rounds, stats, log, force_point, force_mode)
     run.deadline = deadline
     try:
         await run.run()
@@ -1713,6 +1871,15 @@ async def torture(
                 if point in stats.fault_kills:
                     break
                 await run_one(100_000 + 100 * i + attempt, 4, stats, verbose, force_point=point)
+        # The hostile faults too: a store removed under the server, a file operation blocked.
+        for attempt in range(3):
+            if stats.store_losses >= 2:
+                break
+            await run_one(200_000 + attempt, 4, stats, verbose, force_mode="lost")
+        for attempt in range(3):
+            if stats.blocks >= 2:
+                break
+            await run_one(300_000 + attempt, 4, stats, verbose, force_mode="block")
     return stats
 
 

@@ -19,6 +19,7 @@ ALLOWED = {
     ("rejected", "pending"),
     ("applied", "pending"),
     ("applied", "stale"),  # docs/protocol.md, additions: an edit lost with an unsaved buffer
+    ("stale", "superseded"),  # docs/protocol.md, capture: a kept hunk the agent changed again
 }
 
 

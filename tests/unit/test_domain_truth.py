@@ -53,3 +53,14 @@ def test_a_note_repeated_at_once_is_a_retry():
     assert is_retry(last, "decision", "Use a queue", "bursts", None, now)
     assert not is_retry(last, "decision", "Use a queue", None, None, now)
     assert not is_retry(last, "decision", "Use a queue", "bursts", None, now + 3600)
+
+
+def test_a_tracked_pure_insertion_found_just_above_its_anchor_is_done():
+    """An insertion's anchor is an empty text: the editor's report of the insertion itself moves
+    it below the inserted lines. Seen there, the insertion is done, not to be made again."""
+    lines = ["a\n", "b\n", "NEW 1\n", "NEW 2\n", "c\n", "d\n"]
+    v = classify(lines, (), ("NEW 1\n", "NEW 2\n"), 4, ("a\n", "b\n"), ("c\n", "d\n"), tracked=True)
+    assert (v.outcome, v.line) == ("done", 2)
+    # Not there: still to insert, at the tracked place.
+    v = classify(["a\n", "b\n", "c\n", "d\n"], (), ("NEW 1\n",), 2, ("a\n", "b\n"), ("c\n", "d\n"), tracked=True)
+    assert (v.outcome, v.line) == ("apply", 2)

@@ -22,6 +22,7 @@ from ..domain.shapes import JSON, TextEdit
 from ..domain.text import lone_surrogate
 from ..errors import InvalidParams
 from ..review import Review
+from ..workspace import safe
 from ..workspace.files import read_text
 from .derived import input_key, propose_patch_onto
 
@@ -126,7 +127,7 @@ def check_patch(review: Review, files: list[patches.FilePatch]) -> None:
             base = read_text(review.ws.resolve(_uri(review.ws.roots[0], f.old_path)))
         if f.op in ("create", "rename"):
             target = review.ws.resolve(_uri(review.ws.roots[0], f.new_path))
-            if os.path.lexists(target):
+            if safe.exists(target):
                 raise patches.PatchError("the patch creates this file, but it already exists", f.patch_line, f.new_path)
         if f.op == "create":
             base = None

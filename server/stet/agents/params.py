@@ -99,10 +99,12 @@ def workspace_edit(raw: Any) -> list[Change]:
         for uri, edits in edit.changes.items():
             files.append(TextChange(uri, None, [(_range(e.range), e.new_text) for e in edits]))
     for f in files:
-        for rng, _ in getattr(f, "edits", ()):
+        for rng, text in getattr(f, "edits", ()):
             for pos in (rng["start"], rng["end"]):
                 if not (0 <= pos["line"] < 2**31 and 0 <= pos["character"] < 2**31):
                     raise InvalidParams(f"{f.uri}: position out of range: {pos}")
+            if "\x00" in text:  # the file would turn binary: Stet reviews text
+                raise InvalidParams(f"{f.uri}: a newText holds a NUL byte; binary content is not reviewed")
     return files
 
 

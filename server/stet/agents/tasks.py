@@ -21,14 +21,14 @@ from typing import Any
 
 from ..domain import task as T
 from ..domain.rebase import ChangeDoesNotFit, replace_text
-from ..errors import Conflict, InvalidParams, StetError, UnknownTask
+from ..errors import Conflict, InvalidParams, StetError, TooLarge, UnknownTask
 from ..faults import fault
 from ..review import Review, new_id
 from ..store import tasks as sql
-from . import intake
 from .checks import opt_text as _opt_text
 from .checks import text as _text
 from .derived import input_key, propose_derived
+from .snapshots import Snapshots
 
 
 class Tasks:
@@ -42,6 +42,11 @@ class Tasks:
         """One durable, idempotent task operation."""
         if request_id is not None:
             _text("requestId", request_id, 256)
+        # What the operation stores: its arguments in the op log, and the same text in its rows.
+        stored = 2 * len(json.dumps(args, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+        limit = self.review.state.limits.max_bytes
+        if stored > limit:
+            raise TooLarge(f"this {kind} would make Stet store {stored} bytes; the limit is {limit}")
         op_id = request_id or new_id("op-")
         async with self.review.require_store().write() as tx:
             prior = await tx.op(op_id)
@@ -217,9 +222,12 @@ class Tasks:
             await sql.touch(tx, task_id, lsn, status=status, summary=summary)
             return {"task": (await self._task(tx, task_id)).state()}
 
-        return await self._write(
+        result = await self._write(
             "task.finish", request_id, {"taskId": task_id, "status": status, "summary": summary}, do
         )
+        if status != "open":
+            await Snapshots(self.review).drop(task_id)  # its baseline is no longer needed
+        return result
 
     # --- reads ----------------------------------------------------------------------------
     async def context(self, task_id: str) -> dict:
@@ -316,6 +324,8 @@ class Tasks:
         A diff that no longer fits because some of this task's hunks were applied since it
         was made is carried onto the files as they are now."""
         _text("taskId", task_id, 256)
+        from . import intake  # the WorkspaceEdit parser loads lsprotocol: only when a diff comes in
+
         answer, notes = await intake.propose_patch(
             self.review, text, proposal_id, task_id=task_id, agent=agent, message=message, strip=strip
         )

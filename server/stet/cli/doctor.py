@@ -4,26 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 
 from ..domain.anchor import LineIndex, locate
 from ..domain.status import Status
 from ..domain.text import split_lines
+from ..errors import StetError
 from ..review import Review
 from ..runtime.inbox import Inbox, inbox_folder, is_candidate
-from ..workspace.files import TEMP_MARK, read_text
+from ..workspace import safe
+from ..workspace.files import read_bytes, read_text, temp_files
 from .output import print_json
 from .session import opened
-
-
-def _temp_files(folders: set[str]) -> list[str]:
-    found = []
-    for folder in sorted(folders):
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        found += [os.path.join(folder, n) for n in names if n.startswith(".") and TEMP_MARK in n]
-    return found
 
 
 async def examine(review: Review, fix: bool = False) -> dict:
@@ -45,19 +37,31 @@ async def examine(review: Review, fix: bool = False) -> dict:
         add("ok", f"database {store.path}: integrity_check ok, last lsn {await store.last_lsn()}")
 
     if fix:
-        summary = await review.recover()
-        add(
-            "fixed",
-            f"recovery ran: pending effects finished, hunks re-checked against the files ({summary['durationMs']} ms)",
-        )
+        try:
+            summary = await review.recover()
+        except StetError as exc:
+            add(
+                "problem", f"recovery could not finish: {exc.message}", "see the other findings; fix, then run it again"
+            )
+        except Exception as exc:  # never a traceback: say it, with what to do
+            add(
+                "problem",
+                f"recovery failed: {exc!r}",
+                "please report this as a bug (with `stet doctor --json`); the review store was not changed by it",
+            )
+        else:
+            add(
+                "fixed",
+                f"recovery ran: pending effects finished, hunks re-checked against the files ({summary['durationMs']} ms)",
+            )
 
     folders = set()
     for uri in review.by_uri:
         try:
-            folders.add(os.path.dirname(review.ws.resolve(uri)))
+            folders.add(os.path.dirname(review.ws.path_of(uri)))
         except Exception:
             continue
-    temps = await asyncio.to_thread(_temp_files, folders)
+    temps = await asyncio.to_thread(temp_files, folders)
     if temps:
         add(
             "warn",
@@ -92,6 +96,18 @@ async def examine(review: Review, fix: bool = False) -> dict:
             "starting on this workspace) writes them to the files",
         )
 
+    blocked = [h for h in review.list(statuses={Status.STALE, Status.ACCEPTED}) if h.problem]
+    if blocked:
+        add(
+            "warn",
+            f"{len(blocked)} hunk(s) whose decision could not be carried out: "
+            + "; ".join(f"{h.id} ({h.status.value}): {h.problem}" for h in blocked[:5]),
+            "remove what is in the way (a symlink or a file where a folder should be, a hard link, a full "
+            "disk), then run `stet doctor --fix` or restart the editor: a waiting edit is written then, a "
+            "stale one becomes pending again to accept; or reject them",
+            hunkIds=[h.id for h in blocked],
+            problems={h.id: h.problem for h in blocked},
+        )
     stale = review.list(statuses={Status.STALE})
     if stale:
         add(
@@ -137,11 +153,19 @@ async def examine(review: Review, fix: bool = False) -> dict:
     folder = inbox_folder(store.path)
     if fix and any(is_candidate(n) for n in _names(folder)):
         inbox = Inbox(folder, review)
-        left = await inbox.drain()
-        add(
-            "fixed",
-            f"inbox: {inbox.ingested} file(s) ingested" + (f", {len(left)} left (do not parse)" if left else ""),
-        )
+        try:
+            left = await inbox.drain()
+        except (StetError, OSError) as exc:  # a symlinked inbox folder: never used
+            add(
+                "problem",
+                f"the inbox {folder} is not used: {getattr(exc, 'message', None) or exc}",
+                "make it a real folder (not a symlink), then run `stet doctor --fix` again",
+            )
+        else:
+            add(
+                "fixed",
+                f"inbox: {inbox.ingested} file(s) ingested" + (f", {len(left)} left (do not parse)" if left else ""),
+            )
     waiting = sorted(n for n in _names(folder) if is_candidate(n))
     if waiting:
         add(
@@ -154,16 +178,32 @@ async def examine(review: Review, fix: bool = False) -> dict:
     if failed:
         reasons = []
         for name in failed[:3]:
-            try:
-                with open(os.path.join(failed_dir, name), encoding="utf-8", errors="replace") as f:
-                    reasons.append(f"{name[:-6]}: {f.readline().strip()}")
-            except OSError:
+            try:  # never follows a symlink nor blocks on a FIFO someone put there
+                data = read_bytes(os.path.join(failed_dir, name), limit=64 * 1024) or b""
+            except (StetError, OSError):
                 continue
+            reasons.append(f"{name[:-6]}: {data.decode('utf-8', 'replace').partition(chr(10))[0].strip()}")
         add(
             "warn",
             f"{len(failed)} inbox file(s) failed: {'; '.join(reasons)}",
             f"read the .error files in {failed_dir}, fix the proposal and drop it into the inbox again "
             "(or remove them once dealt with)",
+        )
+    for key, whole, files in await _snapshots(review):
+        task = f"task {key}" if key else "no task"
+        add(
+            "ok",
+            f"a snapshot ({'the whole workspace' if whole else 'single files'}, {files} file(s), {task}) waits "
+            "for a capture",
+            f"once the agent has worked: `stet capture{' --task ' + key if key else ''}`; it goes when the task "
+            "ends, or with the next `stet run` of the task",
+        )
+    for path in await asyncio.to_thread(_left_worktrees, review.ws.roots[0]):
+        add(
+            "warn",
+            f"a worktree left by an interrupted or failed `stet run --worktree`: {path}",
+            f"the agent's work is there (`git -C {path} status`); take what you need, then "
+            f"`git worktree remove --force {path}`",
         )
     quarantine = os.path.join(os.path.dirname(store.path), "quarantine")
     if os.path.isdir(quarantine) and os.listdir(quarantine):
@@ -175,10 +215,28 @@ async def examine(review: Review, fix: bool = False) -> dict:
     return {"db": store.path, "root": review.ws.roots[0], "findings": findings}
 
 
-def _names(folder: str) -> list[str]:
+async def _snapshots(review: Review) -> list[tuple[str, bool, int]]:
+    from ..store import captures
+
+    async with review.require_store().read() as tx:
+        return await captures.snapshot_sets(tx)
+
+
+def _left_worktrees(root: str) -> list[str]:
+    from ..workspace import git
+
     try:
-        return [n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n))]
-    except OSError:
+        return git.run_worktrees(root)
+    except Exception:
+        return []
+
+
+def _names(folder: str) -> list[str]:
+    """The regular files in `folder` (reached without following symlinks)."""
+    try:
+        with safe.folder(folder) as fd:
+            return [n for n in os.listdir(fd) if (st := safe.entry(fd, n)) is not None and stat.S_ISREG(st.st_mode)]
+    except (StetError, OSError):
         return []
 
 
@@ -190,18 +248,20 @@ def _not_on_disk(review: Review) -> list[str]:
         if not wanted:
             continue
         try:
-            text = read_text(review.ws.resolve(uri))
+            text = read_text(review.ws.path_of(uri))
         except Exception:
             text = None
         index = LineIndex(split_lines(text)) if text is not None else None
         for h in wanted:
-            if index is None or locate(index, h.old, h.line, h.ctx_before, h.ctx_after) is None:
+            # A kept hunk waits with its new text in the file (or the old one, put back by hand).
+            texts = (h.replacement, h.old) if h.kept else (h.old,)
+            if index is None or all(locate(index, t, h.line, h.ctx_before, h.ctx_after) is None for t in texts):
                 out.append(h.id)
     return out
 
 
 async def cmd_doctor(args) -> int:
-    async with opened(args) as review:
+    async with opened(args, repair=args.fix) as review:
         report = await examine(review, fix=args.fix)
     if args.json:
         print_json(report)

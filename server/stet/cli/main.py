@@ -39,6 +39,11 @@ COMMANDS = {
     "watch": ("watch", "cmd_watch"),
     "task": ("tasks", "cmd_task"),
     "resume": ("tasks", "cmd_resume"),
+    "capture": ("capture", "cmd_capture"),
+    "snapshot": ("capture", "cmd_snapshot"),
+    "run": ("capture", "cmd_run"),
+    "integrate": ("integrate", "cmd_integrate"),
+    "hook": ("integrate", "cmd_hook"),
 }
 
 
@@ -90,6 +95,16 @@ def run_mcp(args: argparse.Namespace) -> int:
     from .locate import locate
 
     db, roots = locate(args, True)
+    if args.print_token or args.http:
+        from ..mcp.http import ensure_token, serve_http
+        from ..store.sqlite import prepare_folder
+
+        prepare_folder(db)
+        if args.print_token:
+            print(ensure_token(db))
+            return 0
+        serve_http(db, roots, args.http, agent=args.agent)
+        return 0
     serve(db, roots, agent=args.agent)
     return 0
 

@@ -59,6 +59,8 @@ def hunk_rows(rel, hunks, with_file: bool = True) -> list[list[str]]:
     for h in hunks:
         where = rel(h.uri) + (f" -> {rel(h.new_uri)}" if h.new_uri else "")
         change = h.kind if h.kind != "edit" else f"-{len(h.old)} +{len(h.replacement)}"
+        if h.kept and h.status.value == "pending":
+            change += " kept"  # the agent's text is in the file, waiting for review
         note = f"feedback: {h.feedback}" if h.feedback else h.message
         rows.append([h.id, status_cell(h)] + ([where] if with_file else []) + [str(h.line + 1), change, one_line(note)])
     return rows

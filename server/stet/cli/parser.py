@@ -7,6 +7,17 @@ import argparse
 DEFAULT_EXPORT = ("accepted", "applied")
 
 
+def _components(value: str) -> int:
+    """-p N: a count of path components, 0 or more."""
+    try:
+        n = int(value)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a count of path components (0 or more)")
+    return n
+
+
 def _positive(value: str) -> int:
     n = _count(value)
     if n < 1:
@@ -24,9 +35,15 @@ def _count(value: str) -> int:
     return n
 
 
-# Every command; `task`, `resume` and `mcp` are registered by cli/tasks.py.
-COMMANDS = "serve demo propose status log accept reject undo reapply export doctor init watch task resume mcp".split()
+# Every command; `task`, `resume` and `mcp` are registered by cli/tasks.py, `capture`,
+# `snapshot` and `run` by cli/capture.py, `integrate` and `hook` by cli/integrate.py.
 _TASK_COMMANDS = {"task", "resume", "mcp"}
+_CAPTURE_COMMANDS = {"capture", "snapshot", "run"}
+_INTEGRATE_COMMANDS = {"integrate", "hook"}
+COMMANDS = [
+    *"serve demo propose status log accept reject undo reapply export doctor init watch".split(),
+    *sorted(_TASK_COMMANDS | _CAPTURE_COMMANDS | _INTEGRATE_COMMANDS),
+]
 
 
 def command_in(argv: list[str]) -> str | None:
@@ -46,7 +63,7 @@ def command_in(argv: list[str]) -> str | None:
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The `stet` parser. With `only` (a command), just that command's parser is built: a
-    command's process starts sooner than when all sixteen, with their help, are made first
+    command's process starts sooner than when all of them, with their help, are made first
     (`stet --help`, or a command that is not one, builds them all)."""
 
     def wanted(name: str) -> bool:
@@ -109,7 +126,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.add_argument(
             "--strip",
             "-p",
-            type=int,
+            type=_components,
             default=1,
             metavar="N",
             help="leading path components to strip (default 1: a/ b/)",
@@ -201,4 +218,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         from . import tasks
 
         tasks.add_commands(sub, common, as_json, mutation)  # task, resume, mcp
+    if only is None or only in _CAPTURE_COMMANDS:
+        from . import capture
+
+        capture.add_commands(sub, common, as_json, mutation)  # capture, snapshot, run
+    if only is None or only in _INTEGRATE_COMMANDS:
+        from . import integrate
+
+        integrate.add_commands(sub, common)  # integrate, hook
     return parser

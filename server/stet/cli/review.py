@@ -311,7 +311,7 @@ async def cmd_export(args) -> int:
 
         def read(uri: str) -> str | None:
             try:
-                return read_text(review.ws.resolve(uri))
+                return read_text(review.ws.path_of(uri))
             except StetError:
                 return None
 

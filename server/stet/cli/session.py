@@ -12,10 +12,13 @@ from .locate import locate
 
 
 @asynccontextmanager
-async def opened(args: argparse.Namespace, create: bool = False) -> AsyncIterator[Review]:
-    """The review of the store `args` name (no editor: files are written by the review)."""
+async def opened(args: argparse.Namespace, create: bool = False, repair: bool = False) -> AsyncIterator[Review]:
+    """The review of the store `args` name (no editor: files are written by the review).
+
+    A command never makes a store unless `create`, and never moves a damaged one aside
+    unless `repair` (`stet doctor --fix`): a path that is not a Stet store is refused (exit 2)."""
     db, roots = locate(args, create)
-    result = await open_review(roots, db)
+    result = await open_review(roots, db, create=create, quarantine=repair)
     if result.notice:
         print(f"stet: {result.notice}", file=sys.stderr)
     try:

@@ -28,6 +28,11 @@ def add_commands(sub, common, as_json, mutation) -> None:
     p.add_argument("--goal", "-g", help="what the developer asked for, and what done means")
     p.add_argument("--id", dest="task_id", help="the task id (default: made from the title)")
     p.add_argument("--agent", help="the agent's name")
+    p.add_argument(
+        "--snapshot",
+        action="store_true",
+        help="record every file of the workspace now: the baseline `stet capture --task` compares with",
+    )
 
     p = tsub.add_parser(
         "step",
@@ -87,6 +92,15 @@ def add_commands(sub, common, as_json, mutation) -> None:
         description="Serve Stet's tools over the Model Context Protocol on stdio: tasks, proposals, review status.",
     )
     p.add_argument("--agent", help="the name recorded for this agent's tasks and proposals")
+    p.add_argument(
+        "--http",
+        metavar="[HOST:]PORT",
+        help="serve over streamable HTTP instead of stdio, for agents on other machines (host default "
+        "127.0.0.1); every request needs the bearer token kept in .stet/mcp-token",
+    )
+    p.add_argument(
+        "--print-token", action="store_true", help="print the bearer token for --http (made if missing) and exit"
+    )
 
 
 async def cmd_task(args) -> int:
@@ -103,6 +117,12 @@ async def cmd_task(args) -> int:
             text = out["task"]["id"]
             if not out["created"]:
                 print(f"stet: task {text} was already started; carrying it on", file=sys.stderr)
+            if args.snapshot:
+                from ..agents.snapshots import Snapshots
+
+                snap = await Snapshots(review).take(out["task"]["id"], None)
+                out["snapshot"] = snap
+                print(f"stet: snapshot of {snap['files']} file(s) taken", file=sys.stderr)
         elif sub == "step":
             out = await tasks.step(args.task, text=args.text, status=args.status, n=args.n, request_id=rid)
             s = out["step"]

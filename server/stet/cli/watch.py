@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 
+from ..workspace import safe
 from .locate import STORE_DIR, STORE_FILE, Usage
 from .session import opened
 
@@ -27,7 +28,7 @@ async def cmd_init(args) -> int:
     async with opened(args, create=True) as review:
         inbox = inbox_folder(review.require_store().path)
         for folder in (inbox, os.path.join(inbox, "done"), os.path.join(inbox, "failed")):
-            os.makedirs(folder, mode=0o700, exist_ok=True)
+            safe.private_folder(folder)  # 0700, and never through a symlink
         print(review.require_store().path)
     print(f"stet: inbox {inbox}; run `stet watch` to ingest it without an editor", file=sys.stderr)
     return 0

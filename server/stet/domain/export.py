@@ -40,6 +40,11 @@ def export_file(path: str, current: str | None, hunks: list[Hunk], new_path: str
     return out
 
 
+def _in(h: Hunk) -> bool:
+    """Is the hunk's new text in the file (applied, or kept there for review)?"""
+    return h.status == Status.APPLIED or (h.kept_pending and h.in_file_state() is True)
+
+
 # (first line, the text there, the text it becomes, hunk)
 _Edit = tuple[int, Lines, Lines, Hunk]
 
@@ -55,7 +60,7 @@ def _sides(path: str, current: str | None, hunks: list[Hunk]) -> Exported:
     revert: list[_Edit] = []  # applied hunks, to take out for the "without" side
     forward: list[_Edit] = []  # the others, to put in for the "with" side
     for h in sorted(hunks, key=lambda h: (h.line, h.seq)):
-        applied = h.status == Status.APPLIED
+        applied = _in(h)
         there = h.replacement if applied else h.old
         found = locate(index, there, h.line, h.ctx_before, h.ctx_after)
         if found is None:
@@ -72,8 +77,8 @@ def _sides(path: str, current: str | None, hunks: list[Hunk]) -> Exported:
         kept.append(e)
         end = e[0] + len(e[1])
     try:
-        without = apply_edits(lines, [(s, a, b) for s, a, b, h in kept if h.status == Status.APPLIED])
-        with_ = apply_edits(lines, [(s, a, b) for s, a, b, h in kept if h.status != Status.APPLIED])
+        without = apply_edits(lines, [(s, a, b) for s, a, b, h in kept if _in(h)])
+        with_ = apply_edits(lines, [(s, a, b) for s, a, b, h in kept if not _in(h)])
     except TextMismatch as exc:  # cannot happen after locate; refuse rather than write a wrong diff
         out.skipped.extend((e[3].id, str(exc)) for e in kept)
         return out
@@ -96,7 +101,7 @@ def export(hunks: list[Hunk], rel: Callable[[str], str], read: Callable[[str], s
             edits.setdefault(h.uri, []).append(h)
     for r, new_uri in renames:
         # An applied rename moved the file, and its edit hunks with it.
-        where = new_uri if r.status == Status.APPLIED else r.uri
+        where = new_uri if _in(r) else r.uri
         current = read(where)
         if current is None:
             out.skipped.append((r.id, f"{rel(where)} does not exist"))
@@ -111,7 +116,7 @@ def export(hunks: list[Hunk], rel: Callable[[str], str], read: Callable[[str], s
             out.hunk_ids.append(h.id)
         elif h.kind == "delete":
             current = read(h.uri)
-            if h.status != Status.APPLIED and current != h.old_text:
+            if not _in(h) and current != h.old_text:
                 out.skipped.append((h.id, f"{rel(h.uri)} changed since the deletion was proposed"))
                 continue
             parts.append((rel(h.uri), format_file(rel(h.uri), rel(h.uri), h.old_text, None)))

@@ -9,6 +9,18 @@ from .shapes import JSON, Range
 from .status import OPEN, Status
 from .text import is_terminated, split_lines, utf16_len
 
+# A proposal's message is stored once, but the contract puts it in every HunkState: inline, at
+# most this many characters of it (a 1 MB message over 500 hunks would be 500 MB per listing).
+# The whole message is one `stet/proposal` request away.
+MESSAGE_INLINE = 4096
+
+
+def inline_message(message: str | None) -> tuple[str | None, bool]:
+    """The message as a HunkState carries it, and whether it was cut."""
+    if message is None or len(message) <= MESSAGE_INLINE:
+        return message, False
+    return message[: MESSAGE_INLINE - 1] + "…", True
+
 
 @dataclass(slots=True)  # one per hunk, and a store may hold 100,000: no per-instance dict
 class Hunk:
@@ -31,9 +43,16 @@ class Hunk:
     decided_at: str | None = None
     applied_text: Lines | None = None  # the developer's own replacement (accept with changes)
     lsn: int = 0  # the operation that last changed this hunk
-    # Derived, for an applied hunk: whether its new text is in the document now (None: never
-    # checked since it was applied, taken as yes). Stored so every process tells the same.
+    # Derived, for an applied hunk (and a kept one waiting for review): whether its new text is
+    # in the document now (None: never checked since, taken as yes). Stored so every process
+    # tells the same.
     in_file: bool | None = None
+    # Why the decision could not be carried out (a stale file operation, a write that failed
+    # and waits to be tried again); None when nothing stands in the way.
+    problem: str | None = None
+    # Captured with --keep: the agent wrote the new text into the file itself and it was left
+    # there, so while pending the document shows the new text (reject puts the old text back).
+    kept: bool = False
     # Not stored: whether the replacement (not the old text) is what the document shows now.
     shows_new: bool = field(default=False, compare=False)
     # Not stored: the line last written to the store (checkpoints write only what moved).
@@ -70,8 +89,9 @@ class Hunk:
         return self.status in OPEN or self.gone
 
     def in_file_state(self) -> bool | None:
-        """The HunkState's inFile: for an applied hunk whether its text is there, else None."""
-        return (self.in_file is not False) if self.status == Status.APPLIED else None
+        """The HunkState's inFile: for an applied hunk, or a kept one waiting for review,
+        whether its new text is there; else None."""
+        return (self.in_file is not False) if self.status == Status.APPLIED or self.kept_pending else None
 
     def anchored_text(self) -> Lines:
         return self.replacement if self.shows_new else self.old
@@ -93,6 +113,7 @@ class Hunk:
         plain attribute reads, `_value_` rather than the slower Enum `value` property.)"""
         status = self.status
         applied = self.applied_text
+        message, cut = inline_message(self.message)
         out = {
             "id": self.id,
             "proposalId": self.proposal_id,
@@ -104,15 +125,34 @@ class Hunk:
             "oldText": "".join(self.old),
             "newText": "".join(self.new),
             "newUri": self.new_uri,
-            "message": self.message,
+            "message": message,
             "feedback": self.feedback,
             "version": self.version,
             "decidedAt": self.decided_at,
-            "inFile": (self.in_file is not False) if status is Status.APPLIED else None,
+            "inFile": (self.in_file is not False)
+            if status is Status.APPLIED or (self.kept and status is Status.PENDING)
+            else None,
         }
         if applied is not None:
             out["appliedText"] = "".join(applied)
+        if self.problem is not None:
+            out["problem"] = self.problem
+        if cut:
+            out["messageTruncated"] = True
+        if self.kept:
+            out["kept"] = True
         return out
+
+    @property
+    def kept_pending(self) -> bool:
+        """A kept hunk waiting for review: its new text is expected in the document."""
+        return self.kept and self.status == Status.PENDING
+
+    def shown_when_loaded(self) -> bool:
+        """What the document shows as far as the store knows, before anyone looked: the new
+        text for an applied hunk or a kept one waiting for review (unless found gone), else
+        the old text."""
+        return (self.status == Status.APPLIED or self.kept_pending) and self.in_file is not False
 
 
 def lines_of(text: str | None) -> Lines:

@@ -161,6 +161,11 @@ def _git_line_paths(rest: str, strip: int, line: int) -> tuple[str, str] | None:
 
 def parse(text: str, strip: int = 1) -> list[FilePatch]:
     """Every file of a unified diff, in order. Raises PatchError naming the patch line."""
+    if isinstance(strip, bool) or not isinstance(strip, int) or strip < 0:
+        raise PatchError(f"cannot strip {strip!r} leading path components: give 0 or more")
+    nul = text.find("\x00")
+    if nul >= 0:  # a NUL is binary content: Stet reviews text, and would store it as if it were
+        raise PatchError("the patch holds a NUL byte: binary content is not reviewed", text.count("\n", 0, nul) + 1)
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()

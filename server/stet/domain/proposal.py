@@ -72,9 +72,10 @@ class Plan:
 WHOLE_FILE = ((EDGE,), (EDGE,))
 
 
-def plan(changes: list[Change], load: Callable[[str, int | None], str | None]) -> Plan:
+def plan(changes: list[Change], load: Callable[[str, int | None], str | None], *, exact: bool = False) -> Plan:
     """Play `changes` in order. `load(uri, version)` gives a file's current text (None when it
-    does not exist) and raises when a given version is not the buffer's."""
+    does not exist) and raises when a given version is not the buffer's. `exact`: the new
+    text is written with its own line terminators (a capture of what is already in a file)."""
     files: dict[str, _File] = {}  # current location -> file
     seen: set[str] = set()  # locations whose pre-proposal state was looked at
 
@@ -95,7 +96,7 @@ def plan(changes: list[Change], load: Callable[[str, int | None], str | None]) -
             # The file's own line terminator; a file with no line break yet (one this proposal
             # creates) has none, so the agent's text keeps its own.
             known = f.base or f.text or ""
-            eol = detect_eol(known) if _BREAK.search(known) else None
+            eol = detect_eol(known) if _BREAK.search(known) and not exact else None
             try:
                 f.text = apply_text_edits(f.text or "", change.edits, eol)
             except OverlappingEdits as exc:

@@ -39,6 +39,7 @@ TRANSITIONS: dict[tuple[Status, Status], str] = {
     (ST, P): "old text found again",
     (ST, R): "reject",
     (P, SU): "replaced by a later proposal",
+    (ST, SU): "replaced by a later capture (a kept hunk the agent changed again)",
     (AC, P): "undo",
     (R, P): "undo",
     (AP, P): "undo (edit reverted)",

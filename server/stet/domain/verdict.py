@@ -37,6 +37,10 @@ def classify(
     if tracked:
         if target and text_at(lines, target, hint):
             return Verdict("done", hint)
+        if not source and target and text_at(lines, target, hint - len(target)):
+            # A pure insertion: its anchor is an empty text, which moves below lines inserted
+            # at its place - the insertion's own lines included, once the editor reports them.
+            return Verdict("done", hint - len(target))
         if source and text_at(lines, source, hint) or not source and target:
             return Verdict("apply", hint)
     if at_with_context(lines, target, hint, before, after):

@@ -19,7 +19,7 @@ from ..agents import intake
 from ..agents.resume import render as render_resume
 from ..agents.tasks import Tasks
 from ..domain.model import Hunk
-from ..errors import InvalidParams, StetError, StoreUnavailable
+from ..errors import InvalidParams, StetError, StoreUnavailable, UnknownHunk
 from ..review import Review, open_review
 from ..runtime.live import Live
 from ..workspace.paths import uri_to_path
@@ -51,6 +51,7 @@ async def _ready(ls: StetServer) -> Review:
         raise ls.store_error or StoreUnavailable("the server is not initialized")
     if review.store is None:
         raise StoreUnavailable("the review store is not open")
+    await review.store.check()  # a store deleted under a running server answers nothing from memory
     await review.ready.wait()
     if review.recovery_error is not None:
         raise review.recovery_error
@@ -134,6 +135,10 @@ def register(server: StetServer) -> None:
             log.error("%s", exc)
             return
         ls.review, ls.notice = opened.review, opened.notice
+        store = opened.review.require_store()
+        store.on_lost = lambda lost: ls.window_show_message(
+            types.ShowMessageParams(types.MessageType.Error, f"Stet: {lost.message}")
+        )
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: StetServer, params: types.InitializedParams) -> None:
@@ -153,7 +158,9 @@ def register(server: StetServer) -> None:
             ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"Stet: {exc}"))
             summary = {"files": 0, "counts": {}, "durationMs": 0, "error": str(exc)}
         # Live sync with other processes and the inbox start once recovery is done.
-        ls.live = Live(review)
+        ls.live = Live(
+            review, warn=lambda m: ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, m))
+        )
         await ls.live.start()
         if ls.live.warning:
             ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, ls.live.warning))
@@ -263,6 +270,17 @@ def register(server: StetServer) -> None:
             task_id=P.opt_str(p, "taskId"),
         )
         return {"hunks": [h.state() for h in hunks]}
+
+    @server.feature("stet/proposal")
+    @guarded
+    async def proposal(ls: StetServer, params: Any) -> dict:
+        review = await _ready(ls)
+        pid = P.req_str(P.obj(params, "stet/proposal"), "proposalId")
+        record = await review.proposal_record(pid)
+        if record is None:
+            raise UnknownHunk(f"unknown proposal {pid}", {"proposalId": pid})
+        record["hunkIds"] = [h.id for h in review.list(proposal_id=pid)]
+        return record
 
     @server.feature("stet/taskContext")
     @guarded

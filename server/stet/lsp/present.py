@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from ..domain.model import Hunk
+from ..domain.model import Hunk, inline_message
 from ..domain.status import Status
 from ..domain.text import line_body
 
@@ -65,13 +65,20 @@ def _describe(h: Hunk) -> tuple[str, types.DiagnosticSeverity]:
             "a checkout, another tool). Re-apply it, or undo the decision."
         )
         return message, types.DiagnosticSeverity.Warning
+    if h.status == Status.STALE and h.problem:
+        message = f"Stet: this proposed change cannot be carried out: {h.problem}. Reject it, or ask the agent again."
+        return message, types.DiagnosticSeverity.Warning
     if h.status == Status.STALE:
         message = "Stet: this proposed change no longer applies (the text under it changed). Reject it, or ask the agent again."
         return message, types.DiagnosticSeverity.Warning
     state = "accepted, waiting to be applied" if h.status == Status.ACCEPTED else "proposed change"
+    if h.kept and h.shows_new and h.status == Status.PENDING:
+        state = "the agent's change, already in the file (accept keeps it, reject puts the old text back)"
     message = f"Stet: {state}: {_what(h)}" if h.kind != "edit" else f"Stet: {state} ({_size(h)} lines)"
-    if h.message:
-        message += f": {h.message}"
+    if h.status == Status.ACCEPTED and h.problem:
+        message += f" ({h.problem})"
+    if h.message:  # a long one is cut in a diagnostic: the hover and stet/proposal have the rest
+        message += f": {h.message if len(h.message) <= 200 else h.message[:199] + '…'}"
     return message, types.DiagnosticSeverity.Information
 
 
@@ -110,8 +117,12 @@ def code_lenses(hunks: list[Hunk], client_uri: str) -> list[types.CodeLens]:
         ids = {"hunkIds": [h.id]}
         if h.status == Status.PENDING:
             label = _size(h) if h.kind == "edit" else _what(h).split(" (")[0]
-            lenses.append(types.CodeLens(here, _cmd(f"Accept ({label})", "stet.accept", ids)))
-            lenses.append(types.CodeLens(here, _cmd("Reject", "stet.reject", ids)))
+            if h.kept and h.shows_new:  # the agent's text is there already
+                lenses.append(types.CodeLens(here, _cmd(f"Accept (keep: {label})", "stet.accept", ids)))
+                lenses.append(types.CodeLens(here, _cmd("Reject (put the old text back)", "stet.reject", ids)))
+            else:
+                lenses.append(types.CodeLens(here, _cmd(f"Accept ({label})", "stet.accept", ids)))
+                lenses.append(types.CodeLens(here, _cmd("Reject", "stet.reject", ids)))
         elif h.status == Status.ACCEPTED:
             # Rejecting an accepted hunk is not a transition: offer to retry or to undo.
             lenses.append(types.CodeLens(here, _cmd("Accept (retry applying)", "stet.accept", ids)))
@@ -217,7 +228,8 @@ def hover(h: Hunk, markdown: bool = True) -> types.Hover:
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.PlainText, value=text), range=_range(h))
     head = f"**Stet** · proposal `{h.proposal_id}` · hunk `{h.id}` · {h.status.value}"
     if h.message:
-        head += f"\n\n{h.message}"
+        message, cut = inline_message(h.message)
+        head += f"\n\n{message}" + (f"\n\n(the whole message: `stet/proposal` {h.proposal_id})" if cut else "")
     fence = "```"
     while fence in h.old_text or fence in "".join(h.replacement):
         fence += "`"

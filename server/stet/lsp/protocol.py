@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.protocol import (
     JsonRPCNotification,
     JsonRPCRequestMessage,
@@ -47,7 +47,33 @@ def _valid_id(msg_id: Any) -> bool:
     return msg_id is None or isinstance(msg_id, (str, int, float)) and not isinstance(msg_id, bool)
 
 
+# Requests that change the review: once one runs, its answer is its result, never
+# RequestCancelled - a decision committed and carried out must not be reported as not made.
+MUTATIONS = frozenset({"stet/propose", types.WORKSPACE_EXECUTE_COMMAND})
+
+
 class StetProtocol(LanguageServerProtocol):
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._mutating: set[Any] = set()  # ids of mutations in progress
+        self._initialize_seen = False
+
+    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
+        if method_name in MUTATIONS:
+            self._mutating.add(msg_id)
+        super()._handle_request(msg_id, method_name, params)
+
+    def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
+        self._mutating.discard(msg_id)
+        super()._send_handler_result(future, msg_id=msg_id)
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        # LSP lets a server answer a cancelled request with its result; for a mutation that is
+        # the only truthful answer (it may already be committed and written).
+        if msg_id in self._mutating:
+            return
+        super()._handle_cancel_notification(msg_id)
+
     def _serialize_message(self, data: Any) -> Any:
         # Envelopes of custom messages carry plain JSON: hand it to json as it is instead of
         # letting cattrs walk every nested dict (10-100x slower on large hunk lists). Typed
@@ -112,6 +138,9 @@ class StetProtocol(LanguageServerProtocol):
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):
+        if self._initialize_seen:  # one review per process: a second initialize changes nothing
+            raise JsonRpcInvalidRequest("Invalid Request: the server is already initialized")
+        self._initialize_seen = True
         # Stet speaks UTF-16 columns, which every client supports (docs/protocol.md, ranges).
         if params.capabilities.general is not None:
             params.capabilities.general.position_encodings = None

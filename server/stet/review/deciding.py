@@ -4,7 +4,6 @@ journaled effects before anything is applied."""
 from __future__ import annotations
 
 import asyncio
-import os
 
 from ..domain import fileop
 from ..domain.anchor import LineIndex, find_applied, text_at
@@ -12,11 +11,11 @@ from ..domain.model import Hunk, lines_of
 from ..domain.status import Status, TransitionError, plan
 from ..domain.text import detect_eol, normalize_eol, split_lines
 from ..domain.verdict import classify
-from ..errors import Conflict, InvalidParams, StetError, UnknownHunk
+from ..errors import Conflict, InvalidParams, StetError, TooLarge, UnknownHunk
 from ..faults import fault
 from ..store import EffectRow, Tx
 from ..store.rows import now_iso
-from ..workspace import owners
+from ..workspace import owners, safe
 from ..workspace.files import read_text
 from .config import new_id
 from .effects import Effects
@@ -39,7 +38,7 @@ class Contents:
         if doc is not None:
             return doc.lines
         if uri not in self._files:
-            text = await asyncio.to_thread(read_text, self.st.ws.resolve(uri))
+            text = await asyncio.to_thread(read_text, self.st.ws.path_of(uri))
             self._files[uri] = None if text is None else split_lines(text)
         return self._files[uri]
 
@@ -65,6 +64,10 @@ class Contents:
             return doc.text
         lines = await self.lines(uri)
         return None if lines is None else "".join(lines)
+
+
+def _bytes(text: str | None) -> int:
+    return 0 if text is None else len(text.encode("utf-8", "surrogatepass"))
 
 
 class Deciding:
@@ -130,7 +133,7 @@ class Deciding:
                 fault("decide:after-commit")
                 await self.memory.sync(loaded)
                 for effect in effects:
-                    await self.effects.run(effect)
+                    await self.effects.run_guarded(effect)
                 if no_revert:
                     await self._recheck(no_revert)
             finally:
@@ -156,6 +159,13 @@ class Deciding:
                     f"hunk {hid} is at version {rows[hid].version}, not {version}: it changed meanwhile",
                     {"hunkId": hid, "version": rows[hid].version},
                 )
+        # Feedback is kept per hunk (and once in the op log), text twice: all of it counts.
+        stored = (len(ids) + 1) * _bytes(feedback) + 2 * _bytes(text) + sum(len(i) for i in ids)
+        if stored > self.st.limits.max_bytes:
+            raise TooLarge(
+                f"this decision would make Stet store {stored} bytes ({len(ids)} hunk(s) x the feedback); "
+                f"the limit is {self.st.limits.max_bytes}: give shorter feedback, or decide fewer hunks at once"
+            )
         seen = Contents(self.st)
         if action == "reapply":
             return await self._reapply_in(tx, op_id, ids, rows, seen)
@@ -175,6 +185,9 @@ class Deciding:
                 # Its new text is gone already (a checkout, an editor's undo, another tool):
                 # there is nothing to revert; the decision alone goes back to pending.
                 no_revert.add(h.id)
+        # A kept hunk's new text was left in the file for review: rejecting it puts the old
+        # text back (journaled like an undo; written only where the new text still is).
+        reverts += [rows[h] for h, t in targets.items() if t == Status.REJECTED and self._kept_in_file(rows[h])]
         args: dict[str, object] = {"hunkIds": ids}
         if feedback is not None:
             args["feedback"] = feedback
@@ -202,10 +215,13 @@ class Deciding:
                 ("revert", sorted(reverts, key=lambda h: h.kind != "edit")),
             )
         ]
+        reverted = {h.id for h in reverts}
         for hid, target in targets.items():
             h = rows[hid]
-            h.status, h.version, h.lsn = target, h.version + 1, lsn
+            h.status, h.version, h.lsn, h.problem = target, h.version + 1, lsn, None
             h.in_file = None  # only an applied hunk has one; an effect sets it when applied
+            if hid in reverted or hid in no_revert:
+                h.kept = False  # its new text is out of the file: an ordinary hunk from now on
             if action == "undo":
                 h.feedback, h.decided_at, h.applied_text = None, None, None
             else:
@@ -225,6 +241,10 @@ class Deciding:
                 eid = await tx.add_effect(lsn, uri, action_name, edits, where, owner)
                 effects.append(EffectRow(eid, lsn, uri, action_name, edits, "pending", 0, where, owner))
         return effects
+
+    def _kept_in_file(self, h: Hunk) -> bool:
+        mem = self.st.hunks.get(h.id)
+        return h.kept and h.status == Status.PENDING and (mem is None or mem.shows_new)
 
     @staticmethod
     def _effect_edit(h: Hunk, action: str) -> dict:
@@ -247,9 +267,12 @@ class Deciding:
         ws = self.st.ws
         mem = self.st.hunks.get(h.id, h)
         if h.kind != "edit":
-            text = await seen.text(h.uri)
-            source = await asyncio.to_thread(os.path.lexists, ws.resolve(h.uri))
-            target = h.new_uri is not None and await asyncio.to_thread(os.path.lexists, ws.resolve(h.new_uri))
+            try:
+                text = await seen.text(h.uri)
+            except StetError:  # a symlink, a FIFO, not a text file: nothing Stet may take back
+                text = None
+            source = await asyncio.to_thread(safe.exists, ws.path_of(h.uri))
+            target = h.new_uri is not None and await asyncio.to_thread(safe.exists, ws.path_of(h.new_uri))
             return fileop.undoable(h.kind, text, "".join(mem.replacement), source, target)
         lines = await seen.lines(h.uri)
         if lines is None:
@@ -324,8 +347,11 @@ class Deciding:
         """Can the hunk's change be made again: is the text it replaces where it was?"""
         mem = self.st.hunks.get(h.id, h)
         if h.kind != "edit":
-            text = await seen.text(h.uri)
-            target = h.new_uri is not None and await asyncio.to_thread(os.path.lexists, self.st.ws.resolve(h.new_uri))
+            try:
+                text = await seen.text(h.uri)
+            except StetError:
+                return False
+            target = h.new_uri is not None and await asyncio.to_thread(safe.exists, self.st.ws.path_of(h.new_uri))
             return fileop.applicable(h.kind, text, h.old_text, "".join(mem.replacement), target)
         lines = await seen.lines(h.uri)
         if lines is None:
@@ -365,5 +391,5 @@ class Deciding:
         doc = self.st.doc(uri)
         if doc is not None:
             return doc.lines
-        text = await asyncio.to_thread(read_text, self.st.ws.resolve(uri))
+        text = await asyncio.to_thread(read_text, self.st.ws.path_of(uri))
         return None if text is None else split_lines(text)

@@ -5,20 +5,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from ..domain.anchor import LineIndex, at_with_context, locate, text_at
 from ..domain.hunks import Lines, Shifts, apply_edits
 from ..domain.model import Hunk, lines_of
+from ..domain.shapes import Range
 from ..domain.status import Status
 from ..domain.text import split_lines, text_range
 from ..domain.verdict import Verdict, classify
-from ..errors import StetError
+from ..errors import StetError, StoreUnavailable
 from ..faults import fault
 from ..store import EffectRow
-from ..workspace import fileops, owners
-from ..workspace.files import read_text, write_atomic
+from ..workspace import fileops, owners, safe
+from ..workspace.files import decode_text, read_text
 from ..workspace.locks import interprocess_lock
 from .config import APPLY_TIMEOUT, CONFIRM_TIMEOUT, new_id
 from .memory import Memory
@@ -31,6 +32,29 @@ log = logging.getLogger(__name__)
 Wanted = list[tuple[Hunk, dict]]
 # (first line, old lines, new lines, hunk) of an edit to make
 LineEdit = tuple[int, Lines, Lines, Hunk]
+# hunk id -> (the line its text should start at, that text, the hunk): what an edit must show
+Expected = dict[str, tuple[int, Lines, Hunk]]
+
+
+@dataclass
+class Why:
+    """What stood in an effect's way, for the developer: per stale hunk, and for the whole
+    effect when it waits to be tried again (a full disk)."""
+
+    stale: dict[str, str] = field(default_factory=dict)
+    waiting: str | None = None
+
+
+def _said(exc: OSError) -> str:
+    what = exc.strerror or str(exc)
+    return f"{exc.filename}: {what}" if exc.filename else what
+
+
+def _text_or_none(path: str) -> str | None:
+    try:
+        return read_text(path)
+    except (StetError, OSError):
+        return None
 
 
 class Effects:
@@ -41,16 +65,17 @@ class Effects:
         self.memory = memory
         # effect id -> the stamp of the file it just wrote (recorded with its outcome)
         self._written: dict[int, Stamp] = {}
+        # uri -> the buffer version an edit was sent against and taken, but not reported yet
+        self._unreported: dict[str, int | None] = {}
 
     async def run(self, effect: EffectRow) -> None:
         """Carry out one journaled effect, exactly once whatever happened before."""
         st = self.st
-        wanted: Wanted = []
         if effect.lsn > st.seen_lsn:
-            # Decided by another process after this one last looked (a CLI killed between its
-            # decision and its write, found by `stet watch`): memory must know the decision,
-            # or the hunks would look undecided and the effect be closed with nothing done.
+            # Decided by another process after this one last looked: judged against a stale
+            # memory, the hunk would seem undecided and its edit be closed as history.
             await self.memory.sync()
+        wanted: Wanted = []
         # A later decision about the same hunk already carried out on the file (a revert or an
         # apply replayed from a lost buffer would undo it): this edit is history, not work.
         # (Nothing later than this effect's own decision seen yet: no such decision to look for,
@@ -77,6 +102,7 @@ class Effects:
                 continue
             wanted.append((h, e))
         st.in_flight.update(h.id for h, _ in wanted)
+        why = Why()
         try:
             # Text edits first: a rename decided at the same time must move the edited file.
             edits = [(h, e) for h, e in wanted if h.kind == "edit"]
@@ -88,48 +114,67 @@ class Effects:
                 # Run again after a crash, the rename of this same effect may already have moved
                 # the file: its edits are then checked (and made) where the file is now.
                 where = await asyncio.to_thread(self._moved_by, effect, files)
-                results, complete, in_buffer = await self._on_disk(effect, edits, where)
+                results, complete, in_buffer = await self._on_disk(effect, edits, why, where)
             else:
                 results, complete, in_buffer = {}, True, False
             moves: list[tuple[str, str, str]] = []
             if files:
                 async with interprocess_lock(st.files_lock()):
-                    done, moves = await self._on_files(effect, files)
+                    done, moves, files_complete = await self._on_files(effect, files, why)
                 results.update(done)
-            await self._finish(effect, results, complete, in_buffer, moves)
+                complete = complete and files_complete
+            await self._finish(effect, results, complete, in_buffer, moves, why)
         finally:
             st.in_flight.difference_update(h.id for h, _ in wanted)
 
-    async def _on_files(self, effect: EffectRow, wanted: Wanted) -> tuple[dict[str, str], list[tuple[str, str, str]]]:
-        """Create, delete or rename files; returns verdicts and the uri moves renames made."""
+    async def _on_files(
+        self, effect: EffectRow, wanted: Wanted, why: Why
+    ) -> tuple[dict[str, str], list[tuple[str, str, str]], bool]:
+        """Create, delete or rename files; returns verdicts, the uri moves renames made, and
+        whether every operation was settled (False: one waits to be tried again)."""
         st = self.st
         results: dict[str, str] = {}
         moves: list[tuple[str, str, str]] = []
+        complete = True
         for h, e in wanted:
-            path = st.ws.resolve(e["uri"])
-            new_path = st.ws.resolve(e["newUri"]) if e.get("newUri") else None
-            doc = st.doc(h.uri)
-            if doc is not None and h.kind in ("delete", "rename") and effect.action != "revert":
-                on_disk = await asyncio.to_thread(read_text, path)
-                if on_disk != doc.text:  # the buffer holds unsaved work the operation would lose
-                    results[h.id] = "stale"
-                    continue
-            # The journal's before/after are relative to the action; fileops wants the hunk's own.
-            applying = effect.action != "revert"
-            old_text, new_text = (e["before"], e["after"]) if applying else (e["after"], e["before"])
-            verdict = await asyncio.to_thread(
-                fileops.settle, e["kind"], "apply" if applying else "revert", path, new_path, old_text, new_text
-            )
+            path = new_path = None
+            try:
+                path = st.ws.path_of(e["uri"])
+                new_path = st.ws.path_of(e["newUri"]) if e.get("newUri") else None
+                doc = st.doc(h.uri)
+                if doc is not None and h.kind in ("delete", "rename") and effect.action != "revert":
+                    on_disk = await asyncio.to_thread(read_text, path)
+                    if on_disk != doc.text:  # the buffer holds unsaved work the operation would lose
+                        results[h.id] = "stale"
+                        why.stale[h.id] = (
+                            "the editor's buffer holds unsaved work the operation would lose: save it first"
+                        )
+                        continue
+                # The journal's before/after are relative to the action; fileops wants the hunk's own.
+                applying = effect.action != "revert"
+                old_text, new_text = (e["before"], e["after"]) if applying else (e["after"], e["before"])
+                verdict, reason = await asyncio.to_thread(
+                    fileops.settle, e["kind"], "apply" if applying else "revert", path, new_path, old_text, new_text
+                )
+            except StetError as exc:  # a path Stet no longer takes (outside, .git, a symlink, not a file)
+                verdict, reason = "stale", exc.message
+            except OSError as exc:  # a full disk, a read-only file system: tried again later
+                log.warning("%s %s %s waits: %s", effect.action, h.kind, e["uri"], exc)
+                why.waiting = f"waiting to be carried out: {_said(exc)}"
+                complete = False
+                continue
             results[h.id] = verdict
+            if reason:
+                why.stale[h.id] = reason
             for p in (path, new_path):
                 if p:
-                    st.own_write(p, await asyncio.to_thread(read_text, p))
+                    st.own_write(p, await asyncio.to_thread(_text_or_none, p))
             if verdict == "done":
                 h.shows_new = applying
                 if h.kind == "rename":
                     pair = (e["uri"], e["newUri"]) if applying else (e["newUri"], e["uri"])
                     moves.append((*pair, h.id))
-        return results, moves
+        return results, moves, complete
 
     def _plan_edits(self, lines: list[str], wanted: Wanted) -> tuple[list[LineEdit], dict[str, Verdict]]:
         """Classify each edit against the content; returns (line edits to make, verdicts)."""
@@ -169,39 +214,53 @@ class Effects:
             end = ed[0] + len(ed[1])
         return kept, verdicts
 
-    async def _on_disk(self, effect: EffectRow, wanted: Wanted, where: str | None = None):
+    async def _on_disk(self, effect: EffectRow, wanted: Wanted, why: Why, where: str | None = None):
         # Other processes (the CLI, other windows) write files too: read, check and write under
         # one lock they all share, or two edits to one file at once could lose one of them.
         async with interprocess_lock(self.st.files_lock()):
-            return await self._on_disk_locked(effect, wanted, where)
+            for attempt in range(3):
+                try:
+                    return await self._on_disk_locked(effect, wanted, why, where)
+                except safe.Replaced:
+                    # Another program saved the file (a new file put in its place) between the
+                    # read and the write: nothing was written; read it again and decide again.
+                    if attempt == 2:
+                        raise
+            raise AssertionError("unreachable")
 
     def _moved_by(self, effect: EffectRow, files: Wanted) -> str | None:
         """The uri an apply effect's own rename already moved its file to (None: not moved)."""
         for _, e in files:
             if effect.action == "apply" and e["kind"] == "rename" and e["uri"] == effect.uri and e.get("newUri"):
                 try:
-                    src, dst = self.st.ws.resolve(e["uri"]), self.st.ws.resolve(e["newUri"])
+                    src, dst = self.st.ws.path_of(e["uri"]), self.st.ws.path_of(e["newUri"])
                 except StetError:
                     return None
-                if not os.path.lexists(src) and os.path.lexists(dst):
+                if not safe.exists(src) and safe.exists(dst):
                     return e["newUri"]
         return None
 
     async def _on_disk_locked(
-        self, effect: EffectRow, wanted: Wanted, where: str | None = None
+        self, effect: EffectRow, wanted: Wanted, why: Why, where: str | None = None
     ) -> tuple[dict[str, str], bool, bool]:
         st = self.st
         try:
-            path = st.ws.resolve(where or effect.uri)
-            text = await asyncio.to_thread(read_text, path)
+            path = st.ws.path_of(where or effect.uri)
+            found = await asyncio.to_thread(safe.read_file_identified, path)
+            text = None if found is None else decode_text(found[0], path)
         except StetError as exc:
-            # No longer a text file of the workspace (binary, not UTF-8, a folder, a symlink
-            # leading out): the text the edit expects is not there. Nothing is written.
+            # No longer a text file of the workspace (binary, not UTF-8, a folder, a FIFO, a
+            # symlink on the way): the text the edit expects is not there. Nothing is written.
             log.warning("cannot edit %s: %s", effect.uri, exc)
-            text = None
-        except OSError as exc:  # cannot be read now: the edit stays journaled, tried again later
-            log.warning("cannot read %s now: %s", effect.uri, exc)
-            return {}, False, False
+            why.stale.update({h.id: exc.message for h, _ in wanted})
+            return {h.id: "stale" for h, _ in wanted}, True, False
+        except OSError as exc:
+            if safe.is_transient(exc):  # cannot be read now: the edit stays journaled, tried again later
+                log.warning("cannot read %s now: %s", effect.uri, exc)
+                why.waiting = f"waiting to be written: {_said(exc)}"
+                return {}, False, False
+            why.stale.update({h.id: _said(exc) for h, _ in wanted})
+            return {h.id: "stale" for h, _ in wanted}, True, False
         if text is None:
             return {h.id: "stale" for h, _ in wanted}, True, False
         lines = split_lines(text)
@@ -213,11 +272,22 @@ class Effects:
             new_text = "".join(new_lines)
             st.own_write(path, new_text)
             try:
-                size, mtime = await asyncio.to_thread(write_atomic, path, new_text)
+                assert found is not None
+                size, mtime = await asyncio.to_thread(safe.write_file, path, new_text.encode("utf-8"), expect=found[1])
+            except safe.Replaced:
+                raise
+            except StetError as exc:  # a symlink or a FIFO put in its place, a hard link: nothing written
+                log.warning("cannot write %s: %s", path, exc)
+                why.stale.update({h.id: exc.message for h, _ in wanted})
+                return {h.id: "stale" for h, _ in wanted}, True, False
             except OSError as exc:
+                if not safe.is_transient(exc):
+                    why.stale.update({h.id: _said(exc) for h, _ in wanted})
+                    return {h.id: "stale" for h, _ in wanted}, True, False
                 # A full disk, a read-only file system: the decision is stored, the edit stays
-                # journaled and is tried again (at close, at the next start).
+                # journaled and is tried again (when the file next changes, at the next start).
                 log.warning("cannot write %s now: %s", path, exc)
+                why.waiting = f"waiting to be written: {_said(exc)}"
                 return {}, False, False
             fault("effect:after-write")
             others = [h for h in st.by_uri.get(effect.uri, {}).values() if h.id not in verdicts]
@@ -261,24 +331,40 @@ class Effects:
             (sl, sc), (el, ec) = text_range(doc.lines, start, len(src))
             rng = {"start": {"line": sl, "character": sc}, "end": {"line": el, "character": ec}}
             lsp_edits.append((rng, "".join(dst)))
-        fault("effect:before-write")
-        label = "Stet: undo change" if effect.action == "revert" else "Stet: apply accepted change"
-        try:
-            ok = await asyncio.wait_for(
-                st.editor.apply_edit(st.client_uri(effect.uri), doc.version, lsp_edits, label), APPLY_TIMEOUT
-            )
-        except (TimeoutError, Exception) as exc:  # the editor failed us: retry later
-            log.warning("applyEdit failed for %s: %s", effect.uri, exc)
-            ok = False
-        fault("effect:after-write")
-        unconfirmed = await self._confirm_in_buffer(effect.uri, expected) if ok else list(expected)
+        if doc.version is not None and self._unreported.get(effect.uri) == doc.version:
+            # The editor took an edit at this very version and has not reported it yet (no
+            # didChange since): sending it again could make it twice. Wait for the report.
+            taken, unconfirmed = True, await self._confirm_in_buffer(effect.uri, expected)
+        else:
+            taken, unconfirmed = await self._send(effect, doc.version, lsp_edits, expected)
+        if taken and unconfirmed:
+            self._unreported[effect.uri] = doc.version
+        else:
+            self._unreported.pop(effect.uri, None)
         for hid, (_line, _dst, h) in expected.items():
             if hid not in unconfirmed:
                 results[hid] = "done"
                 h.shows_new = effect.action != "revert"
         return results, not unconfirmed, True
 
-    async def _confirm_in_buffer(self, uri: str, expected: dict[str, tuple[int, Lines, Hunk]]) -> list[str]:
+    async def _send(
+        self, effect: EffectRow, version: int | None, lsp_edits: list[tuple[Range, str]], expected: Expected
+    ) -> tuple[bool, list[str]]:
+        """Send the edit to the editor: did it take it, and the hunks whose edit it has not shown yet."""
+        st = self.st
+        fault("effect:before-write")
+        label = "Stet: undo change" if effect.action == "revert" else "Stet: apply accepted change"
+        try:
+            ok = await asyncio.wait_for(
+                st.editor.apply_edit(st.client_uri(effect.uri), version, lsp_edits, label), APPLY_TIMEOUT
+            )
+        except (TimeoutError, Exception) as exc:  # the editor failed us: retry later
+            log.warning("applyEdit failed for %s: %s", effect.uri, exc)
+            ok = False
+        fault("effect:after-write")
+        return ok, (await self._confirm_in_buffer(effect.uri, expected) if ok else list(expected))
+
+    async def _confirm_in_buffer(self, uri: str, expected: Expected) -> list[str]:
         """Wait until the buffer shows each edit (editors may answer before their didChange)."""
         st = self.st
         loop = asyncio.get_running_loop()
@@ -321,8 +407,11 @@ class Effects:
         complete: bool,
         in_buffer: bool,
         moves: Sequence[tuple[str, str, str]] = (),
+        why: Why | None = None,
     ) -> None:
-        """Commit what the effect achieved: hunks applied or stale, files moved, the effect's state."""
+        """Commit what the effect achieved: hunks applied or stale (and why), files moved, the
+        effect's state; hunks whose effect waits to be tried again say why too."""
+        why = why or Why()
         st = self.st
         store = st.require_store()
         fault("effect:before-confirm")
@@ -363,13 +452,22 @@ class Effects:
                     # at restart): the old text is back now, so the hunk is found again.
                     to = Status.PENDING
                 r.line = mem.line
+                problem = why.stale.get(hid) if result == "stale" else None
                 if to is not None:
-                    r.status, r.version = to, r.version + 1
+                    r.status, r.version, r.problem = to, r.version + 1, problem
                     r.in_file = mem.in_file = True if to == Status.APPLIED else None
                     changed.append(r)
                 elif not changed_marks or changed_marks[-1] is not r:
                     placed.append(r)
-            await tx.save_hunks(placed)
+            await tx.save_hunks(placed)  # positions only
+            if not complete and why.waiting:
+                # The decision stands, its edit waits: say why on each hunk still waiting.
+                ids = [e["hunkId"] for e in effect.edits if e["hunkId"] not in results]
+                for hid, r in (await tx.hunks(ids)).items():
+                    if hid in st.hunks and r.problem != why.waiting and r.status in (Status.ACCEPTED, Status.APPLIED):
+                        r.problem = why.waiting
+                        r.line = st.hunks[hid].line
+                        changed.append(r)
             if changed or moves or changed_marks:
                 lsn = await tx.log(
                     new_id("fx-"), "effect", {"effect": effect.id, "hunkIds": [r.id for r in changed + changed_marks]}
@@ -428,8 +526,19 @@ class Effects:
                         continue  # the buffer holds it; settled at save, close or restart
                     if (effect.state == "unsaved" or effect.target == "buffer") and self._held_elsewhere(effect):
                         continue  # another live window's buffer holds it: that window settles it
-                    await self.run(effect)
+                    await self.run_guarded(effect)
                     fault("recover:after-effect")
+
+    async def run_guarded(self, effect: EffectRow) -> None:
+        """`run`, where nothing but a store that cannot be written stops the caller: one
+        effect that fails for a reason nobody foresaw stays journaled (tried again at the next
+        start) and is logged, and the others, the recovery and the server go on."""
+        try:
+            await self.run(effect)
+        except StoreUnavailable:
+            raise
+        except Exception:
+            log.exception("effect %s (%s %s) failed; it stays journaled", effect.id, effect.action, effect.uri)
 
     @staticmethod
     def _held_elsewhere(effect: EffectRow) -> bool:

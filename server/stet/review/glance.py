@@ -31,6 +31,7 @@ class Seen:
         "feedback",
         "id",
         "in_file",
+        "kept",
         "kind",
         "line",
         "message",
@@ -61,9 +62,11 @@ class Seen:
             self.message,
             self.feedback,
             in_file,
+            kept,
         ) = row
         self.status = BY_VALUE[status]
         self.in_file = None if in_file is None else bool(in_file)
+        self.kept = bool(kept)
 
     # Lines are split only for the hunks a command prints.
     @property
@@ -107,7 +110,7 @@ def glance(db_path: str, roots: list[str]) -> list[Seen] | None:
         if stamp is None:
             return None  # never judged as it is: recheck would read it
         try:
-            now = stat_of(ws.resolve(uri))
+            now = stat_of(ws.path_of(uri))
         except (StetError, OSError, ValueError):  # outside the workspace now, unreadable: recheck decides
             return None
         if now[:2] != stamp:

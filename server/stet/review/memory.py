@@ -13,6 +13,7 @@ from ..domain.model import Hunk
 from ..domain.status import Status, TransitionError, check
 from ..errors import StetError
 from ..store.tx import LaterHunks
+from ..workspace import safe
 from .config import new_id
 from .state import ReviewState
 
@@ -25,6 +26,7 @@ class Memory:
         self._sync_lock = asyncio.Lock()
         self._derive_lock = asyncio.Lock()
         self._derived: dict[str, tuple[Status, int, Status]] = {}
+        self._why: dict[str, str] = {}  # why relocation found a file operation stale
         self._in_file_dirty: dict[str, tuple[int, bool]] = {}  # hunk id -> (version, in file)
 
     async def sync(self, loaded: LaterHunks | None = None) -> set[str]:
@@ -61,7 +63,7 @@ class Memory:
         f = st.open.get(row.uri)
         if old is None:
             row.stored_line = row.line
-            row.shows_new = row.status == Status.APPLIED and row.in_file is not False
+            row.shows_new = row.shown_when_loaded()
             st.hunks[row.id] = row
             st.by_uri.setdefault(row.uri, {})[row.id] = row
             if f is None:
@@ -78,7 +80,18 @@ class Memory:
             if f is not None:
                 f.anchors.put(row.id, old)
         status_changed = old.status != row.status
-        for name in ("status", "feedback", "version", "decided_at", "applied_text", "lsn", "message", "task_id"):
+        for name in (
+            "status",
+            "feedback",
+            "version",
+            "decided_at",
+            "applied_text",
+            "lsn",
+            "message",
+            "task_id",
+            "problem",
+            "kept",
+        ):
             setattr(old, name, getattr(row, name))
         if f is None or row.status != Status.APPLIED or old.in_file is None:
             old.in_file = row.in_file
@@ -91,7 +104,7 @@ class Memory:
             return []
         if f is None:
             old.line = row.line
-            old.shows_new = row.status == Status.APPLIED and row.in_file is not False
+            old.shows_new = row.shown_when_loaded()
             old.tracked = False
         elif status_changed and (
             row.status in (Status.PENDING, Status.STALE) or (row.status == Status.APPLIED) != old.shows_new
@@ -116,13 +129,16 @@ class Memory:
         hunks: Iterable[Hunk],
         index: LineIndex | None = None,
         *,
+        blocked: str | None = None,
         buffer: bool = False,
     ) -> list[tuple[Hunk, Status]]:
         """Find each hunk's text in `lines` (None: the file does not exist); return the
         status changes that follow. An applied hunk's `in_file` is set from what is found
         (changes are queued to be stored, see `flush_derived`). With `buffer` (an open
         document's lines) a hunk found there is tracked from now on, and a tracked hunk's
-        own position is evidence before its context."""
+        own position is evidence before its context. `blocked` says why the file's path
+        cannot be used at all (a symlink on the way, not a file): no file operation can be
+        carried out there."""
         if index is None:
             index = LineIndex(lines) if lines is not None else None
         derived = []
@@ -134,11 +150,14 @@ class Memory:
             tracked = buffer and h.tracked
             if h.kind != "edit":
                 if h.status in (Status.PENDING, Status.STALE):
-                    ok = self._file_op_applicable(h, lines)
+                    why = blocked or self._file_op_blocked(h)
+                    ok = why is None and self._file_op_applicable(h, lines)
                     if ok and h.status == Status.STALE:
                         derived.append((h, Status.PENDING))
                     elif not ok and h.status == Status.PENDING:
                         derived.append((h, Status.STALE))
+                        if why:
+                            self._why[h.id] = why
                 elif h.status == Status.APPLIED:
                     self.set_in_file(h, self._file_op_in_place(h, lines))
                 continue
@@ -161,15 +180,25 @@ class Memory:
                     h.line, h.shows_new = found.line, False
                 h.tracked = buffer and found is not None
                 continue
-            if tracked and h.old and text_at(index.lines, h.old, h.line):
-                found = Found(h.line, "tracked")
-            else:
-                found = locate(index, h.old, h.line, h.ctx_before, h.ctx_after)
-            h.shows_new = False
+            found = None
+            if h.kept:
+                # The agent's text was left in the file for review: it is where to look first.
+                found = locate(index, h.replacement, h.line, h.ctx_before, h.ctx_after, trust_hint=False)
+                h.shows_new = found is not None
+                if h.status == Status.PENDING:
+                    self.set_in_file(h, found is not None)
+            if not found:
+                if tracked and h.old and text_at(index.lines, h.old, h.line):
+                    found = Found(h.line, "tracked")
+                else:
+                    found = locate(index, h.old, h.line, h.ctx_before, h.ctx_after)
+                h.shows_new = False
             if found:
                 moved.append((h.line, found.line - h.line))
                 h.line = found.line
                 h.tracked = buffer
+                if h.status == Status.STALE and h.problem and not buffer and self._edit_blocked(h):
+                    continue  # its text is there, but the file still cannot be rewritten (a hard link...)
                 if h.status == Status.STALE:
                     derived.append((h, Status.PENDING))
                 continue
@@ -190,7 +219,8 @@ class Memory:
         return derived
 
     def set_in_file(self, h: Hunk, there: bool) -> None:
-        """Record what the content says of an applied hunk; a change is queued to be stored."""
+        """Record what the content says of an applied hunk (or a kept one waiting for review:
+        is the agent's text there); a change is queued to be stored."""
         if h.in_file_state() != there or h.in_file is None:
             h.in_file = there
             if not self._in_file_dirty:  # one flush for a whole batch of marks
@@ -202,7 +232,7 @@ class Memory:
         text = None if lines is None else "".join(lines)
         try:
             source = text is not None
-            target = bool(h.new_uri) and os.path.lexists(self.st.ws.resolve(h.new_uri or ""))
+            target = bool(h.new_uri) and safe.exists(self.st.ws.path_of(h.new_uri or ""))
         except (StetError, OSError, ValueError):
             return False
         return fileop.undoable(h.kind, text, "".join(h.replacement), source, target)
@@ -212,10 +242,43 @@ class Memory:
         target = False
         if h.kind == "rename" and h.new_uri:
             try:
-                target = os.path.lexists(self.st.ws.resolve(h.new_uri))
+                target = safe.exists(self.st.ws.path_of(h.new_uri))
             except (StetError, OSError, ValueError):
                 return False
+        if h.kept:
+            # Left done in the files for review: done (shown) or still to do are both fine.
+            done = fileop.undoable(h.kind, text, h.new_text, text is not None, target)
+            h.shows_new = done
+            if h.status == Status.PENDING:
+                self.set_in_file(h, done)
+            if done:
+                return True
         return fileop.applicable(h.kind, text, h.old_text, h.new_text, target)
+
+    def _edit_blocked(self, h: Hunk) -> str | None:
+        """Why Stet still cannot rewrite the closed file of an edit it found stale with a problem."""
+        try:
+            return safe.cannot_rewrite(self.st.ws.path_of(h.uri))
+        except StetError as exc:
+            return exc.message
+
+    def _file_op_blocked(self, h: Hunk) -> str | None:
+        """Why the place a file operation would put a file cannot take one (a symlink or a
+        file on the way, a path Stet refuses); None when nothing is in the way."""
+        for uri in (h.new_uri,) if h.kind == "rename" else (h.uri,) if h.kind == "create" else ():
+            if not uri:
+                continue
+            try:
+                path = self.st.ws.path_of(uri)
+                parent = os.path.dirname(path)
+                while not safe.exists(parent):  # the first folder on the way that exists
+                    parent = os.path.dirname(parent)
+                os.close(safe.open_folder(parent, final=False))
+            except StetError as exc:
+                return exc.message
+            except OSError as exc:
+                return exc.strerror or str(exc)
+        return None
 
     def derive(self, changes: list[tuple[Hunk, Status]]) -> None:
         """Queue status changes that follow from content; they are written with a
@@ -248,7 +311,9 @@ class Memory:
                 seen = {r.id for r, _ in ok}
                 for hid, (version, there) in marks.items():
                     r = rows.get(hid)
-                    if r is None or hid in seen or r.status != Status.APPLIED or r.version != version:
+                    if r is None or hid in seen or not (r.status == Status.APPLIED or r.kept_pending):
+                        continue
+                    if r.version != version:
                         continue
                     if r.in_file is not None and r.in_file == there:
                         continue
@@ -261,6 +326,7 @@ class Memory:
                     if status is not None:
                         r.status, r.version = status, r.version + 1
                         r.in_file = None
+                        r.problem = self._why.pop(r.id, None) if status == Status.STALE else None
                     else:  # derived, like a position: no new version
                         r.in_file = marks[r.id][1]
                     r.lsn = lsn

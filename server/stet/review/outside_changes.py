@@ -69,7 +69,7 @@ class OutsideChanges:
             if uri in st.open:
                 continue  # the editor's buffer is what counts while it is open
             try:
-                path = st.ws.resolve(uri)
+                path = st.ws.path_of(uri)
                 text = await asyncio.to_thread(read_text, path)
             except Exception:
                 todo.add(uri)
@@ -92,15 +92,19 @@ class OutsideChanges:
             hunks = [h for h in st.by_uri.get(uri, {}).values() if h.status in OPEN or h.status == Status.APPLIED]
             if not hunks or uri in st.open:
                 continue
+            blocked = None
             try:
-                path = st.ws.resolve(uri)
+                path = st.ws.path_of(uri)
                 size, mtime = await asyncio.to_thread(stat_of, path)  # before reading: a later change shows
                 text = await asyncio.to_thread(read_text, path)
                 stamps.append((uri, size, mtime, text_hash(text)))
             except Exception as exc:  # unreadable now: treat like a missing file
                 log.warning("cannot read %s: %s", uri, exc)
                 text = None
-            derived.extend(self.memory.relocate(None if text is None else split_lines(text), hunks))
+                # A symlink on the way, a FIFO, a file where a folder should be: no file
+                # operation can be carried out there either.
+                blocked = getattr(exc, "message", None) or str(exc)
+            derived.extend(self.memory.relocate(None if text is None else split_lines(text), hunks, blocked=blocked))
         if derived:
             self.memory.derive(derived)
         await self.memory.flush_derived()

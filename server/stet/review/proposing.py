@@ -39,6 +39,22 @@ def _overlap(a: int, a_len: int, b: int, b_len: int) -> bool:
     return a < b + b_len and b < a + a_len
 
 
+def _bytes(text: str | None) -> int:
+    return 0 if text is None else len(text.encode("utf-8", "surrogatepass"))
+
+
+def _stored_size(
+    hunks: list[Hunk], pid: str, task_id: str | None, agent: str | None, message: str | None, files: Iterable[str]
+) -> int:
+    """What a proposal makes Stet store, in bytes: every hunk's texts and context, the message
+    (once), the ids and the op log entry naming the files."""
+    size = _bytes(message) + _bytes(agent) + 2 * (_bytes(pid) + _bytes(task_id)) + sum(_bytes(f) for f in files)
+    for h in hunks:
+        size += _bytes(h.old_text) + _bytes(h.new_text) + _bytes(h.uri) + _bytes(h.new_uri) + 64
+        size += sum(_bytes(c) for c in (*h.ctx_before, *h.ctx_after))
+    return size
+
+
 def _sha(data: object) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
@@ -80,11 +96,11 @@ class Proposing:
         )
         if size > limits.max_bytes:
             raise TooLarge(f"the proposal carries {size} bytes of text; the limit is {limits.max_bytes}")
-        changes = [self._normalized(c) for c in changes]  # refuses the whole proposal if any uri is outside
+        changes = [self.normalized(c) for c in changes]  # refuses the whole proposal if any uri is outside
         edit_hash = edit_hash or _sha([_canonical(c) for c in changes])
         existing = await store.proposal(proposal_id)
         if existing is not None and existing["edit_hash"] == edit_hash:
-            return self._proposal_answer(proposal_id, await self._propose_result(proposal_id))
+            return self.answer(proposal_id, await self._propose_result(proposal_id))
         async with st.op_lock:
             texts = await self._texts({u for c in changes for u in (c.uri, getattr(c, "new_uri", None)) if u})
 
@@ -121,6 +137,12 @@ class Proposing:
             ]
             if len(new_hunks) > limits.max_hunks:
                 raise TooLarge(f"the proposal makes {len(new_hunks)} hunks; the limit is {limits.max_hunks}")
+            stored = _stored_size(new_hunks, proposal_id, task_id, agent, message, planned.results)
+            if stored > limits.max_bytes:
+                raise TooLarge(
+                    f"the proposal would make Stet store {stored} bytes (its hunks' old and new text and context, "
+                    f"its message and ids); the limit is {limits.max_bytes}"
+                )
             async with store.write() as tx:
                 existing = await tx.proposal(proposal_id)
                 if existing is not None:
@@ -141,7 +163,7 @@ class Proposing:
                             extra["rejectedBefore"] = [h.id for h in rejected]
                     if repeated_ids:
                         extra["repeated"] = repeated_ids
-                    replaced = await self._superseded_by(tx, new_hunks, task_id)
+                    replaced = await self.superseded_by(tx, new_hunks, task_id)
                     result = {"hunkIds": [h.id for h in new_hunks], "superseded": [h.id for h in replaced], **extra}
                     lsn = await tx.log(
                         f"propose/{proposal_id}",
@@ -164,9 +186,9 @@ class Proposing:
                 loaded = tx.hunks_since_at_commit(st.seen_lsn)
             fault("propose:after-commit")
             await self.memory.sync(loaded)
-        return self._proposal_answer(proposal_id, result)
+        return self.answer(proposal_id, result)
 
-    async def _superseded_by(self, tx: Tx, new_hunks: list[Hunk], task_id: str | None) -> list[Hunk]:
+    async def superseded_by(self, tx: Tx, new_hunks: list[Hunk], task_id: str | None) -> list[Hunk]:
         """Pending hunks of the same task whose old text a new hunk touches: the agent changed
         its mind about them. They are marked superseded, never merged with the new ones."""
         if task_id is None:
@@ -174,6 +196,8 @@ class Proposing:
         older = await tx.hunks_where(task_id=task_id, statuses=[Status.PENDING])
         replaced = []
         for old in older:
+            if old.kept:
+                continue  # its text is in the file: only a capture of that file may replace it
             mem = self.st.hunks.get(old.id)
             line = mem.line if mem is not None else old.line
             for new in new_hunks:
@@ -193,9 +217,9 @@ class Proposing:
         existing = await self.st.require_store().proposal(proposal_id)
         if existing is None or existing["edit_hash"] != edit_hash:
             return None
-        return self._proposal_answer(proposal_id, await self._propose_result(proposal_id))
+        return self.answer(proposal_id, await self._propose_result(proposal_id))
 
-    def _proposal_answer(self, proposal_id: str, result: dict | None = None) -> dict:
+    def answer(self, proposal_id: str, result: dict | None = None) -> dict:
         """The proposal's hunks; with a task, also the earlier hunks of that task it repeated:
         `rejectedBefore` those the developer rejected (their feedback says why), including
         this proposal's own, and `alreadyProposed` the others, which were not created again."""
@@ -215,7 +239,7 @@ class Proposing:
             "rejectedBefore": [h.state() for h in refused],
         }
 
-    def _normalized(self, c: Change) -> Change:
+    def normalized(self, c: Change) -> Change:
         uri_of = self.st.uri_of
         if isinstance(c, TextChange):
             return TextChange(uri_of(c.uri), c.version, c.edits)
@@ -233,5 +257,5 @@ class Proposing:
         out: dict[str, str | None] = {}
         for uri in uris:
             doc = self.st.doc(uri)
-            out[uri] = doc.text if doc is not None else await asyncio.to_thread(read_text, self.st.ws.resolve(uri))
+            out[uri] = doc.text if doc is not None else await asyncio.to_thread(read_text, self.st.ws.path_of(uri))
         return out

@@ -56,7 +56,7 @@ class Recheck:
         for uri in uris:
             old = stamps.get(uri)
             try:
-                path = self.st.ws.resolve(uri)
+                path = self.st.ws.path_of(uri)
                 now = stat_of(path)
             except (StetError, OSError):
                 changed.append(uri)
@@ -65,7 +65,7 @@ class Recheck:
                 continue
             try:
                 digest = hash_of(path)
-            except OSError:
+            except (StetError, OSError):  # a symlink or a FIFO now: judged again (and found blocked)
                 changed.append(uri)
                 continue
             if old is not None and old[2] == digest:

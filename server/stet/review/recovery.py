@@ -57,7 +57,7 @@ class Recovery:
         folders = set()
         for uri in st.by_uri:
             try:
-                folders.add(os.path.dirname(st.ws.resolve(uri)))
+                folders.add(os.path.dirname(st.ws.path_of(uri)))
             except Exception:
                 continue
         # Under the files lock: a temp file of another process's write in progress is not a leftover.

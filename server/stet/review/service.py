@@ -24,6 +24,7 @@ from ..domain.status import Status
 from ..errors import StetError
 from ..store import Store
 from ..workspace.paths import Workspace
+from .capturing import Capturing
 from .config import Editor, Limits
 from .deciding import Deciding
 from .documents import ContentChange, Documents
@@ -53,6 +54,7 @@ class Review:
         self.proposing = Proposing(st, self.memory)
         self.deciding = Deciding(st, self.memory, self.effects)
         self.documents = Documents(st, self.memory, self.effects, self.outside)
+        self.capturing = Capturing(st, self.memory, self.proposing, self.outside)
         self.recheck = Recheck(st, self.outside)
         self.recovery = Recovery(st, self.memory, self.effects, self.recheck)
 
@@ -147,7 +149,13 @@ class Review:
         return changed | await self.recheck.changed_files()
 
     async def recover(self) -> dict:
-        return await self.recovery.recover()
+        result = await self.recovery.recover()
+        await self.finish_captures()
+        return result
+
+    async def finish_captures(self) -> int:
+        """Finish the restore journals of captures a crash interrupted (any process may)."""
+        return await self.capturing.finish_open()
 
     async def checkpoint(self, uris: Iterable[str] | None = None) -> int:
         return await self.memory.checkpoint(uris)
@@ -183,6 +191,21 @@ class Review:
         return await self.proposing.propose(
             proposal_id, changes, task_id, agent, message, edit_hash=edit_hash, already_in=already_in
         )
+
+    async def proposal_record(self, proposal_id: str) -> dict | None:
+        """A proposal's own record (task, agent, its whole message, when it came), None if unknown."""
+        return await self.state.require_store().proposal_record(proposal_id)
+
+    async def capture(
+        self,
+        capture_id: str,
+        changes: builtins.list[Change],
+        bases: dict[str, str | None],
+        now: dict[str, str | None],
+        **options,
+    ) -> dict:
+        """An agent's edits already in the files: proposed, and the baseline put back (see Capturing)."""
+        return await self.capturing.capture(capture_id, changes, bases, now, **options)
 
     async def replay(self, proposal_id: str, edit_hash: str) -> dict | None:
         return await self.proposing.replay(proposal_id, edit_hash)

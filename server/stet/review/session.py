@@ -26,6 +26,8 @@ async def open_review(
     *,
     limits: Limits | None = None,
     recover_later: bool = False,
+    create: bool = True,
+    quarantine: bool = True,
 ) -> Opened:
     """Open the store at `db_path` for the workspace `roots` and load the review.
 
@@ -33,16 +35,20 @@ async def open_review(
     server) the caller runs `review.recover()` when its editor is ready; otherwise (the CLI,
     MCP) the review is loaded from the store, the journaled edits of closed files are
     finished and the hunks of files changed since Stet last looked are judged again, so
-    what this process reports is true without a server running. Raises StoreUnavailable."""
+    what this process reports is true without a server running. `create` and `quarantine`
+    are Store.open's: a command passes `create` only when it may make a store, `quarantine`
+    only when it may move a damaged one aside. Raises StoreUnavailable."""
     review = Review(Workspace(roots), editor or NoEditor(), on_change or _nobody, limits)
-    opened = await Store.open(db_path)
+    opened = await Store.open(db_path, create=create, quarantine=quarantine)
     review.state.store = opened.store
     opened.store.known = review.state.hunks  # rows read again share what memory holds
+    review.ws.keep_out_store(opened.store.path)
     notice = opened.notice
     if not recover_later:
         try:
             await review.sync()
             try:
+                await review.finish_captures()  # a capture killed before its files were restored
                 await review.finish_journaled()
                 await review.recheck.changed_files()
             except StoreUnavailable as exc:  # the review can still be read; say why it may lag

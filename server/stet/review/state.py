@@ -116,7 +116,7 @@ class ReviewState:
         doc = self.doc(uri)
         if doc is not None:
             return doc.text.encode("utf-8", "surrogatepass")
-        return await asyncio.to_thread(read_bytes, self.ws.resolve(uri))
+        return await asyncio.to_thread(read_bytes, self.ws.path_of(uri))
 
     def client_uri(self, uri: str) -> str:
         f = self.open.get(uri)

@@ -13,7 +13,7 @@ import asyncio
 import logging
 import os
 
-from ..errors import StetError
+from ..errors import StetError, StoreLost
 from ..review import Review
 from .stopping import cancel_and_wait
 
@@ -44,6 +44,7 @@ class Follower:
                 store = self.review.store
                 if store is None:
                     return
+                await store.check()  # a deleted store is noticed (and said) within one interval
                 version = await store.data_version()
                 if version != last:
                     if last is not None:
@@ -53,6 +54,8 @@ class Follower:
                 failures = 0
             except asyncio.CancelledError:
                 raise
+            except StoreLost:
+                return  # said once by the store (on_lost); nothing more to follow
             except Exception as exc:  # a closed or unavailable store, or a bug: back off, keep following
                 failures += 1
                 if failures in (1, 10, 100):

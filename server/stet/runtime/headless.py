@@ -9,6 +9,7 @@ import asyncio
 import logging
 import os
 
+from ..errors import StoreLost
 from ..review import Review
 from .follow import Follower
 from .inbox import Inbox, inbox_folder
@@ -45,6 +46,9 @@ class Headless:
                     # Other processes' decisions and their journaled edits; files changed since.
                     await self.review.finish_journaled()
                     await self.review.refresh()
+                except StoreLost as exc:  # nothing more can be acknowledged: say so and stop
+                    log.error("stet watch: %s", exc.message)
+                    raise
                 except Exception as exc:  # keep serving: the next round tries again
                     log.warning("stet watch: %s", exc)
                 self.rounds += 1

@@ -9,6 +9,13 @@ between the two only means the file is proposed again (a no-op) at the next star
 Only complete files are read: temp and hidden names are ignored (write `ID.patch.tmp`, then
 rename), events are debounced, and a file that does not parse is retried once after a short
 delay (it may still have been being written), then failed.
+
+The inbox is a door anyone who can write into the workspace can knock on, so it trusts
+nothing it finds: its folders are reached without following symlinks (a symlinked inbox,
+`done/` or `failed/` is refused, never written or moved into), a file is read off the event
+loop only if it is a regular file (opened with O_NOFOLLOW | O_NONBLOCK: a FIFO or a symlink
+to one cannot block it, a device cannot feed it forever) no larger than twice the proposal
+limit, and its folders are created 0700.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from ..domain import patches
 from ..errors import InvalidParams, StetError, StoreUnavailable
 from ..faults import fault
 from ..review import Review
-from ..workspace.files import write_atomic
+from ..workspace import safe
 
 log = logging.getLogger(__name__)
 
@@ -52,9 +59,10 @@ class Unparsable(Exception):
 
 
 class Inbox:
-    def __init__(self, folder: str, review: Review):
+    def __init__(self, folder: str, review: Review, warn=None):
         self.folder = folder
         self.review = review
+        self.warn = warn or (lambda message: log.warning("%s", message))
         self.done = os.path.join(folder, "done")
         self.failed = os.path.join(folder, "failed")
         self._timers: dict[str, asyncio.TimerHandle] = {}
@@ -64,11 +72,15 @@ class Inbox:
         self.ingested = 0
 
     async def start(self, watcher) -> None:
+        """Make the folders (0700) and watch; raises SymlinkOnPath / NotAFile / OSError when
+        the inbox cannot be used safely (then it is not used at all)."""
         for folder in (self.folder, self.done, self.failed):
-            os.makedirs(folder, exist_ok=True)
+            safe.private_folder(folder)
         watcher.watch(self.folder, self._on_event)
         # Scanned after the watch is in place, so a file arriving now is seen one way or the other.
-        for name in sorted(os.listdir(self.folder)):  # what arrived while no server ran
+        with safe.folder(self.folder) as fd:
+            names = sorted(os.listdir(fd))
+        for name in names:  # what arrived while no server ran
             self._schedule(name, 0)
 
     def stop(self) -> None:
@@ -109,25 +121,41 @@ class Inbox:
         """Ingest every file waiting now, once (no watching, no retry: `stet doctor --fix`).
         Returns the names left in place because they do not parse (yet)."""
         for folder in (self.folder, self.done, self.failed):
-            os.makedirs(folder, exist_ok=True)
+            safe.private_folder(folder)
+        with safe.folder(self.folder) as fd:
+            names = sorted(os.listdir(fd))
         left = []
-        for name in sorted(os.listdir(self.folder)):
+        for name in names:
             if is_candidate(name) and not await self._process(name, retry=False):
                 left.append(name)
         return left
 
+    def _read(self, name: str, limit: int | None = None) -> bytes | None:
+        """The file's bytes (None: gone), read without following a symlink or blocking."""
+        limit = limit or 2 * self.review.state.limits.max_bytes
+        with safe.folder(self.folder) as fd:
+            opened = safe.open_file(fd, name, os.path.join(self.folder, name))
+            if opened is None:
+                return None
+            file_fd, st = opened
+            try:
+                return safe.read_open(file_fd, st, name, limit)
+            finally:
+                os.close(file_fd)
+
     async def _process(self, name: str, retry: bool = True) -> bool:
         """Ingest one file; False when it was left in place (does not parse, not retried)."""
         async with self._lock:
-            path = os.path.join(self.folder, name)
             try:
-                with open(path, "rb") as f:
-                    data = f.read()
-            except FileNotFoundError:
-                return True  # another server took it
+                data = await asyncio.to_thread(self._read, name)
+            except StetError as exc:  # a symlink, a FIFO, a device, too large: never read
+                await self._fail(name, f"{exc.message}: the inbox takes regular files only")
+                return True
             except OSError as exc:
                 await self._fail(name, f"cannot read the file: {exc.strerror or exc}")
                 return True
+            if data is None:
+                return True  # another server took it
             stem, kind = name.rsplit(".", 1)
             try:
                 text = self._parse(kind, data)
@@ -158,9 +186,9 @@ class Inbox:
             fault("inbox:after-propose")
             self._attempts.pop(name, None)
             self.ingested += 1
-            self._move(name, self.done)
+            await asyncio.to_thread(self._move, name, self.done)
             if kind == "patch":
-                self._move(stem + META, self.done)
+                await asyncio.to_thread(self._move, stem + META, self.done)
             return True
 
     @staticmethod
@@ -196,12 +224,13 @@ class Inbox:
 
     def _meta(self, stem: str) -> dict:
         """The sidecar ID.meta.json of a patch: {"taskId"?, "agent"?, "message"?} (strings)."""
-        path = os.path.join(self.folder, stem + META)
-        try:
-            with open(path, "rb") as f:
-                data = json.loads(f.read().decode("utf-8"))
-        except FileNotFoundError:
-            return {}
+        try:  # like the proposal itself: a regular file only, never followed or waited on
+            raw = self._read(stem + META, limit=1 << 20)
+            if raw is None:
+                return {}
+            data = json.loads(raw.decode("utf-8"))
+        except StetError as exc:
+            raise InvalidParams(f"{stem + META}: {exc.message}: the inbox takes regular files only") from None
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise InvalidParams(f"{stem + META}: not a JSON object: {exc}") from None
         if not isinstance(data, dict) or set(data) - {"taskId", "agent", "message"}:
@@ -211,18 +240,37 @@ class Inbox:
         return data
 
     def _move(self, name: str, folder: str) -> None:
+        """Move the entry `name` (whatever it is: a symlink moves as a symlink) into `folder`,
+        both folders reached without symlinks and checked again just before the rename."""
         try:
-            os.replace(os.path.join(self.folder, name), os.path.join(folder, name))
+            with safe.folder(self.folder) as src, safe.folder(folder) as dst:
+                if safe.entry(src, name) is None:
+                    return  # another server moved it first
+                safe.recheck(src, self.folder)
+                safe.recheck(dst, folder)
+                os.replace(name, name, src_dir_fd=src, dst_dir_fd=dst)
         except FileNotFoundError:
             pass  # another server moved it first
+        except (StetError, OSError) as exc:
+            self.warn(f"Stet's inbox cannot move {name} into {folder}: {getattr(exc, 'message', exc)}")
 
     async def _fail(self, name: str, why: str) -> None:
         log.warning("inbox: %s failed: %s", name, why)
         self._attempts.pop(name, None)
         stem = name.rsplit(".", 1)[0]
-        if not os.path.exists(os.path.join(self.folder, name)):
+        with safe.folder(self.folder) as fd:
+            if safe.entry(fd, name) is None:
+                return
+        try:
+            await asyncio.to_thread(
+                safe.write_file,
+                os.path.join(self.failed, stem + ".error"),
+                (why.rstrip() + "\n").encode("utf-8"),
+                fresh=True,
+            )
+        except (StetError, OSError) as exc:
+            self.warn(f"Stet's inbox cannot record why {name} failed: {getattr(exc, 'message', exc)}")
             return
-        await asyncio.to_thread(write_atomic, os.path.join(self.failed, stem + ".error"), why.rstrip() + "\n")
-        self._move(name, self.failed)
+        await asyncio.to_thread(self._move, name, self.failed)
         if name.endswith(".patch"):
-            self._move(stem + META, self.failed)
+            await asyncio.to_thread(self._move, stem + META, self.failed)

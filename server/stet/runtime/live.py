@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
+from ..errors import StetError
 from ..review import Review
 from .follow import Follower
 from .inbox import Inbox, inbox_folder
@@ -14,8 +16,10 @@ log = logging.getLogger(__name__)
 
 
 class Live:
-    def __init__(self, review: Review):
+    def __init__(self, review: Review, warn: Callable[[str], None] | None = None):
         self.review = review
+        # How a running process tells its user something went wrong in the background.
+        self.warn = warn or (lambda message: log.warning("%s", message))
         self.follower = Follower(review)
         self.watcher: Watcher | None = None
         self.inbox: Inbox | None = None
@@ -36,10 +40,13 @@ class Live:
         self.outside.start()
         folder = inbox_folder(store.path)
         try:
-            self.inbox = Inbox(folder, self.review)
+            self.inbox = Inbox(folder, self.review, self.warn)
             await self.inbox.start(self.watcher)
-        except OSError as exc:
-            log.warning("the inbox %s cannot be used: %s", folder, exc)
+        except (StetError, OSError) as exc:
+            self.warn(
+                f"Stet's inbox {folder} is not used: {getattr(exc, 'message', None) or exc}. "
+                "Make it a real folder (not a symlink) and restart Stet to use it."
+            )
             self.inbox = None
 
     async def stop(self) -> None:

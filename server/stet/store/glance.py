@@ -10,7 +10,9 @@ quarantines and explains.
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 from urllib.parse import quote
 
 from .schema import SCHEMA_VERSION
@@ -19,9 +21,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+# A hunk's message is its proposal's, stored once there (older hunks keep their own copy).
 HUNK_FIELDS = (
-    "id, proposal_id, task_id, seq, uri, kind, new_uri, status, line, old_text, new_text, "
-    "applied_text, message, feedback, in_file"
+    "h.id, h.proposal_id, h.task_id, h.seq, h.uri, h.kind, h.new_uri, h.status, h.line, h.old_text, "
+    "h.new_text, h.applied_text, COALESCE(h.message, p.message), h.feedback, h.in_file, h.kept"
 )
 
 
@@ -43,10 +46,13 @@ class Look:
 
 
 def look(path: str, busy_timeout_ms: int = 10000) -> Look | None:
-    """Read the store at `path` without writing to it; None when it cannot be read that way."""
+    """Read the store at `path` without writing to it; None when it cannot be read that way
+    (a symlink included: the full open refuses it and says why)."""
     try:
+        if stat.S_ISLNK(os.lstat(path).st_mode):
+            return None
         conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, isolation_level=None)
-    except sqlite3.Error:
+    except (sqlite3.Error, OSError):
         return None
     try:
         conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
@@ -55,7 +61,9 @@ def look(path: str, busy_timeout_ms: int = 10000) -> Look | None:
         if [r[0] for r in conn.execute("PRAGMA quick_check")] != ["ok"]:
             return None
         conn.execute("BEGIN")  # one snapshot for the three reads
-        hunks = conn.execute(f"SELECT {HUNK_FIELDS} FROM hunks").fetchall()
+        hunks = conn.execute(
+            f"SELECT {HUNK_FIELDS} FROM hunks h LEFT JOIN proposals p ON p.id = h.proposal_id"
+        ).fetchall()
         effects = conn.execute(
             "SELECT id, uri, state, target, owner FROM effects WHERE state IN ('pending', 'unsaved')"
         ).fetchall()

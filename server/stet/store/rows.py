@@ -23,7 +23,7 @@ _S = TypeVar("_S", str, str | None)
 
 HUNK_COLUMNS = (
     "id, proposal_id, task_id, seq, uri, kind, new_uri, status, line, old_text, new_text, "
-    "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, in_file"
+    "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, in_file, problem, kept"
 )
 
 
@@ -63,10 +63,12 @@ def hunk_from_row(r: Any, shared: Shared | None = None) -> Hunk:
         proposal_id, kind, old, new = k.proposal_id, k.kind, k.old, k.new
         ctx_before, ctx_after = k.ctx_before, k.ctx_after
         uri = k.uri if k.uri == r[4] else one(r[4])
+        message = k.message if r[14] is None else r[14]  # the proposal's, which never changes
     else:
         proposal_id, kind, uri = one(r[1]), one(r[5]), one(r[4])
         old, new = shared.lines(r[9]), shared.lines(r[10])
         ctx_before, ctx_after = shared.context(r[11]), shared.context(r[12])
+        message = r[14]
     return Hunk(
         id=r[0],
         proposal_id=proposal_id,
@@ -82,12 +84,14 @@ def hunk_from_row(r: Any, shared: Shared | None = None) -> Hunk:
         ctx_before=ctx_before,
         ctx_after=ctx_after,
         applied_text=None if r[13] is None else lines_of(r[13]),
-        message=r[14],
+        message=message,
         feedback=r[15],
         version=r[16],
         decided_at=r[17],
         lsn=r[18],
         in_file=None if r[19] is None else bool(r[19]),
+        problem=r[20],
+        kept=bool(r[21]),
     )
 
 
@@ -107,12 +111,14 @@ def hunk_values(h: Hunk) -> Row:
         json.dumps(h.ctx_before),
         json.dumps(h.ctx_after),
         None if h.applied_text is None else "".join(h.applied_text),
-        h.message,
+        None,  # the message is the proposal's, stored once there (see `with_messages`)
         h.feedback,
         h.version,
         h.decided_at,
         h.lsn,
         None if h.in_file is None else int(h.in_file),
+        h.problem,
+        int(h.kept),
     )
 
 
@@ -144,6 +150,20 @@ OP_BY_ID = "SELECT lsn, op_id, kind, args, result, at FROM oplog WHERE op_id = ?
 
 def op_row(r: Any) -> OpRow:
     return OpRow(r[0], r[1], r[2], json.loads(r[3]), json.loads(r[4]) if r[4] else None, r[5])
+
+
+def with_messages(raw: sqlite3.Connection, hunks: list[Hunk], cache: dict[str, str | None]) -> None:
+    """Give each hunk its proposal's message: one string per proposal, shared by its hunks
+    (stored once, in `proposals`; hunks stored before that keep their own copy)."""
+    missing = sorted({h.proposal_id for h in hunks if h.message is None and h.proposal_id not in cache})
+    for i in range(0, len(missing), 500):
+        chunk = missing[i : i + 500]
+        marks = ", ".join("?" * len(chunk))
+        for pid, message in raw.execute(f"SELECT id, message FROM proposals WHERE id IN ({marks})", chunk):
+            cache[pid] = message
+    for h in hunks:
+        if h.message is None:
+            h.message = cache.get(h.proposal_id)
 
 
 def hunk_rows(raw: sqlite3.Connection, ids: list[str]) -> list[Row]:

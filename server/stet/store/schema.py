@@ -121,6 +121,47 @@ MIGRATIONS: list[list[str]] = [
             hash TEXT
         )""",
     ],
+    # 5: why a hunk's decision could not be carried out (shown to the developer, explained by doctor);
+    # a proposal's message stored once (in proposals), not once per hunk.
+    [
+        "ALTER TABLE hunks ADD COLUMN problem TEXT",
+        # A proposal's message is stored once, in proposals: drop the copies hunks carried.
+        "UPDATE hunks SET message = NULL WHERE message IS NOT NULL AND message = "
+        "(SELECT p.message FROM proposals p WHERE p.id = hunks.proposal_id)",
+    ],
+    # 6: capture. A hunk may be `kept`: the agent wrote its new text into the file itself and
+    # it was left there for review. Snapshots record files before an agent touches them (the
+    # content lives in .stet/snapshots/, by hash). A capture's restore journal: which files
+    # get their baseline back, finished by any process that opens the store.
+    [
+        "ALTER TABLE hunks ADD COLUMN kept INTEGER NOT NULL DEFAULT 0",
+        """CREATE TABLE snapshot_sets (
+            task_key TEXT PRIMARY KEY,
+            whole INTEGER NOT NULL,
+            consumed TEXT NOT NULL DEFAULT '[]',
+            lsn INTEGER NOT NULL,
+            at TEXT NOT NULL
+        )""",
+        """CREATE TABLE snapshots (
+            task_key TEXT NOT NULL REFERENCES snapshot_sets(task_key),
+            uri TEXT NOT NULL,
+            hash TEXT,
+            agent_hash TEXT,
+            lsn INTEGER NOT NULL,
+            at TEXT NOT NULL,
+            PRIMARY KEY (task_key, uri)
+        )""",
+        """CREATE TABLE captures (
+            id TEXT PRIMARY KEY,
+            lsn INTEGER NOT NULL,
+            state TEXT NOT NULL,
+            restores TEXT NOT NULL,
+            cleanup TEXT,
+            outcome TEXT,
+            at TEXT NOT NULL
+        )""",
+        "CREATE INDEX captures_open ON captures(state)",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -14,16 +14,29 @@ import json
 import os
 import shutil
 import sqlite3
+import stat
 import time
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import aiosqlite
 
 from ..domain.model import Hunk
 from ..domain.shapes import JSON
-from ..errors import StoreUnavailable
-from .rows import HUNK_COLUMNS, OP_BY_ID, EffectRow, OpRow, Params, Row, Shared, hunk_from_row, op_row
+from ..errors import StoreLost, StoreUnavailable
+from .identity import Identity
+from .rows import (
+    HUNK_COLUMNS,
+    OP_BY_ID,
+    EffectRow,
+    OpRow,
+    Params,
+    Row,
+    Shared,
+    hunk_from_row,
+    op_row,
+    with_messages,
+)
 from .schema import MIGRATIONS, SCHEMA_VERSION
 from .tx import Tx, on_thread, unavailable
 
@@ -41,31 +54,88 @@ def _is_corrupt(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.DatabaseError) and getattr(exc, "sqlite_errorname", "") in _CORRUPT
 
 
-def quarantine(path: str) -> str:
+def _kind_of(path: str) -> str:
+    """ "missing", "empty", "sqlite" (the SQLite header is there) or "other"; read without
+    following a symlink or blocking on a FIFO."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return "missing"
+    except OSError:
+        return "other"  # a symlink, a folder...: prepare_folder / _refuse_symlink say which
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return "other"
+        head = os.read(fd, 16)
+    finally:
+        os.close(fd)
+    if not head:
+        return "empty"
+    return "sqlite" if head == b"SQLite format 3\x00" else "other"
+
+
+def quarantine_store(path: str) -> str:
     """Move a damaged database (and its -wal/-shm) aside, never deleting it; returns the folder."""
-    folder = os.path.join(os.path.dirname(path), "quarantine", time.strftime("%Y%m%dT%H%M%S", time.gmtime()))
+    parent = os.path.join(os.path.dirname(path), "quarantine")
+    _refuse_symlink(parent, "the folder")  # the database never leaves for wherever a link points
+    folder = os.path.join(parent, time.strftime("%Y%m%dT%H%M%S", time.gmtime()))
     base = folder
     n = 1
-    while os.path.exists(folder):
+    while os.path.lexists(folder):
         n += 1
         folder = f"{base}-{n}"
-    os.makedirs(folder)
+    os.makedirs(folder, mode=0o700)
     for suffix in ("", "-wal", "-shm"):
-        if os.path.exists(path + suffix):
+        if os.path.lexists(path + suffix):
             shutil.move(path + suffix, os.path.join(folder, os.path.basename(path) + suffix))
     return folder
 
 
 def prepare_folder(db_path: str) -> None:
+    """The store's folder and an empty database file, made if missing.
+
+    `.stet/` is Stet's own: made 0700 (narrowed if an older Stet made it wider), and never a
+    symlink (a symlinked `.stet/` would have Stet write its store, its inbox and its lock
+    wherever the link points). The database file is never a symlink either."""
     folder = os.path.dirname(db_path)
-    os.makedirs(folder, exist_ok=True)
     if os.path.basename(folder) == ".stet":
+        _refuse_symlink(folder, "the folder")
+        os.makedirs(os.path.dirname(folder), exist_ok=True)
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass
+        _refuse_symlink(folder, "the folder")
+        st = os.stat(folder)
+        if stat.S_IMODE(st.st_mode) & 0o077 and st.st_uid == os.geteuid():
+            os.chmod(folder, 0o700)
         ignore = os.path.join(folder, ".gitignore")
-        if not os.path.exists(ignore):
-            with open(ignore, "w") as f:
+        if not os.path.lexists(ignore):
+            fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "w") as f:
                 f.write("*\n")
-    if not os.path.exists(db_path):
-        os.close(os.open(db_path, os.O_WRONLY | os.O_CREAT, 0o600))
+    else:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    _refuse_symlink(db_path, "the database")
+    if not os.path.lexists(db_path):
+        try:
+            os.close(os.open(db_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+        except FileExistsError:
+            pass  # another process made it meanwhile
+
+
+def _refuse_symlink(path: str, what: str) -> None:
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(st.st_mode):
+        raise StoreUnavailable(
+            f"{what} {path} is a symlink: Stet keeps its store in a real folder and file, so that nothing it "
+            f"writes lands elsewhere. Replace the symlink with the real folder, or point --db / STET_DB at it."
+        )
+    if what == "the database" and not stat.S_ISREG(st.st_mode):
+        raise StoreUnavailable(f"{what} {path} is not a regular file; point --db / STET_DB at a Stet store")
 
 
 class Store:
@@ -76,13 +146,129 @@ class Store:
         # The hunks the process using this store holds, by id: rows read again borrow their
         # parts that never change (see rows.Shared) instead of parsing and keeping a copy.
         self.known: Mapping[str, Hunk] = {}
+        self.identity = Identity(path)
+        self._messages: dict[str, str | None] = {}  # proposal id -> its message (never changes)
+        self.lost: StoreLost | None = None  # set once: this process acknowledges nothing more
+        self.on_lost: Callable[[StoreLost], None] | None = None  # told once, when it happens
+
+    # --- is it still the store? ------------------------------------------------------------
+    async def check(self) -> None:
+        """Raise StoreLost when the database or its WAL is no longer the one this process
+        opened (deleted, replaced, moved). The first time, what can be saved is saved: a lost
+        WAL is copied into the database; a lost database is copied beside its old place."""
+        if self.lost is None and self.identity.change() is not None:
+            async with self._lock:
+                await self._lose()
+        if self.lost is not None:
+            raise self.lost
+
+    async def _check_held(self) -> None:
+        """`check`, for a caller that holds the store's lock (no transaction open)."""
+        if self.lost is None and self.identity.change() is not None:
+            await self._lose()
+        if self.lost is not None:
+            raise self.lost
+
+    async def _lose(self) -> None:
+        what = self.identity.change()
+        if self.lost is not None or what is None:
+            return
+        path = self.path
+        if what in ("deleted", "replaced"):
+            saved = await self._rescue_copy()
+            happened = "was deleted or moved" if what == "deleted" else "was replaced by another file"
+            message = (
+                f"Stet's review store {path} {happened} while Stet was running (by `git clean -fdx`, `rm`, a "
+                f"checkout?). Stet acknowledges nothing more, so that no decision is answered and then lost. "
+                + (
+                    f"It saved the review it held to {saved}: to go on with it, close every editor window and "
+                    f"stop every `stet` command on this workspace, move that file to {path}, and start again "
+                    f"(or start again without it, for a new, empty review)."
+                    if saved.startswith("/")
+                    else f"It could not save a copy ({saved}). Restart Stet (reload the editor window)."
+                )
+            )
+        elif what == "wal-deleted":
+            failed = await self._rescue_wal()
+            message = (
+                f"Stet's review store {path} lost its write-ahead log {path}-wal while Stet was running (deleted by "
+                f"`git clean -fdx`, `rm` or a cleanup tool?). "
+                + (
+                    f"Stet copied everything it had stored into {path}. "
+                    if failed is None
+                    else f"Stet could not copy what was only in the log into {path} ({failed}): decisions since "
+                    f"its last checkpoint may be lost. "
+                )
+                + "It acknowledges nothing more: restart Stet (reload the editor window) to go on."
+            )
+        else:
+            message = (
+                f"Stet's review store {path} had its write-ahead log {path}-wal replaced while Stet was running. "
+                f"Stet acknowledges nothing more: restart Stet (reload the editor window) to go on."
+            )
+        self.lost = StoreLost(message, {"store": path, "what": what})
+        if self.on_lost is not None:
+            try:
+                self.on_lost(self.lost)
+            except Exception:  # telling is best effort; refusing is what matters
+                pass
+
+    async def _rescue_copy(self) -> str:
+        """A copy of everything this process can still read (its open, nameless database and
+        WAL) beside the store's old place; returns its path, or why there is none."""
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        target = f"{self.path}.rescued-{stamp}"
+        n = 1
+        while os.path.lexists(target):
+            n += 1
+            target = f"{self.path}.rescued-{stamp}-{n}"
+        try:
+            os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
+            _refuse_symlink(os.path.dirname(self.path), "the folder")
+            await on_thread(self.conn, lambda raw: raw.execute("VACUUM INTO ?", (target,)))
+            os.chmod(target, 0o600)
+        except (sqlite3.Error, OSError, StoreUnavailable) as exc:
+            return str(exc)
+        return target
+
+    async def _rescue_wal(self) -> str | None:
+        """Copy every commit still only in the (deleted, still open) WAL into the database file,
+        which is still the one at the store's path; None when done, else why not."""
+        try:
+            busy, _, _ = await on_thread(
+                self.conn, lambda raw: raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            )
+        except sqlite3.Error as exc:
+            return str(exc)
+        return None if busy == 0 else "another process kept the database busy"
 
     # --- opening ---------------------------------------------------------------------
     @classmethod
-    async def open(cls, path: str) -> OpenResult:
+    async def open(cls, path: str, *, create: bool = True, quarantine: bool = True) -> OpenResult:
+        """Open (with `create`, make) the store at `path`; raises StoreUnavailable.
+
+        A file that is not a Stet store is refused and left as it is: one that is not an
+        SQLite database (unless it is where Stet keeps its own, `.stet/stet.db`: then it is a
+        damaged store), and an SQLite database holding other tables. With `quarantine`, a
+        damaged store is moved aside (never deleted) and a fresh one started; without it (a
+        command that only reads), the damage is reported and nothing is moved or made."""
         notice = None
+        own_place = os.path.basename(os.path.dirname(os.path.abspath(path))) == ".stet"
+        kind = _kind_of(path)
+        if kind in ("missing", "empty") and not create:
+            raise StoreUnavailable(
+                f"there is no review store at {path}" + (" (an empty file)" if kind == "empty" else "")
+            )
+        if kind == "other" and not own_place:
+            raise StoreUnavailable(
+                f"{path} is not a Stet review store (not an SQLite database); it was left as it is. "
+                "Point --db / STET_DB at a Stet store, or leave them out to use the workspace's .stet/stet.db."
+            )
         try:
-            prepare_folder(path)
+            if create:
+                prepare_folder(path)
+            else:
+                _refuse_symlink(path, "the database")
         except OSError as exc:
             raise unavailable(path, exc) from None
         try:
@@ -90,7 +276,13 @@ class Store:
         except sqlite3.DatabaseError as exc:
             if not _is_corrupt(exc):
                 raise unavailable(path, exc) from None
-            folder = quarantine(path)
+            if not quarantine:
+                raise StoreUnavailable(
+                    f"the review store {path} is damaged ({exc}); nothing was changed. Start the editor (or "
+                    "`stet serve`) or run `stet doctor --fix`: Stet moves it aside, never deleting it, and starts "
+                    "a fresh one."
+                ) from None
+            folder = quarantine_store(path)
             notice = (
                 f"Stet found its review database damaged ({exc}) and moved it to {folder}; "
                 f"nothing was deleted. A fresh review store was started."
@@ -116,6 +308,7 @@ class Store:
                 err.sqlite_errorname = "SQLITE_CORRUPT"
                 raise err
             await Store._check_version(conn, path)  # before anything writes to a newer Stet's file
+            await Store._check_ours(conn, path)  # never migrate someone else's database
             await conn.execute("PRAGMA journal_mode=WAL")
             await conn.execute("PRAGMA synchronous=FULL")
             await conn.execute("PRAGMA foreign_keys=ON")
@@ -132,6 +325,18 @@ class Store:
             raise StoreUnavailable(
                 f"the review store {path} was written by a newer Stet (schema {version}, this one "
                 f"knows {SCHEMA_VERSION}). Upgrade Stet (pip install -U stet-lsp); the store was left as it is."
+            )
+
+    @staticmethod
+    async def _check_ours(conn: aiosqlite.Connection, path: str) -> None:
+        if await _pragma_int(conn, "user_version") != 0:
+            return
+        rows = list(await conn.execute_fetchall("SELECT name FROM sqlite_master WHERE type = 'table' LIMIT 3"))
+        if rows:
+            names = ", ".join(str(r[0]) for r in rows)
+            raise StoreUnavailable(
+                f"{path} is an SQLite database of something else (tables {names}), not a Stet review store; it was "
+                "left as it is. Point --db / STET_DB at a Stet store."
             )
 
     @staticmethod
@@ -189,6 +394,7 @@ class Store:
                     out.extend(hunk_from_row(r, shared) for r in rows)
             finally:
                 cursor.close()
+            with_messages(raw, out, self._messages)
             return out
 
         async with self._lock:
@@ -217,6 +423,13 @@ class Store:
     async def proposal(self, proposal_id: str) -> JSON | None:
         rows = await self._read("SELECT id, edit_hash, result_hash, lsn FROM proposals WHERE id = ?", (proposal_id,))
         return dict(zip(("id", "edit_hash", "result_hash", "lsn"), rows[0])) if rows else None
+
+    async def proposal_record(self, proposal_id: str) -> JSON | None:
+        """What a proposal says of itself: its task, agent, whole message and when it came."""
+        rows = await self._read(
+            "SELECT id, task_id, agent, message, created_at FROM proposals WHERE id = ?", (proposal_id,)
+        )
+        return dict(zip(("proposalId", "taskId", "agent", "message", "createdAt"), rows[0])) if rows else None
 
     async def ops(self, after_lsn: int = 0, limit: int = 1000) -> list[OpRow]:
         rows = await self._read(
@@ -255,7 +468,8 @@ class Store:
         the contract's "Additions (second round)" allows it. Decisions are never derived.
         """
         async with self._lock:
-            tx = Tx(self.conn, "BEGIN IMMEDIATE", self.path, self.known, derived)
+            await self._check_held()
+            tx = Tx(self.conn, "BEGIN IMMEDIATE", self.path, self.known, derived, self._messages)
             try:
                 yield tx
             except BaseException:
@@ -268,6 +482,9 @@ class Store:
                 if tx.sent:
                     await self._rollback(tx)
                 raise
+            # Committed - into the store at the store's path? Only then may anyone acknowledge it.
+            if tx.begun:
+                await self._check_held()
 
     async def _rollback(self, tx: Tx) -> None:
         with contextlib.suppress(sqlite3.Error):
@@ -277,7 +494,7 @@ class Store:
     async def read(self) -> AsyncIterator[Tx]:
         """A consistent snapshot for several reads (a deferred transaction: takes no write lock)."""
         async with self._lock:
-            tx = Tx(self.conn, "BEGIN", self.path, self.known)
+            tx = Tx(self.conn, "BEGIN", self.path, self.known, messages=self._messages)
             try:
                 yield tx
             finally:

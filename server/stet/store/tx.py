@@ -30,6 +30,7 @@ from .rows import (
     hunk_values,
     now_iso,
     op_row,
+    with_messages,
 )
 
 # A write waits this long in all for other processes' transactions before giving up.
@@ -110,9 +111,11 @@ class Tx:
         path: str = "(store)",
         known: Mapping[str, Hunk] | None = None,
         derived: bool = False,
+        messages: dict[str, str | None] | None = None,
     ):
         self._conn = conn
         self._known = known
+        self._messages = messages if messages is not None else {}  # proposal id -> message (Store's)
         # A derived record (see Store.write): committed with synchronous=NORMAL, the
         # connection's FULL restored in the same hop as the COMMIT (or the ROLLBACK).
         self.derived = derived
@@ -185,6 +188,7 @@ class Tx:
             if isinstance(later, LaterHunks):
                 shared = Shared(self._known)
                 later.hunks = [hunk_from_row(r, shared) for r in later.rows]
+                with_messages(raw, later.hunks, self._messages)
                 later.rows = None
         raw.execute("COMMIT")
         if self.derived:
@@ -335,6 +339,8 @@ class Tx:
                 h.decided_at,
                 h.lsn,
                 None if h.in_file is None else int(h.in_file),
+                h.problem,
+                int(h.kept),
                 h.id,
             )
             for h in hunks
@@ -346,7 +352,7 @@ class Tx:
         self._queue.append(
             (
                 "UPDATE hunks SET status = ?, line = ?, applied_text = ?, feedback = ?, version = ?, "
-                "decided_at = ?, lsn = ?, in_file = ? WHERE id = ?",
+                "decided_at = ?, lsn = ?, in_file = ?, problem = ?, kept = ? WHERE id = ?",
                 rows,
                 True,
                 False,

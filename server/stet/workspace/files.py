@@ -1,25 +1,30 @@
-"""Reading and writing workspace files safely: exact text, atomic replacement, leftovers."""
+"""Reading and writing workspace files: exact text, atomic replacement, leftovers.
+
+Every read and write goes through `safe` (folders reached without following symlinks,
+regular files only, checked again at write time); this module adds text on top."""
 
 from __future__ import annotations
 
-import os
-import secrets
-import stat
-
 from ..errors import InvalidParams
+from . import safe
+from .safe import TEMP_MARK, is_temp_name, remove_temp_files, temp_files
 
-TEMP_MARK = ".stet-tmp-"
+__all__ = [
+    "TEMP_MARK",
+    "decode_text",
+    "is_temp_name",
+    "read_bytes",
+    "read_text",
+    "remove_temp_files",
+    "temp_files",
+    "write_atomic",
+]
 
 
-def read_bytes(path: str) -> bytes | None:
-    """The file's bytes, None when it does not exist."""
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        raise InvalidParams(f"{path} is a directory, not a text file") from None
+def read_bytes(path: str, limit: int | None = None) -> bytes | None:
+    """The file's bytes, None when it does not exist. A symlink on the way, a folder, a FIFO
+    or a device is refused (safe.SymlinkOnPath / safe.NotAFile), never followed or read."""
+    return safe.read_file(path, limit)
 
 
 def decode_text(data: bytes, name: str) -> str:
@@ -38,56 +43,8 @@ def read_text(path: str) -> str | None:
     return None if data is None else decode_text(data, path)
 
 
-def write_atomic(path: str, text: str) -> tuple[int, int]:
-    """Replace the file's content all at once: temp file in the same folder, fsync, rename.
-
-    The file's mode is kept. A crash leaves either the old or the new content, and at
-    worst a temp file that `remove_temp_files` deletes at the next start. Returns the
-    (size, mtime_ns) of what was written, as the file itself carries them (a stamp: see
-    review/stamps.py), taken from the written file before it replaced the old one.
-    """
-    folder = os.path.dirname(path) or "."
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        mode = 0o644
-    tmp = os.path.join(folder, f".{os.path.basename(path)}{TEMP_MARK}{secrets.token_hex(4)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
-            written = os.fstat(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    dir_fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-    return written.st_size, written.st_mtime_ns
-
-
-def remove_temp_files(folders: set[str]) -> int:
-    """Delete temp files a crash left behind in these folders; returns how many."""
-    removed = 0
-    for folder in folders:
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        for name in names:
-            if name.startswith(".") and TEMP_MARK in name:
-                try:
-                    os.unlink(os.path.join(folder, name))
-                    removed += 1
-                except OSError:
-                    pass
-    return removed
+def write_atomic(path: str, text: str, *, create_folders: bool = False) -> tuple[int, int]:
+    """Replace the file's content all at once (see safe.write_file: temp file, fsync, rename;
+    mode, owner, group and extended attributes kept; hard-linked files refused). Returns the
+    (size, mtime_ns) of what was written, as the file carries them (a stamp: review/stamps.py)."""
+    return safe.write_file(path, text.encode("utf-8"), create_folders=create_folders)

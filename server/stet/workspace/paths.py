@@ -1,7 +1,12 @@
 """Workspace roots and uris: which paths Stet may touch at all.
 
-Every path the review touches goes through `Workspace.resolve`, which refuses anything
-outside the roots (symlinks resolved) and any uri that is not a local `file:` uri.
+A uri coming in (from an editor, an agent, a patch) goes through `Workspace.resolve`, which
+resolves symlinks and refuses anything outside the roots, any uri that is not a local
+`file:` uri, and Stet's and git's own folders (a component `.git` or `.stet`, and the store's
+own files wherever they are): they are not content. A uri Stet already keeps (normalised
+when it came in) is turned back into its path with `Workspace.path_of`, which resolves
+nothing: the file is then opened without following symlinks (`safe`), so a symlink planted
+on the way since is refused, never followed.
 """
 
 from __future__ import annotations
@@ -34,19 +39,57 @@ def path_to_uri(path: str) -> str:
     return Path(path).as_uri()
 
 
+# Folders that are never content, wherever they are in a workspace (compared case-insensitively:
+# on a case-insensitive file system `.GIT` is `.git`).
+PRIVATE_NAMES = frozenset({".git", ".stet"})
+
+
 class Workspace:
     def __init__(self, roots: list[str]):
         self.roots = [os.path.realpath(r) for r in roots if r]
+        self.private: set[str] = set()  # the store's own files and folders, when not in a .stet/
+        self.private_prefixes: set[str] = set()  # the database's own files: stet.db, -wal, -shm...
 
     def set_roots(self, roots: list[str]) -> None:
         self.roots = [os.path.realpath(r) for r in roots if r]
 
+    def keep_out(self, *paths: str) -> None:
+        """Never treat these paths (files or folders, and what is inside them) as content."""
+        self.private.update(os.path.realpath(p) for p in paths)
+
+    def keep_out_store(self, db_path: str) -> None:
+        """The store's files are not content, wherever it lives: the database and every file
+        named after it (-wal, -shm, a rescued copy), its lock, its inbox and its quarantine."""
+        db = os.path.realpath(db_path)
+        folder = os.path.dirname(db)
+        self.private_prefixes.add(db)
+        self.keep_out(*(os.path.join(folder, n) for n in ("files.lock", "inbox", "quarantine")))
+
     def resolve(self, uri: str) -> str:
-        """The real path behind `uri`, refused when outside every root."""
-        real = os.path.realpath(uri_to_path(uri))
+        """The real path behind `uri`, refused when outside every root or in Stet's or git's folders."""
+        return self._inside(uri, os.path.realpath(uri_to_path(uri)))
+
+    def path_of(self, uri: str) -> str:
+        """The path of a uri Stet keeps (already normalised): nothing is resolved, the same
+        checks as `resolve` are made on the path as it stands."""
+        return self._inside(uri, os.path.normpath(uri_to_path(uri)))
+
+    def _inside(self, uri: str, path: str) -> str:
         for root in self.roots:
-            if real == root or real.startswith(root.rstrip("/") + "/"):
-                return real
+            if path == root or path.startswith(root.rstrip("/") + "/"):
+                rel = path[len(root) :].split("/")
+                own = next((p for p in rel if p.casefold() in PRIVATE_NAMES), None)
+                if own is not None:
+                    raise OutsideWorkspace(
+                        f"refused {uri}: {own}/ is {'git' if own.casefold() == '.git' else 'Stet'}'s own folder, not content"
+                    )
+                for private in self.private:
+                    if path == private or path.startswith(private + "/"):
+                        raise OutsideWorkspace(f"refused {uri}: {private} belongs to Stet's store, not content")
+                for prefix in self.private_prefixes:
+                    if path.startswith(prefix):
+                        raise OutsideWorkspace(f"refused {uri}: it belongs to Stet's store {prefix}, not content")
+                return path
         raise OutsideWorkspace(f"refused {uri}: outside the workspace ({', '.join(self.roots) or 'no root'})")
 
     def normalize(self, uri: str) -> str:

@@ -1,0 +1,176 @@
+"""Snapshots: the content of files before an agent touches them, so a capture attributes to the
+agent only what the agent changed.
+
+A task's snapshot is either whole (`stet task start --snapshot`, `stet run`: every file of
+the workspace; a file it does not list did not exist) or made of single files (`stet
+snapshot PATHS`, the Claude Code hook before the agent's first write to a file). A file
+keeps the content first recorded. Contents live in `.stet/snapshots/` by hash, written
+(and synced) before the record that names them commits; what no record names any more is
+collected when a capture uses it up or the task ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Sequence
+
+from ..errors import InvalidParams, OutsideWorkspace
+from ..faults import fault
+from ..review import Review, new_id
+from ..store import captures as sql
+from ..workspace import contents, tree
+from ..workspace.blobs import Blobs
+from ..workspace.locks import interprocess_lock
+from ..workspace.paths import path_to_uri
+
+
+def task_key(task_id: str | None) -> str:
+    return task_id or ""
+
+
+class Snapshots:
+    def __init__(self, review: Review):
+        self.review = review
+        folder = os.path.dirname(review.require_store().path)
+        self.blobs = Blobs(os.path.join(folder, "snapshots"))
+        self._lock = os.path.join(folder, "snapshots.lock")
+
+    @property
+    def root(self) -> str:
+        return self.review.ws.roots[0]
+
+    def rel(self, path: str) -> str:
+        """A path given by a person or an agent (absolute, or relative to the current folder) as
+        a path relative to the workspace root; refused outside it and inside .git / .stet."""
+        absolute = os.path.abspath(path)
+        parent = os.path.realpath(os.path.dirname(absolute))  # the file itself may be a symlink
+        real = os.path.join(parent, os.path.basename(absolute))
+        root = self.root
+        if not real.startswith(root.rstrip("/") + "/"):
+            raise OutsideWorkspace(f"refused {path}: outside the workspace ({root})")
+        rel = os.path.relpath(real, root).replace(os.sep, "/")
+        if tree.is_own(rel):
+            raise OutsideWorkspace(f"refused {path}: Stet's and git's own folders are not content")
+        return rel
+
+    def uri(self, rel: str) -> str:
+        return path_to_uri(os.path.join(self.root, rel))
+
+    def _expand(self, rels: Sequence[str]) -> list[str]:
+        """Folders stand for the files in them."""
+        out: list[str] = []
+        listing: list[str] | None = None
+        for rel in rels:
+            if os.path.isdir(os.path.join(self.root, rel)) and not os.path.islink(os.path.join(self.root, rel)):
+                listing = listing if listing is not None else tree.files(self.root)
+                out += [f for f in listing if tree.under(f, [rel])]
+            else:
+                out.append(rel)
+        return list(dict.fromkeys(out))
+
+    def _store_contents(self, rels: Sequence[str]) -> tuple[list[tuple[str, str | None]], list[str]]:
+        """(uri, content hash or None) of each file, contents kept; and notes on files skipped."""
+        entries, notes = [], []
+        limit = self.review.state.limits.max_bytes
+        for rel in rels:
+            try:
+                data = contents.read_regular(os.path.join(self.root, rel))
+            except (contents.NotAFile, OSError) as exc:
+                notes.append(f"{rel}: not snapshotted ({exc})")
+                continue
+            if data is not None and len(data) > limit:
+                notes.append(f"{rel}: not snapshotted (larger than {limit} bytes)")
+                continue
+            entries.append((self.uri(rel), None if data is None else self.blobs.put(data)))
+        return entries, notes
+
+    async def take(self, task_id: str | None, paths: Sequence[str] | None, request_id: str | None = None) -> dict:
+        """Record files as they are now: `paths` (files or folders), or the whole workspace (None).
+        A whole snapshot replaces the task's earlier one; single files are added to it."""
+        key = task_key(task_id)
+        whole = paths is None
+        rels = tree.files(self.root) if whole else self._expand([self.rel(p) for p in paths or ()])
+        if not whole and not rels:
+            raise InvalidParams("give at least one file to snapshot")
+        op_id = request_id or new_id("snap-")
+        store = self.review.require_store()
+        async with interprocess_lock(self._lock):
+            prior = await store.op(op_id)
+            if prior is not None:
+                return prior.result
+            if not whole:
+                # A file already recorded keeps its first content: nothing to read or write for it
+                # (an agent writes the same file many times in a turn; each write runs the hook).
+                before = await self.current(task_id)
+                known = set(before.entries) if before is not None else set()
+                fresh = [r for r in rels if self.uri(r) not in known]
+                if not fresh:
+                    return {
+                        "taskId": task_id,
+                        "whole": bool(before and before.whole),
+                        "files": 0,
+                        "new": 0,
+                        "notes": [],
+                    }
+                rels = fresh
+            entries, notes = await asyncio.to_thread(self._store_contents, rels)
+            fault("snapshot:after-blobs")
+            async with store.write() as tx:
+                lsn = await tx.log(op_id, "snapshot", {"taskId": task_id, "whole": whole, "files": len(entries)})
+                before = await sql.snapshot_set(tx, key)
+                known = set() if before is None or whole else set(before.entries)
+                await sql.start_set(tx, key, whole, lsn)
+                await sql.add_entries(tx, key, entries, lsn)
+                result = {
+                    "taskId": task_id,
+                    "whole": whole or bool(before and before.whole),
+                    "files": len(entries),
+                    "new": len([u for u, _ in entries if u not in known]),
+                    "notes": notes,
+                }
+                await tx.set_result(lsn, result)
+        return result
+
+    async def agent_wrote(self, task_id: str | None, path: str) -> bool:
+        """The agent has just written `path`: remember what it left, so a capture can tell a
+        change made after it (the developer's) from the agent's. False: no snapshot of it."""
+        key = task_key(task_id)
+        rel = self.rel(path)
+        uri = self.uri(rel)
+        store = self.review.require_store()
+        async with interprocess_lock(self._lock):
+            async with store.read() as tx:
+                current = await sql.snapshot_set(tx, key)
+            if current is None or uri not in current.entries:
+                return False
+            try:
+                data = await asyncio.to_thread(contents.read_regular, os.path.join(self.root, rel))
+            except (contents.NotAFile, OSError):
+                data = None
+            h = None if data is None else await asyncio.to_thread(self.blobs.put, data)
+            async with store.write() as tx:
+                lsn = await tx.log(new_id("snap-"), "snapshot.agent", {"taskId": task_id, "uri": uri})
+                await sql.set_agent_hash(tx, key, uri, h, lsn)
+        return True
+
+    async def current(self, task_id: str | None) -> sql.SnapshotSet | None:
+        async with self.review.require_store().read() as tx:
+            return await sql.snapshot_set(tx, task_key(task_id))
+
+    async def drop(self, task_id: str | None) -> None:
+        """The task ended: its snapshot goes, and the contents nothing refers to any more."""
+        store = self.review.require_store()
+        async with store.write() as tx:
+            if await sql.snapshot_set(tx, task_key(task_id)) is not None:
+                await tx.log(new_id("snap-"), "snapshot.drop", {"taskId": task_id})
+                await sql.drop_set(tx, task_key(task_id))
+        await self.collect()
+
+    async def collect(self) -> int:
+        """Remove the contents no snapshot refers to (under the lock snapshots are taken under)."""
+        store = self.review.require_store()
+        async with interprocess_lock(self._lock):
+            async with store.read() as tx:
+                keep = await sql.referenced(tx)
+            return await asyncio.to_thread(self.blobs.collect, keep)

@@ -1,0 +1,185 @@
+"""The capture commands: `stet capture`, `stet snapshot`, `stet run`.
+
+For agents that write files themselves: their edits are captured into a proposal and the
+files get their baseline back (or keep the agent's version, `--keep`), in one durable step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+
+from .output import one_line, print_hunks, print_json
+
+INDEX_BASE = "index"
+
+
+def add_commands(sub, common, as_json, mutation) -> None:
+    """Register `capture`, `snapshot` and `run` on the `stet` parser's subparsers."""
+    scope = argparse.ArgumentParser(add_help=False)
+    scope.add_argument(
+        "--task", help="the agent's task: its snapshot is the baseline, its hunks are checked for repeats"
+    )
+    scope.add_argument("--message", "-m", help="the rationale shown to the developer")
+    scope.add_argument("--agent", help="the agent's name")
+    scope.add_argument(
+        "--keep",
+        action="store_true",
+        help="leave the agent's version in the files; the review decides (reject puts the baseline back)",
+    )
+
+    p = sub.add_parser(
+        "capture",
+        parents=[common, as_json, scope],
+        help="turn what an agent wrote into the files into a proposal, and put the baseline back",
+        description="Compare the files with the baseline (the task's snapshot if there is one, else git's index, "
+        "or --base REF) and propose every difference - edits, created, deleted and renamed files - for review; "
+        "the files get the baseline back in the same durable step (or keep the agent's version: --keep). "
+        "Files it cannot capture (binary, symlinks, changed by someone else in the agent's lines) are left as they "
+        "are, with a message (exit 1). Capturing twice adds nothing.",
+    )
+    p.add_argument("paths", nargs="*", metavar="PATH", help="only these files or folders (default: everything)")
+    p.add_argument("--id", help="the proposal id (default: derived from what is captured)")
+    p.add_argument(
+        "--base",
+        nargs="?",
+        const=INDEX_BASE,
+        metavar="REF",
+        help="compare with git: the index (no value), or a commit such as HEAD, even when a snapshot exists",
+    )
+
+    p = sub.add_parser(
+        "snapshot",
+        parents=[common, as_json, mutation],
+        help="record files as they are before an agent touches them (the baseline of the next capture)",
+        description="Record the content of files (or folders) now, for a capture to compare with; a file already "
+        "recorded keeps its first content. --all records the whole workspace (files it does not list count as "
+        "created by the agent). Kept in .stet/snapshots/ until a capture uses them or the task ends.",
+    )
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders")
+    p.add_argument("--all", action="store_true", help="the whole workspace")
+    p.add_argument("--task", help="the task the snapshot is for (default: none)")
+
+    p = sub.add_parser(
+        "run",
+        parents=[common, scope],
+        help="run an agent command, then capture what it wrote: stet run [--task T] [--worktree] -- CMD ARGS...",
+        description="Snapshot the workspace, run the command (its output untouched, its exit code passed through), "
+        "then capture what it changed. With --worktree the agent works in a temporary git worktree at HEAD plus "
+        "the accepted-but-uncommitted changes, so your files never change while it works; its result is proposed "
+        "into the workspace and the worktree removed (kept, with its path printed, when something went wrong).",
+    )
+    p.add_argument("--worktree", action="store_true", help="let the agent work in a temporary git worktree")
+    p.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD ARGS", help="the agent's command")
+
+
+def _report(answer: dict, stream) -> None:
+    for r in answer.get("refused", ()):
+        print(f"stet: {r['path']}: {r['why']}", file=stream)
+    for path in answer.get("left", ()):
+        print(f"stet: {path}: changed again while being restored; left as it is", file=stream)
+
+
+def summary(answer: dict) -> str:
+    """One line saying what a capture did."""
+    repeats = len(answer.get("alreadyProposed", ())) + len(answer.get("rejectedBefore", ()))
+    again = f" ({repeats} change(s) proposed before, not again)" if repeats else ""
+    if answer.get("proposalId") is None:
+        return "nothing new to capture" + again
+    if answer.get("baseline") == "worktree":
+        where = "your files were not written"
+    elif answer.get("keep"):
+        where = "the agent's version stays in the files for review"
+    else:
+        where = "the files have their baseline back"
+    files = {h["uri"] for h in answer["hunks"]}
+    what = f"{len(answer['hunks'])} hunk(s) in {len(files)} file(s)" if answer["hunks"] else "no new hunks"
+    return f"proposal {answer['proposalId']}: {what}{again} (baseline: {answer.get('baseline')}); {where}"
+
+
+def rejected_lines(answer: dict, rel) -> list[str]:
+    """The changes the developer had rejected, with their feedback: not proposed again."""
+    return [
+        f"rejected before by the developer, not proposed again: {h['id']} {rel(h['uri'])}: "
+        f"{one_line(h['feedback'], 200) or '(no feedback)'}"
+        for h in answer.get("rejectedBefore", ())
+    ]
+
+
+def failed(answer: dict) -> bool:
+    return bool(answer.get("refused") or answer.get("left"))
+
+
+async def cmd_capture(args) -> int:
+    from ..agents.capture import AUTO, Capture
+    from .session import opened
+
+    async with opened(args, create=True) as review:
+        answer = await Capture(review).run(
+            paths=args.paths,
+            task_id=args.task,
+            capture_id=args.id,
+            message=args.message,
+            agent=args.agent,
+            keep=args.keep,
+            base=args.base or AUTO,
+        )
+        if args.json:
+            print_json(answer)
+        else:
+            print(summary(answer))
+            if answer["hunks"]:
+                print_hunks(review, answer["hunks"], False)
+            for line in rejected_lines(answer, review.ws.rel):
+                print(line)
+        _report(answer, sys.stderr)
+    return 1 if failed(answer) else 0
+
+
+async def cmd_snapshot(args) -> int:
+    from ..agents.snapshots import Snapshots
+    from .locate import Usage
+    from .session import opened
+
+    if bool(args.paths) == bool(args.all):
+        raise Usage("give the files or folders to snapshot, or --all for the whole workspace")
+    async with opened(args, create=True) as review:
+        out = await Snapshots(review).take(args.task, None if args.all else args.paths, request_id=args.request_id)
+    for note in out.get("notes", ()):
+        print(f"stet: {note}", file=sys.stderr)
+    if args.json:
+        print_json(out)
+    else:
+        print(f"snapshot{' of ' + args.task if args.task else ''}: {out['files']} file(s), {out['new']} new")
+    return 0
+
+
+async def cmd_run(args) -> int:
+    from ..agents.run import Run, say
+    from .locate import Usage
+    from .session import opened
+
+    argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+    if not argv:
+        raise Usage("give the agent's command after --: stet run [--task T] [--worktree] -- CMD ARGS...")
+    if args.worktree and args.keep:
+        raise Usage("--keep and --worktree do not go together: with --worktree your files are never written")
+    agent = args.agent or os.path.basename(argv[0])
+    message = args.message or f"stet run: {shlex.join(argv)}"[:500]
+    async with opened(args, create=True) as review:
+        runner = Run(review)
+        kept = None
+        if args.worktree:
+            code, answer, kept = await runner.in_worktree(argv, task_id=args.task, message=message, agent=agent)
+        else:
+            code, answer = await runner.in_place(argv, task_id=args.task, keep=args.keep, message=message, agent=agent)
+        say(summary(answer))
+        for line in rejected_lines(answer, review.ws.rel):
+            say(line)
+        _report(answer, sys.stderr)
+        if kept:
+            why = "the agent failed" if code else "not everything could be proposed"
+            say(f"the worktree is kept at {kept} ({why}); remove it with `git worktree remove --force {kept}`")
+    return code

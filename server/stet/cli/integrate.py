@@ -1,0 +1,117 @@
+"""`stet integrate claude-code` (write Claude Code's project configuration) and `stet hook
+claude-code` (the hook command it runs: one JSON object on stdin)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from ..errors import InvalidParams
+
+
+def add_commands(sub, common) -> None:
+    p = sub.add_parser(
+        "integrate",
+        parents=[common],
+        help="set an agent up to work with Stet (claude-code: hooks and the MCP server)",
+        description="Write the project's Claude Code configuration, merging with what is there (nothing is "
+        "removed or changed): in .claude/settings.json a PreToolUse hook on Edit|MultiEdit|Write that snapshots "
+        "a file before the agent's first write, a PostToolUse hook that records what the write left, and a Stop "
+        "hook that captures the turn's edits under the task claude-<session id>; in .mcp.json Stet's MCP server "
+        "(enabled in settings.json).",
+    )
+    p.add_argument("agent", choices=["claude-code"], help="the agent")
+    p.add_argument(
+        "--stet",
+        default="stet",
+        metavar="CMD",
+        help="how Claude Code starts Stet (default: `stet` on its PATH; e.g. /path/to/venv/bin/stet)",
+    )
+    p.add_argument(
+        "--restore",
+        action="store_true",
+        help="take the agent's edits out of the files at the end of each turn (default: leave them for review)",
+    )
+
+    p = sub.add_parser(
+        "hook",
+        parents=[common],
+        help="the command an agent's hooks run (reads the hook's JSON on stdin)",
+        description="Run by Claude Code's hooks (see `stet integrate claude-code`). Exit 0 on success; on an error "
+        "exit 1 with the reason on stderr, which Claude Code shows to the user without blocking the agent.",
+    )
+    p.add_argument("agent", choices=["claude-code"], help="the agent")
+    p.add_argument("--restore", action="store_true", help="at Stop, take the edits out of the files")
+
+
+def _load(path: str) -> dict:
+    if not os.path.exists(path):
+        return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as exc:
+        raise InvalidParams(f"{path} cannot be read as JSON ({exc}); fix it or move it aside, nothing was written")
+
+
+def _save(path: str, data: dict) -> None:
+    from ..workspace.files import write_atomic
+
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+async def cmd_integrate(args) -> int:
+    from ..agents.claude_code import hook_command, mcp_with, settings_with
+    from .locate import locate
+    from .session import opened
+
+    _, roots = locate(args, True)
+    root = roots[0]
+    async with opened(args, create=True):
+        pass  # the store exists from now on: the hooks find it
+    settings_path = os.path.join(root, ".claude", "settings.json")
+    mcp_path = os.path.join(root, ".mcp.json")
+    settings, added = settings_with(_load(settings_path), hook_command(args.stet, keep=not args.restore))
+    mcp, mcp_added, warning = mcp_with(_load(mcp_path), args.stet)
+    if added:
+        _save(settings_path, settings)
+    if mcp_added:
+        _save(mcp_path, mcp)
+    if warning:
+        print(f"stet: {warning}", file=sys.stderr)
+    done = [f"{os.path.relpath(settings_path, root)}: {a}" for a in added]
+    done += [f"{os.path.relpath(mcp_path, root)}: {a}" for a in mcp_added]
+    print("\n".join(done) if done else "Claude Code is already set up for Stet here")
+    return 0
+
+
+async def cmd_hook(args) -> int:
+    """Never exit 2: for Claude Code that blocks the agent's tool call. A failure is exit 1,
+    shown to the user; the agent goes on."""
+    try:
+        out = await _hook(args)
+    except Exception as exc:  # any failure: said, never blocking
+        name = getattr(exc, "name", type(exc).__name__)
+        print(f"stet hook: {name}: {getattr(exc, 'message', exc)}", file=sys.stderr)
+        return 1
+    if out:
+        print(json.dumps(out))
+    return 0
+
+
+async def _hook(args) -> dict:
+    from ..agents.claude_code import handle
+    from .session import opened
+
+    raw = sys.stdin.buffer.read()
+    try:
+        payload = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InvalidParams(f"the hook input is not JSON ({exc})") from None
+    cwd = payload.get("cwd") if isinstance(payload, dict) else None
+    if isinstance(cwd, str) and os.path.isdir(cwd):
+        os.chdir(cwd)  # the store is found from the session's folder, as the agent sees it
+    async with opened(args) as review:
+        return await handle(review, payload, keep=not args.restore)

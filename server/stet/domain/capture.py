@@ -1,0 +1,122 @@
+"""Capture: what an agent changed in the files since a baseline, and what the files hold after.
+
+Pure rules, no I/O. The baseline a capture compares with is the file before the agent
+(a snapshot, or git's version) with what Stet itself knows to be in the file put in
+(`layer`): hunks the developer accepted, and kept hunks of other reviews; a review's own
+kept hunks are taken back out, so capturing again re-proposes them whole instead of
+stacking a second hunk on top. After the proposal is stored each file gets the text
+`settle` computes: the baseline (a capture that restores), or the agent's version with
+only what the developer already refused taken out (a capture that keeps).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from .anchor import LineIndex, locate
+from .hunks import TextMismatch, apply_edits
+from .model import Hunk
+from .proposal import Planned
+from .text import split_lines
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A file the capture leaves alone, and why (said to the user as it is)."""
+
+    path: str
+    why: str
+
+
+def layer(base: str, onto: Iterable[Hunk], out_of: Iterable[Hunk]) -> str:
+    """`base` with the edits of `onto` made (where their old text is and their new text is
+    not) and those of `out_of` taken back (where their new text is). A hunk whose text
+    cannot be placed exactly is left out: the baseline is then what the file said."""
+    lines = split_lines(base)
+    index = LineIndex(lines)
+    edits: list[tuple[int, tuple[str, ...], tuple[str, ...]]] = []
+    for h, forward in [*((h, True) for h in onto), *((h, False) for h in out_of)]:
+        if h.kind != "edit":
+            continue
+        there, becomes = (h.old, h.replacement) if forward else (h.replacement, h.old)
+        if (
+            forward
+            and h.replacement
+            and locate(index, h.replacement, h.line, h.ctx_before, h.ctx_after, trust_hint=False)
+        ):
+            continue  # already in
+        found = locate(index, there, h.line, h.ctx_before, h.ctx_after, trust_hint=False)
+        if found is not None:
+            edits.append((found.line, there, becomes))
+    kept: list[tuple[int, tuple[str, ...], tuple[str, ...]]] = []
+    end = -1
+    for e in sorted(edits, key=lambda e: (e[0], len(e[1]))):
+        if e[0] < end:
+            continue  # two hunks over the same lines: neither is certain
+        kept.append(e)
+        end = e[0] + len(e[1])
+    try:
+        return "".join(apply_edits(lines, kept))
+    except TextMismatch:
+        return base
+
+
+def layer_files(bases: Mapping[str, str | None], onto: Iterable[Hunk], out_of: Iterable[Hunk]) -> dict[str, str | None]:
+    """The file operations of `layer`: created, deleted and renamed files (by uri) as Stet
+    knows them - the baselines of `bases` with `onto`'s operations made where they fit, and
+    `out_of`'s taken back. Only files in `bases` are looked at."""
+    out = dict(bases)
+    for h, forward in [*((h, True) for h in onto), *((h, False) for h in out_of)]:
+        if h.kind == "create":
+            before, after = (None, h.new_text) if forward else (h.new_text, None)
+            if h.uri in out and out[h.uri] == before:
+                out[h.uri] = after
+        elif h.kind == "delete":
+            before, after = (h.old_text, None) if forward else (None, h.old_text)
+            if h.uri in out and out[h.uri] == before:
+                out[h.uri] = after
+        elif h.kind == "rename" and h.new_uri is not None:
+            src, dst = (h.uri, h.new_uri) if forward else (h.new_uri, h.uri)
+            if src in out and dst in out and out[src] is not None and out[dst] is None:
+                out[dst], out[src] = out[src], None
+    return out
+
+
+def settle(
+    planned: Sequence[Planned],
+    bases: Mapping[str, str | None],
+    stays: Sequence[bool],
+) -> dict[str, str | None]:
+    """Each file's text after the capture (None: no file): its baseline with the planned
+    hunks that stay in the file (`stays[i]` for `planned[i]`) made again.
+
+    A rename's edits are planned on the file's old uri; they land where the file ends up."""
+    out: dict[str, str | None] = {}
+    moved: dict[str, str] = {}  # old uri -> new uri, for renames that stay
+    for p, stay in zip(planned, stays):
+        if p.kind == "rename" and p.new_uri is not None:
+            out.setdefault(p.new_uri, None)
+            if stay:
+                moved[p.uri] = p.new_uri
+        elif p.kind == "create":
+            out[p.uri] = "".join(p.spec.new) if stay else None
+        elif p.kind == "delete" and stay:
+            out[p.uri] = None
+    for uri, base in bases.items():
+        if uri in out and (base is None or uri not in moved):
+            continue  # a created file or a kept delete is settled above
+        if base is None:
+            continue
+        edits = [
+            (p.spec.start, p.spec.old, p.spec.new)
+            for p, stay in zip(planned, stays)
+            if stay and p.kind == "edit" and p.uri == uri
+        ]
+        text = "".join(apply_edits(split_lines(base), edits))
+        if uri in moved:
+            out[uri] = None
+            out[moved[uri]] = text
+        else:
+            out[uri] = text
+    return out

@@ -1,0 +1,111 @@
+"""`stet mcp --http HOST:PORT`: the same MCP server over the SDK's streamable HTTP transport, for
+agents on other machines (a container, a VM, a cloud sandbox).
+
+Every request must carry `Authorization: Bearer <token>`; the token is made on first use
+and kept in `.stet/mcp-token` (mode 0600). A request without it, or with another, is
+answered 401 before it reaches MCP: nothing is read or stored. It listens on 127.0.0.1
+unless told otherwise; the tools, their answers and their idempotency are those of stdio
+(one review, opened once for the process, serves every session).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import os
+import secrets
+import sys
+
+from ..errors import InvalidParams
+from .server import _State, build
+
+TOKEN_FILE = "mcp-token"
+
+
+def token_path(db_path: str) -> str:
+    return os.path.join(os.path.dirname(db_path), TOKEN_FILE)
+
+
+def ensure_token(db_path: str) -> str:
+    """The bearer token, made (random, 0600) the first time."""
+    path = token_path(db_path)
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        os.chmod(path, 0o600)
+        with open(path, encoding="ascii") as f:
+            token = f.read().strip()
+        if len(token) < 32:
+            raise InvalidParams(f"{path} holds no usable token; delete it and a new one is made") from None
+        return token
+    token = secrets.token_urlsafe(32)
+    with os.fdopen(fd, "w", encoding="ascii") as f:
+        f.write(token + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    return token
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """`PORT`, `:PORT`, `HOST:PORT` or `[IPv6]:PORT`; the host defaults to 127.0.0.1."""
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        host, port = "", text
+    host = host.strip("[]") or "127.0.0.1"
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise InvalidParams(f"--http takes HOST:PORT (e.g. 127.0.0.1:8765), not {text!r}")
+    return host, int(port)
+
+
+class BearerGuard:
+    """ASGI middleware: an HTTP request without the right bearer token is answered 401 here."""
+
+    def __init__(self, app, token: str):
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)  # the lifespan: opens the review once
+        given = dict(scope.get("headers") or ()).get(b"authorization", b"")
+        if hmac.compare_digest(given, self.expected):
+            return await self.app(scope, receive, send)
+        body = json.dumps(
+            {"error": "unauthorized", "message": "missing or wrong bearer token (see .stet/mcp-token)"}
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 401,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"www-authenticate", b'Bearer realm="stet"'),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+def serve_http(db_path: str, roots: list[str], address: str, agent: str | None = None) -> None:
+    import uvicorn
+
+    host, port = parse_address(address)
+    token = ensure_token(db_path)
+    logging.basicConfig(level=logging.WARNING, format="stet mcp %(levelname)s: %(message)s")
+    state = _State()
+    server = build(db_path, roots, agent, state)
+    app = BearerGuard(server.streamable_http_app(host=host), token)
+    shown = f"[{host}]" if ":" in host else host
+    print(
+        f"stet mcp: serving http://{shown}:{port}/mcp for {roots[0]}; bearer token in {token_path(db_path)}",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
+    finally:
+        if state.review is not None:
+            state.review.stop_now()

@@ -1,0 +1,318 @@
+"""Capture: an agent's edits, already in the files, become a proposal, and the files get
+their baseline back - one durable operation.
+
+The proposal, its hunks and a restore journal (each file: the content it must hold now,
+the content it gets) commit in one transaction; then each file is set, only where it still
+holds what the agent left; then the journal is closed. A process killed in between leaves
+the journal open, and the next process that opens the store finishes it (`finish_open`):
+never a proposal whose files still hold the agent's version, never a file restored
+without its proposal. A capture that keeps the agent's version (`keep`) journals only what
+the developer already refused; its hunks are `kept`: their new text is in the file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+
+from ..domain.capture import settle
+from ..domain.model import Hunk
+from ..domain.proposal import BadProposal, Change, Planned
+from ..domain.proposal import plan as plan_proposal
+from ..domain.status import Status
+from ..domain.task import LIVE, same_change
+from ..errors import Conflict, InvalidParams, StetError, TooLarge
+from ..faults import fault
+from ..store import captures as sql
+from ..workspace import contents, git
+from ..workspace.blobs import digest
+from ..workspace.locks import interprocess_lock
+from .config import new_id
+from .memory import Memory
+from .outside_changes import OutsideChanges
+from .proposing import Proposing
+from .state import ReviewState
+
+log = logging.getLogger(__name__)
+
+
+class Capturing:
+    def __init__(self, state: ReviewState, memory: Memory, proposing: Proposing, outside: OutsideChanges):
+        self.st = state
+        self.memory = memory
+        self.proposing = proposing
+        self.outside = outside
+
+    async def capture(
+        self,
+        capture_id: str,
+        changes: list[Change],
+        bases: Mapping[str, str | None],
+        now: Mapping[str, str | None],
+        *,
+        keep: bool,
+        in_place: bool = True,
+        task_id: str | None,
+        agent: str | None,
+        message: str | None,
+        edit_hash: str,
+        consume: tuple[str, list[str], list[str]] | None = None,
+        cleanup: dict | None = None,
+    ) -> dict:
+        """Store the proposal of `changes` (made against `bases`, giving `now`: the agent's
+        version, by normalised uri) with its restore journal, then restore. `in_place`: the
+        files hold `now` (the agent wrote them); else they hold `bases` (the agent worked
+        elsewhere) and nothing is written. `consume`: (task key, uris, prefixes) of the
+        snapshot entries this capture used."""
+        st = self.st
+        store = st.require_store()
+        limits = st.limits
+        limits.check_id("proposalId", capture_id)
+        if task_id is not None:
+            limits.check_id("taskId", task_id)
+        size = sum(len(t.encode("utf-8", "surrogatepass")) for t in now.values() if t)
+        if size > limits.max_bytes:
+            raise TooLarge(f"the capture carries {size} bytes of text; the limit is {limits.max_bytes}")
+        changes = [self.proposing.normalized(c) for c in changes]
+        existing = await store.proposal(capture_id)
+        if existing is not None:
+            if existing["edit_hash"] != edit_hash:
+                raise Conflict(f"proposal {capture_id} already exists with a different change")
+            await self.finish_open()
+            return await self._answer(capture_id)
+        on_disk = now if in_place else bases
+        async with st.op_lock, interprocess_lock(st.files_lock()):
+            for uri, text in on_disk.items():  # still as seen? (the agent may still be writing)
+                found = await asyncio.to_thread(self._digest_now, uri)
+                if found != _hash(text):
+                    raise Conflict(f"{st.ws.rel(uri)} changed while it was being captured: capture again")
+            try:
+                planned = plan_proposal(changes, lambda uri, _version: bases.get(uri), exact=True)
+            except BadProposal as exc:
+                raise InvalidParams(f"the capture could not be turned into a proposal: {exc}") from None
+            for uri, text in planned.results.items():
+                if now.get(uri) != text:  # the proposal must give exactly what the agent wrote
+                    raise InvalidParams(f"the capture of {st.ws.rel(uri)} does not reproduce the file; nothing stored")
+            new = self._hunks(planned.hunks, capture_id, task_id, message, keep)
+            if len(new) > limits.max_hunks:
+                raise TooLarge(f"the capture makes {len(new)} hunks; the limit is {limits.max_hunks}")
+            async with store.write() as tx:
+                if await tx.proposal(capture_id) is not None:
+                    raise Conflict(f"proposal {capture_id} was stored meanwhile by another process")
+                uris = {u for c in changes for u in (c.uri, getattr(c, "new_uri", None)) if u}
+                prior = await self._prior(tx, task_id, uris)
+                created, repeated, refused, stays, flagged = self._classify(new, prior, keep)
+                # This review's kept hunks in these files that the capture did not repeat are
+                # part of what it proposes now (their text is in its baseline no more).
+                superseded = [
+                    h
+                    for h in prior
+                    if h.kept and h.status in (Status.PENDING, Status.STALE) and h.task_id == task_id and h.uri in uris
+                    if h.id not in {r.id for r in repeated}
+                ]
+                if task_id is not None:
+                    ids = {h.id for h in superseded}
+                    superseded += [
+                        h for h in await self.proposing.superseded_by(tx, created, task_id) if h.id not in ids
+                    ]
+                targets = settle(planned.hunks, bases, stays) if in_place else {}
+                restores = [
+                    {"uri": uri, "expect": _hash(now.get(uri)), "text": text}
+                    for uri, text in sorted(targets.items())
+                    if text != now.get(uri)
+                ]
+                if not (created or restores or superseded or flagged):
+                    return self._nothing_new(capture_id, repeated, refused)
+                result = {
+                    "hunkIds": [h.id for h in created],
+                    "superseded": [h.id for h in superseded],
+                    **({"repeated": [h.id for h in repeated]} if repeated else {}),
+                    **({"rejectedBefore": [h.id for h in refused]} if refused else {}),
+                }
+                lsn = await tx.log(
+                    f"propose/{capture_id}",
+                    "capture",
+                    {
+                        "proposalId": capture_id,
+                        "taskId": task_id,
+                        "agent": agent,
+                        "keep": keep,
+                        "files": sorted(planned.results),
+                    },
+                    result,
+                )
+                await tx.add_proposal(capture_id, task_id, agent, message, edit_hash, edit_hash, lsn)
+                for h in created:
+                    h.lsn = lsn
+                await tx.add_hunks(created)
+                for h in superseded:
+                    h.status, h.version, h.lsn, h.kept, h.in_file = Status.SUPERSEDED, h.version + 1, lsn, False, None
+                for h in flagged:  # its text is in the file now (kept), or taken out (not)
+                    h.kept, h.lsn, h.in_file = keep, lsn, None
+                await tx.save_hunks([*superseded, *flagged])
+                await sql.add_capture(tx, capture_id, lsn, restores, cleanup)
+                if consume is not None:
+                    await sql.consume(tx, *consume)
+            fault("capture:after-commit")
+        await self.memory.sync()
+        await self.finish_open()
+        return await self._answer(capture_id)
+
+    @staticmethod
+    def _hunks(
+        planned: list[Planned], capture_id: str, task_id: str | None, message: str | None, keep: bool
+    ) -> list[Hunk]:
+        new = [
+            Hunk(
+                id=new_id("h"),
+                proposal_id=capture_id,
+                task_id=task_id,
+                seq=seq,
+                uri=p.uri,
+                kind=p.kind,
+                status=Status.PENDING,
+                line=p.spec.start,
+                old=p.spec.old,
+                new=p.spec.new,
+                ctx_before=p.spec.ctx_before,
+                ctx_after=p.spec.ctx_after,
+                new_uri=p.new_uri,
+                message=message,
+                kept=keep,
+            )
+            for seq, p in enumerate(planned)
+        ]
+        if keep:
+            # A kept rename is done in the files: the edits of the renamed file are where it is
+            # now, as after an accepted rename (a reject moves them back with the file).
+            moved = {p.uri: p.new_uri for p in planned if p.kind == "rename" and p.new_uri}
+            for h in new:
+                if h.kind == "edit" and h.uri in moved:
+                    h.uri = moved[h.uri]
+        return new
+
+    def _digest_now(self, uri: str) -> str | None:
+        try:
+            data = contents.read_regular(self.st.ws.resolve(uri))
+        except (contents.NotAFile, OSError, StetError):
+            return "not a file"
+        return None if data is None else digest(data)
+
+    @staticmethod
+    async def _prior(tx, task_id: str | None, uris: set[str]) -> list[Hunk]:
+        """The task's hunks (all of them: repeats of any status count), else the kept pending
+        hunks without a task in these files."""
+        if task_id is not None:
+            return await tx.hunks_where(task_id=task_id)
+        out = []
+        for uri in sorted(uris):
+            found = await tx.hunks_where(uri=uri, statuses=[Status.PENDING, Status.STALE])
+            out += [h for h in found if h.task_id is None and h.kept]
+        return out
+
+    @staticmethod
+    def _classify(
+        new: list[Hunk], prior: list[Hunk], keep: bool
+    ) -> tuple[list[Hunk], list[Hunk], list[Hunk], list[bool], list[Hunk]]:
+        """(hunks to create, earlier hunks repeated, earlier rejected hunks repeated, whether
+        each planned hunk stays in the file, earlier hunks whose `kept` flag changes).
+
+        A repeat of a live (or stale) hunk is not created again; a repeat of a rejected one neither, and
+        its text does not stay in the file: the developer said no. With `keep` the rest stays
+        where the agent wrote it; without, only what the developer has accepted stays."""
+        live: dict[tuple, list[Hunk]] = {}
+        refused: dict[tuple, list[Hunk]] = {}
+        for h in sorted(prior, key=lambda h: (h.uri, h.line, h.seq)):
+            # Stale counts too: an agent redoing a change in place hides the old text of the same
+            # pending hunk from an editor's server while it works; the capture brings it back.
+            if h.status in LIVE or h.status == Status.STALE:
+                live.setdefault(same_change(h), []).append(h)
+            elif h.status == Status.REJECTED:
+                refused.setdefault(same_change(h), []).append(h)
+        created, repeated, rejected, stays, flagged = [], [], [], [], []
+        for h in new:
+            key = same_change(h)
+            if live.get(key):
+                old = live[key].pop(0)
+                repeated.append(old)
+                stays.append(keep or old.status in (Status.ACCEPTED, Status.APPLIED))
+                if old.status in (Status.PENDING, Status.STALE) and old.kept != keep:
+                    flagged.append(old)  # its text is in the file now (keep), or no longer
+            elif refused.get(key):
+                rejected.append(refused[key].pop(0))
+                stays.append(False)
+            else:
+                created.append(h)
+                stays.append(keep)
+        return created, repeated, rejected, stays, flagged
+
+    def _nothing_new(self, capture_id: str, repeated: list[Hunk], refused: list[Hunk]) -> dict:
+        hunks = self.st.hunks
+        return {
+            "proposalId": None,
+            "hunks": [],
+            "alreadyProposed": [hunks[h.id].state() for h in repeated if h.id in hunks],
+            "rejectedBefore": [hunks[h.id].state() for h in refused if h.id in hunks],
+            "restored": [],
+            "left": [],
+        }
+
+    async def _answer(self, capture_id: str) -> dict:
+        await self.memory.sync()
+        async with self.st.require_store().read() as tx:
+            row = await sql.capture(tx, capture_id)
+        answer = self.proposing.answer(capture_id, await self._result(capture_id))
+        outcome = (row.outcome if row is not None else None) or {}
+        answer["restored"] = [self.st.ws.rel(u) for u in outcome.get("restored", [])]
+        answer["left"] = [self.st.ws.rel(u) for u in outcome.get("left", [])]
+        return answer
+
+    async def _result(self, capture_id: str) -> dict | None:
+        op = await self.st.require_store().op(f"propose/{capture_id}")
+        return op.result if op is not None else None
+
+    # --- the restore journal ---------------------------------------------------------------
+    async def finish_open(self) -> int:
+        """Carry out every capture's restore journal left open (by a crash); returns how many."""
+        st = self.st
+        store = st.require_store()
+        async with store.read() as tx:
+            pending = await sql.open_captures(tx)
+        for row in pending:
+            await self._finish(row)
+        return len(pending)
+
+    async def _finish(self, row: sql.CaptureRow) -> None:
+        st = self.st
+        restored: list[str] = []
+        left: list[str] = []
+        async with interprocess_lock(st.files_lock()):
+            for item in row.restores:
+                try:
+                    path = st.ws.resolve(item["uri"])
+                    result = await asyncio.to_thread(
+                        contents.put, path, item["expect"], item["text"], st.ws.roots[0] if st.ws.roots else "/"
+                    )
+                except (StetError, OSError) as exc:
+                    log.warning("cannot restore %s: %s", item["uri"], exc)
+                    result = "left"
+                if result == "done":
+                    st.own_write(path, item["text"])
+                (restored if result == "done" else left).append(item["uri"])
+                fault("capture:after-restore")
+        if row.cleanup and row.cleanup.get("worktree"):
+            try:
+                await asyncio.to_thread(git.remove_worktree, row.cleanup["repo"], row.cleanup["worktree"])
+            except StetError as exc:
+                log.warning("cannot remove the worktree %s: %s", row.cleanup["worktree"], exc)
+        fault("capture:before-done")
+        async with st.require_store().write() as tx:
+            await sql.finish_capture(tx, row.id, {"restored": restored, "left": left})
+        touched = {item["uri"] for item in row.restores}
+        if touched:
+            await self.outside.relocate_on_disk(touched)
+
+
+def _hash(text: str | None) -> str | None:
+    return None if text is None else digest(text.encode("utf-8"))

@@ -1,0 +1,40 @@
+"""Which files a workspace holds, by path relative to its root: git's view when the root is in
+a git work tree (ignored files left out), else every regular file. Stet's own folders and
+git's are never content."""
+
+from __future__ import annotations
+
+import os
+
+from . import git
+
+OWN = (".git", ".stet")
+
+
+def is_own(rel: str) -> bool:
+    """Is this path (relative, with / separators) inside `.git` or `.stet`?"""
+    return any(part in OWN for part in rel.split("/"))
+
+
+def under(rel: str, prefixes: list[str]) -> bool:
+    """Is `rel` one of `prefixes` or inside one of them ("" : everything)?"""
+    return any(p == "" or rel == p or rel.startswith(p.rstrip("/") + "/") for p in prefixes)
+
+
+def files(root: str) -> list[str]:
+    """Every file of the workspace rooted at `root` (relative paths, sorted)."""
+    top = git.toplevel(root)
+    if top is not None:
+        inside = os.path.relpath(root, top)
+        names = git.listed(top)
+        if inside != ".":
+            prefix = inside.replace(os.sep, "/") + "/"
+            names = [n[len(prefix) :] for n in names if n.startswith(prefix)]
+        return sorted(n for n in names if not is_own(n))
+    out = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in OWN and not os.path.islink(os.path.join(folder, d))]
+        for name in names:
+            rel = os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/")
+            out.append(rel)
+    return sorted(out)

@@ -1,0 +1,233 @@
+"""Claude Code: `stet integrate claude-code` merges into the project's configuration, and the
+hook command it writes, run the way Claude Code runs it (a shell command, one JSON object on
+stdin: session_id, cwd, hook_event_name, tool_name, tool_input), snapshots before the agent's
+first write, records what each write left, and captures each turn."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from support.capturetools import B_BASE, agent_repo, duplicates, hunks
+from support.clitools import commit_all, snapshot, stet, stet_json
+from support.scripted_agent import A_BASE
+
+STET = f"{shlex.quote(sys.executable)} -m stet"
+SESSION = "5f1c2a9e-0b7d-4c61-9a8e-3d2f1e0c9b8a"
+TASK = f"claude-{SESSION}"
+
+
+def settings(root: Path) -> dict:
+    return json.loads((root / ".claude" / "settings.json").read_text())
+
+
+class Claude:
+    """Plays Claude Code: runs the configured hook commands around its own file writes."""
+
+    def __init__(self, root: Path, session: str = SESSION):
+        self.root = root
+        self.session = session
+        conf = settings(root)["hooks"]
+        self.commands = {event: [h["command"] for e in conf[event] for h in e["hooks"]] for event in conf}
+
+    def hook(self, event: str, payload: dict) -> subprocess.CompletedProcess:
+        body = {"session_id": self.session, "transcript_path": "/dev/null", "cwd": str(self.root)}
+        body.update({"hook_event_name": event, "permission_mode": "default", **payload})
+        results = [
+            subprocess.run(cmd, shell=True, input=json.dumps(body), capture_output=True, text=True, cwd=self.root)
+            for cmd in self.commands[event]
+        ]
+        (p,) = results
+        return p
+
+    def write(self, tool: str, path: str, text: str, tool_input: dict | None = None) -> None:
+        """One tool call: PreToolUse, the write itself, PostToolUse."""
+        full = self.root / path
+        data = {"tool_name": tool, "tool_input": {"file_path": str(full), **(tool_input or {})}}
+        pre = self.hook("PreToolUse", data)
+        assert pre.returncode == 0 and pre.stdout == "", (pre.stdout, pre.stderr)
+        full.parent.mkdir(parents=True, exist_ok=True)
+        full.write_text(text)
+        post = self.hook("PostToolUse", {**data, "tool_response": {"filePath": str(full), "success": True}})
+        assert post.returncode == 0, post.stderr
+
+    def stop(self) -> dict:
+        p = self.hook("Stop", {"stop_hook_active": False})
+        assert p.returncode == 0, p.stderr
+        return json.loads(p.stdout) if p.stdout.strip() else {}
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = agent_repo(tmp_path / "repo")
+    assert stet("integrate", "claude-code", "--stet", STET, cwd=root).returncode == 0
+    commit_all(root, "claude code set up")
+    return root
+
+
+def test_integrate_merges_and_never_clobbers(tmp_path):
+    root = agent_repo(tmp_path / "repo")
+    (root / ".claude").mkdir()
+    mine = {
+        "permissions": {"allow": ["Bash(npm test)"]},
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo mine"}]}]},
+        "enabledMcpjsonServers": ["other"],
+    }
+    (root / ".claude" / "settings.json").write_text(json.dumps(mine))
+    (root / ".mcp.json").write_text(json.dumps({"mcpServers": {"other": {"command": "other-server"}}}))
+    p = stet("integrate", "claude-code", cwd=root)
+    assert p.returncode == 0 and "hooks.Stop" in p.stdout
+    conf = settings(root)
+    assert conf["permissions"] == mine["permissions"]
+    assert conf["hooks"]["PreToolUse"][0] == mine["hooks"]["PreToolUse"][0]
+    assert conf["hooks"]["PreToolUse"][1] == {
+        "matcher": "Edit|MultiEdit|Write",
+        "hooks": [{"type": "command", "command": "stet hook claude-code"}],
+    }
+    assert conf["hooks"]["PostToolUse"][0]["matcher"] == "Edit|MultiEdit|Write"
+    assert conf["hooks"]["Stop"] == [{"hooks": [{"type": "command", "command": "stet hook claude-code"}]}]
+    assert conf["enabledMcpjsonServers"] == ["other", "stet"]
+    servers = json.loads((root / ".mcp.json").read_text())["mcpServers"]
+    assert servers == {
+        "other": {"command": "other-server"},
+        "stet": {"command": "stet", "args": ["mcp", "--agent", "claude-code"]},
+    }
+    # Again: nothing to add, nothing written.
+    files = snapshot(root)
+    p = stet("integrate", "claude-code", cwd=root)
+    assert p.returncode == 0 and "already set up" in p.stdout and snapshot(root) == files
+    # A settings file that is not valid JSON is refused, and left exactly as it is.
+    (root / ".claude" / "settings.json").write_text("{ not json")
+    p = stet("integrate", "claude-code", cwd=root)
+    assert p.returncode == 2 and "cannot be read as JSON" in p.stderr
+    assert (root / ".claude" / "settings.json").read_text() == "{ not json"
+
+
+def test_the_mcp_server_it_configures_starts(repo):
+    conf = json.loads((repo / ".mcp.json").read_text())["mcpServers"]["stet"]
+
+    async def tools() -> set[str]:
+        params = StdioServerParameters(command=conf["command"], args=conf["args"], cwd=str(repo))
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            return {t.name for t in (await session.list_tools()).tools}
+
+    import asyncio
+
+    assert "propose_edits" in asyncio.run(tools())
+
+
+def test_hooks_capture_each_turn_kept_in_the_files(repo):
+    claude = Claude(repo)
+    # Turn 1: an Edit, a Write of a new file, a MultiEdit.
+    a1 = A_BASE.replace("LIMIT = 10", "LIMIT = 20")
+    claude.write("Edit", "a.py", a1, {"old_string": "LIMIT = 10", "new_string": "LIMIT = 20"})
+    claude.write("Write", "pkg/new.py", "VALUE = 1\n", {"content": "VALUE = 1\n"})
+    claude.write(
+        "MultiEdit", "b.txt", "ALPHA\nbeta\nGAMMA\n", {"edits": [{"old_string": "alpha", "new_string": "ALPHA"}]}
+    )
+    out = claude.stop()
+    assert "3 hunk(s)" in out["systemMessage"] or "4 hunk(s)" in out["systemMessage"]
+    turn1 = hunks(repo, "--task", TASK)
+    assert sorted((Path(h["uri"]).name, h["kind"]) for h in turn1) == [
+        ("a.py", "edit"),
+        ("b.txt", "edit"),
+        ("b.txt", "edit"),
+        ("new.py", "create"),
+    ]
+    assert all(h["kept"] and h["status"] == "pending" for h in turn1)
+    assert (repo / "a.py").read_text() == a1, "the agent finds its own edits next turn"
+    ctx = stet_json("resume", TASK, cwd=repo)
+    assert ctx["task"]["agent"] == "claude-code"
+
+    # The developer reviews: rejects the b.txt ALPHA hunk (the file gets alpha back), accepts a.py.
+    alpha = next(h["id"] for h in turn1 if h["newText"] == "ALPHA\n")
+    limit = next(h["id"] for h in turn1 if h["newText"] == "LIMIT = 20\n")
+    stet("reject", alpha, "--feedback", "lower case, please", cwd=repo)
+    stet("accept", limit, cwd=repo)
+    assert (repo / "b.txt").read_text() == "alpha\nbeta\nGAMMA\n"
+
+    # Turn 2: the agent changes its own new line again and one more line of a.py.
+    a2 = a1.replace("LIMIT = 20", "LIMIT = 25").replace('"world"', '"there"')
+    claude.write("Edit", "a.py", a2)
+    claude.write("Edit", "pkg/new.py", "VALUE = 2\n")
+    claude.stop()
+    all_hunks = hunks(repo, "--task", TASK)
+    assert duplicates(all_hunks) == []
+    live = sorted(
+        (Path(h["uri"]).name, h["oldText"], h["newText"], h["status"]) for h in all_hunks if h["status"] == "pending"
+    )
+    assert live == [
+        ("a.py", '    print(shout("world"))\n', '    print(shout("there"))\n', "pending"),
+        ("a.py", "LIMIT = 20\n", "LIMIT = 25\n", "pending"),
+        ("b.txt", "gamma\n", "GAMMA\n", "pending"),
+        ("new.py", "", "VALUE = 2\n", "pending"),
+    ]
+    assert (repo / "a.py").read_text() == a2 and (repo / "pkg" / "new.py").read_text() == "VALUE = 2\n"
+
+
+def test_a_change_by_the_developer_after_the_agent_stays_theirs(repo):
+    claude = Claude(repo)
+    lines = "".join(f"line {i}\n" for i in range(1, 13))
+    (repo / "n.txt").write_text(lines)
+    commit_all(repo, "n")
+    claude.write("Edit", "n.txt", lines.replace("line 2\n", "TWO\n"))
+    (repo / "n.txt").write_text(
+        lines.replace("line 2\n", "TWO\n").replace("line 9\n", "NINE\n")
+    )  # the developer, after
+    claude.stop()
+    (h,) = hunks(repo, "--task", TASK)
+    assert (h["oldText"], h["newText"]) == ("line 2\n", "TWO\n"), "only the agent's part is proposed"
+    stet("reject", h["id"], cwd=repo)
+    assert (repo / "n.txt").read_text() == lines.replace("line 9\n", "NINE\n"), "the developer's text stays"
+
+    # In the agent's own lines: which part is whose cannot be told - left as it is, said so.
+    claude.write("Edit", "n.txt", lines.replace("line 5\n", "FIVE\n").replace("line 9\n", "NINE\n"))
+    (repo / "n.txt").write_text(lines.replace("line 5\n", "Five (mine)\n").replace("line 9\n", "NINE\n"))
+    out = claude.stop()
+    assert "n.txt not captured" in out["systemMessage"] and "left as it is" in out["systemMessage"]
+    assert (repo / "n.txt").read_text() == lines.replace("line 5\n", "Five (mine)\n").replace("line 9\n", "NINE\n")
+    assert [h["status"] for h in hunks(repo, "--task", TASK)] == ["rejected"]
+
+
+def test_restore_mode_takes_the_turn_out_of_the_files(tmp_path):
+    root = agent_repo(tmp_path / "repo")
+    stet("integrate", "claude-code", "--stet", STET, "--restore", cwd=root)
+    commit_all(root, "claude code set up")
+    claude = Claude(root)
+    claude.write("Edit", "b.txt", B_BASE.replace("beta", "BETA"))
+    claude.stop()
+    assert (root / "b.txt").read_text() == B_BASE
+    (h,) = hunks(root)
+    assert h["status"] == "pending" and "kept" not in h
+
+
+def test_hostile_and_broken_payloads_never_block_the_agent(repo, tmp_path):
+    claude = Claude(repo)
+    files = snapshot(repo)
+    for path in ("/etc/passwd", str(repo / ".stet" / "stet.db"), str(repo / ".git" / "config")):
+        pre = claude.hook("PreToolUse", {"tool_name": "Write", "tool_input": {"file_path": path}})
+        assert pre.returncode == 0 and pre.stdout == "", pre.stderr
+    assert claude.stop() == {}, "nothing was snapshotted, nothing is captured"
+    assert (
+        claude.hook("PreToolUse", {"tool_name": "Read", "tool_input": {"file_path": str(repo / "a.py")}}).returncode
+        == 0
+    )
+    assert snapshot(repo) == files
+    (cmd,) = claude.commands["Stop"]
+    for raw in ("not json", "[]", json.dumps({"hook_event_name": "Stop"}), "\xff"):
+        p = subprocess.run(cmd, shell=True, input=raw.encode("latin-1"), capture_output=True, cwd=repo)
+        assert p.returncode == 1 and b"stet hook" in p.stderr, (raw, p.returncode, p.stderr)
+    # No Stet store where the session runs: said, not blocking.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    body = {"session_id": "x", "cwd": str(elsewhere), "hook_event_name": "PreToolUse", "tool_name": "Write"}
+    body["tool_input"] = {"file_path": str(elsewhere / "f.txt")}
+    p = subprocess.run(cmd, shell=True, input=json.dumps(body), capture_output=True, text=True, cwd=elsewhere)
+    assert p.returncode == 1 and "no Stet store" in p.stderr
