@@ -139,3 +139,36 @@ async def test_a_file_stet_wrote_itself_needs_no_second_look(repo):
     assert stet("undo", a, cwd=repo).returncode == 0
     assert seen(repo) is not None and read(repo / "f.txt") == BASE
     assert {h[0]: h[1] for h in seen(repo)}[a] == "pending"
+
+
+async def test_positions_followed_in_an_open_buffer_are_not_taken_for_the_files(repo):
+    """A server checkpoints where hunks are in the editor's buffer (lines typed above them, not
+    saved): those are not the file's positions, so its stamp goes and the next process reads
+    the file instead of glancing at the buffer's lines."""
+    from support.harness import Session, rng
+
+    hid = propose(repo, 30, "thirty")
+    await full(repo)
+    assert [h[2] for h in seen(repo) or []] == [29]
+    s = Session(repo)
+    await s.start()
+    try:
+        f = s.open(repo / "f.txt")
+        s.type(f, rng(0, 0, 0, 0), "typed\nthree\nlines\n")
+        for _ in range(40):  # the idle checkpoint stores the buffer's positions
+            await s.wait_quiet(0.2)
+            if stored_line(repo, hid) == 32:
+                break
+        assert stored_line(repo, hid) == 32
+        assert read(repo / "f.txt") == BASE  # not saved
+        assert seen(repo) is None, "the file's stamp must not vouch for positions in a buffer"
+    finally:
+        await s.stop()
+
+
+def stored_line(repo, hid: str) -> int:
+    conn = sqlite3.connect(db(repo))
+    try:
+        return conn.execute("SELECT line FROM hunks WHERE id = ?", (hid,)).fetchone()[0]
+    finally:
+        conn.close()

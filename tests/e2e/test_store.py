@@ -29,6 +29,33 @@ async def test_fresh_store_layout_and_pragmas(tmp_path):
         await opened.store.close()
 
 
+async def test_only_derived_records_are_committed_at_normal_and_full_always_comes_back(tmp_path):
+    """Contract (Additions, second round): a derived record may skip the wait for the disk, a
+    decision never; the connection is back at FULL after either, committed or rolled back."""
+    store = (await Store.open(str(tmp_path / "s.db"))).store
+
+    async def synchronous() -> int:
+        return (await store.conn.execute_fetchall("PRAGMA synchronous"))[0][0]
+
+    try:
+        async with store.write(derived=True) as tx:
+            await tx.log("op-1", "effect", {})
+            during = tx.read_at_commit("PRAGMA synchronous")
+        assert during.rows == [(1,)] and await synchronous() == 2  # NORMAL for it, FULL after
+        async with store.write() as tx:
+            await tx.log("op-2", "decide", {})
+            during = tx.read_at_commit("PRAGMA synchronous")
+        assert during.rows == [(2,)] and await synchronous() == 2
+        with pytest.raises(RuntimeError):
+            async with store.write(derived=True) as tx:
+                await tx.log("op-3", "effect", {})
+                await tx.op("op-1")  # a hop: the transaction has begun at NORMAL
+                raise RuntimeError("boom")
+        assert await synchronous() == 2 and await store.last_lsn() == 2
+    finally:
+        await store.close()
+
+
 async def test_transaction_rolls_back_on_error(tmp_path):
     opened = await Store.open(str(tmp_path / "s.db"))
     store = opened.store

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 
-from ..workspace import safe
-
 Stamp = tuple[str, int, int, str | None]  # uri, size (-1: no such file), mtime_ns, sha256
 
 
@@ -21,7 +19,9 @@ def stat_of(path: str) -> tuple[int, int]:
 def hash_of(path: str) -> str | None:
     """The sha256 of a regular file, None when there is none. Read like every workspace file
     (`safe`): a symlink on the way, a FIFO or a device raises a StetError, never blocks."""
-    import hashlib  # here: OpenSSL's start-up is paid only when a file is hashed
+    import hashlib  # here: OpenSSL's start-up (and safe's) is paid only when a file is hashed
+
+    from ..workspace import safe
 
     try:
         dir_fd = safe.open_folder(os.path.dirname(path), final=False)
