@@ -51,8 +51,9 @@ class Model:
     def check(self, *, worktree_gone: bool = True) -> str:
         db = self.root / ".stet" / "stet.db"
         # A new process opens the store: it finishes an open journal first. (Killed before the
-        # store was even made: there is nothing to open.)
-        hs = hunks(self.root) if db.exists() else []
+        # store was even made, or between creating its file and its first table: there is
+        # nothing to open, and a read-only `stet status` rightly refuses an empty file.)
+        hs = hunks(self.root) if db.exists() and db.stat().st_size > 0 else []
         files = snapshot(self.root)
         if not hs:
             assert files == self.agent_files, "no proposal: the agent's files as it left them"

@@ -13,7 +13,7 @@ from ..workspace.locks import interprocess_lock
 from .config import SETTLE_DELAY
 from .effects import Effects
 from .memory import Memory
-from .recheck import Recheck
+from .outside_changes import OutsideChanges
 from .state import ReviewState
 
 log = logging.getLogger(__name__)
@@ -22,11 +22,11 @@ log = logging.getLogger(__name__)
 class Recovery:
     """Bringing memory, files and store into agreement."""
 
-    def __init__(self, state: ReviewState, memory: Memory, effects: Effects, recheck: Recheck):
+    def __init__(self, state: ReviewState, memory: Memory, effects: Effects, outside: OutsideChanges):
         self.st = state
         self.memory = memory
         self.effects = effects
-        self.recheck = recheck
+        self.outside = outside
 
     async def recover(self) -> dict:
         """Bring memory, files and store into agreement after a start; safe to interrupt.
@@ -66,9 +66,7 @@ class Recovery:
         effects = await store.open_effects()
         st.effect_uris.update(e.uri for e in effects if e.state == "pending")
         await self.effects.run_pending(states=("pending",), targets=("file",))
-        # Closed files changed since Stet last judged their hunks (or never judged): only those
-        # are read and their hunks re-located; the rest are as the store says (recheck.py).
-        await self.recheck.changed_files()
+        await self.outside.relocate_on_disk([u for u in st.by_uri if u not in st.open])
         fault("recover:after-relocate")
         await self.memory.checkpoint()
         st.ready.set()

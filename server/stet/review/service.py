@@ -55,8 +55,8 @@ class Review:
         self.deciding = Deciding(st, self.memory, self.effects)
         self.documents = Documents(st, self.memory, self.effects, self.outside)
         self.capturing = Capturing(st, self.memory, self.proposing, self.outside)
+        self.recovery = Recovery(st, self.memory, self.effects, self.outside)
         self.recheck = Recheck(st, self.outside)
-        self.recovery = Recovery(st, self.memory, self.effects, self.recheck)
 
     # --- what the review knows -------------------------------------------------------------
     @property
