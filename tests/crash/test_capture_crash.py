@@ -51,9 +51,13 @@ class Model:
     def check(self, *, worktree_gone: bool = True) -> str:
         db = self.root / ".stet" / "stet.db"
         # A new process opens the store: it finishes an open journal first. (Killed before the
-        # store was even made, or between creating its file and its first table: there is
-        # nothing to open, and a read-only `stet status` rightly refuses an empty file.)
-        hs = hunks(self.root) if db.exists() and db.stat().st_size > 0 else []
+        # store was even made, or while its file was still empty: there is nothing to open, and
+        # a command that only reads says "there is no review store", as for a missing one.)
+        made = db.exists() and db.stat().st_size > 0
+        if not made and db.exists():
+            p = stet("status", cwd=self.root)
+            assert p.returncode == 2 and "no review store" in p.stderr, (p.returncode, p.stderr)
+        hs = hunks(self.root) if made else []
         files = snapshot(self.root)
         if not hs:
             assert files == self.agent_files, "no proposal: the agent's files as it left them"

@@ -354,7 +354,9 @@ def write_file(
             if before is None:
                 # No file was there: link, which never replaces one that appeared meanwhile.
                 os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
-                os.unlink(tmp, dir_fd=dir_fd)
+                # The file is there now: a temp name someone moved meanwhile is not a failed write.
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp, dir_fd=dir_fd)
             elif now is None or (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino):
                 raise Replaced(f"{path} was replaced while Stet was writing it")
             else:
