@@ -1,7 +1,7 @@
 """`make bench`: run every benchmark against a real `stet serve` over stdio, then write
 docs/BENCHMARKS.md (tables, plots) from what this run measured.
 
-    python benchmarks/run.py            # the full set, about 10 minutes on 2 cores
+    python benchmarks/run.py            # the full set, about 5 minutes on 2 cores
     python benchmarks/run.py --quick    # smaller sizes and fewer rounds, about 3 minutes
     python benchmarks/run.py --only ingest,typing,bulk,cli
 
@@ -32,7 +32,7 @@ PROFILES = {
         "ingest": {"rounds": 12},
         "typing": {"keystrokes": 400, "pauses": 10},
         "checkpoint": {"intervals": [1, 5, 25, 100, None], "edits": 400, "repeats": 2},
-        "bulk": {"lengths": [5000, 50000], "sizes": [10, 100, 1000, 10000], "rounds": 3},
+        "bulk": {"lengths": [5000, 50000], "sizes": [10, 100, 1000, 10000], "rounds": 5},
         "cli": {"rounds": 15},
     },
     "quick": {
