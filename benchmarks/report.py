@@ -202,7 +202,8 @@ def write() -> str:
     w("")
     w("Every figure below was measured by one run of `make bench` against the real `stet serve` process over stdio,")
     w(
-        "a real SQLite file (WAL, synchronous=FULL) and real files. Each benchmark is compared with a *floor* measured in"
+        "a real SQLite file (WAL; decisions synchronous=FULL, derived records NORMAL) and real files. Each benchmark is "
+        "compared with a *floor* measured in"
     )
     w("the same run, interleaved with it where possible: this machine is a shared, noisy 2-core VM, so the ratios")
     w("mean more than the absolute times. Medians and p99 (nearest rank) are of the samples listed.")
@@ -319,9 +320,7 @@ def write() -> str:
         w(
             f"Load average at start / end: {' '.join(run['load_at_start'])} / {' '.join(run['load_at_end'])} (other sessions share this VM;"
         )
-        w(
-            "with them keeping both cores busy, load 6–8, the same fresh-clone `make bench` took 6.5 min earlier the same day)."
-        )
+        w("with them keeping both cores busy, load 6–8, a fresh-clone `make bench` of round one took 6.5 min).")
         w("")
         w("Machine: " + ", ".join(f"{k} {v}" for k, v in m.items()) + ".")
         w("")
