@@ -4,7 +4,7 @@ command costs), and for `stet propose` of a big diff `git diff --no-index` of th
 plus `python -c pass`. Stet runs as users run it: the `stet` script pip installed in the
 venv, its modules byte-compiled (common.compile_server).
 
-- `stet status` and `stet accept ID` (then `stet undo ID`, not timed) on a store with 1,000
+- `stet status`, `stet status --json` and `stet accept ID` (then `stet undo ID`, not timed) on a store with 1,000
   pending hunks in 100 files;
 - `stet propose --patch` of one 50,000-line file with 500 scattered changes (each run in a fresh
   store, so it is never a replay);
@@ -84,10 +84,11 @@ def status_and_accept(rounds: int) -> dict:
             if row.strip().startswith("h")
         ]
         assert len(ids) >= rounds, len(ids)
-        floor, status, accept = [], [], []
+        floor, status, status_json, accept = [], [], [], []
         for r in range(rounds + 2):
             t_floor, _ = checked([PY, "-c", "pass"], root)
             t_status, _ = checked(STET + ["status"], root)
+            t_json, _ = checked(STET + ["status", "--json"], root)
             t_accept, out = checked(STET + ["accept", ids[r]], root)
             assert b"applied" in out, out
             checked(STET + ["undo", ids[r]], root)
@@ -95,12 +96,15 @@ def status_and_accept(rounds: int) -> dict:
                 continue  # warm the file cache
             floor.append(t_floor)
             status.append(t_status)
+            status_json.append(t_json)
             accept.append(t_accept)
         return {
             "python_pass": summary(floor),
             "status": summary(status),
+            "status_json": summary(status_json),
             "accept": summary(accept),
             "status_imports": heavy_imports(STET + ["status"], root),
+            "status_json_imports": heavy_imports(STET + ["status", "--json"], root),
             "accept_imports": heavy_imports(STET + ["accept", ids[0]], root),
         }
     finally:
@@ -151,11 +155,12 @@ def main(rounds: int) -> dict:
     out = {**sa, "propose_big": pb, "env": env_note}
     floor = sa["python_pass"]["median"]
     print(f"python -c pass                      median {floor:7.1f} ms")
-    for name in ("status", "accept"):
+    for name in ("status", "status_json", "accept"):
         s = sa[name]
         imports = sa[f"{name}_imports"]
+        label = name.replace("_json", " --json")
         print(
-            f"stet {name:<29} median {s['median']:7.1f} ms  p99 {s['p99']:7.1f} ms  ratio {s['median'] / floor:.2f}x"
+            f"stet {label:<29} median {s['median']:7.1f} ms  p99 {s['p99']:7.1f} ms  ratio {s['median'] / floor:.2f}x"
             f"  heavy imports: {', '.join(imports) or 'none'}"
         )
     print(

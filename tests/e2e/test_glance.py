@@ -12,7 +12,7 @@ import sqlite3
 import pytest
 
 from stet.review import open_review
-from stet.review.glance import glance
+from stet.review.glance import glance, glance_whole
 from support.clitools import commit_all, make_repo, stet, stet_json
 from support.harness import read, write
 
@@ -75,6 +75,38 @@ async def test_a_glance_shows_what_the_full_open_shows_in_every_status(repo):
     assert {h[6] for h in expected} == {"why 3", "why 12", "why 25", "why 33"}  # the proposals' messages
     out = stet("status", "--all", cwd=repo).stdout
     assert "applied (not in file)" in out and "stale" in out and "rejected" in out and "pending" in out
+
+
+async def test_status_json_through_a_glance_is_what_the_full_open_prints(repo):
+    """`stet status --json` (what agents read) glances too: the same HunkStates, counts, root
+    and store, byte for byte, in every status and with a kept, a problem-free and a fed-back hunk."""
+    a, b, c, d = (propose(repo, n, f"changed {n}") for n in (3, 12, 25, 33))
+    assert stet("accept", a, cwd=repo).returncode == 0
+    assert stet("reject", b, "--feedback", "not this", cwd=repo).returncode == 0
+    write(repo / "f.txt", read(repo / "f.txt").replace("line 25\n", "typed over\n"))  # c goes stale
+    write(repo / "f.txt", read(repo / "f.txt").replace("changed 3\n", "line 3\n"))  # a's text removed
+    write(repo / "g.txt", "alpha\nBETA\n")
+    assert stet("capture", "g.txt", "--keep", cwd=repo).returncode == 0  # a kept hunk
+    assert glance_whole(db(repo), [str(repo)]) is None  # f.txt changed: the full open judges it first
+    review = (await open_review([str(repo)], db(repo))).review
+    try:
+        listed = review.list()
+        expected = {
+            "root": review.ws.roots[0],
+            "db": review.require_store().path,
+            "hunks": [h.state() for h in listed],
+        }
+    finally:
+        await review.close()
+    whole = glance_whole(db(repo), [str(repo)])
+    assert whole is not None and [h.state() for h in whole] == expected["hunks"]
+    out = stet_json("status", "--all", cwd=repo)
+    assert {k: out[k] for k in expected} == expected
+    assert out["counts"] == {"pending": 2, "accepted": 0, "applied": 1, "rejected": 1, "stale": 1, "superseded": 0}
+    assert out["appliedNotInFile"] == 1
+    states = {h["id"]: h for h in out["hunks"]}
+    assert states[a]["inFile"] is False and states[b]["feedback"] == "not this" and states[c]["status"] == "stale"
+    assert states[d]["message"] == "why 33" and any(h.get("kept") for h in out["hunks"])
 
 
 async def test_the_glance_steps_aside_whenever_the_full_open_would_change_something(repo):

@@ -149,17 +149,23 @@ async def _scope(review, proposal: str | None, task: str | None, file: str | Non
 
 
 def cmd_status(args):
-    """Without filters that must be checked against the store, and without --json, a glance
+    """Without filters that must be checked against the store, a glance
     at the store is enough when nothing needs bringing up to date; else the review opens."""
-    if not (args.json or args.proposal or args.task or args.file):
-        from ..review.glance import glance
+    if not (args.proposal or args.task or args.file):
+        from ..review.glance import glance, glance_whole
         from ..workspace.paths import Workspace
 
         db, roots = locate(args, False)
-        hunks = glance(db, roots)
-        if hunks is not None:
-            _print_status(args, Workspace(roots), hunks)
-            return 0
+        if args.json:
+            whole = glance_whole(db, roots)
+            if whole is not None:
+                _print_json(args, Workspace(roots).roots[0], db, whole)
+                return 0
+        else:
+            hunks = glance(db, roots)
+            if hunks is not None:
+                _print_status(args, Workspace(roots), hunks)
+                return 0
     return _status(args)
 
 
@@ -170,17 +176,21 @@ async def _status(args) -> int:
         if not args.json:
             _print_status(args, review.ws, scoped)
             return 0
-        counts, gone = _counts(scoped)
-        print_json(
-            {
-                "root": review.ws.roots[0],
-                "db": review.require_store().path,
-                "counts": counts,
-                "appliedNotInFile": gone,
-                "hunks": [h.state() for h in _listed(args, scoped)],
-            }
-        )
+        _print_json(args, review.ws.roots[0], review.require_store().path, scoped)
     return 0
+
+
+def _print_json(args, root: str, db: str, scoped) -> None:
+    counts, gone = _counts(scoped)
+    print_json(
+        {
+            "root": root,
+            "db": db,
+            "counts": counts,
+            "appliedNotInFile": gone,
+            "hunks": [h.state() for h in _listed(args, scoped)],
+        }
+    )
 
 
 def _counts(scoped) -> tuple[dict[str, int], int]:

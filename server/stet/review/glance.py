@@ -11,12 +11,19 @@ the review's model. Otherwise `glance` answers None and the caller opens the rev
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, TypeVar
+
 from ..domain.status import BY_VALUE, OPEN, Status
 from ..domain.text import split_lines
 from ..errors import StetError
-from ..store.glance import look
+from ..store.glance import Look, look
 from ..workspace.paths import Workspace
 from .stamps import stat_of
+
+if TYPE_CHECKING:
+    from ..domain.model import Hunk
+
+_H = TypeVar("_H", "Seen", "Hunk")
 
 # The hunks whose standing depends on their file's content (as recheck.JUDGED).
 JUDGED = OPEN | {Status.APPLIED}
@@ -96,6 +103,28 @@ def glance(db_path: str, roots: list[str]) -> list[Seen] | None:
     seen = look(db_path)
     if seen is None:
         return None
+    return _current(seen, [Seen(row) for row in seen.hunks], roots)
+
+
+def glance_whole(db_path: str, roots: list[str]) -> list[Hunk] | None:
+    """`glance` with whole hunks (the review's model, which `Hunk.state()` turns into the
+    protocol's HunkState): what `stet status --json` prints."""
+    from ..store.rows import hunk_from_row
+
+    seen = look(db_path, whole=True)
+    if seen is None:
+        return None
+    hunks = []
+    for row in seen.hunks:
+        h = hunk_from_row(row[:-1])
+        if h.message is None:  # stored once, in its proposal
+            h.message = row[-1]
+        hunks.append(h)
+    return _current(seen, hunks, roots)
+
+
+def _current(seen: Look, hunks: list[_H], roots: list[str]) -> list[_H] | None:
+    """The hunks, sorted, if the store is current for them: else None (see the module)."""
     held: set[str] = set()
     for _id, uri, state, target, owner in seen.effects:
         live = bool(owner) and _alive_elsewhere(owner)
@@ -103,7 +132,6 @@ def glance(db_path: str, roots: list[str]) -> list[Seen] | None:
             return None  # an edit this process would carry out (Effects.run_pending)
         if live:
             held.add(uri)  # a live editor's buffer is that file's document: recheck leaves it
-    hunks = [Seen(row) for row in seen.hunks]
     ws = Workspace(roots)
     for uri in {h.uri for h in hunks if h.status in JUDGED} - held:
         stamp = seen.stamps.get(uri)

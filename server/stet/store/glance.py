@@ -28,8 +28,16 @@ HUNK_FIELDS = (
 )
 
 
+def _full_fields() -> str:
+    """Every stored column (rows.HUNK_COLUMNS, for rows.hunk_from_row), then the proposal's message."""
+    from .rows import HUNK_COLUMNS  # only a command that needs whole hunks pays for it
+
+    return ", ".join(f"h.{c.strip()}" for c in HUNK_COLUMNS.split(",")) + ", p.message"
+
+
 class Look:
-    """One snapshot: hunk rows (HUNK_FIELDS), the effects not finished yet (id, uri, state,
+    """One snapshot: hunk rows (HUNK_FIELDS, or with `whole` every column and the proposal's
+    message), the effects not finished yet (id, uri, state,
     target, owner) and the file stamps (uri -> size, mtime_ns)."""
 
     __slots__ = ("effects", "hunks", "stamps")
@@ -45,7 +53,7 @@ class Look:
         self.stamps = stamps
 
 
-def look(path: str, busy_timeout_ms: int = 10000) -> Look | None:
+def look(path: str, busy_timeout_ms: int = 10000, *, whole: bool = False) -> Look | None:
     """Read the store at `path` without writing to it; None when it cannot be read that way
     (a symlink included: the full open refuses it and says why)."""
     try:
@@ -61,9 +69,8 @@ def look(path: str, busy_timeout_ms: int = 10000) -> Look | None:
         if [r[0] for r in conn.execute("PRAGMA quick_check")] != ["ok"]:
             return None
         conn.execute("BEGIN")  # one snapshot for the three reads
-        hunks = conn.execute(
-            f"SELECT {HUNK_FIELDS} FROM hunks h LEFT JOIN proposals p ON p.id = h.proposal_id"
-        ).fetchall()
+        fields = _full_fields() if whole else HUNK_FIELDS
+        hunks = conn.execute(f"SELECT {fields} FROM hunks h LEFT JOIN proposals p ON p.id = h.proposal_id").fetchall()
         effects = conn.execute(
             "SELECT id, uri, state, target, owner FROM effects WHERE state IN ('pending', 'unsaved')"
         ).fetchall()
