@@ -876,3 +876,7 @@ NOTES_METHOD = """## Method and honesty notes
 - The raw results of the last run are in `docs/benchmarks/*.json`; this file is regenerated from them by
   `python benchmarks/report.py`.
 """
+
+
+if __name__ == "__main__":
+    print(f"wrote {write()}")
