@@ -98,7 +98,8 @@ def main(argv: list[str]) -> int:
         subprocess.run(["git", "add", "-A"], check=True)
         subprocess.run(["git", "commit", "-q", "-m", f"agent round {round_}"], check=True)
     print(f"agent round {round_}: done" + (f", left alone as the developer asked: {sorted(skip)}" if skip else ""))
-    return subprocess.run([sys.executable, "check.py"]).returncode
+    # -B: the test's bytecode cache is not the agent's work (a real project ignores __pycache__/).
+    return subprocess.run([sys.executable, "-B", "check.py"]).returncode
 
 
 if __name__ == "__main__":
