@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 
 from .edits import OverlappingEdits, apply_text_edits
 from .hunks import EDGE, HunkSpec, diff_hunks
+from .model import Hunk
 from .shapes import TextEdit
+from .status import Status
 from .text import _BREAK, detect_eol, split_lines
 
 
@@ -54,6 +56,28 @@ class Planned:
     uri: str
     spec: HunkSpec
     new_uri: str | None = None
+
+    def hunk(
+        self, hunk_id: str, proposal_id: str, seq: int, task_id: str | None, message: str | None, kept: bool = False
+    ) -> Hunk:
+        """The pending hunk this plan becomes (the same for a proposal and a capture)."""
+        return Hunk(
+            id=hunk_id,
+            proposal_id=proposal_id,
+            task_id=task_id,
+            seq=seq,
+            uri=self.uri,
+            kind=self.kind,
+            status=Status.PENDING,
+            line=self.spec.start,
+            old=self.spec.old,
+            new=self.spec.new,
+            ctx_before=self.spec.ctx_before,
+            ctx_after=self.spec.ctx_after,
+            new_uri=self.new_uri,
+            message=message,
+            kept=kept,
+        )
 
 
 @dataclass

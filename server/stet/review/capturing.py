@@ -163,26 +163,7 @@ class Capturing:
     def _hunks(
         planned: list[Planned], capture_id: str, task_id: str | None, message: str | None, keep: bool
     ) -> list[Hunk]:
-        new = [
-            Hunk(
-                id=new_id("h"),
-                proposal_id=capture_id,
-                task_id=task_id,
-                seq=seq,
-                uri=p.uri,
-                kind=p.kind,
-                status=Status.PENDING,
-                line=p.spec.start,
-                old=p.spec.old,
-                new=p.spec.new,
-                ctx_before=p.spec.ctx_before,
-                ctx_after=p.spec.ctx_after,
-                new_uri=p.new_uri,
-                message=message,
-                kept=keep,
-            )
-            for seq, p in enumerate(planned)
-        ]
+        new = [p.hunk(new_id("h"), capture_id, seq, task_id, message, kept=keep) for seq, p in enumerate(planned)]
         if keep:
             # A kept rename is done in the files: the edits of the renamed file are where it is
             # now, as after an accepted rename (a reject moves them back with the file).

@@ -116,25 +116,7 @@ class Proposing:
             except VersionMismatch as exc:
                 raise Conflict(str(exc)) from None
             result_hash = _sha(sorted(planned.results.items(), key=lambda kv: kv[0]))
-            new_hunks = [
-                Hunk(
-                    id=new_id("h"),
-                    proposal_id=proposal_id,
-                    task_id=task_id,
-                    seq=seq,
-                    uri=p.uri,
-                    kind=p.kind,
-                    status=Status.PENDING,
-                    line=p.spec.start,
-                    old=p.spec.old,
-                    new=p.spec.new,
-                    ctx_before=p.spec.ctx_before,
-                    ctx_after=p.spec.ctx_after,
-                    new_uri=p.new_uri,
-                    message=message,
-                )
-                for seq, p in enumerate(planned.hunks)
-            ]
+            new_hunks = [p.hunk(new_id("h"), proposal_id, seq, task_id, message) for seq, p in enumerate(planned.hunks)]
             if len(new_hunks) > limits.max_hunks:
                 raise TooLarge(f"the proposal makes {len(new_hunks)} hunks; the limit is {limits.max_hunks}")
             stored = _stored_size(new_hunks, proposal_id, task_id, agent, message, planned.results)
