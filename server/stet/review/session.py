@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import StoreUnavailable
-from ..store import Store
+from ..store import is_url, open_store
 from ..workspace.paths import Workspace
 from .config import Editor, Limits, NoEditor
 from .service import Review
@@ -39,10 +40,11 @@ async def open_review(
     are Store.open's: a command passes `create` only when it may make a store, `quarantine`
     only when it may move a damaged one aside. Raises StoreUnavailable."""
     review = Review(Workspace(roots), editor or NoEditor(), on_change or _nobody, limits)
-    opened = await Store.open(db_path, create=create, quarantine=quarantine)
+    home = os.path.join(roots[0], ".stet")
+    opened = await open_store(db_path, home=home, create=create, quarantine=quarantine)
     review.state.store = opened.store
     opened.store.known = review.state.hunks  # rows read again share what memory holds
-    review.ws.keep_out_store(opened.store.path)
+    review.ws.keep_out_store(os.path.join(home, "stet.db") if is_url(db_path) else opened.store.path)
     notice = opened.notice
     if not recover_later:
         try:

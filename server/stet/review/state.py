@@ -141,7 +141,7 @@ class ReviewState:
 
     def files_lock(self) -> str:
         """The lock file every process takes to read, check and write workspace files."""
-        return os.path.join(os.path.dirname(self.require_store().path), "files.lock")
+        return os.path.join(self.require_store().home, "files.lock")
 
 
 def content_digest(text: str) -> str:

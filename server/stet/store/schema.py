@@ -1,4 +1,5 @@
-"""Ordered migrations. The schema version lives in PRAGMA user_version.
+"""Ordered migrations, for both engines. SQLite keeps the schema version in PRAGMA user_version,
+PostgreSQL in the table stet_schema; PostgreSQL runs each statement through `for_postgres`.
 
 Never edit a released migration: append a new one.
 """
@@ -165,3 +166,28 @@ MIGRATIONS: list[list[str]] = [
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
+
+# PostgreSQL runs the same list (see `for_postgres`), then these, which SQLite needs not: the
+# sequences that hand out lsns and effect ids (SQLite's AUTOINCREMENT keeps its own).
+POSTGRES_AFTER = [
+    "CREATE SEQUENCE IF NOT EXISTS stet_lsn",
+    "CREATE SEQUENCE IF NOT EXISTS stet_effect_id",
+]
+
+# Where the dialects differ, by (migration number from 1, statement index): PostgreSQL's text.
+_POSTGRES_VARIANTS: dict[tuple[int, int], str] = {}
+
+
+def for_postgres(number: int, index: int, statement: str) -> str:
+    """Statement `index` of migration `number` as PostgreSQL runs it. Mechanical where the
+    dialects differ only in names: every integer is a BIGINT (mtime_ns does not fit in 32
+    bits), AUTOINCREMENT is the store's sequences (see POSTGRES_AFTER), and text compares
+    byte by byte (COLLATE "C", as SQLite's BINARY) whatever the database's locale."""
+    variant = _POSTGRES_VARIANTS.get((number, index))
+    if variant is not None:
+        return variant
+    out = statement.replace(" INTEGER PRIMARY KEY AUTOINCREMENT", " BIGINT PRIMARY KEY")
+    out = out.replace(" INTEGER", " BIGINT")
+    if out.lstrip().upper().startswith(("CREATE TABLE", "ALTER TABLE")):
+        out = out.replace(" TEXT", ' TEXT COLLATE "C"')
+    return out
