@@ -1,0 +1,162 @@
+"""What only the PostgreSQL engine has to prove: writers serialised so lsns commit in order,
+the server restarted or gone mid-review (StoreUnavailable, nothing acknowledged that is not
+committed, reconnection by itself), credentials never shown. Needs STET_TEST_PG (and, for
+the restart, STET_PG_DIR: the cluster's folder, as .ci/run sets it)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from stet.errors import StoreUnavailable
+from stet.store import open_store
+from stet.store.pgconn import mask, shown
+from support.clitools import stet
+from support.engines import Databases, Engine, cluster
+from support.harness import Session, read
+
+BASE = "".join(f"line {i}\n" for i in range(1, 11))
+PATCH = "--- a/a.py\n+++ b/a.py\n@@ -2 +2 @@\n-line 2\n+LINE TWO\n@@ -8 +8 @@\n-line 8\n+LINE EIGHT\n"
+CLUSTER = Path(__file__).resolve().parents[2] / ".ci" / "pg-cluster"
+
+
+@pytest.fixture
+def pg():
+    databases = Databases(cluster())
+    try:
+        yield Engine("postgresql", databases)
+    finally:
+        databases.drop()
+
+
+def _cluster_dir() -> str:
+    folder = os.environ.get("STET_PG_DIR")
+    if not folder:
+        if os.environ.get("STET_REQUIRE_PG") == "1":
+            pytest.fail("STET_REQUIRE_PG=1 but STET_PG_DIR (the cluster's folder, to restart it) is unset")
+        pytest.skip("restarting PostgreSQL needs STET_PG_DIR, the folder of .ci/pg-cluster's cluster")
+    return folder
+
+
+def _cluster(action: str) -> None:
+    subprocess.run([str(CLUSTER), action, _cluster_dir()], check=True, capture_output=True, timeout=120)
+
+
+async def test_concurrent_writers_commit_lsns_in_order_and_a_follower_misses_none(engine, tmp_path):
+    """Two stores (two processes' worth) write at once: every lsn is used once, they are
+    dense, and a follower reading "lsn > N" as it goes sees them in order without a gap.
+    On both engines (the contract is the same)."""
+    url = engine.db(tmp_path)
+    a = (await open_store(url, home=str(tmp_path / "a"))).store
+    b = (await open_store(url, home=str(tmp_path / "b"))).store
+    follower = (await open_store(url, home=str(tmp_path / "f"))).store
+    seen: list[int] = []
+    stop = asyncio.Event()
+
+    async def writer(store, name: str) -> None:
+        for i in range(40):
+            async with store.write() as tx:
+                lsn = await tx.log(f"{name}-{i}", "test", {"i": i})
+                await tx.add_effect(lsn, "file:///x", "apply", [])
+
+    async def follow() -> None:
+        last = 0
+        while not stop.is_set():
+            ops = await follower.ops(last)
+            seen.extend(o.lsn for o in ops)
+            if ops:
+                last = ops[-1].lsn
+            await asyncio.sleep(0)
+        seen.extend(o.lsn for o in await follower.ops(last))
+
+    try:
+        task = asyncio.ensure_future(follow())
+        await asyncio.gather(writer(a, "a"), writer(b, "b"))
+        stop.set()
+        await task
+        assert seen == list(range(1, 81))
+        async with a.write() as tx:  # an op id is used once, whichever process asks
+            await tx.log("c-0", "test", {})
+        with pytest.raises(sqlite3.IntegrityError):  # the same error on both engines
+            async with b.write() as tx:
+                await tx.log("c-0", "test", {})
+        assert await follower.last_lsn() == 81
+    finally:
+        for s in (a, b, follower):
+            await s.close()
+
+
+async def test_migrations_run_once_and_a_foreign_database_is_left_alone(pg, tmp_path):
+    url = pg.db(tmp_path)
+    first, second = await asyncio.gather(
+        open_store(url, home=str(tmp_path / "1")), open_store(url, home=str(tmp_path / "2"))
+    )
+    await first.store.close()
+    await second.store.close()
+    other = pg._databases.new()
+    import psycopg
+
+    with psycopg.connect(other, autocommit=True) as conn:
+        conn.execute("CREATE TABLE invoices (id int)")
+    with pytest.raises(StoreUnavailable, match="invoices"):
+        await open_store(other, home=str(tmp_path / "3"))
+
+
+def test_passwords_are_masked_in_every_message(tmp_path):
+    url = "postgresql://stet:s3cr3t-pw@127.0.0.1:1/review?sslmode=disable&connect_timeout=2"
+    assert "s3cr3t-pw" not in shown(url) and "stet:***@127.0.0.1:1" in shown(url)
+    assert mask("password=abc&x=1 postgres://u:abc@h/d", None) == "password=***&x=1 postgres://u:***@h/d"
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.py").write_text(BASE)
+    for args in (["status"], ["propose", "--patch", "-"], ["doctor"]):
+        done = stet(*args, cwd=ws, input=PATCH, env={"STET_DB": url})
+        assert done.returncode != 0 and "cannot be used" in done.stderr, done
+        assert "s3cr3t-pw" not in done.stdout + done.stderr, done
+    also = "postgresql://stet@127.0.0.1:1/review?password=hunter22&connect_timeout=2"
+    done = stet("status", cwd=ws, env={"STET_DB": also})
+    assert done.returncode != 0 and "hunter22" not in done.stdout + done.stderr, done
+
+
+async def test_postgresql_restarted_mid_review_nothing_unknown_is_acknowledged_and_it_reconnects(pg, ws):
+    _cluster_dir()
+    url = pg.db(ws)
+    session = Session(ws, init_options={"db": url})
+    await session.start()
+    try:
+        proposed = stet("propose", "--patch", "-", "--id", "p1", "--json", cwd=ws, input=PATCH, env={"STET_DB": url})
+        assert proposed.returncode == 0, proposed.stderr
+        h1, h2 = [h["id"] for h in json.loads(proposed.stdout)["hunks"]]
+        before = read(ws / "a.py")
+        _cluster("stop")
+        try:
+            with pytest.raises(JsonRpcException) as err:
+                await session.command("stet.accept", {"hunkIds": [h1]})
+            assert err.value.code == -32005 and "PostgreSQL" in str(err.value), err.value
+            assert read(ws / "a.py") == before  # nothing written for a decision not committed
+        finally:
+            _cluster("start")
+        # The next request reconnects by itself; the refused accept left no trace.
+        out = await session.command("stet.accept", {"hunkIds": [h1]})
+        assert out["hunks"][0]["status"] == "applied"
+        assert read(ws / "a.py") == before.replace("line 2\n", "LINE TWO\n")
+        # Live sync came back too: the CLI's reject reaches the editor.
+        since = len(session.changed)
+        assert stet("reject", h2, cwd=ws, env={"STET_DB": url}).returncode == 0
+        for _ in range(100):
+            if any(h["id"] == h2 and h["status"] == "rejected" for c in session.changed[since:] for h in c["hunks"]):
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("the editor never saw the CLI's reject after the restart")
+        status = json.loads(stet("status", "--all", "--json", cwd=ws, env={"STET_DB": url}).stdout)
+        assert {h["id"]: h["status"] for h in status["hunks"]} == {h1: "applied", h2: "rejected"}
+    finally:
+        await session.stop()
