@@ -22,7 +22,7 @@ from ..domain.model import Hunk
 from ..domain.proposal import Change
 from ..domain.status import Status
 from ..errors import StetError
-from ..store import Store
+from ..store import StoreApi
 from ..workspace.paths import Workspace
 from .capturing import Capturing
 from .config import Editor, Limits
@@ -64,7 +64,7 @@ class Review:
         return self.state.ws
 
     @property
-    def store(self) -> Store | None:
+    def store(self) -> StoreApi | None:
         return self.state.store
 
     @property
@@ -88,7 +88,7 @@ class Review:
     def recovery_error(self) -> StetError | None:
         return self.state.recovery_error
 
-    def require_store(self) -> Store:
+    def require_store(self) -> StoreApi:
         return self.state.require_store()
 
     def uri_of(self, uri: str) -> str:

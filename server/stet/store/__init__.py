@@ -10,6 +10,7 @@ from importlib import import_module
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from .api import StoreApi
     from .engines import is_url, open_store
     from .rows import EffectRow, OpRow
     from .sqlite import OpenResult, Store
@@ -20,12 +21,13 @@ _HOME = {
     "OpRow": "rows",
     "OpenResult": "sqlite",
     "Store": "sqlite",
+    "StoreApi": "api",
     "Tx": "tx",
     "open_store": "engines",
     "is_url": "engines",
 }
 
-__all__ = ["EffectRow", "OpRow", "OpenResult", "Store", "Tx", "is_url", "open_store"]
+__all__ = ["EffectRow", "OpRow", "OpenResult", "Store", "StoreApi", "Tx", "is_url", "open_store"]
 
 
 def __getattr__(name: str) -> object:

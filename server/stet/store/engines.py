@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from .api import StoreApi
 from .sqlite import OpenResult, Store
 
 SCHEMES = ("postgresql://", "postgres://")
@@ -21,3 +22,8 @@ async def open_store(db: str, *, home: str, create: bool = True, quarantine: boo
 
         return await PgStore.open_url(db, os.path.abspath(home))
     return await Store.open(db, create=create, quarantine=quarantine)
+
+
+def _conforms(store: Store) -> StoreApi:
+    """(mypy checks here that both engines' Store, PgStore being one, provide StoreApi.)"""
+    return store

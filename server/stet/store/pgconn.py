@@ -38,7 +38,7 @@ import psycopg.pq
 from ..errors import StoreUnavailable
 from .rows import Row
 from .schema import MIGRATIONS, POSTGRES_AFTER, SCHEMA_VERSION, for_postgres
-from .tx import _NEXT_IDS
+from .tx import _NEXT_IDS, _AsRaised
 
 CHANNEL = "stet"
 # pg_advisory_xact_lock(key1, key2): key1 says "Stet's writers", key2 the repository (the schema).
@@ -156,6 +156,10 @@ class PgRaw:
         with self.errors():
             self.conn = psycopg.connect(self.url, **kwargs)
 
+    def backend_pid(self) -> int | None:
+        conn = self.conn
+        return None if conn is None or conn.closed else conn.info.backend_pid
+
     def _live(self) -> psycopg.Connection[Any]:
         self.connect()
         assert self.conn is not None
@@ -213,6 +217,10 @@ class _Errors:
         return None
 
     def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+        if isinstance(exc, psycopg.IntegrityError):
+            # A unique key met (an op id, a hunk id used twice): raised as it is, as SQLite's
+            # is by the statement that met it. In a pipeline it surfaces only at the hop's end.
+            raise _AsRaised(sqlite3.IntegrityError(mask(str(exc).strip(), self.url))) from None
         if isinstance(exc, psycopg.Error):
             raise _as_sqlite(exc, self.url) from None
 
@@ -303,10 +311,12 @@ def migrate(raw: PgRaw, where: str) -> None:
 class Listener:
     """LISTEN on its own connection: `version` grows with every commit of a write transaction
     to this repository, by any process (and once more each time it connects again, since
-    notifications sent while it was away are lost)."""
+    notifications sent while it was away are lost). Like SQLite's data_version, it does not
+    count this process's own commits."""
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, own: Callable[[], int | None] = lambda: None):
         self.url = url
+        self.own = own  # the backend pid of this process's own writes: not news to it
         self.version = 0
         self.error: str | None = None
         self._task: asyncio.Task[None] | None = None
@@ -341,7 +351,7 @@ class Listener:
                     self._bump()  # whatever was committed while nobody listened
                     delay = 0.2
                     async for note in conn.notifies():
-                        if note.payload == schema:
+                        if note.payload == schema and note.pid != self.own():
                             self._bump()
                 finally:
                     await conn.close()

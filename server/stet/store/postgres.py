@@ -25,7 +25,7 @@ class PgStore(Store):
         super().__init__(cast(aiosqlite.Connection, conn), shown(url))
         self.url = url  # with its credentials: never shown (`path` is the masked url)
         self.home = home
-        self.listener = Listener(url)
+        self.listener = Listener(url, conn._conn.backend_pid)
 
     @classmethod
     async def open_url(cls, url: str, home: str) -> OpenResult:
