@@ -160,3 +160,22 @@ async def test_postgresql_restarted_mid_review_nothing_unknown_is_acknowledged_a
         assert {h["id"]: h["status"] for h in status["hunks"]} == {h1: "applied", h2: "rejected"}
     finally:
         await session.stop()
+
+
+def test_a_second_checkout_is_refused_and_the_first_goes_on(pg, tmp_path):
+    """A review in PostgreSQL keeps one checkout's paths, journal and stamps: another folder
+    (or machine) opening it is refused with what to do, and changes nothing."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    for root in (first, second):
+        root.mkdir()
+        (root / "a.py").write_text(BASE)
+    url = pg.db(first)
+    env = {"STET_DB": url}
+    assert stet("propose", "--patch", "-", "--id", "p1", cwd=first, input=PATCH, env=env).returncode == 0
+    refused = stet("propose", "--patch", "-", "--id", "p2", cwd=second, input=PATCH, env=env)
+    assert refused.returncode != 0 and "belongs to the checkout" in refused.stderr, refused
+    assert str(first) in refused.stderr and "Nothing was changed" in refused.stderr
+    assert stet("status", cwd=second, env=env).returncode != 0
+    status = json.loads(stet("status", "--all", "--json", cwd=first, env=env).stdout)
+    assert {h["proposalId"] for h in status["hunks"]} == {"p1"}
+    assert (second / "a.py").read_text() == BASE

@@ -41,7 +41,7 @@ async def open_review(
     only when it may move a damaged one aside. Raises StoreUnavailable."""
     review = Review(Workspace(roots), editor or NoEditor(), on_change or _nobody, limits)
     home = os.path.join(roots[0], ".stet")
-    opened = await open_store(db_path, home=home, create=create, quarantine=quarantine)
+    opened = await open_store(db_path, home=home, root=roots[0], create=create, quarantine=quarantine)
     review.state.store = opened.store
     opened.store.known = review.state.hunks  # rows read again share what memory holds
     review.ws.keep_out_store(os.path.join(home, "stet.db") if is_url(db_path) else opened.store.path)

@@ -14,13 +14,17 @@ def is_url(db: str | None) -> bool:
     return bool(db) and str(db).startswith(SCHEMES)
 
 
-async def open_store(db: str, *, home: str, create: bool = True, quarantine: bool = True) -> OpenResult:
+async def open_store(
+    db: str, *, home: str, root: str | None = None, create: bool = True, quarantine: bool = True
+) -> OpenResult:
     """Open the store `db` names. `home`: the checkout's `.stet/` folder, where a PostgreSQL
-    store keeps what stays on this machine (an SQLite store keeps it beside its file)."""
+    store keeps what stays on this machine (an SQLite store keeps it beside its file); `root`:
+    the checkout's folder (default: home's parent), which a PostgreSQL review is attached to."""
     if is_url(db):
         from .postgres import PgStore  # psycopg is loaded only by who uses it
 
-        return await PgStore.open_url(db, os.path.abspath(home))
+        home = os.path.abspath(home)
+        return await PgStore.open_url(db, home, os.path.realpath(root or os.path.dirname(home)))
     return await Store.open(db, create=create, quarantine=quarantine)
 
 

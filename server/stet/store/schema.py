@@ -172,6 +172,14 @@ SCHEMA_VERSION = len(MIGRATIONS)
 POSTGRES_AFTER = [
     "CREATE SEQUENCE IF NOT EXISTS stet_lsn",
     "CREATE SEQUENCE IF NOT EXISTS stet_effect_id",
+    # The checkout (host, root) the review is attached to (see postgres.PgStore.attach).
+    """CREATE TABLE IF NOT EXISTS stet_checkouts (
+        host TEXT COLLATE "C" NOT NULL,
+        root TEXT COLLATE "C" NOT NULL,
+        first_seen TEXT NOT NULL,
+        last_seen TEXT NOT NULL,
+        PRIMARY KEY (host, root)
+    )""",
 ]
 
 # Where the dialects differ, by (migration number from 1, statement index): PostgreSQL's text.
