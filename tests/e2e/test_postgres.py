@@ -18,9 +18,9 @@ from pygls.exceptions import JsonRpcException
 from stet.errors import StoreUnavailable
 from stet.store import open_store
 from stet.store.pgconn import mask, shown
-from support.clitools import stet
+from support.clitools import commit_all, git, make_repo, stet
 from support.engines import Databases, Engine, cluster
-from support.harness import Session, read
+from support.harness import Session, read, uri
 
 BASE = "".join(f"line {i}\n" for i in range(1, 11))
 PATCH = "--- a/a.py\n+++ b/a.py\n@@ -2 +2 @@\n-line 2\n+LINE TWO\n@@ -8 +8 @@\n-line 8\n+LINE EIGHT\n"
@@ -162,9 +162,10 @@ async def test_postgresql_restarted_mid_review_nothing_unknown_is_acknowledged_a
         await session.stop()
 
 
-def test_a_second_checkout_is_refused_and_the_first_goes_on(pg, tmp_path):
-    """A review in PostgreSQL keeps one checkout's paths, journal and stamps: another folder
-    (or machine) opening it is refused with what to do, and changes nothing."""
+def test_a_checkout_not_known_to_be_of_the_same_repository_is_refused(pg, tmp_path):
+    """Checkouts attach to a review only when they are of one repository (the same git history,
+    or the same STET_REPOSITORY): two folders without either are refused, nothing changed, and
+    the first goes on; with STET_REPOSITORY set alike, the second attaches."""
     first, second = tmp_path / "first", tmp_path / "second"
     for root in (first, second):
         root.mkdir()
@@ -173,9 +174,80 @@ def test_a_second_checkout_is_refused_and_the_first_goes_on(pg, tmp_path):
     env = {"STET_DB": url}
     assert stet("propose", "--patch", "-", "--id", "p1", cwd=first, input=PATCH, env=env).returncode == 0
     refused = stet("propose", "--patch", "-", "--id", "p2", cwd=second, input=PATCH, env=env)
-    assert refused.returncode != 0 and "belongs to the checkout" in refused.stderr, refused
+    assert refused.returncode != 0 and "cannot attach" in refused.stderr, refused
     assert str(first) in refused.stderr and "Nothing was changed" in refused.stderr
     assert stet("status", cwd=second, env=env).returncode != 0
     status = json.loads(stet("status", "--all", "--json", cwd=first, env=env).stdout)
     assert {h["proposalId"] for h in status["hunks"]} == {"p1"}
     assert (second / "a.py").read_text() == BASE
+    named = {**env, "STET_REPOSITORY": "acme/shop"}
+    assert stet("status", cwd=second, env=named).returncode != 0  # the review's repository has no name
+    url2 = pg._databases.new()
+    for root in (first, second):
+        done = stet("status", cwd=root, env={"STET_DB": url2, "STET_REPOSITORY": "acme/shop"})
+        assert done.returncode == 0, done.stderr
+
+
+async def test_two_checkouts_agent_proposes_developer_decides_agent_pulls_and_resumes(pg, tmp_path):
+    """Two clones of one repository (two machines' worth) meet in one review: the agent's
+    checkout proposes, the developer's editor (a real server) accepts and rejects, PostgreSQL is
+    restarted in the middle, the agent's checkout pulls the accepted hunk (once) and resumes."""
+    _cluster_dir()
+    origin = make_repo(tmp_path / "origin")
+    (origin / "a.py").write_text(BASE)
+    commit_all(origin)
+    dev, agent = tmp_path / "dev", tmp_path / "agent"
+    for clone in (dev, agent):
+        git("clone", "-q", str(origin), str(clone), cwd=tmp_path)
+    url = pg.db(dev)
+    env = {"STET_DB": url}
+    assert stet("task", "start", "Shout", "--goal", "capitals", "--id", "t1", cwd=agent, env=env).returncode == 0
+    proposed = stet("propose", "--patch", "-", "--task", "t1", "--id", "p1", "--json", cwd=agent, input=PATCH, env=env)
+    assert proposed.returncode == 0, proposed.stderr
+    h1, h2 = [h["id"] for h in json.loads(proposed.stdout)["hunks"]]
+    session = Session(dev, init_options={"db": url})
+    await session.start()
+    try:
+        # The developer's editor shows the agent's hunks at the developer's own paths.
+        assert {h["uri"] for h in await session.hunks()} == {uri(dev / "a.py")}
+        out = await session.command("stet.accept", {"hunkIds": [h1]})
+        assert out["hunks"][0]["status"] == "applied" and out["hunks"][0]["inFile"] is True
+        assert read(dev / "a.py") == BASE.replace("line 2\n", "LINE TWO\n")
+        assert read(agent / "a.py") == BASE  # landed in the checkout that decided, not elsewhere
+        _cluster("stop")
+        try:
+            with pytest.raises(JsonRpcException) as err:
+                await session.command("stet.reject", {"hunkIds": [h2], "feedback": "keep line 8"})
+            assert err.value.code == -32005
+        finally:
+            _cluster("start")
+        out = await session.command("stet.reject", {"hunkIds": [h2], "feedback": "keep line 8"})
+        assert out["hunks"][0]["status"] == "rejected"
+    finally:
+        await session.stop()
+
+    def states(root):
+        hunks = json.loads(stet("status", "--all", "--json", cwd=root, env=env).stdout)["hunks"]
+        return {h["id"]: (h["status"], h["inFile"], h["uri"]) for h in hunks}
+
+    # Status is the review's; whether the text is in the files, each checkout's own.
+    assert states(agent) == {h1: ("applied", False, uri(agent / "a.py")), h2: ("rejected", None, uri(agent / "a.py"))}
+    assert states(dev)[h1] == ("applied", True, uri(dev / "a.py"))
+    pulled = stet("pull", "--json", cwd=agent, env=env)
+    assert pulled.returncode == 0, pulled.stderr
+    assert read(agent / "a.py") == BASE.replace("line 2\n", "LINE TWO\n")
+    again = stet("pull", cwd=agent, env=env)
+    assert again.returncode == 0 and "nothing to pull" in again.stderr
+    assert read(agent / "a.py") == BASE.replace("line 2\n", "LINE TWO\n")  # once
+    assert read(dev / "a.py") == BASE.replace("line 2\n", "LINE TWO\n")  # the pull wrote only its own checkout
+    assert states(agent)[h1] == ("applied", True, uri(agent / "a.py"))
+    assert states(dev)[h1] == ("applied", True, uri(dev / "a.py"))
+    resumed = stet("resume", "t1", cwd=agent, env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "keep line 8" in resumed.stdout, resumed.stdout
+    # Another repository's checkout may not attach to this review.
+    other = make_repo(tmp_path / "other")
+    (other / "a.py").write_text(BASE)
+    commit_all(other, "another history")
+    refused = stet("status", cwd=other, env=env)
+    assert refused.returncode != 0 and "cannot attach" in refused.stderr, refused

@@ -33,6 +33,7 @@ COMMANDS = {
     "reject": ("review", "cmd_decide"),
     "undo": ("review", "cmd_decide"),
     "reapply": ("review", "cmd_decide"),
+    "pull": ("review", "cmd_pull"),
     "export": ("review", "cmd_export"),
     "doctor": ("doctor", "cmd_doctor"),
     "init": ("watch", "cmd_init"),

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import StoreUnavailable
 from ..store import is_url, open_store
-from ..workspace.paths import Workspace
+from ..workspace import git
+from ..workspace.paths import Workspace, path_to_uri
 from .config import Editor, Limits, NoEditor
 from .service import Review
 
@@ -41,7 +44,11 @@ async def open_review(
     only when it may move a damaged one aside. Raises StoreUnavailable."""
     review = Review(Workspace(roots), editor or NoEditor(), on_change or _nobody, limits)
     home = os.path.join(roots[0], ".stet")
-    opened = await open_store(db_path, home=home, root=roots[0], create=create, quarantine=quarantine)
+    shared: dict[str, Any] = {}
+    if is_url(db_path):  # a review shared by checkouts: which checkout, of which repository
+        root = review.ws.roots[0]
+        shared = {"root": root, "root_uri": path_to_uri(root), "repository": await _repository(root)}
+    opened = await open_store(db_path, home=home, create=create, quarantine=quarantine, **shared)
     review.state.store = opened.store
     opened.store.known = review.state.hunks  # rows read again share what memory holds
     review.ws.keep_out_store(os.path.join(home, "stet.db") if is_url(db_path) else opened.store.path)
@@ -60,6 +67,16 @@ async def open_review(
             raise
         review.state.ready.set()
     return Opened(review, notice)
+
+
+async def _repository(root: str) -> str | None:
+    """The repository's id: STET_REPOSITORY when set, else its git history's first commit
+    (every clone has it, wherever it lives), else None (this checkout alone)."""
+    configured = os.environ.get("STET_REPOSITORY")
+    if configured:
+        return configured
+    first = await asyncio.to_thread(git.root_commits, root)
+    return f"git:{first[0]}" if first else None
 
 
 def _nobody(uris: set[str]) -> None:

@@ -15,16 +15,27 @@ def is_url(db: str | None) -> bool:
 
 
 async def open_store(
-    db: str, *, home: str, root: str | None = None, create: bool = True, quarantine: bool = True
+    db: str,
+    *,
+    home: str,
+    root: str | None = None,
+    root_uri: str | None = None,
+    repository: str | None = None,
+    create: bool = True,
+    quarantine: bool = True,
 ) -> OpenResult:
     """Open the store `db` names. `home`: the checkout's `.stet/` folder, where a PostgreSQL
-    store keeps what stays on this machine (an SQLite store keeps it beside its file); `root`:
-    the checkout's folder (default: home's parent), which a PostgreSQL review is attached to."""
+    store keeps what stays on this machine (an SQLite store keeps it beside its file). For
+    PostgreSQL: `root` is the checkout's folder (default: home's parent), `root_uri` its uri as
+    the workspace writes it, `repository` the repository's id (see postgres.attach)."""
     if is_url(db):
+        from pathlib import Path
+
         from .postgres import PgStore  # psycopg is loaded only by who uses it
 
         home = os.path.abspath(home)
-        return await PgStore.open_url(db, home, os.path.realpath(root or os.path.dirname(home)))
+        root = os.path.realpath(root or os.path.dirname(home))
+        return await PgStore.open_url(db, home, root, root_uri or Path(root).as_uri(), repository)
     return await Store.open(db, create=create, quarantine=quarantine)
 
 

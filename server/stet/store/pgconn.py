@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import re
 import sqlite3
 import threading
@@ -36,8 +37,9 @@ import psycopg
 import psycopg.pq
 
 from ..errors import StoreUnavailable
-from .rows import Row
-from .schema import MIGRATIONS, POSTGRES_AFTER, SCHEMA_VERSION, for_postgres
+from .checkout import Checkout
+from .rows import HUNK_COLUMNS, Row
+from .schema import MIGRATIONS, POSTGRES_MIGRATIONS, SCHEMA_VERSION, for_postgres
 from .tx import _NEXT_IDS, _AsRaised
 
 CHANNEL = "stet"
@@ -55,12 +57,33 @@ _COMMIT_WRITE = (
     "SELECT setval('stet_lsn', GREATEST(ids.l, 1), ids.l > 0), setval('stet_effect_id', GREATEST(ids.e, 1), ids.e > 0), "
     f"pg_notify('{CHANNEL}', current_schema()) FROM ({_NEXT_IDS_PG}) AS ids(l, e)"
 )
-_UPSERTS = {
+MINE = "current_setting('stet.checkout')"  # this connection's checkout (set at connect)
+# Statements whose PostgreSQL text is not a mechanical translation: what is each checkout's own
+# (its file stamps; its effects: see also `translate`) is read and written for this one only.
+_EXACT = {
     "INSERT OR REPLACE INTO file_stamps (uri, size, mtime_ns, hash) VALUES (?, ?, ?, ?)": (
-        "INSERT INTO file_stamps (uri, size, mtime_ns, hash) VALUES (%s, %s, %s, %s) ON CONFLICT (uri) DO UPDATE "
-        "SET size = EXCLUDED.size, mtime_ns = EXCLUDED.mtime_ns, hash = EXCLUDED.hash"
+        "INSERT INTO file_stamps (uri, size, mtime_ns, hash) VALUES (%s, %s, %s, %s) ON CONFLICT (checkout, uri) "
+        "DO UPDATE SET size = EXCLUDED.size, mtime_ns = EXCLUDED.mtime_ns, hash = EXCLUDED.hash"
     ),
+    "SELECT uri, size, mtime_ns, hash FROM file_stamps": (
+        f"SELECT uri, size, mtime_ns, hash FROM file_stamps WHERE checkout = {MINE}"
+    ),
+    "DELETE FROM file_stamps WHERE uri = ?": f"DELETE FROM file_stamps WHERE checkout = {MINE} AND uri = %s",
 }
+# Whether an applied hunk is in the files is judged in each checkout: read from hunk_in_file.
+_HUNK_COLUMNS_PG = HUNK_COLUMNS.replace(
+    ", in_file, ",
+    f", (SELECT f.in_file FROM hunk_in_file f WHERE f.hunk_id = hunks.id AND f.checkout = {MINE}), ",
+)
+_SAVE_HUNKS = (
+    "UPDATE hunks SET status = ?, line = ?, applied_text = ?, feedback = ?, version = ?, "
+    "decided_at = ?, lsn = ?, in_file = ?, problem = ?, kept = ? WHERE id = ?"
+)
+_ADD_HUNKS = f"INSERT INTO hunks ({HUNK_COLUMNS}) VALUES"
+_PUT_IN_FILE = (
+    f"INSERT INTO hunk_in_file (checkout, hunk_id, in_file) VALUES ({MINE}, %s, %s) "
+    "ON CONFLICT (checkout, hunk_id) DO UPDATE SET in_file = EXCLUDED.in_file"
+)
 
 
 def mask(text: str, url: str | None = None) -> str:
@@ -88,14 +111,21 @@ def shown(url: str) -> str:
     return mask(urlunsplit(parts._replace(netloc=netloc)), url)
 
 
+@functools.lru_cache(maxsize=512)
 def translate(sql: str) -> str:
     """SQLite's text of a store statement as PostgreSQL runs it."""
-    done = _UPSERTS.get(sql)
+    done = _EXACT.get(sql)
     if done is not None:
         return done
     if sql == _NEXT_IDS:
         return _NEXT_IDS_PG
     out = sql
+    if out.startswith("SELECT ") and HUNK_COLUMNS in out:
+        out = out.replace(HUNK_COLUMNS, _HUNK_COLUMNS_PG)
+    out = out.replace(" FROM effects WHERE ", f" FROM effects WHERE checkout = {MINE} AND ")
+    out = out.replace(
+        "UPDATE effects SET state = 'done' WHERE ", f"UPDATE effects SET state = 'done' WHERE checkout = {MINE} AND "
+    )
     ignore = out.startswith("INSERT OR IGNORE INTO ")
     if ignore:
         out = "INSERT INTO " + out[len("INSERT OR IGNORE INTO ") :] + " ON CONFLICT DO NOTHING"
@@ -113,20 +143,25 @@ def _as_sqlite(exc: psycopg.Error, url: str) -> sqlite3.Error:
 
 
 class _Cursor:
+    """Rows with this checkout's uris (see checkout.py)."""
+
     def __init__(self, cur: psycopg.Cursor[Any], raw: PgRaw):
         self._cur, self._raw = cur, raw
 
     def fetchall(self) -> list[Row]:
+        row = self._raw.checkout.row
         with self._raw.errors():
-            return list(self._cur.fetchall())
+            return [row(r) for r in self._cur.fetchall()]
 
     def fetchone(self) -> Row | None:
         with self._raw.errors():
-            return self._cur.fetchone()
+            r = self._cur.fetchone()
+        return None if r is None else self._raw.checkout.row(r)
 
     def fetchmany(self, size: int) -> list[Row]:
+        row = self._raw.checkout.row
         with self._raw.errors():
-            return list(self._cur.fetchmany(size))
+            return [row(r) for r in self._cur.fetchmany(size)]
 
     def close(self) -> None:
         self._cur.close()
@@ -139,8 +174,9 @@ class PgRaw:
     """The few calls of Python's sqlite3.Connection the store makes, over psycopg (autocommit:
     the store sends BEGIN and COMMIT itself, as it does to SQLite). Used on one thread only."""
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, checkout: Checkout):
         self.url = url
+        self.checkout = checkout
         self.conn: psycopg.Connection[Any] | None = None
         self._derived = False
         self._writing = False
@@ -154,7 +190,9 @@ class PgRaw:
         if "connect_timeout" not in self.url:
             kwargs["connect_timeout"] = 10
         with self.errors():
-            self.conn = psycopg.connect(self.url, **kwargs)
+            conn = psycopg.connect(self.url, **kwargs)
+            conn.execute("SELECT set_config('stet.checkout', %s, false)", (self.checkout.id,))
+            self.conn = conn
 
     def backend_pid(self) -> int | None:
         conn = self.conn
@@ -199,12 +237,20 @@ class PgRaw:
             if sql.startswith("PRAGMA synchronous="):
                 self._derived = sql.endswith("NORMAL")
                 return _Cursor(conn.cursor(), self)
-            return _Cursor(conn.execute(translate(sql), tuple(args)), self)
+            return _Cursor(conn.execute(translate(sql), self.checkout.params(args)), self)
 
     def executemany(self, sql: str, rows: Iterable[Iterable[Any]]) -> None:
         conn = self._live()
+        params = self.checkout.params
+        values = [params(r) for r in rows]
         with self.errors():
-            conn.cursor().executemany(translate(sql), [tuple(r) for r in rows])
+            cur = conn.cursor()
+            cur.executemany(translate(sql), values)
+            # hunks.in_file is written as SQLite writes it, but read from this checkout's row
+            if sql == _SAVE_HUNKS:
+                cur.executemany(_PUT_IN_FILE, [(r[10], r[7]) for r in values])
+            elif sql.startswith(_ADD_HUNKS):
+                cur.executemany(_PUT_IN_FILE, [(r[0], r[19]) for r in values if r[19] is not None])
 
 
 class _Errors:
@@ -229,8 +275,8 @@ class PgConn:
     """aiosqlite.Connection's shape over PgRaw: every call runs on the store's one thread, so
     the Tx code's hops (`on_thread`) work as they do with SQLite. A hop is one pipeline."""
 
-    def __init__(self, url: str):
-        self._conn = PgRaw(url)
+    def __init__(self, url: str, checkout: Checkout):
+        self._conn = PgRaw(url, checkout)
         self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="stet-pg")
         self._closing = threading.Event()
 
@@ -286,11 +332,11 @@ def migrate(raw: PgRaw, where: str) -> None:
                         f"{where} holds tables of something else ({names}), not a Stet review store; it was left "
                         "as it is. Point --db / STET_DB at an empty database (or schema) for Stet."
                     )
-                conn.execute("CREATE TABLE stet_schema (version BIGINT NOT NULL)")
-                conn.execute("INSERT INTO stet_schema VALUES (0)")
-            row = conn.execute("SELECT version FROM stet_schema").fetchone()
-            version = int(row[0]) if row else 0
-            if version > SCHEMA_VERSION:
+                conn.execute("CREATE TABLE stet_schema (version BIGINT NOT NULL, pg_version BIGINT NOT NULL)")
+                conn.execute("INSERT INTO stet_schema VALUES (0, 0)")
+            row = conn.execute("SELECT version, pg_version FROM stet_schema").fetchone()
+            version, pg_version = (int(row[0]), int(row[1])) if row else (0, 0)
+            if version > SCHEMA_VERSION or pg_version > len(POSTGRES_MIGRATIONS):
                 raise StoreUnavailable(
                     f"the review store {where} was written by a newer Stet (schema {version}, this one knows "
                     f"{SCHEMA_VERSION}). Upgrade Stet (pip install -U stet-lsp); the store was left as it is."
@@ -298,9 +344,14 @@ def migrate(raw: PgRaw, where: str) -> None:
             for number in range(version, SCHEMA_VERSION):
                 for index, statement in enumerate(MIGRATIONS[number]):
                     conn.execute(for_postgres(number + 1, index, statement))
-            for statement in POSTGRES_AFTER:
-                conn.execute(statement)
-            conn.execute("UPDATE stet_schema SET version = %s", (SCHEMA_VERSION,))
+            for number in range(pg_version, len(POSTGRES_MIGRATIONS)):
+                for statement in POSTGRES_MIGRATIONS[number]:
+                    conn.execute(statement)
+            if (version, pg_version) != (SCHEMA_VERSION, len(POSTGRES_MIGRATIONS)):
+                conn.execute(
+                    "UPDATE stet_schema SET version = %s, pg_version = %s",
+                    (SCHEMA_VERSION, len(POSTGRES_MIGRATIONS)),
+                )
             conn.execute("COMMIT")
         except BaseException:
             if not conn.closed:

@@ -15,6 +15,7 @@ from typing import Any, cast
 import aiosqlite
 
 from ..errors import StoreUnavailable
+from .checkout import Checkout
 from .pgconn import Listener, PgConn, PgRaw, migrate, shown, unreachable
 from .rows import now_iso
 from .sqlite import OpenResult, Store
@@ -28,16 +29,20 @@ class PgStore(Store):
         self.url = url  # with its credentials: never shown (`path` is the masked url)
         self.home = home
         self.listener = Listener(url, conn._conn.backend_pid)
+        self.checkout: Checkout = conn._conn.checkout
 
     @classmethod
-    async def open_url(cls, url: str, home: str, root: str) -> OpenResult:
-        """Connect, bring the schema up to date, attach the checkout at `root` and start
-        listening; raises StoreUnavailable. `home`: this checkout's own folder for what stays
-        on its machine (inbox, files lock, snapshots), the workspace's `.stet/`."""
-        conn = PgConn(url)
+    async def open_url(cls, url: str, home: str, root: str, root_uri: str, repository: str | None) -> OpenResult:
+        """Connect, bring the schema up to date, attach this checkout (`root`, whose uri the
+        workspace writes as `root_uri`) to the review of `repository` and start listening;
+        raises StoreUnavailable. `home`: this checkout's own folder for what stays on its
+        machine (inbox, files lock, snapshots), the workspace's `.stet/`."""
+        host = socket.gethostname()
+        checkout = Checkout(f"{host}:{root}", root_uri)
+        conn = PgConn(url, checkout)
         try:
             await conn._execute(lambda raw: migrate(raw, shown(url)), conn._conn)
-            await conn._execute(lambda raw: attach(raw, shown(url), socket.gethostname(), root), conn._conn)
+            await conn._execute(lambda raw: attach(raw, shown(url), host, root, repository), conn._conn)
         except sqlite3.Error as exc:
             conn.stop()
             raise unreachable(url, exc) from None
@@ -82,32 +87,43 @@ class PgStore(Store):
         cast(Any, self.conn).stop()
 
 
-def attach(raw: PgRaw, where: str, host: str, root: str) -> None:
-    """Register this checkout (host, root) with the review, or refuse it: a review stored in
-    PostgreSQL keeps the paths, the effects journal and the file stamps of one checkout, as an
-    SQLite store does, so a second checkout (another machine, or another folder) must not open
-    it: its processes would judge and write the first checkout's files from its own. Every
-    process of the attached checkout (editor windows, the CLI, MCP) shares it freely."""
+def attach(raw: PgRaw, where: str, host: str, root: str, repository: str | None) -> None:
+    """Register this checkout with the review, or refuse it (nothing changed) when it is a
+    checkout of another repository. The repository is named by the first checkout that
+    attaches (`repository`: its git history's root commit, or STET_REPOSITORY); a review whose
+    repository has no name (no git, nothing configured) serves that first checkout only."""
     conn = raw._live()
     with raw.errors():
         conn.execute("BEGIN")
         try:
             conn.execute("SELECT pg_advisory_xact_lock(1937007988, hashtext(current_schema()))")
-            rows = conn.execute("SELECT host, root FROM stet_checkouts").fetchall()
-            others = [(h, r) for h, r in rows if (h, r) != (host, root)]
-            if others:
-                h, r = others[0]
-                raise StoreUnavailable(
-                    f"the review in {where} belongs to the checkout {r} on {h}; this one is {root} on {host}. "
-                    "A review in PostgreSQL serves one checkout (every editor window, `stet` command and "
-                    "`stet mcp` of it, from anywhere that checkout is): give this checkout its own database "
-                    "(or schema: options=-csearch_path=NAME in the url). Nothing was changed."
-                )
             at = now_iso()
+            named = conn.execute("SELECT id FROM stet_repository").fetchall()
+            others = conn.execute(
+                "SELECT host, root FROM stet_checkouts WHERE id <> %s", (f"{host}:{root}",)
+            ).fetchall()
+            if not named:
+                conn.execute("INSERT INTO stet_repository (id, at) VALUES (%s, %s)", (repository, at))
+            else:
+                theirs = named[0][0]
+                if others and (theirs is None or repository is None or theirs != repository):
+                    h, r = others[0]
+                    why = (
+                        f"it is the review of repository {theirs}, and this checkout's is {repository or 'unknown'}"
+                        if theirs and repository
+                        else "neither can be told to be a checkout of the same repository (no git history and no "
+                        "STET_REPOSITORY)"
+                    )
+                    raise StoreUnavailable(
+                        f"the review in {where} belongs to the checkout {r} on {h}, and this one ({root} on {host}) "
+                        f"cannot attach to it: {why}. Give this checkout its own database (or schema: "
+                        "options=-csearch_path=NAME in the url), or set the same STET_REPOSITORY for checkouts of one "
+                        "repository. Nothing was changed."
+                    )
             conn.execute(
-                "INSERT INTO stet_checkouts (host, root, first_seen, last_seen) VALUES (%s, %s, %s, %s) "
-                "ON CONFLICT (host, root) DO UPDATE SET last_seen = EXCLUDED.last_seen",
-                (host, root, at, at),
+                "INSERT INTO stet_checkouts (id, host, root, first_seen, last_seen) VALUES (%s, %s, %s, %s, %s) "
+                "ON CONFLICT (id) DO UPDATE SET last_seen = EXCLUDED.last_seen",
+                (f"{host}:{root}", host, root, at, at),
             )
             conn.execute("COMMIT")
         except BaseException:
