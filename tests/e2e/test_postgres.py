@@ -251,3 +251,54 @@ async def test_two_checkouts_agent_proposes_developer_decides_agent_pulls_and_re
     commit_all(other, "another history")
     refused = stet("status", cwd=other, env=env)
     assert refused.returncode != 0 and "cannot attach" in refused.stderr, refused
+
+
+async def test_two_developers_decide_the_same_hunk_from_two_checkouts(pg, tmp_path):
+    """Two developers' editors (real servers) in two clones accept the same hunk at once: one
+    final state in the review, the edit written by the checkout that decided it, once; `stet
+    pull` brings it into the other, once. A reject racing an accept ends as one of the two,
+    the same in both checkouts."""
+    origin = make_repo(tmp_path / "origin")
+    (origin / "a.py").write_text(BASE)
+    commit_all(origin)
+    one, two = tmp_path / "one", tmp_path / "two"
+    for clone in (one, two):
+        git("clone", "-q", str(origin), str(clone), cwd=tmp_path)
+    url = pg.db(one)
+    proposed = stet("propose", "--patch", "-", "--id", "p1", "--json", cwd=one, input=PATCH, env={"STET_DB": url})
+    h1, h2 = [h["id"] for h in json.loads(proposed.stdout)["hunks"]]
+    a, b = Session(one, init_options={"db": url}), Session(two, init_options={"db": url})
+    await asyncio.gather(a.start(), b.start())
+    try:
+        answers = await asyncio.gather(
+            a.command("stet.accept", {"hunkIds": [h1]}),
+            b.command("stet.accept", {"hunkIds": [h1]}),
+            return_exceptions=True,
+        )
+        for answer in answers:  # (one decided it; the other's answer may show it still on its way)
+            assert not isinstance(answer, BaseException), answers
+            assert answer["hunks"][0]["status"] in ("accepted", "applied"), answers
+        racing = await asyncio.gather(
+            a.command("stet.accept", {"hunkIds": [h2]}),
+            b.command("stet.reject", {"hunkIds": [h2]}),
+            return_exceptions=True,
+        )
+        for answer in racing:  # one wins; the other is a Conflict or sees the winner's state
+            assert not isinstance(answer, BaseException) or getattr(answer, "code", None) == -32002, racing
+    finally:
+        await asyncio.gather(a.stop(), b.stop())
+    for root in (one, two):
+        pulled = stet("pull", "--json", cwd=root, env={"STET_DB": url})
+        assert pulled.returncode == 0, pulled.stderr
+    final = {}
+    for root in (one, two):
+        hunks = json.loads(stet("status", "--all", "--json", cwd=root, env={"STET_DB": url}).stdout)["hunks"]
+        final[root] = {h["id"]: h["status"] for h in hunks}
+        assert all(h["inFile"] in (True, None) for h in hunks), [
+            (root.name, h["id"], h["status"], h["inFile"]) for h in hunks
+        ]
+    assert final[one] == final[two] and final[one][h1] == "applied", final
+    want = BASE.replace("line 2\n", "LINE TWO\n")
+    if final[one][h2] == "applied":
+        want = want.replace("line 8\n", "LINE EIGHT\n")
+    assert read(one / "a.py") == want and read(two / "a.py") == want  # each edit once in each checkout

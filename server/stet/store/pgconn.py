@@ -68,8 +68,9 @@ _EXACT = {
     "SELECT uri, size, mtime_ns, hash FROM file_stamps": (
         f"SELECT uri, size, mtime_ns, hash FROM file_stamps WHERE checkout = {MINE}"
     ),
-    "DELETE FROM file_stamps WHERE uri = ?": f"DELETE FROM file_stamps WHERE checkout = {MINE} AND uri = %s",
 }
+# (Not scoped: "DELETE FROM file_stamps WHERE uri = ?" - a hunk of the file changed, so no
+# checkout's stamp says any more when its hunks there were last judged: each judges again.)
 # Whether an applied hunk is in the files is judged in each checkout: read from hunk_in_file.
 _HUNK_COLUMNS_PG = HUNK_COLUMNS.replace(
     ", in_file, ",
