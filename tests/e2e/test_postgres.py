@@ -285,6 +285,15 @@ async def test_two_developers_decide_the_same_hunk_from_two_checkouts(pg, tmp_pa
         )
         for answer in racing:  # one wins; the other is a Conflict or sees the winner's state
             assert not isinstance(answer, BaseException) or getattr(answer, "code", None) == -32002, racing
+        # Each editor shows inFile as its own checkout's file has it (the loser's: false, until a pull).
+        for session, root in ((a, one), (b, two)):
+            for _ in range(100):
+                (h,) = [h for h in await session.hunks() if h["id"] == h1]
+                if h["status"] == "applied" and h["inFile"] == ("LINE TWO" in read(root / "a.py")):
+                    break
+                await asyncio.sleep(0.02)
+            else:
+                raise AssertionError((root.name, h, read(root / "a.py")))
     finally:
         await asyncio.gather(a.stop(), b.stop())
     for root in (one, two):

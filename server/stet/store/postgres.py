@@ -50,9 +50,9 @@ class PgStore(Store):
             conn.stop()
             raise
         os.makedirs(home, mode=0o700, exist_ok=True)
-        store = cls(conn, url, home)
-        store.listener.start()
-        return OpenResult(store, None)
+        # The LISTEN connection is made when someone follows the store (data_version): a
+        # command that opens it, works and exits never needs one.
+        return OpenResult(cls(conn, url, home), None)
 
     async def check(self) -> None:
         """Nothing of a file to lose: the server keeps the store. Only a store this process
