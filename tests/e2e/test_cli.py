@@ -263,3 +263,41 @@ def test_multi_root_workspace_with_repeated_root(tmp_path):
     assert (one / ".stet" / "stet.db").exists() and not (two / ".stet").exists()
     stet_json("accept", h["id"], *roots, cwd=one)
     assert (two / "x.txt").read_bytes() == b"X\n"
+
+
+def _on_a_terminal(args: list[str], cwd: Path) -> str:
+    """Run `stet ARGS` with its stdout on a pseudo-terminal, as a person at a shell sees it."""
+    import os
+    import pty
+
+    from support.clitools import STET
+
+    leader, follower = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k not in ("STET_DB", "STET_FAULT")}
+    p = subprocess.Popen([*STET, *args], cwd=cwd, stdout=follower, stderr=subprocess.PIPE, env={**env, "NO_COLOR": "1"})
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the process closed its end
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    assert p.wait(timeout=60) == 0, p.stderr.read() if p.stderr else ""
+    return b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+def test_json_is_one_compact_line_into_a_pipe_and_indented_on_a_terminal(repo):
+    stet_json("propose", "--patch", "-", "--id", "p1", cwd=repo, input=edited_patch(repo))
+    piped = stet("status", "--json", cwd=repo).stdout
+    assert piped == json.dumps(json.loads(piped), ensure_ascii=False, separators=(",", ":")) + "\n"
+    shown = _on_a_terminal(["status", "--json"], repo)
+    assert shown.startswith("{\n  ") and shown.count("\n") > 20
+    assert json.loads(piped) == json.loads(shown)  # the same document, two layouts
+    # Errors asked for as JSON follow the same rule.
+    err = stet("accept", "h000000000000", "--json", cwd=repo)
+    assert err.returncode == 1 and json.loads(err.stdout)["error"]["name"] == "UnknownHunk"
+    assert err.stdout.count("\n") == 1

@@ -78,10 +78,9 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(outcome)
     except StetError as exc:
         if getattr(args, "json", False):
-            import json
+            from .output import print_json
 
-            error = {"code": exc.code, "name": exc.name, "message": exc.message, "data": exc.data}
-            print(json.dumps({"error": error}, indent=2, ensure_ascii=False))
+            print_json({"error": {"code": exc.code, "name": exc.name, "message": exc.message, "data": exc.data}})
         print(f"stet: {exc.name}: {exc.message}", file=sys.stderr)
         return exit_code(exc)
     except KeyboardInterrupt:

@@ -67,9 +67,15 @@ def hunk_rows(rel, hunks, with_file: bool = True) -> list[list[str]]:
 
 
 def print_json(data) -> None:
+    """Indented for a person at a terminal; one compact line for a pipe (scripts, agents), as
+    `gh` does. json's C encoder only runs without indent: 1,000 hunks print several times faster
+    (docs/BENCHMARKS.md §9), and an agent reads fewer tokens."""
     import json
 
-    print(json.dumps(data, indent=2, ensure_ascii=False))
+    if sys.stdout.isatty():
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        print(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
 
 
 def print_hunks(review, states_or_hunks, as_json: bool, extra: dict | None = None) -> None:
