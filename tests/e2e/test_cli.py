@@ -301,3 +301,15 @@ def test_json_is_one_compact_line_into_a_pipe_and_indented_on_a_terminal(repo):
     err = stet("accept", "h000000000000", "--json", cwd=repo)
     assert err.returncode == 1 and json.loads(err.stdout)["error"]["name"] == "UnknownHunk"
     assert err.stdout.count("\n") == 1
+
+
+def test_a_closed_stdout_is_not_a_traceback(repo):
+    import shlex
+
+    from support.clitools import STET
+
+    stet_json("propose", "--patch", "-", "--id", "p1", cwd=repo, input=edited_patch(repo))
+    for args in (["status"], ["status", "--json"], ["log"]):
+        command = " ".join(shlex.quote(a) for a in [*STET, *args]) + " >&-"
+        p = subprocess.run(["sh", "-c", command], cwd=repo, capture_output=True, text=True)
+        assert p.returncode == 0 and "Traceback" not in p.stderr, (args, p.stderr)

@@ -16,8 +16,13 @@ COLOURS = {
 }
 
 
+def on_terminal() -> bool:
+    out = sys.stdout  # None when the shell closed it (`stet status >&-`)
+    return out is not None and out.isatty()
+
+
 def colour() -> bool:
-    return sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+    return on_terminal() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 
 
 def paint(text: str, status: str, coloured: bool | None = None) -> str:
@@ -72,7 +77,7 @@ def print_json(data) -> None:
     (docs/BENCHMARKS.md §9), and an agent reads fewer tokens."""
     import json
 
-    if sys.stdout.isatty():
+    if on_terminal():
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         print(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
