@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from stet.workspace.safe import temp_name
+from support.clitools import STET as STET_CMD
 from support.clitools import commit_all, db_summary, git, make_repo, snapshot, stet, stet_json
 
 BASE = {
@@ -270,11 +271,11 @@ def _on_a_terminal(args: list[str], cwd: Path) -> str:
     import os
     import pty
 
-    from support.clitools import STET
-
     leader, follower = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k not in ("STET_DB", "STET_FAULT")}
-    p = subprocess.Popen([*STET, *args], cwd=cwd, stdout=follower, stderr=subprocess.PIPE, env={**env, "NO_COLOR": "1"})
+    p = subprocess.Popen(
+        [*STET_CMD, *args], cwd=cwd, stdout=follower, stderr=subprocess.PIPE, env={**env, "NO_COLOR": "1"}
+    )
     os.close(follower)
     chunks = []
     while True:
@@ -306,10 +307,23 @@ def test_json_is_one_compact_line_into_a_pipe_and_indented_on_a_terminal(repo):
 def test_a_closed_stdout_is_not_a_traceback(repo):
     import shlex
 
-    from support.clitools import STET
-
     stet_json("propose", "--patch", "-", "--id", "p1", cwd=repo, input=edited_patch(repo))
     for args in (["status"], ["status", "--json"], ["log"]):
-        command = " ".join(shlex.quote(a) for a in [*STET, *args]) + " >&-"
+        command = " ".join(shlex.quote(a) for a in [*STET_CMD, *args]) + " >&-"
         p = subprocess.run(["sh", "-c", command], cwd=repo, capture_output=True, text=True)
         assert p.returncode == 0 and "Traceback" not in p.stderr, (args, p.stderr)
+
+
+def test_output_that_cannot_be_written_is_a_message_not_a_traceback(repo, tmp_path):
+    stet_json("propose", "--patch", "-", "--id", "p1", cwd=repo, input=edited_patch(repo))
+    missing = tmp_path / "no-such-folder" / "out.diff"
+    p = stet("export", "--status", "pending", "-o", str(missing), cwd=repo)
+    assert p.returncode == 2 and f"cannot write {missing}: No such file or directory" in p.stderr
+    assert "Traceback" not in p.stderr
+    if Path("/dev/full").exists():  # a full disk: every write fails with ENOSPC
+        for args in (["status"], ["status", "--json"], ["log"], ["export", "--status", "pending"]):
+            with open("/dev/full", "wb") as full:
+                q = subprocess.run([*STET_CMD, *args], cwd=repo, stdout=full, stderr=subprocess.PIPE, text=True)
+            assert q.returncode == 2, (args, q.returncode, q.stderr)
+            assert "cannot write the output: No space left on device" in q.stderr and "Traceback" not in q.stderr
+            assert "Exception ignored" not in q.stderr

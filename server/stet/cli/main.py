@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from ..domain.text import lone_surrogate
@@ -71,11 +72,13 @@ def main(argv: list[str] | None = None) -> int:
         module, name = COMMANDS[args.command]
         command = getattr(importlib.import_module(f"{__package__}.{module}"), name)
         outcome = command(args)
-        if isinstance(outcome, int):
-            return outcome
-        import asyncio  # only commands that open the review need an event loop
+        if not isinstance(outcome, int):
+            import asyncio  # only commands that open the review need an event loop
 
-        return asyncio.run(outcome)
+            outcome = asyncio.run(outcome)
+        if sys.stdout is not None:
+            sys.stdout.flush()  # a full disk or a closed pipe is found here, not at exit
+        return outcome
     except StetError as exc:
         if getattr(args, "json", False):
             from .output import print_json
@@ -86,7 +89,25 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `stet log | head`
+        _drop_stdout()
         return 0
+    except OSError as exc:  # output that cannot be written: a full disk, `-o` into a missing folder
+        where = exc.filename or "the output"
+        print(f"stet: cannot write {where}: {exc.strerror or exc}", file=sys.stderr)
+        _drop_stdout()
+        return 2
+
+
+def _drop_stdout() -> None:
+    """What is still buffered for stdout cannot be written: send it nowhere, or Python reports
+    the failed flush again at exit (as the Python docs advise for SIGPIPE)."""
+    if sys.stdout is None:
+        return
+    try:
+        sys.stdout.flush()
+    except OSError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 def run_mcp(args: argparse.Namespace) -> int:
