@@ -318,7 +318,7 @@ def test_output_that_cannot_be_written_is_a_message_not_a_traceback(repo, tmp_pa
     stet_json("propose", "--patch", "-", "--id", "p1", cwd=repo, input=edited_patch(repo))
     missing = tmp_path / "no-such-folder" / "out.diff"
     p = stet("export", "--status", "pending", "-o", str(missing), cwd=repo)
-    assert p.returncode == 2 and f"cannot write {missing}: No such file or directory" in p.stderr
+    assert p.returncode == 2 and f"stet: {missing}: No such file or directory" in p.stderr
     assert "Traceback" not in p.stderr
     if Path("/dev/full").exists():  # a full disk: every write fails with ENOSPC
         for args in (["status"], ["status", "--json"], ["log"], ["export", "--status", "pending"]):
@@ -327,3 +327,13 @@ def test_output_that_cannot_be_written_is_a_message_not_a_traceback(repo, tmp_pa
             assert q.returncode == 2, (args, q.returncode, q.stderr)
             assert "cannot write the output: No space left on device" in q.stderr and "Traceback" not in q.stderr
             assert "Exception ignored" not in q.stderr
+
+
+def test_a_deleted_current_folder_is_said_plainly(tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    # The shell's folder removed under it: the process starts in a folder that no longer exists.
+    p = subprocess.run(
+        ["sh", "-c", f"cd {gone} && rmdir {gone} && exec {' '.join(STET_CMD)} status"], capture_output=True, text=True
+    )
+    assert p.returncode == 2 and "the current folder no longer exists" in p.stderr and "Traceback" not in p.stderr

@@ -11,6 +11,7 @@ Commands import what they need when they run: `stet status` loads no LSP, MCP or
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
@@ -67,6 +68,11 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_demo(keep=args.keep)
     try:
+        os.getcwd()
+    except FileNotFoundError:  # deleted under the shell (`git clean`, `rm -r` of the folder)
+        print("stet: the current folder no longer exists: cd into the workspace again", file=sys.stderr)
+        return 2
+    try:
         if args.command == "mcp":
             return run_mcp(args)
         module, name = COMMANDS[args.command]
@@ -92,10 +98,15 @@ def main(argv: list[str] | None = None) -> int:
         _drop_stdout()
         return 0
     except OSError as exc:  # output that cannot be written: a full disk, `-o` into a missing folder
-        where = exc.filename or "the output"
-        print(f"stet: cannot write {where}: {exc.strerror or exc}", file=sys.stderr)
+        if exc.filename is None and exc.errno in _WRITE_ERRORS:
+            print(f"stet: cannot write the output: {exc.strerror}", file=sys.stderr)
+        else:
+            print(f"stet: {exc.filename or 'error'}: {exc.strerror or exc}", file=sys.stderr)
         _drop_stdout()
         return 2
+
+
+_WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.EPIPE, errno.EROFS}
 
 
 def _drop_stdout() -> None:
