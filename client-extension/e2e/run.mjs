@@ -491,8 +491,8 @@ await check('Undo Last Decision puts the hunk back to pending and reverts its ed
   await until('util.py back to its old text on disk', () => fs.readFileSync(path.join(ws, 'util.py'), 'utf8') === UTIL_BEFORE);
 });
 
-/** Opens the Settings editor on stet.server.python, as a user would; returns its input box. */
-async function pythonSettingInput() {
+/** Opens the Settings editor on a stet.server setting, as a user would; returns its input box. */
+async function settingInput(name) {
   await page.keyboard.press('F1');
   await page.locator('.quick-input-widget input').waitFor({ state: 'visible', timeout: 30_000 });
   await page.keyboard.type('Preferences: Open User Settings');
@@ -500,14 +500,14 @@ async function pythonSettingInput() {
   // The search box is a small editor: click it and type.
   await page.locator('.settings-header .monaco-editor').first().click();
   await page.keyboard.press('Control+A');
-  await page.keyboard.type('stet.server.python');
-  const input = page.locator('input[aria-label="stet.server.python"]').first();
+  await page.keyboard.type(name);
+  const input = page.locator(`input[aria-label="${name}"]`).first();
   await input.waitFor({ state: 'visible', timeout: 30_000 });
   return input;
 }
 
 await check('a server that cannot start gets an error naming the setting to fix; fixing it brings the review back', async () => {
-  const input = await pythonSettingInput();
+  const input = await settingInput('stet.server.python');
   await input.fill(path.join(tmp, 'no-such-python'));
   await input.press('Tab');
   await until('the start failure notification', async () => (await notificationTexts()).some((t) =>
@@ -871,6 +871,22 @@ await check('the files on disk hold exactly the decisions of the second round', 
   if (big !== bigAfterAccepts(!inFileKnown)) throw new Error(`big.py is\n${big}`);
   if (fs.readFileSync(path.join(ws, 'notes.py'), 'utf8') !== NOTES_BEFORE) throw new Error('notes.py changed');
   if (fs.readFileSync(path.join(ws, 'util.py'), 'utf8') !== UTIL_BEFORE) throw new Error('util.py changed');
+});
+
+await check('stet.server.db names another store: the server restarts on it (an empty review); cleared, the workspace\'s review is back', async () => {
+  const before = await statusText();
+  const elsewhere = path.join(tmp, 'elsewhere', 'review.db');
+  fs.mkdirSync(path.dirname(elsewhere), { recursive: true });
+  const input = await settingInput('stet.server.db');
+  await input.fill(elsewhere);
+  await input.press('Tab');
+  await until('the store file is created where the setting says', () => fs.existsSync(elsewhere), 30_000);
+  await until('status bar: 0 pending (the other, empty review)', async () => (await statusText()).includes('0 pending'), 30_000);
+  await until('one server runs', async () => stetServers().length === 1, 30_000);
+  await input.fill('');
+  await input.press('Tab');
+  await until(`status bar back to "${before}"`, async () => (await statusText()) === before, 30_000);
+  await page.keyboard.press('Escape');
 });
 
 await cleanup();

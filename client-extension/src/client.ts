@@ -6,7 +6,7 @@ import {
 import { HunkState } from './logic/hunk';
 import { HunkModel } from './logic/model';
 import { findExecutable } from './logic/which';
-import { ServerCommand, commandLine, serverCommand, startFailureMessage } from './logic/settings';
+import { ServerCommand, commandLine, masked, serverCommand, startFailureMessage, storeOption } from './logic/settings';
 import { errorText } from './logic/errors';
 import { visibleDiagnostics } from './logic/diagnostics';
 
@@ -72,10 +72,12 @@ export class StetClient implements vscode.Disposable {
       this.showStartFailure(cmd, 'not found');
       return;
     }
-    this.output.appendLine(`[stet] starting ${commandLine(cmd)}${cwd ? ` in ${cwd}` : ''}`);
+    const db = storeOption(cfg.get('db'), cwd);
+    this.output.appendLine(`[stet] starting ${commandLine(cmd)}${cwd ? ` in ${cwd}` : ''}${db ? ` with the store ${masked(db)}` : ''}`);
     const serverOptions: ServerOptions = { command: cmd.command, args: cmd.args, options: { cwd } };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: 'file' }],
+      initializationOptions: db ? { db } : undefined,
       outputChannel: this.output,
       errorHandler: {
         error: () => ({ action: ErrorAction.Continue, handled: true }),

@@ -35,8 +35,9 @@ export class ServerStarter implements vscode.Disposable {
   }
 
   async startIfWanted(restart: boolean): Promise<void> {
-    const mode = vscode.workspace.getConfiguration('stet.server').get('start');
-    if (!shouldStart(mode, this.hasStore())) {
+    const cfg = vscode.workspace.getConfiguration('stet.server');
+    const db = cfg.get('db');
+    if (!shouldStart(cfg.get('start'), this.hasStore(), typeof db === 'string' && db.trim() !== '')) {
       this.waitingForStore = true;
       await this.client.stop();
       this.output.appendLine('[stet] no .stet folder in this workspace: the server starts when one appears');

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from stet.workspace.safe import temp_name
+from support.clitools import STET as STET_CMD
 from support.clitools import commit_all, db_summary, git, make_repo, snapshot, stet, stet_json
 
 BASE = {
@@ -263,3 +264,76 @@ def test_multi_root_workspace_with_repeated_root(tmp_path):
     assert (one / ".stet" / "stet.db").exists() and not (two / ".stet").exists()
     stet_json("accept", h["id"], *roots, cwd=one)
     assert (two / "x.txt").read_bytes() == b"X\n"
+
+
+def _on_a_terminal(args: list[str], cwd: Path) -> str:
+    """Run `stet ARGS` with its stdout on a pseudo-terminal, as a person at a shell sees it."""
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k not in ("STET_DB", "STET_FAULT")}
+    p = subprocess.Popen(
+        [*STET_CMD, *args], cwd=cwd, stdout=follower, stderr=subprocess.PIPE, env={**env, "NO_COLOR": "1"}
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the process closed its end
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    assert p.wait(timeout=60) == 0, p.stderr.read() if p.stderr else ""
+    return b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+def test_json_is_one_compact_line_into_a_pipe_and_indented_on_a_terminal(repo):
+    stet_json("propose", "--patch", "-", "--id", "p1", cwd=repo, input=edited_patch(repo))
+    piped = stet("status", "--json", cwd=repo).stdout
+    assert piped == json.dumps(json.loads(piped), ensure_ascii=False, separators=(",", ":")) + "\n"
+    shown = _on_a_terminal(["status", "--json"], repo)
+    assert shown.startswith("{\n  ") and shown.count("\n") > 20
+    assert json.loads(piped) == json.loads(shown)  # the same document, two layouts
+    # Errors asked for as JSON follow the same rule.
+    err = stet("accept", "h000000000000", "--json", cwd=repo)
+    assert err.returncode == 1 and json.loads(err.stdout)["error"]["name"] == "UnknownHunk"
+    assert err.stdout.count("\n") == 1
+
+
+def test_a_closed_stdout_is_not_a_traceback(repo):
+    import shlex
+
+    stet_json("propose", "--patch", "-", "--id", "p1", cwd=repo, input=edited_patch(repo))
+    for args in (["status"], ["status", "--json"], ["log"]):
+        command = " ".join(shlex.quote(a) for a in [*STET_CMD, *args]) + " >&-"
+        p = subprocess.run(["sh", "-c", command], cwd=repo, capture_output=True, text=True)
+        assert p.returncode == 0 and "Traceback" not in p.stderr, (args, p.stderr)
+
+
+def test_output_that_cannot_be_written_is_a_message_not_a_traceback(repo, tmp_path):
+    stet_json("propose", "--patch", "-", "--id", "p1", cwd=repo, input=edited_patch(repo))
+    missing = tmp_path / "no-such-folder" / "out.diff"
+    p = stet("export", "--status", "pending", "-o", str(missing), cwd=repo)
+    assert p.returncode == 2 and f"stet: {missing}: No such file or directory" in p.stderr
+    assert "Traceback" not in p.stderr
+    if Path("/dev/full").exists():  # a full disk: every write fails with ENOSPC
+        for args in (["status"], ["status", "--json"], ["log"], ["export", "--status", "pending"]):
+            with open("/dev/full", "wb") as full:
+                q = subprocess.run([*STET_CMD, *args], cwd=repo, stdout=full, stderr=subprocess.PIPE, text=True)
+            assert q.returncode == 2, (args, q.returncode, q.stderr)
+            assert "cannot write the output: No space left on device" in q.stderr and "Traceback" not in q.stderr
+            assert "Exception ignored" not in q.stderr
+
+
+def test_a_deleted_current_folder_is_said_plainly(tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    # The shell's folder removed under it: the process starts in a folder that no longer exists.
+    p = subprocess.run(
+        ["sh", "-c", f"cd {gone} && rmdir {gone} && exec {' '.join(STET_CMD)} status"], capture_output=True, text=True
+    )
+    assert p.returncode == 2 and "the current folder no longer exists" in p.stderr and "Traceback" not in p.stderr

@@ -104,3 +104,12 @@ def test_binary_input_bytes(repo):
 
 def test_patch_for_a_missing_file(repo):
     refused(repo, "--- a/nope.txt\n+++ b/nope.txt\n@@ -1 +1 @@\n-x\n+y\n", "nope.txt", "does not exist")
+
+
+def test_endless_input_is_refused_at_a_bound(repo):
+    # /dev/zero (or an endless pipe) as the patch: read up to a bound, then TooLarge, nothing stored.
+    before_files, before_db = snapshot(repo), db_summary(repo / ".stet" / "stet.db")
+    p = stet("propose", "--patch", "/dev/zero", cwd=repo, timeout=30)
+    assert p.returncode == 2 and "TooLarge: /dev/zero is larger than 40 MiB" in p.stderr, p.stderr
+    assert snapshot(repo) == before_files and db_summary(repo / ".stet" / "stet.db") == before_db
+    refused(repo, b"x" * (40 * 2**20 + 1), "TooLarge: stdin is larger than 40 MiB")

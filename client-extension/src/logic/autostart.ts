@@ -3,7 +3,8 @@
 
 export type StartMode = 'auto' | 'always';
 
-export function shouldStart(mode: unknown, folderHasStore: boolean[]): boolean {
-  if (mode === 'always') return true;
+export function shouldStart(mode: unknown, folderHasStore: boolean[], storeConfigured = false): boolean {
+  // A store named in the settings (stet.server.db: a shared PostgreSQL review) is Stet in use too.
+  if (mode === 'always' || storeConfigured) return true;
   return folderHasStore.some(Boolean);
 }

@@ -1,4 +1,5 @@
 // Which command starts the server, and what to tell the developer when it cannot start.
+import * as path from 'path';
 
 export interface ServerSettings {
   command?: unknown;
@@ -18,6 +19,21 @@ export function serverCommand(s: ServerSettings): ServerCommand {
     ? (s.command as string[])
     : DEFAULT_COMMAND;
   return { command: cmd[0], args: cmd.slice(1), source: 'stet.server.command' };
+}
+
+/** `stet.server.db`: the store this window's server opens (initializationOptions.db), or undefined
+ * for the server's own choice (STET_DB, else the folder's .stet/stet.db). A postgresql:// url is
+ * passed as it is; a relative path is the first folder's. */
+export function storeOption(db: unknown, folder: string | undefined): string | undefined {
+  if (typeof db !== 'string' || db.trim() === '') return undefined;
+  const value = db.trim();
+  if (/^postgres(ql)?:\/\//.test(value) || path.isAbsolute(value) || folder === undefined) return value;
+  return path.join(folder, value);
+}
+
+/** A url as the output channel may show it: without a password. */
+export function masked(db: string): string {
+  return db.replace(/^(postgres(?:ql)?:\/\/[^:/@\s]*:)[^@\s]*@/, '$1***@').replace(/(password=)[^&\s]+/g, '$1***');
 }
 
 export function commandLine(c: ServerCommand): string {

@@ -11,7 +11,9 @@ Commands import what they need when they run: `stet status` loads no LSP, MCP or
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
+import os
 import sys
 
 from ..domain.text import lone_surrogate
@@ -67,28 +69,57 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_demo(keep=args.keep)
     try:
+        os.getcwd()
+    except FileNotFoundError:  # deleted under the shell (`git clean`, `rm -r` of the folder)
+        print("stet: the current folder no longer exists: cd into the workspace again", file=sys.stderr)
+        return 2
+    try:
         if args.command == "mcp":
             return run_mcp(args)
         module, name = COMMANDS[args.command]
         command = getattr(importlib.import_module(f"{__package__}.{module}"), name)
         outcome = command(args)
-        if isinstance(outcome, int):
-            return outcome
-        import asyncio  # only commands that open the review need an event loop
+        if not isinstance(outcome, int):
+            import asyncio  # only commands that open the review need an event loop
 
-        return asyncio.run(outcome)
+            outcome = asyncio.run(outcome)
+        if sys.stdout is not None:
+            sys.stdout.flush()  # a full disk or a closed pipe is found here, not at exit
+        return outcome
     except StetError as exc:
         if getattr(args, "json", False):
-            import json
+            from .output import print_json
 
-            error = {"code": exc.code, "name": exc.name, "message": exc.message, "data": exc.data}
-            print(json.dumps({"error": error}, indent=2, ensure_ascii=False))
+            print_json({"error": {"code": exc.code, "name": exc.name, "message": exc.message, "data": exc.data}})
         print(f"stet: {exc.name}: {exc.message}", file=sys.stderr)
         return exit_code(exc)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `stet log | head`
+        _drop_stdout()
         return 0
+    except OSError as exc:  # output that cannot be written: a full disk, `-o` into a missing folder
+        if exc.filename is None and exc.errno in _WRITE_ERRORS:
+            print(f"stet: cannot write the output: {exc.strerror}", file=sys.stderr)
+        else:
+            print(f"stet: {exc.filename or 'error'}: {exc.strerror or exc}", file=sys.stderr)
+        _drop_stdout()
+        return 2
+
+
+_WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.EPIPE, errno.EROFS}
+
+
+def _drop_stdout() -> None:
+    """What is still buffered for stdout cannot be written: send it nowhere, or Python reports
+    the failed flush again at exit (as the Python docs advise for SIGPIPE)."""
+    if sys.stdout is None:
+        return
+    try:
+        sys.stdout.flush()
+    except OSError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 def run_mcp(args: argparse.Namespace) -> int:

@@ -21,14 +21,23 @@ def opened(args, create: bool = False):
 
 
 def _read_input(name: str) -> str:
+    from ..errors import TooLarge
+    from ..review.config import Limits
+
+    # A patch holds the texts the proposal stores (bounded by Limits.max_bytes) plus context and
+    # headers: four times that is generous, and /dev/zero or an endless pipe stops there.
+    most = 4 * Limits.max_bytes
     try:
         if name == "-":
-            data = sys.stdin.buffer.read()
+            data = sys.stdin.buffer.read(most + 1)
         else:
             with open(name, "rb") as f:
-                data = f.read()
+                data = f.read(most + 1)
     except OSError as exc:
         raise Usage(f"cannot read {name}: {exc.strerror or exc}") from None
+    if len(data) > most:
+        shown = "stdin" if name == "-" else name
+        raise TooLarge(f"{shown} is larger than {most // 2**20} MiB: propose the change in smaller parts")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

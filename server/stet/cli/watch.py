@@ -34,8 +34,10 @@ async def cmd_init(args) -> int:
 
 
 async def cmd_watch(args) -> int:
+    from ..runtime.collector import tune_for_a_long_run
     from ..runtime.headless import Headless
 
+    tune_for_a_long_run()
     async with opened(args) as review:
         runner = Headless(review)
         stop = asyncio.Event()

@@ -159,9 +159,13 @@ def register(server: StetServer) -> None:
         try:
             summary = await review.recover()
         except Exception as exc:
+            if ls.stopping:  # the store was closed under it by the shutdown: nothing to tell
+                return
             exc = review.recovery_error or exc
             ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"Stet: {exc}"))
             summary = {"files": 0, "counts": {}, "durationMs": 0, "error": str(exc)}
+        if ls.stopping:  # shut down while recovering (a short-lived agent's server): start nothing
+            return
         # Live sync with other processes and the inbox start once recovery is done.
         ls.live = Live(
             review, warn=lambda m: ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, m))
@@ -173,6 +177,7 @@ def register(server: StetServer) -> None:
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: StetServer, params: Any = None) -> None:
+        ls.stopping = True
         if ls.live is not None:
             await ls.live.stop()
         if ls.review is not None:

@@ -35,6 +35,9 @@ class StetServer(LanguageServer):
         self.notice: str | None = None
         self.live: Live | None = None
         self._dirty: set[str] = set()
+        # Set by the shutdown request: from then on nothing more is sent (the client may have
+        # closed its end already) and nothing new is started.
+        self.stopping = False
 
     # The editor port of the review: apply an edit to an open buffer.
     async def apply_edit(self, uri: str, version: int | None, edits: list[tuple[dict, str]], label: str) -> bool:
@@ -65,13 +68,15 @@ class StetServer(LanguageServer):
 
     def publish(self, uris: set[str]) -> None:
         """Show the hunks of these uris again; bursts of changes are sent once."""
+        if self.stopping:
+            return
         if not self._dirty:
             asyncio.get_running_loop().call_later(PUBLISH_DELAY, self._flush)
         self._dirty |= uris
 
     def _flush(self) -> None:
         review, uris, self._dirty = self.review, self._dirty, set()
-        if review is None:
+        if review is None or self.stopping:
             return
         for uri in sorted(uris):
             hunks = review.list(uri)
@@ -93,6 +98,8 @@ class StetServer(LanguageServer):
 
     def notify_json(self, method: str, params: dict) -> None:
         """Send a notification whose params are already plain JSON (no converter pass)."""
+        if self.stopping:
+            return
         self.protocol._send_data({"jsonrpc": "2.0", "method": method, "params": params})
 
     def shutdown(self) -> None:

@@ -28,6 +28,7 @@ from ..agents.tasks import Tasks
 from ..domain.status import Status
 from ..errors import StetError, StoreUnavailable
 from ..review import Review, open_review
+from ..runtime.collector import tune_for_a_long_run
 
 log = logging.getLogger(__name__)
 
@@ -350,6 +351,7 @@ def serve(db_path: str, roots: list[str], agent: str | None = None) -> None:
     logging.basicConfig(level=logging.WARNING, format="stet mcp %(levelname)s: %(message)s")
     state = _State()
     server = build(db_path, roots, agent, state)
+    tune_for_a_long_run()
     try:
         server.run("stdio")
     finally:
