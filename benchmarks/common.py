@@ -195,9 +195,11 @@ async def propose_files(server: Server, files, batch: int = 500, prefix: str = "
     return time.perf_counter() - t0
 
 
-async def start_stet(root: Path, log: Path | None = None) -> tuple[Server, dict, float]:
-    """Spawn `stet serve` in root; returns (server, stet/restored params, seconds to restored)."""
-    server = Server(STET, str(root), env={"STET_LOG": "WARNING"}, stderr_path=str(log) if log else None)
+async def start_stet(root: Path, log: Path | None = None, db: str | None = None) -> tuple[Server, dict, float]:
+    """Spawn `stet serve` in root; returns (server, stet/restored params, seconds to restored).
+    `db`: the store (STET_DB), when not the workspace's .stet/stet.db (bench_engines: PostgreSQL)."""
+    env = {"STET_LOG": "WARNING", **({"STET_DB": db} if db else {})}
+    server = Server(STET, str(root), env=env, stderr_path=str(log) if log else None)
     await server.spawn()
     restored = server.wait_notification("stet/restored")
     await server.initialize(str(root))

@@ -191,6 +191,7 @@ def write() -> str:
     ck = load_json("checkpoint")
     bulk = load_json("bulk")
     cli = load_json("cli")
+    engines = load_json("engines")
     L: list[str] = []
     w = L.append
     sizes = scale["sizes"] if scale else []
@@ -562,10 +563,32 @@ def write() -> str:
         w("")
         w(NOTES_CLI)
         w("")
+    # 10 -------------------------------------------------------------------------------------
+    if engines:
+        w("## 10. SQLite and PostgreSQL")
+        w("")
+        w(DESC_ENGINES.format(hunks=engines["hunks"], rounds=engines["rounds"]))
+        w("")
+        w("| engine | accept median | accept p99 | undo median | restart to `stet/restored` |")
+        w("|---|---|---|---|---|")
+        for engine in ("sqlite", "postgresql"):
+            e = engines[engine]
+            w(
+                f"| {engine} | {ms(e['accept']['median'])} | {ms(e['accept']['p99'])} | {ms(e['undo']['median'])} | {ms(e['restart']['median'])} |"
+            )
+        w(f"| PostgreSQL / SQLite | {engines['accept_ratio']:.2f}× | | | {engines['restart_ratio']:.2f}× |")
+        w("")
     w(NOTES_METHOD)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text("\n".join(L) + "\n")
     return str(OUT)
+
+
+DESC_ENGINES = """The same workspace ({hunks} pending hunks) on each store engine (`benchmarks/bench_engines.py`):
+{rounds} accepts of a hunk of a document open in the editor (each undone, not timed, before the next), and restarts
+timed from spawn to `stet/restored`. PostgreSQL runs in a private cluster on this machine, over a Unix socket
+(`.ci/pg-cluster`; fsync on): what is measured is Stet's cost per engine, not a network's. Over a network each
+accept adds about four round trips (two transactions of two hops each)."""
 
 
 DESC_ACCEPT = """Each round accepts one pending hunk of a document open in the editor: the command is answered after the

@@ -20,6 +20,7 @@ import time
 import bench_bulk
 import bench_checkpoint
 import bench_cli
+import bench_engines
 import bench_ingest
 import bench_scale
 import bench_typing
@@ -34,6 +35,7 @@ PROFILES = {
         "checkpoint": {"intervals": [1, 5, 25, 100, None], "edits": 400, "repeats": 2},
         "bulk": {"lengths": [5000, 50000], "sizes": [10, 100, 1000, 10000], "rounds": 5},
         "cli": {"rounds": 15},
+        "engines": {"hunks": 1000, "rounds": 150, "restarts": 3},
     },
     "quick": {
         "scale": {"sizes": [100, 1000, 10000], "restarts": [3, 3, 3], "rounds": [50, 50, 100]},
@@ -42,6 +44,7 @@ PROFILES = {
         "checkpoint": {"intervals": [1, 25, None], "edits": 100, "repeats": 1},
         "bulk": {"lengths": [5000, 50000], "sizes": [10, 100, 1000], "rounds": 2},
         "cli": {"rounds": 6},
+        "engines": {"hunks": 1000, "rounds": 50, "restarts": 2},
     },
 }
 
@@ -49,7 +52,7 @@ PROFILES = {
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default="scale,ingest,typing,checkpoint,bulk,cli")
+    ap.add_argument("--only", default="scale,ingest,typing,checkpoint,bulk,cli,engines")
     ap.add_argument("--slow", action="store_true", help="also time the quadratic diff engines on 50,000 lines")
     ap.add_argument("--no-report", action="store_true")
     args = ap.parse_args()
@@ -88,6 +91,11 @@ def main() -> int:
         t = time.perf_counter()
         save_json("cli", bench_cli.main(p["cli"]["rounds"]))
         durations["cli"] = time.perf_counter() - t
+    if "engines" in only:
+        t = time.perf_counter()
+        e = p["engines"]
+        save_json("engines", asyncio.run(bench_engines.main(e["hunks"], e["rounds"], e["restarts"])))
+        durations["engines"] = time.perf_counter() - t
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO
     ).stdout.strip()

@@ -1,6 +1,7 @@
 import pytest
 from hypothesis import settings
 
+from support.engines import ENGINES, Databases, Engine, cluster
 from support.harness import Session, write
 
 # Property tests judge correctness, not speed: on a loaded 2-core machine a per-example
@@ -35,3 +36,17 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("reliability figures")
         for name, line in FIGURES.items():
             terminalreporter.write_line(f"{name}: {line}")
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request):
+    """Each store engine in turn (see support/engines.py): a contract test takes `engine` and
+    puts its store at `engine.db(root)`."""
+    if request.param == "sqlite":
+        yield Engine("sqlite", None)
+        return
+    databases = Databases(cluster())
+    try:
+        yield Engine("postgresql", databases)
+    finally:
+        databases.drop()

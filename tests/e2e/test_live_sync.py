@@ -36,14 +36,17 @@ async def cli(*args, ws, input=None, env=None):
     return await asyncio.to_thread(stet, *args, cwd=ws, input=input, env=env)
 
 
-async def test_every_process_sees_the_others_within_a_second(ws):
-    a, b = Session(ws), Session(ws)
+async def test_every_process_sees_the_others_within_a_second(ws, engine):
+    """On each engine: SQLite's data_version, PostgreSQL's LISTEN/NOTIFY."""
+    db = engine.db(ws)
+    a, b = Session(ws, init_options={"db": db}), Session(ws, init_options={"db": db})
+    env = {"STET_DB": db}
     await asyncio.gather(a.start(), b.start())
     latencies = {}
     try:
         # The CLI proposes: both windows show it.
         ia, ib = len(a.changed), len(b.changed)
-        p = await cli("propose", "--patch", "-", "--id", "p1", "--json", ws=ws, input=PATCH)
+        p = await cli("propose", "--patch", "-", "--id", "p1", "--json", ws=ws, input=PATCH, env=env)
         t_done = time.monotonic()
         h1, h2 = [h["id"] for h in json.loads(p.stdout)["hunks"]]
         la, lb = await asyncio.gather(seen(a, status_of(h1, "pending"), ia), seen(b, status_of(h1, "pending"), ib))
@@ -59,9 +62,9 @@ async def test_every_process_sees_the_others_within_a_second(ws):
         latencies["b->a"] = await seen(a, status_of(h2, "rejected"), ia)
         # The CLI undoes the rejection: both show it pending again; the CLI sees A's accept.
         ia, ib = len(a.changed), len(b.changed)
-        await cli("undo", h2, ws=ws)
+        await cli("undo", h2, ws=ws, env=env)
         await asyncio.gather(seen(a, status_of(h2, "pending"), ia), seen(b, status_of(h2, "pending"), ib))
-        status = json.loads((await cli("status", "--all", "--json", ws=ws)).stdout)
+        status = json.loads((await cli("status", "--all", "--json", ws=ws, env=env)).stdout)
         assert {h["id"]: h["status"] for h in status["hunks"]} == {h1: "applied", h2: "pending"}
         assert await a.hunks() == await b.hunks()
         print("live sync latencies (s):", {k: round(v, 3) for k, v in latencies.items()})

@@ -129,11 +129,13 @@ async def test_a_crash_between_commit_and_answer_then_the_retry_adds_nothing(ws)
     assert [d["text"] for d in stet_json(ws, "resume", "t1")["decisions"]] == ["Use a queue"]
 
 
-async def test_the_editor_sees_hunks_proposed_over_mcp(ws):
-    dev = Session(ws)
+async def test_the_editor_sees_hunks_proposed_over_mcp(ws, engine):
+    """On both engines: `stet mcp --db URL` and the editor meet in one store."""
+    db = engine.db(ws)
+    dev = Session(ws, init_options={"db": db})
     await dev.start()
     try:
-        async with mcp_client(ws) as mcp:
+        async with mcp_client(ws, "--db", db) as mcp:
             await call(mcp, "start_task", title="T", goal="g", task_id="t1")
             _, _, data = await call(
                 mcp,

@@ -1,4 +1,4 @@
-"""The task service over a real SQLite store: durable, idempotent writes and their rules."""
+"""The task service over a real store (SQLite and PostgreSQL): durable, idempotent writes and their rules."""
 
 import sqlite3
 
@@ -18,8 +18,9 @@ async def open_review(root) -> Review:
 
 
 @pytest.fixture
-async def tasks(ws):
-    review = await open_review(ws)
+async def tasks(ws, engine):
+    """The task service over each store engine (the contract is the same on both)."""
+    review = (await bootstrap([str(ws)], engine.db(ws))).review
     yield Tasks(review)
     await review.close()
 

@@ -66,6 +66,7 @@ import sqlite3
 import sys
 import tempfile
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -238,9 +239,15 @@ class Violation(Exception):
     pass
 
 
+# The PostgreSQL database of the run in progress (each run's task has its own), None for SQLite.
+DB: ContextVar[str | None] = ContextVar("DB", default=None)
+
+
 async def run_cli(cwd: Path, *args: str, env: dict | None = None) -> tuple[int, str, str]:
     """The real `stet` command line, as a terminal or an agent runs it."""
     full = {k: v for k, v in os.environ.items() if k not in ("STET_DB", "STET_FAULT")}
+    if DB.get():
+        full["STET_DB"] = DB.get()
     full.update(env or {})
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -397,6 +404,8 @@ class Run:
 
     # --- the server ------------------------------------------------------------------
     async def start(self, env: dict) -> Session:
+        if DB.get():
+            env = {**env, "STET_DB": DB.get()}
         s = EditorSession(self.root, env=env, late_changes=self.rnd.random() < 0.25, folders=[self.root, self.root2])
         s.run = self
         s.docs = self.editor_docs
@@ -423,7 +432,7 @@ class Run:
 
     def integrity(self) -> None:
         db = self.root / ".stet" / "stet.db"
-        if not db.exists():
+        if DB.get() or not db.exists():  # (PostgreSQL checks its own pages)
             return
         con = sqlite3.connect(db, timeout=10)
         try:
@@ -463,6 +472,8 @@ class Run:
             mode = "fault"
         if self.force_mode == "lost" and self.round > 1:
             mode = "lost"
+        if mode == "lost" and DB.get():
+            mode = "idle"  # no file to remove under a server whose store is PostgreSQL
         if mode == "fault":
             point = self.force_point or POINTS[(self.seed + self.fault_turn) % len(POINTS)]
             self.fault_turn += 1
@@ -1815,7 +1826,14 @@ async def run_one(
     force_point: str | None = None,
     deadline: float | None = None,
     force_mode: str | None = None,
+    pg: str | None = None,
 ) -> Path:
+    databases = None
+    if pg:  # a fresh database for the run, dropped after it (kept when it failed)
+        from support.engines import Databases
+
+        databases = Databases(pg)
+        DB.set(databases.new())
     tmp = Path(tempfile.mkdtemp(prefix=f"stet-torture-{seed}-"))
     root = tmp / "ws"
     root.mkdir()
@@ -1836,13 +1854,23 @@ async def run_one(
         for line in run.history[-40:]:
             print("   ", line, file=sys.stderr)
         print(f"workspace kept at {root}", file=sys.stderr)
+        if databases is not None:
+            print(f"database kept: {DB.get()}", file=sys.stderr)
     elif not keep:
         shutil.rmtree(tmp, ignore_errors=True)
+        if databases is not None:
+            databases.drop()
     return root
 
 
 async def torture(
-    seeds: list[int], rounds: int, workers: int, seconds: float | None = None, verbose: bool = False, cover: bool = True
+    seeds: list[int],
+    rounds: int,
+    workers: int,
+    seconds: float | None = None,
+    verbose: bool = False,
+    cover: bool = True,
+    pg: str | None = None,
 ) -> Stats:
     """Runs with the given seeds (then fresh ones while time is left), `workers` at a time."""
     stats = Stats()
@@ -1859,7 +1887,7 @@ async def torture(
                 seed, next_seed = next_seed, next_seed + 1
             else:
                 return
-            await run_one(seed, rounds, stats, verbose, deadline=deadline)
+            await run_one(seed, rounds, stats, verbose, deadline=deadline, pg=pg)
 
     await asyncio.gather(*(worker() for _ in range(workers)))
     if cover:

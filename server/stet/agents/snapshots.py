@@ -32,7 +32,7 @@ def task_key(task_id: str | None) -> str:
 class Snapshots:
     def __init__(self, review: Review):
         self.review = review
-        folder = os.path.dirname(review.require_store().path)
+        folder = review.require_store().home
         self.blobs = Blobs(os.path.join(folder, "snapshots"))
         self._lock = os.path.join(folder, "snapshots.lock")
 

@@ -11,7 +11,7 @@ from ..domain.status import Status
 from ..domain.text import split_lines
 from ..errors import StetError
 from ..review import Review
-from ..runtime.inbox import Inbox, inbox_folder, is_candidate
+from ..runtime.inbox import Inbox, is_candidate
 from ..workspace import safe
 from ..workspace.files import read_bytes, read_text, temp_files
 from .output import print_json
@@ -150,7 +150,7 @@ async def examine(review: Review, fix: bool = False) -> dict:
             "run `stet doctor --fix` or restart the editor: they are re-checked against the files",
         )
 
-    folder = inbox_folder(store.path)
+    folder = os.path.join(store.home, "inbox")
     if fix and any(is_candidate(n) for n in _names(folder)):
         inbox = Inbox(folder, review)
         try:
@@ -205,7 +205,7 @@ async def examine(review: Review, fix: bool = False) -> dict:
             f"the agent's work is there (`git -C {path} status`); take what you need, then "
             f"`git worktree remove --force {path}`",
         )
-    quarantine = os.path.join(os.path.dirname(store.path), "quarantine")
+    quarantine = os.path.join(store.home, "quarantine")
     if os.path.isdir(quarantine) and os.listdir(quarantine):
         add(
             "warn",

@@ -54,7 +54,9 @@ def locate(args: argparse.Namespace, create: bool) -> tuple[str, list[str]]:
     db = getattr(args, "db", None) or os.environ.get("STET_DB")
     roots = list(getattr(args, "root", None) or [])
     cwd = os.getcwd()
-    if db:
+    if db and db.startswith(("postgresql://", "postgres://")):
+        pass  # the shared store; the workspace is --root, else the current folder
+    elif db:
         db = os.path.abspath(db)
         if not create and not os.path.isfile(db):
             raise Usage(f"no review store at {db}")
@@ -67,7 +69,9 @@ def locate(args: argparse.Namespace, create: bool) -> tuple[str, list[str]]:
                     "Run this inside a workspace Stet has seen, or pass --db PATH (or set STET_DB)."
                 )
             db = os.path.join(roots[0] if roots else _project_root(cwd), STORE_DIR, STORE_FILE)
-    if not roots:
+    if not roots and db.startswith(("postgresql://", "postgres://")):
+        roots = [_project_root(cwd)]
+    elif not roots:
         folder = os.path.dirname(db)
         roots = [os.path.dirname(folder) if os.path.basename(folder) == STORE_DIR else cwd]
     for root in roots:

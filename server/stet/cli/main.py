@@ -35,6 +35,7 @@ COMMANDS = {
     "reject": ("review", "cmd_decide"),
     "undo": ("review", "cmd_decide"),
     "reapply": ("review", "cmd_decide"),
+    "pull": ("review", "cmd_pull"),
     "export": ("review", "cmd_export"),
     "doctor": ("doctor", "cmd_doctor"),
     "init": ("watch", "cmd_init"),
@@ -122,19 +123,27 @@ def _drop_stdout() -> None:
 
 
 def run_mcp(args: argparse.Namespace) -> int:
+    import os
+
     from ..mcp.server import serve
     from .locate import locate
 
     db, roots = locate(args, True)
     if args.print_token or args.http:
         from ..mcp.http import ensure_token, serve_http
+        from ..store.engines import is_url
         from ..store.sqlite import prepare_folder
 
-        prepare_folder(db)
+        # The token lives beside an SQLite store; with PostgreSQL, in this checkout's .stet/.
+        beside = os.path.join(roots[0], ".stet", "stet.db") if is_url(db) else db
+        if is_url(db):
+            os.makedirs(os.path.dirname(beside), mode=0o700, exist_ok=True)
+        else:
+            prepare_folder(db)
         if args.print_token:
-            print(ensure_token(db))
+            print(ensure_token(beside))
             return 0
-        serve_http(db, roots, args.http, agent=args.agent)
+        serve_http(db, roots, args.http, agent=args.agent, token_beside=beside)
         return 0
     serve(db, roots, agent=args.agent)
     return 0

@@ -41,7 +41,7 @@ _TASK_COMMANDS = {"task", "resume", "mcp"}
 _CAPTURE_COMMANDS = {"capture", "snapshot", "run"}
 _INTEGRATE_COMMANDS = {"integrate", "hook"}
 COMMANDS = [
-    *"serve demo propose status log accept reject undo reapply export doctor init watch".split(),
+    *"serve demo propose status log accept reject undo reapply pull export doctor init watch".split(),
     *sorted(_TASK_COMMANDS | _CAPTURE_COMMANDS | _INTEGRATE_COMMANDS),
 ]
 
@@ -166,6 +166,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             p.add_argument("--file", help=f"{name} every pending hunk of this file")
             p.add_argument("--proposal", help=f"{name} every pending hunk of this proposal")
             p.add_argument("--task", help=f"{name} every pending hunk of this task")
+
+    if wanted("pull"):
+        text = (
+            "bring the review's applied hunks into this checkout (a review shared in PostgreSQL by several "
+            "checkouts: the developer accepted them elsewhere); each lands once, where its old text still is"
+        )
+        p = sub.add_parser("pull", parents=[common, as_json, mutation], help=text, description=text)
+        p.add_argument("--task", help="only the hunks of this task")
 
     if wanted("export"):
         p = sub.add_parser(

@@ -317,6 +317,21 @@ async def cmd_decide(args) -> int:
     return 0
 
 
+async def cmd_pull(args) -> int:
+    """The applied hunks whose text is not in this checkout's files, put in (`reapply`: journaled
+    for this checkout, exactly once, only where the old text still is). The review's status is
+    the review's; whether a hunk is in the files is judged in each checkout."""
+    from ..domain.status import Status
+
+    async with opened(args) as review:
+        todo = [h.id for h in review.list(statuses={Status.APPLIED}, task_id=args.task) if h.in_file is False]
+        states = await review.decide("reapply", todo, request_id=args.request_id) if todo else []
+        if not todo:
+            print("stet: nothing to pull: every applied hunk is in this checkout's files", file=sys.stderr)
+        print_hunks(review, states, args.json)
+    return 0
+
+
 async def cmd_export(args) -> int:
     import asyncio
 

@@ -21,12 +21,11 @@ def _root(args) -> str:
 
 
 async def cmd_init(args) -> int:
-    from ..runtime.inbox import inbox_folder
 
     db = getattr(args, "db", None) or os.path.join(_root(args), STORE_DIR, STORE_FILE)
     args.db = db
     async with opened(args, create=True) as review:
-        inbox = inbox_folder(review.require_store().path)
+        inbox = os.path.join(review.require_store().home, "inbox")
         for folder in (inbox, os.path.join(inbox, "done"), os.path.join(inbox, "failed")):
             safe.private_folder(folder)  # 0700, and never through a symlink
         print(review.require_store().path)

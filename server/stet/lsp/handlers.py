@@ -22,6 +22,7 @@ from ..domain.model import Hunk
 from ..errors import InvalidParams, StetError, StoreUnavailable, UnknownHunk
 from ..review import Review, open_review
 from ..runtime.live import Live
+from ..store import is_url
 from ..workspace.paths import uri_to_path
 from . import params as P
 from . import present
@@ -128,7 +129,11 @@ def register(server: StetServer) -> None:
         path = db or ls.db_path or os.environ.get("STET_DB") or os.path.join(roots[0], ".stet", "stet.db")
         try:
             opened = await open_review(
-                roots, os.path.abspath(path), editor=ls, on_change=ls.publish, recover_later=True
+                roots,
+                path if is_url(path) else os.path.abspath(path),
+                editor=ls,
+                on_change=ls.publish,
+                recover_later=True,
             )
         except StoreUnavailable as exc:
             ls.store_error = exc

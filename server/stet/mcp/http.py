@@ -89,18 +89,21 @@ class BearerGuard:
         await send({"type": "http.response.body", "body": body})
 
 
-def serve_http(db_path: str, roots: list[str], address: str, agent: str | None = None) -> None:
+def serve_http(
+    db_path: str, roots: list[str], address: str, agent: str | None = None, token_beside: str | None = None
+) -> None:
     import uvicorn
 
     host, port = parse_address(address)
-    token = ensure_token(db_path)
+    token_beside = token_beside or db_path
+    token = ensure_token(token_beside)
     logging.basicConfig(level=logging.WARNING, format="stet mcp %(levelname)s: %(message)s")
     state = _State()
     server = build(db_path, roots, agent, state)
     app = BearerGuard(server.streamable_http_app(host=host), token)
     shown = f"[{host}]" if ":" in host else host
     print(
-        f"stet mcp: serving http://{shown}:{port}/mcp for {roots[0]}; bearer token in {token_path(db_path)}",
+        f"stet mcp: serving http://{shown}:{port}/mcp for {roots[0]}; bearer token in {token_path(token_beside)}",
         file=sys.stderr,
         flush=True,
     )

@@ -42,6 +42,12 @@ class Recheck:
             if effect.owner and effect.owner != owners.token() and owners.alive(effect.owner):
                 uris.discard(effect.uri)
         stamps = await store.stamps()
+        # An applied hunk never judged here (decided in another checkout of a shared review, or
+        # whose judging was skipped while its own decision was in flight): its file's stamp
+        # says nothing about it, so the file is judged whatever the stamp says.
+        for uri in [u for u in uris if u in stamps]:
+            if any(h.status == Status.APPLIED and h.in_file is None for h in st.by_uri[uri].values()):
+                del stamps[uri]
         changed, same = await asyncio.to_thread(self._look, sorted(uris), stamps)
         if changed:
             await self.outside.relocate_on_disk(changed)

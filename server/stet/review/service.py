@@ -22,7 +22,7 @@ from ..domain.model import Hunk
 from ..domain.proposal import Change
 from ..domain.status import Status
 from ..errors import StetError
-from ..store import Store
+from ..store import StoreApi
 from ..workspace.paths import Workspace
 from .capturing import Capturing
 from .config import Editor, Limits
@@ -64,7 +64,7 @@ class Review:
         return self.state.ws
 
     @property
-    def store(self) -> Store | None:
+    def store(self) -> StoreApi | None:
         return self.state.store
 
     @property
@@ -88,7 +88,7 @@ class Review:
     def recovery_error(self) -> StetError | None:
         return self.state.recovery_error
 
-    def require_store(self) -> Store:
+    def require_store(self) -> StoreApi:
         return self.state.require_store()
 
     def uri_of(self, uri: str) -> str:
@@ -136,7 +136,26 @@ class Review:
     # --- the store ---------------------------------------------------------------------------
     async def sync(self) -> set[str]:
         """Load what changed in the store since the last look (any process's commits)."""
-        return await self.memory.sync()
+        changed = await self.memory.sync()
+        await self._judge_unjudged(changed)
+        return changed
+
+    async def _judge_unjudged(self, uris: Iterable[str]) -> None:
+        """Judge the closed files of `uris` holding an applied hunk not judged in this checkout
+        yet (another checkout of a review shared in PostgreSQL decided it), so that inFile is
+        this checkout's. (With SQLite an applied hunk is judged when its edit is made.)"""
+        st = self.state
+        unjudged = [
+            uri
+            for uri in sorted(set(uris))
+            if uri not in st.open
+            and any(
+                h.status == Status.APPLIED and h.in_file is None and h.id not in st.in_flight
+                for h in st.by_uri.get(uri, {}).values()
+            )
+        ]
+        if unjudged:
+            await self.outside.relocate_on_disk(unjudged)
 
     async def finish_journaled(self) -> None:
         """Carry out the journaled edits this process may finish: those for closed files (an
@@ -223,7 +242,7 @@ class Review:
         feedback: str | None = None,
         text: str | None = None,
     ) -> builtins.list[dict]:
-        return await self.deciding.decide(
+        states = await self.deciding.decide(
             action,
             hunk_ids,
             uri=uri,
@@ -234,6 +253,11 @@ class Review:
             feedback=feedback,
             text=text,
         )
+        # A decision that lost a race to another checkout's: the hunk was in flight here when
+        # the winner's outcome arrived, and was not judged then.
+        held = self.state.hunks
+        await self._judge_unjudged(held[s["id"]].uri for s in states if s.get("id") in held)
+        return states
 
     # --- the editor's documents and the files ----------------------------------------------------
     def opened(self, client_uri: str, text: str, version: int | None) -> None:

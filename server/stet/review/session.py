@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import StoreUnavailable
-from ..store import Store
-from ..workspace.paths import Workspace
+from ..store import is_url, open_store
+from ..workspace import git
+from ..workspace.paths import Workspace, path_to_uri
 from .config import Editor, Limits, NoEditor
 from .service import Review
 
@@ -39,10 +43,15 @@ async def open_review(
     are Store.open's: a command passes `create` only when it may make a store, `quarantine`
     only when it may move a damaged one aside. Raises StoreUnavailable."""
     review = Review(Workspace(roots), editor or NoEditor(), on_change or _nobody, limits)
-    opened = await Store.open(db_path, create=create, quarantine=quarantine)
+    home = os.path.join(roots[0], ".stet")
+    shared: dict[str, Any] = {}
+    if is_url(db_path):  # a review shared by checkouts: which checkout, of which repository
+        root = review.ws.roots[0]
+        shared = {"root": root, "root_uri": path_to_uri(root), "repository": await _repository(root)}
+    opened = await open_store(db_path, home=home, create=create, quarantine=quarantine, **shared)
     review.state.store = opened.store
     opened.store.known = review.state.hunks  # rows read again share what memory holds
-    review.ws.keep_out_store(opened.store.path)
+    review.ws.keep_out_store(os.path.join(home, "stet.db") if is_url(db_path) else opened.store.path)
     notice = opened.notice
     if not recover_later:
         try:
@@ -58,6 +67,16 @@ async def open_review(
             raise
         review.state.ready.set()
     return Opened(review, notice)
+
+
+async def _repository(root: str) -> str | None:
+    """The repository's id: STET_REPOSITORY when set, else its git history's first commit
+    (every clone has it, wherever it lives), else None (this checkout alone)."""
+    configured = os.environ.get("STET_REPOSITORY")
+    if configured:
+        return configured
+    first = await asyncio.to_thread(git.root_commits, root)
+    return f"git:{first[0]}" if first else None
 
 
 def _nobody(uris: set[str]) -> None:

@@ -19,7 +19,7 @@ from ..domain.document import Document
 from ..domain.model import Hunk
 from ..domain.status import Status
 from ..errors import StetError, StoreUnavailable
-from ..store import Store
+from ..store import StoreApi
 from ..workspace.files import read_bytes
 from ..workspace.paths import Workspace
 from .config import Editor, Limits
@@ -82,7 +82,7 @@ class ReviewState:
         self.editor = editor
         self.on_change = on_change  # called with the uris whose hunks changed
         self.limits = limits
-        self.store: Store | None = None
+        self.store: StoreApi | None = None
         self.store_error: StoreUnavailable | None = None
         self.recovery_error: StetError | None = None
         self.hunks: dict[str, Hunk] = {}
@@ -99,7 +99,7 @@ class ReviewState:
         self.own_writes: dict[str, str | None] = {}  # path -> hash of what Stet itself wrote there
         self.background = Background()
 
-    def require_store(self) -> Store:
+    def require_store(self) -> StoreApi:
         if self.store is None:
             raise self.store_error or StoreUnavailable("the review store is not open yet")
         return self.store
@@ -141,7 +141,7 @@ class ReviewState:
 
     def files_lock(self) -> str:
         """The lock file every process takes to read, check and write workspace files."""
-        return os.path.join(os.path.dirname(self.require_store().path), "files.lock")
+        return os.path.join(self.require_store().home, "files.lock")
 
 
 def content_digest(text: str) -> str:

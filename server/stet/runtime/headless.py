@@ -12,7 +12,7 @@ import os
 from ..errors import StoreLost
 from ..review import Review
 from .follow import Follower
-from .inbox import Inbox, inbox_folder
+from .inbox import Inbox
 from .outside_watch import OutsideWatch
 from .watcher import Watcher
 
@@ -27,7 +27,7 @@ class Headless:
         self.watcher = Watcher()
         self.follower = Follower(review)
         self.outside = OutsideWatch(review, self.watcher)
-        self.inbox = Inbox(inbox_folder(review.require_store().path), review)
+        self.inbox = Inbox(os.path.join(review.require_store().home, "inbox"), review)
         self.rounds = 0
 
     @property

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 
 from ..errors import StetError
 from ..review import Review
 from .follow import Follower
-from .inbox import Inbox, inbox_folder
+from .inbox import Inbox
 from .outside_watch import OutsideWatch
 from .watcher import Watcher
 
@@ -38,7 +39,7 @@ class Live:
         self.watcher.start()
         self.outside = OutsideWatch(self.review, self.watcher)
         self.outside.start()
-        folder = inbox_folder(store.path)
+        folder = os.path.join(store.home, "inbox")
         try:
             self.inbox = Inbox(folder, self.review, self.warn)
             await self.inbox.start(self.watcher)

@@ -1,4 +1,4 @@
-"""The store: SQLite only. Schema and migrations, the transaction batcher, rows <-> models,
+"""The store: SQLite (the default) or PostgreSQL (engines.py chooses). Schema and migrations, the transaction batcher, rows <-> models,
 the task tables. Every SQL statement lives here, in a method named for its intent.
 
 The names below are loaded when first used: importing `stet.store.glance` (a read-only look,
@@ -10,13 +10,24 @@ from importlib import import_module
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from .api import StoreApi
+    from .engines import is_url, open_store
     from .rows import EffectRow, OpRow
     from .sqlite import OpenResult, Store
     from .tx import Tx
 
-_HOME = {"EffectRow": "rows", "OpRow": "rows", "OpenResult": "sqlite", "Store": "sqlite", "Tx": "tx"}
+_HOME = {
+    "EffectRow": "rows",
+    "OpRow": "rows",
+    "OpenResult": "sqlite",
+    "Store": "sqlite",
+    "StoreApi": "api",
+    "Tx": "tx",
+    "open_store": "engines",
+    "is_url": "engines",
+}
 
-__all__ = ["EffectRow", "OpRow", "OpenResult", "Store", "Tx"]
+__all__ = ["EffectRow", "OpRow", "OpenResult", "Store", "StoreApi", "Tx", "is_url", "open_store"]
 
 
 def __getattr__(name: str) -> object:

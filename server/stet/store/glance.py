@@ -56,6 +56,8 @@ class Look:
 def look(path: str, busy_timeout_ms: int = 10000, *, whole: bool = False) -> Look | None:
     """Read the store at `path` without writing to it; None when it cannot be read that way
     (a symlink included: the full open refuses it and says why)."""
+    if path.startswith(("postgresql://", "postgres://")):
+        return None  # a glance is SQLite's; the full open reads PostgreSQL
     try:
         if stat.S_ISLNK(os.lstat(path).st_mode):
             return None

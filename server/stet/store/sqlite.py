@@ -139,9 +139,12 @@ def _refuse_symlink(path: str, what: str) -> None:
 
 
 class Store:
+    engine = "sqlite"
+
     def __init__(self, conn: aiosqlite.Connection, path: str):
         self.conn = conn
-        self.path = path
+        self.path = path  # what messages name: the file, or PostgreSQL's url without its password
+        self.home = os.path.dirname(path)  # this checkout's folder for what stays local (inbox, lock)
         self._lock = asyncio.Lock()
         # The hunks the process using this store holds, by id: rows read again borrow their
         # parts that never change (see rows.Shared) instead of parsing and keeping a copy.

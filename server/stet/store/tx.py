@@ -57,6 +57,11 @@ def is_busy(exc: BaseException) -> bool:
 
 
 def unavailable(path: str, exc: BaseException) -> StoreUnavailable:
+    if path.startswith(("postgresql://", "postgres://")):  # (already without its password)
+        return StoreUnavailable(
+            f"the review store {path} cannot be used: {exc}. Check that PostgreSQL is running and "
+            f"reachable; Stet connects again by itself at the next request."
+        )
     return StoreUnavailable(
         f"the review store {path} cannot be used: {exc}. Check that the folder is writable "
         f"and the disk is not full, then restart Stet; `stet doctor` explains more."

@@ -204,3 +204,13 @@ def snapshot_tree(worktree: str) -> str:
     """A tree object of everything in `worktree` (ignored files left out), via its own index."""
     run(worktree, "add", "-A", "--", ".")
     return run(worktree, "write-tree").stdout.decode().strip()
+
+
+def root_commits(path: str) -> list[str]:
+    """The commits without parents that HEAD descends from (sorted): what every clone of a
+    repository shares, whatever its remote or its folder. Empty outside git or before a commit."""
+    try:
+        p = run(path, "rev-list", "--max-parents=0", "HEAD", ok=(0, 128, 129))
+    except GitError:
+        return []
+    return sorted(p.stdout.decode().split()) if p.returncode == 0 else []

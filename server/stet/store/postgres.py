@@ -1,0 +1,132 @@
+"""The store in PostgreSQL: one database (or one schema of it, named by the url's
+`options=-csearch_path=...`) holds one repository's review, shared by every process of every
+machine that can reach it. Same tables, same statements, same Tx as the SQLite engine (see
+pgconn.py for what differs underneath); what only a file has (identity checks, quarantine,
+the -wal) has no counterpart here.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+from typing import Any, cast
+
+import aiosqlite
+
+from ..errors import StoreUnavailable
+from .checkout import Checkout
+from .pgconn import Listener, PgConn, PgRaw, migrate, shown, unreachable
+from .rows import now_iso
+from .sqlite import OpenResult, Store
+
+
+class PgStore(Store):
+    engine = "postgresql"
+
+    def __init__(self, conn: PgConn, url: str, home: str):
+        super().__init__(cast(aiosqlite.Connection, conn), shown(url))
+        self.url = url  # with its credentials: never shown (`path` is the masked url)
+        self.home = home
+        self.listener = Listener(url, conn._conn.backend_pid)
+        self.checkout: Checkout = conn._conn.checkout
+
+    @classmethod
+    async def open_url(cls, url: str, home: str, root: str, root_uri: str, repository: str | None) -> OpenResult:
+        """Connect, bring the schema up to date, attach this checkout (`root`, whose uri the
+        workspace writes as `root_uri`) to the review of `repository` and start listening;
+        raises StoreUnavailable. `home`: this checkout's own folder for what stays on its
+        machine (inbox, files lock, snapshots), the workspace's `.stet/`."""
+        host = socket.gethostname()
+        checkout = Checkout(f"{host}:{root}", root_uri)
+        conn = PgConn(url, checkout)
+        try:
+            await conn._execute(lambda raw: migrate(raw, shown(url)), conn._conn)
+            await conn._execute(lambda raw: attach(raw, shown(url), host, root, repository), conn._conn)
+        except sqlite3.Error as exc:
+            conn.stop()
+            raise unreachable(url, exc) from None
+        except BaseException:
+            conn.stop()
+            raise
+        os.makedirs(home, mode=0o700, exist_ok=True)
+        # The LISTEN connection is made when someone follows the store (data_version): a
+        # command that opens it, works and exits never needs one.
+        return OpenResult(cls(conn, url, home), None)
+
+    async def check(self) -> None:
+        """Nothing of a file to lose: the server keeps the store. Only a store this process
+        gave up on (never, today) refuses."""
+        if self.lost is not None:
+            raise self.lost
+
+    async def _check_held(self) -> None:
+        await self.check()
+
+    async def data_version(self) -> int:
+        """Grows with every commit to this repository (LISTEN/NOTIFY): `follow.py` syncs when it
+        changed, without asking the database."""
+        self.listener.start()
+        if self.listener.error is not None:
+            raise StoreUnavailable(f"live sync with {self.path}: {self.listener.error}")
+        return self.listener.version
+
+    async def integrity(self) -> list[str]:
+        try:
+            await self.conn.execute_fetchall("SELECT 1 FROM stet_schema")
+        except sqlite3.Error as exc:
+            return [str(exc)]
+        return ["ok"]
+
+    async def close(self) -> None:
+        await self.listener.stop()
+        async with self._lock:
+            await self.conn.close()
+
+    def stop_thread(self) -> None:
+        cast(Any, self.conn).stop()
+
+
+def attach(raw: PgRaw, where: str, host: str, root: str, repository: str | None) -> None:
+    """Register this checkout with the review, or refuse it (nothing changed) when it is a
+    checkout of another repository. The repository is named by the first checkout that
+    attaches (`repository`: its git history's root commit, or STET_REPOSITORY); a review whose
+    repository has no name (no git, nothing configured) serves that first checkout only."""
+    conn = raw._live()
+    with raw.errors():
+        conn.execute("BEGIN")
+        try:
+            conn.execute("SELECT pg_advisory_xact_lock(1937007988, hashtext(current_schema()))")
+            at = now_iso()
+            named = conn.execute("SELECT id FROM stet_repository").fetchall()
+            others = conn.execute(
+                "SELECT host, root FROM stet_checkouts WHERE id <> %s", (f"{host}:{root}",)
+            ).fetchall()
+            if not named:
+                conn.execute("INSERT INTO stet_repository (id, at) VALUES (%s, %s)", (repository, at))
+            else:
+                theirs = named[0][0]
+                if others and (theirs is None or repository is None or theirs != repository):
+                    h, r = others[0]
+                    why = (
+                        f"it is the review of repository {theirs}, and this checkout's is {repository or 'unknown'}"
+                        if theirs and repository
+                        else "neither can be told to be a checkout of the same repository (no git history and no "
+                        "STET_REPOSITORY)"
+                    )
+                    raise StoreUnavailable(
+                        f"the review in {where} belongs to the checkout {r} on {h}, and this one ({root} on {host}) "
+                        f"cannot attach to it: {why}. Give this checkout its own database (or schema: "
+                        "options=-csearch_path=NAME in the url), or set the same STET_REPOSITORY for checkouts of one "
+                        "repository. Nothing was changed."
+                    )
+            conn.execute(
+                "INSERT INTO stet_checkouts (id, host, root, first_seen, last_seen) VALUES (%s, %s, %s, %s, %s) "
+                "ON CONFLICT (id) DO UPDATE SET last_seen = EXCLUDED.last_seen",
+                (f"{host}:{root}", host, root, at, at),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            if not conn.closed:
+                conn.execute("ROLLBACK")
+            raise
