@@ -337,3 +337,12 @@ def test_a_deleted_current_folder_is_said_plainly(tmp_path):
         ["sh", "-c", f"cd {gone} && rmdir {gone} && exec {' '.join(STET_CMD)} status"], capture_output=True, text=True
     )
     assert p.returncode == 2 and "the current folder no longer exists" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_init_makes_the_store_stet_db_names(tmp_path):
+    root = make_repo(tmp_path / "repo")
+    elsewhere = tmp_path / "reviews" / "repo.db"
+    elsewhere.parent.mkdir()
+    done = stet("init", cwd=root, env={"STET_DB": str(elsewhere)})
+    assert done.returncode == 0 and done.stdout.strip() == str(elsewhere), done
+    assert elsewhere.is_file() and not (root / ".stet" / "stet.db").exists()

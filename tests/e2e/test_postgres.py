@@ -311,3 +311,20 @@ async def test_two_developers_decide_the_same_hunk_from_two_checkouts(pg, tmp_pa
     if final[one][h2] == "applied":
         want = want.replace("line 8\n", "LINE EIGHT\n")
     assert read(one / "a.py") == want and read(two / "a.py") == want  # each edit once in each checkout
+
+
+def test_init_with_a_shared_store_makes_a_git_ignored_stet_folder_and_no_local_database(pg, tmp_path):
+    """`STET_DB=postgresql://... stet init` in a clone: the checkout's own things go in .stet/
+    (inbox, lock), which git ignores as it does for an SQLite store; no .stet/stet.db is made."""
+    root = make_repo(tmp_path / "clone")
+    (root / "a.py").write_text(BASE)
+    commit_all(root)
+    env = {"STET_DB": pg.db(root)}
+    done = stet("init", cwd=root, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().startswith("postgresql://")
+    assert (root / ".stet" / ".gitignore").read_text() == "*\n" and (root / ".stet" / "inbox").is_dir()
+    assert not (root / ".stet" / "stet.db").exists()
+    assert git("status", "--porcelain", "--ignored=no", cwd=root) == ""
+    assert stet("propose", "--patch", "-", "--id", "p1", cwd=root, input=PATCH, env=env).returncode == 0
+    assert git("status", "--porcelain", "--ignored=no", cwd=root) == ""

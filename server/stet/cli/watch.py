@@ -21,8 +21,8 @@ def _root(args) -> str:
 
 
 async def cmd_init(args) -> int:
-
-    db = getattr(args, "db", None) or os.path.join(_root(args), STORE_DIR, STORE_FILE)
+    # The store named by --db or STET_DB (a shared PostgreSQL review, say), else the folder's own.
+    db = getattr(args, "db", None) or os.environ.get("STET_DB") or os.path.join(_root(args), STORE_DIR, STORE_FILE)
     args.db = db
     async with opened(args, create=True) as review:
         inbox = os.path.join(review.require_store().home, "inbox")

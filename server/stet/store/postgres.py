@@ -18,7 +18,7 @@ from ..errors import StoreUnavailable
 from .checkout import Checkout
 from .pgconn import Listener, PgConn, PgRaw, migrate, shown, unreachable
 from .rows import now_iso
-from .sqlite import OpenResult, Store
+from .sqlite import OpenResult, Store, prepare_home
 
 
 class PgStore(Store):
@@ -49,7 +49,11 @@ class PgStore(Store):
         except BaseException:
             conn.stop()
             raise
-        os.makedirs(home, mode=0o700, exist_ok=True)
+        try:
+            prepare_home(home)
+        except BaseException:
+            conn.stop()
+            raise
         # The LISTEN connection is made when someone follows the store (data_version): a
         # command that opens it, works and exits never needs one.
         return OpenResult(cls(conn, url, home), None)

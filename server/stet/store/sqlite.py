@@ -91,31 +91,40 @@ def quarantine_store(path: str) -> str:
     return folder
 
 
+def prepare_home(folder: str) -> None:
+    """A checkout's `.stet/` (or another folder given for the store), made if missing: 0700,
+    never through a symlink, and for `.stet/` a `.gitignore` of `*` so that git (and an agent's
+    `git add -A`) leaves Stet's own files alone."""
+    if os.path.basename(folder) != ".stet":
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        return
+    _refuse_symlink(folder, "the folder")
+    os.makedirs(os.path.dirname(folder), exist_ok=True)
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    _refuse_symlink(folder, "the folder")
+    st = os.stat(folder)
+    if stat.S_IMODE(st.st_mode) & 0o077 and st.st_uid == os.geteuid():
+        os.chmod(folder, 0o700)
+    ignore = os.path.join(folder, ".gitignore")
+    if not os.path.lexists(ignore):
+        try:
+            fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except FileExistsError:
+            return  # another process made it meanwhile
+        with os.fdopen(fd, "w") as f:
+            f.write("*\n")
+
+
 def prepare_folder(db_path: str) -> None:
     """The store's folder and an empty database file, made if missing.
 
     `.stet/` is Stet's own: made 0700 (narrowed if an older Stet made it wider), and never a
     symlink (a symlinked `.stet/` would have Stet write its store, its inbox and its lock
     wherever the link points). The database file is never a symlink either."""
-    folder = os.path.dirname(db_path)
-    if os.path.basename(folder) == ".stet":
-        _refuse_symlink(folder, "the folder")
-        os.makedirs(os.path.dirname(folder), exist_ok=True)
-        try:
-            os.mkdir(folder, 0o700)
-        except FileExistsError:
-            pass
-        _refuse_symlink(folder, "the folder")
-        st = os.stat(folder)
-        if stat.S_IMODE(st.st_mode) & 0o077 and st.st_uid == os.geteuid():
-            os.chmod(folder, 0o700)
-        ignore = os.path.join(folder, ".gitignore")
-        if not os.path.lexists(ignore):
-            fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-            with os.fdopen(fd, "w") as f:
-                f.write("*\n")
-    else:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
+    prepare_home(os.path.dirname(db_path))
     _refuse_symlink(db_path, "the database")
     if not os.path.lexists(db_path):
         try:
