@@ -7,7 +7,6 @@ the -wal) has no counterpart here.
 
 from __future__ import annotations
 
-import os
 import socket
 import sqlite3
 from typing import Any, cast
