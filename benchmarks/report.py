@@ -669,11 +669,18 @@ Each of these was found by a benchmark below, profiled, and fixed in the core in
 | round two: `stet propose --patch` built a WorkspaceEdit and read it back through lsprotocol and cattrs (imports and two conversions of every edit) | 0.5–0.9 s wall (issue 16) | 0.27–0.28 s (§9) | `3282401` |
 | round two: an accept made 7 hops to SQLite's thread; the `applied` record waited for its own fsync | accept 2.9 ms, 2.6× the strict floor (issue 16) | 4 hops; the derived record at synchronous=NORMAL (the contract's second-round addition); 1.8–2.0× the strict floor (§1: not met, see there) | `fee1c8c`, `38f7000` |
 | round two: `stet status` opened the whole review (event loop, aiosqlite, the model, a re-check) to print the store | 0.12 s (issue 16) | 55–73 ms: a read-only glance when nothing needs bringing up to date; only the named command's parser built | `a48695f`, `15b0116` |
+| round two, second pass: a bulk decision's short-lived objects set off full garbage collections (16 of ~90 ms at 10,000 hunks) that walked everything the server holds | accept of 10,000 hunks (5,000-line files) 2.93 s, undo 2.69 s; 2.0 s in the collector per run | 1.81 s and 2.09 s; 0.5 s (alternated, one run) | `bb038bf` |
+| round two, second pass: `--json` printed with `indent`, which keeps json on its pure-Python encoder | `stet status --json` 135 ms, 687 KB (1,000 hunks) | 99 ms, 464 KB into a pipe; indented on a terminal | `03f69bd` |
 """
 
-NOTES_ACCEPT = """**Round two (issue 16): against today's floor and the strict one, missed.** Three full runs this evening (the
-table is the last) gave 1.25×, 1.37× and 1.41× today's floor, 1.83×, 1.96× and 2.01× the strict one (median over
-the store sizes).
+NOTES_ACCEPT = """**Round two (issue 16): against today's floor and the strict one, missed.** Four full runs (the
+table is the last, commit `e780f6e`) gave 1.25×, 1.37×, 1.41× and 1.33× today's floor, 1.83×, 1.96×, 2.01× and
+1.96× the strict one (median over the store sizes). The second pass of this round profiled the accept again
+through the server (cProfile of `stet serve`, 300 accepts and undos): no function stands out. pygls reading each
+command handler's type hints (`get_type_hints` + `inspect.signature`, which cProfile puts at 0.16 ms per command)
+measures 8 µs per call outside the profiler, building the applyEdit through lsprotocol objects 7 µs: cProfile
+inflates small calls, and removing both was not worth an override of pygls (tried, measured, not kept). The
+collector tuning of §8 did not move the single accept either (alternated runs: 4.51 vs 4.71 ms, 4.78 vs 4.71 ms).
 The strict floor is Stet's own cheapest request round trip (`stet no-op`), the client's handling of an applyEdit and
 one raw durable commit: about 1.9–2.2 ms here. The server's own CPU per accept + undo (last column) is 6–7 ms, i.e.
 about 3 ms per accept: on this VM the Python work between the request and the answer is already more than the
@@ -733,12 +740,19 @@ The accept's cost does not grow with the store's size: reads are by key or index
 undo (last column) stays flat from 10² to 10⁵ hunks; differences between the medians of the rows are this VM's load
 at the time each size ran (compare the ratios, measured interleaved with the floor)."""
 
-NOTES_RESTART = """**Round two (issue 16): ≤ 2× and < 1 s, missed in this run (2.03×, 1.57 s).** The two runs before it, on
-code whose recovery read only the closed files changed since their stamp, gave 1.43× (0.97 s) and 1.43× (1.21 s).
-That change was reverted before this run: the crash torture found 8 violations with it (docs/RELIABILITY.md, "Speed,
-round two"), so a start reads every closed file with hunks again, which is most of the difference. What would bring
-it back safely: stamps that also cover what a file operation depends on (the folders of a rename's target), and
-positions checked against the stamp of the content they were computed on; not done in this round.
+NOTES_RESTART = """**Round two (issue 16): ≤ 2× and < 1 s, missed in this run (2.50×, 1.72 s at 10⁴ hunks).** The ratio
+moves with the floor as much as with Stet: the floor was 688 ms here against 807 ms in the run of `7c5ae5b` (1.54 s,
+1.91×). Measured alternated in one run (5 restarts each, 10⁴ hunks, the same store): the code at the start of this
+session (`ab1aff4`) 1.70 s, after this round's CLI and collector changes (`8e0163c`) 1.77 s, after the PostgreSQL
+merge (`e780f6e`) 1.70 s: no change that the noise can tell. Two runs on code whose recovery read only the closed
+files changed since their stamp gave 1.43× (0.97 s) and 1.43× (1.21 s); that change was reverted: the crash torture
+found 8 violations with it (docs/RELIABILITY.md, "Speed, round two"), so a start reads every closed file with hunks
+again, which is most of the gap. **Why < 1 s cannot be met as the protocol stands:** the floor (importing the server,
+reading the rows and the files) is 0.7–0.8 s here, which leaves 0.2–0.3 s for building 10⁴ hunks, re-locating them
+in 1,000 files and publishing every file's diagnostics and hunks before `stet/restored` (about 2,000 notifications,
+7.5 MB of JSON: the profile below puts the publication alone at about a quarter of recovery). Below a second needs
+what the last paragraph says: publishing at start only what the editor has open, a protocol decision, and stamps that
+also cover what file operations depend on, so that unchanged files need not be read again.
 
 **On the absolute target (< 1.5 s at 10⁴ hunks): it depends on the VM's load.** This run had the machine nearly to
 itself (load average above) and the 10⁴ restart took under a second. Earlier full runs the same afternoon, with other
@@ -855,7 +869,26 @@ the bigger case the slowest). cProfile of the 10,000 case shows nothing superlin
 row (twice), merging it into memory, its HunkState, the text checks; a third of the time waits on SQLite's thread
 (the fsync'd commit, the executemany, the file writes). The extra 20–40% through the server at 10,000 hunks is
 therefore in what the server does around the service for one answer of 10,000 HunkStates (megabytes of JSON,
-then the publication of the same hunks): not profiled yet in this round, the next place to look."""
+then the publication of the same hunks).
+
+**Second pass: profiled through the server, and the cause was Python's garbage collector.** cProfile of `stet serve`
+at 1,000 and 10,000 hunks showed the same calls per hunk, each 2–5× slower per call at 10,000 (building HunkStates,
+ranges, rows, the effect's edits): the sign of a cost that is not in any function. `gc.callbacks` said which: a bulk
+decision allocates hundreds of thousands of short-lived containers, and with the default thresholds (700, 10, 10)
+the 10,000-hunk case ran 16 full collections of about 90 ms each in one run of four decisions (1.5 s; 2 at 1,000
+hunks), each walking everything the server holds. Long-running processes (`stet serve`, `stet mcp`, `stet watch`)
+now freeze what is loaded at start and collect young objects every 10,000 allocations instead of 700
+(`runtime/collector.py`, `bb038bf`; cycles made later are still collected: unit test). Measured alternated in one
+run, servers of both commits interleaved, three rounds: accept of 10,000 hunks in 5,000-line files 2.93 → 1.81 s,
+undo 2.69 → 2.09 s; time in the collector over the run 2.0 → 0.5 s.
+
+**In this run (after it): exponents 0.97–1.13 on the last step; missed by a little, and at the noise.** In the
+50,000-line files (one file at every N) accept and undo of applied hunks are at 0.99 and 0.97, reject and its undo at
+1.09 and 1.13; in the 5,000-line files 1.08, 1.11, 1.02 and 1.02, where the 10,000 hunks take 10 files against one at
+1,000. Compared with 10,000 hunks in one 50,000-line file, that case does the same CPU work (within 0.2 s over four
+decisions, profiled) and waits longer on the disk: each file written costs an fsync of the file and one of its
+folder, 10 against 1. Runs of the same code spread over ±0.05 in these exponents (1.04–1.13 for the same operation in
+the runs of this round)."""
 
 NOTES_CLI = """**No heavy package** (pygls, lsprotocol, cattrs, mcp, watchdog) is imported by any of the three commands (the
 last column), and `stet status` without filters prints the store through a read-only glance (`a48695f`) when no
@@ -867,7 +900,11 @@ quiet machine): importing `stet.cli.main` 10 ms (argparse, with `re`, `enum` and
 stat per file); building the parser 7.6 ms (argparse's help formatter imports `shutil` and gettext `locale` even
 when no help is printed); printing 1,000 rows 10 ms. Three times `python -c pass` leaves about 30 ms for all of that.
 
-**`stet status --json`** (row 9a', what agents read) glances too since `7c5ae5b`: whole hunks read in the glance's
+**`stet status --json`: 7.0× in this run (117 ms), was 8.4× (141 ms).** Into a pipe (a script, an agent) the JSON
+is now one compact line and indented only on a terminal (`03f69bd`, as `gh` does): json's C encoder does not run
+with `indent`, and the pure-Python encoder took 60% of the command under cProfile. On the same 1,000-hunk store,
+interleaved with the previous commit (15 processes each): 135 → 99 ms, 687 → 464 KB, the decoded documents equal.
+It glances too since `7c5ae5b`: whole hunks read in the glance's
 one snapshot and printed as the full open prints them (byte-equal: `test_glance.py`). Measured back to back on the
 same 1,000-hunk store (100 files, medians of 11 processes, two rounds): 198–212 ms before (the full open: asyncio,
 aiosqlite, the review model, a re-check) and 112–135 ms after, with identical output. Its remaining cost over the
@@ -880,9 +917,13 @@ asyncio"` 62–82 ms (asyncio imports ssl, socket, concurrent.futures, logging, 
 `import stet.cli.session` (the review service, the store, asyncio, aiosqlite) 121–160 ms. A command that opens the
 review is at 8× `python -c pass` before it reads the store; the accept then loads the 1,000 hunks, re-checks the
 files' stamps, commits the decision (fsync), writes the file (fsync of the file and its folder) and commits the
-outcome. Meeting 3× would need a synchronous path for the CLI's decisions (sqlite3 directly, as the glance reads):
-a second implementation of the durable decision and its journaled effect beside the service's, which this round
-did not take on. `stet propose`'s own work is the ingest of row 3 (the diff, the hashes, 500 rows) on top of the
+outcome. **Why 3× cannot be met by a command that decides:** `import asyncio` alone costs 3.5–5× `python -c pass`
+here (59 ms of the accept's imports under `-X importtime`: `inspect` 13 ms, `logging` and `concurrent.futures`
+10 ms, `ssl` 9 ms), and every decision runs through the one asyncio review service that the editor's server runs.
+Meeting 3× would need a second, synchronous implementation of the durable decision, its journaled effect, the
+door's checks on every path and the re-check of the files, beside the service's: two implementations of the part
+that must never be wrong. We chose one. (Making the capture machinery load lazily was tried: the accept's imports
+did not change, since what it loads is loaded anyway; not kept.) `stet propose`'s own work is the ingest of row 3 (the diff, the hashes, 500 rows) on top of the
 same imports; since `3282401` it no longer builds a WorkspaceEdit through lsprotocol and cattrs (0.5–0.9 s before)."""
 
 NOTES_METHOD = """## Method and honesty notes
