@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from stet.workspace.safe import temp_name
+from support import clitools
 from support.clitools import STET as STET_CMD
 from support.clitools import commit_all, db_summary, git, make_repo, snapshot, stet, stet_json
 
@@ -29,14 +30,31 @@ EDITED = {
 }
 
 
-@pytest.fixture
-def repo(tmp_path):
-    root = make_repo(tmp_path / "repo")
+def _base_repo(root: Path) -> Path:
+    make_repo(root)
     for name, data in BASE.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_bytes(data)
     commit_all(root)
     return root
+
+
+@pytest.fixture
+def repo(tmp_path, engine):
+    """A git repository with the BASE files; its review on each store engine in turn."""
+    root = _base_repo(tmp_path / "repo")
+    clitools.ENGINE_ENV.clear()
+    if engine.pg:
+        clitools.ENGINE_ENV["STET_DB"] = engine.db(root)
+    yield root
+    clitools.ENGINE_ENV.clear()
+
+
+@pytest.fixture
+def local_repo(tmp_path):
+    """The same, with the store the CLI finds in the workspace (for what is about finding it, or about
+    the command line's own output whatever the engine)."""
+    return _base_repo(tmp_path / "repo")
 
 
 def edited_patch(root: Path) -> str:
@@ -149,16 +167,16 @@ def test_exit_codes(repo):
         assert p.returncode == 0 and "usage: stet" in p.stdout
 
 
-def test_store_discovery_walks_up_and_db_overrides(repo, tmp_path):
-    patch = edited_patch(repo)
-    stet_json("propose", "--patch", "-", cwd=repo, input=patch)
-    deep = repo / "src"
+def test_store_discovery_walks_up_and_db_overrides(local_repo, tmp_path):
+    patch = edited_patch(local_repo)
+    stet_json("propose", "--patch", "-", cwd=local_repo, input=patch)
+    deep = local_repo / "src"
     assert len(stet_json("status", cwd=deep)["hunks"]) == 5
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     p = stet("status", cwd=elsewhere)
     assert p.returncode == 2 and "no Stet store found" in p.stderr
-    db = str(repo / ".stet" / "stet.db")
+    db = str(local_repo / ".stet" / "stet.db")
     assert len(stet_json("status", "--db", db, cwd=elsewhere)["hunks"]) == 5
     assert len(stet_json("status", cwd=elsewhere, env={"STET_DB": db})["hunks"]) == 5
 
@@ -291,39 +309,39 @@ def _on_a_terminal(args: list[str], cwd: Path) -> str:
     return b"".join(chunks).decode().replace("\r\n", "\n")
 
 
-def test_json_is_one_compact_line_into_a_pipe_and_indented_on_a_terminal(repo):
-    stet_json("propose", "--patch", "-", "--id", "p1", cwd=repo, input=edited_patch(repo))
-    piped = stet("status", "--json", cwd=repo).stdout
+def test_json_is_one_compact_line_into_a_pipe_and_indented_on_a_terminal(local_repo):
+    stet_json("propose", "--patch", "-", "--id", "p1", cwd=local_repo, input=edited_patch(local_repo))
+    piped = stet("status", "--json", cwd=local_repo).stdout
     assert piped == json.dumps(json.loads(piped), ensure_ascii=False, separators=(",", ":")) + "\n"
-    shown = _on_a_terminal(["status", "--json"], repo)
+    shown = _on_a_terminal(["status", "--json"], local_repo)
     assert shown.startswith("{\n  ") and shown.count("\n") > 20
     assert json.loads(piped) == json.loads(shown)  # the same document, two layouts
     # Errors asked for as JSON follow the same rule.
-    err = stet("accept", "h000000000000", "--json", cwd=repo)
+    err = stet("accept", "h000000000000", "--json", cwd=local_repo)
     assert err.returncode == 1 and json.loads(err.stdout)["error"]["name"] == "UnknownHunk"
     assert err.stdout.count("\n") == 1
 
 
-def test_a_closed_stdout_is_not_a_traceback(repo):
+def test_a_closed_stdout_is_not_a_traceback(local_repo):
     import shlex
 
-    stet_json("propose", "--patch", "-", "--id", "p1", cwd=repo, input=edited_patch(repo))
+    stet_json("propose", "--patch", "-", "--id", "p1", cwd=local_repo, input=edited_patch(local_repo))
     for args in (["status"], ["status", "--json"], ["log"]):
         command = " ".join(shlex.quote(a) for a in [*STET_CMD, *args]) + " >&-"
-        p = subprocess.run(["sh", "-c", command], cwd=repo, capture_output=True, text=True)
+        p = subprocess.run(["sh", "-c", command], cwd=local_repo, capture_output=True, text=True)
         assert p.returncode == 0 and "Traceback" not in p.stderr, (args, p.stderr)
 
 
-def test_output_that_cannot_be_written_is_a_message_not_a_traceback(repo, tmp_path):
-    stet_json("propose", "--patch", "-", "--id", "p1", cwd=repo, input=edited_patch(repo))
+def test_output_that_cannot_be_written_is_a_message_not_a_traceback(local_repo, tmp_path):
+    stet_json("propose", "--patch", "-", "--id", "p1", cwd=local_repo, input=edited_patch(local_repo))
     missing = tmp_path / "no-such-folder" / "out.diff"
-    p = stet("export", "--status", "pending", "-o", str(missing), cwd=repo)
+    p = stet("export", "--status", "pending", "-o", str(missing), cwd=local_repo)
     assert p.returncode == 2 and f"stet: {missing}: No such file or directory" in p.stderr
     assert "Traceback" not in p.stderr
     if Path("/dev/full").exists():  # a full disk: every write fails with ENOSPC
         for args in (["status"], ["status", "--json"], ["log"], ["export", "--status", "pending"]):
             with open("/dev/full", "wb") as full:
-                q = subprocess.run([*STET_CMD, *args], cwd=repo, stdout=full, stderr=subprocess.PIPE, text=True)
+                q = subprocess.run([*STET_CMD, *args], cwd=local_repo, stdout=full, stderr=subprocess.PIPE, text=True)
             assert q.returncode == 2, (args, q.returncode, q.stderr)
             assert "cannot write the output: No space left on device" in q.stderr and "Traceback" not in q.stderr
             assert "Exception ignored" not in q.stderr

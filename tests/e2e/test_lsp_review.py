@@ -13,6 +13,16 @@ from support.harness import Session, read, rng, uri, write
 A_LINES = [f"line {i}\n" for i in range(1, 11)]
 
 
+@pytest.fixture
+async def session(ws, engine):
+    """The contract on each store engine (SQLite, and PostgreSQL when STET_TEST_PG names a cluster)."""
+    s = Session(ws, init_options={"db": engine.db(ws)} if engine.pg else None)
+    await s.start()
+    yield s
+    if s.client is not None and s.client._server.returncode is None:
+        await s.stop()
+
+
 def codes(exc_info) -> int:
     return exc_info.value.code
 
@@ -489,10 +499,15 @@ async def test_empty_file(ws, session):
     assert read(f) == "hello\n"
 
 
-async def test_store_layout_and_modes(ws, session):
-    db = ws / ".stet" / "stet.db"
-    assert stat.S_IMODE(os.stat(db).st_mode) == 0o600
+async def test_store_layout_and_modes(ws, session, engine):
+    # The checkout's own folder either way: private, ignored by git; the database file only for SQLite.
+    assert stat.S_IMODE(os.stat(ws / ".stet").st_mode) == 0o700
     assert (ws / ".stet" / ".gitignore").read_text() == "*\n"
+    db = ws / ".stet" / "stet.db"
+    if engine.pg:
+        assert not db.exists()
+    else:
+        assert stat.S_IMODE(os.stat(db).st_mode) == 0o600
 
 
 async def test_execute_command_provider_lists_every_command(ws):

@@ -10,12 +10,15 @@ import sys
 from pathlib import Path
 
 STET = [sys.executable, "-m", "stet"]
+# Set by a test's engine fixture (tests/support/engines.py): {"STET_DB": url} runs every `stet` call of
+# that test against PostgreSQL; empty for SQLite, the store the CLI finds in the workspace.
+ENGINE_ENV: dict[str, str] = {}
 
 
 def stet(*args: str, cwd: Path, input: str | bytes | None = None, env: dict | None = None, timeout: float = 60):
     """Run `stet ARGS` in `cwd`; returns the CompletedProcess (text mode unless input is bytes)."""
     full_env = {k: v for k, v in os.environ.items() if k not in ("STET_DB", "STET_FAULT")}
-    full_env.update({"NO_COLOR": "1", **(env or {})})
+    full_env.update({"NO_COLOR": "1", **ENGINE_ENV, **(env or {})})
     data = input.encode() if isinstance(input, str) else input
     p = subprocess.run([*STET, *args], cwd=cwd, input=data, capture_output=True, env=full_env, timeout=timeout)
     # Decoded without newline translation: CRLF in a diff must reach the test as it was written.
