@@ -204,3 +204,34 @@ def stored_line(repo, hid: str) -> int:
         return conn.execute("SELECT line FROM hunks WHERE id = ?", (hid,)).fetchone()[0]
     finally:
         conn.close()
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_temp_file_a_kill_left_makes_status_open_the_review_which_removes_it(repo, as_json):
+    propose(repo, 5, "LINE FIVE")
+    from stet.workspace.safe import temp_name
+
+    left = repo / temp_name("f.txt")  # what a write killed between its temp file and its rename leaves
+    left.write_bytes(b"half a write")
+    assert glance(db(repo), [str(repo)]) is None  # the glance steps aside
+    args = ["status", "--json"] if as_json else ["status"]
+    assert stet(*args, cwd=repo).returncode == 0
+    assert not left.exists(), "the full open removes Stet's own leftovers"
+    assert glance(db(repo), [str(repo)]) is not None  # and the next status glances again
+
+
+def test_a_capture_killed_with_its_restore_journal_open_is_finished_by_status(tmp_path):
+    from support.capturetools import AGENT, agent_repo, captures
+    from support.clitools import snapshot
+
+    root = agent_repo(tmp_path / "repo")
+    baseline = snapshot(root)
+    assert os.system(f"cd '{root}' && {' '.join(AGENT)} 1 >/dev/null") == 0  # the agent edits files
+    killed = stet("capture", cwd=root, env={"STET_FAULT": "capture:after-commit"})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    store = root / ".stet" / "stet.db"
+    assert {state for _, state in captures(store)} == {"pending"}
+    assert glance(str(store), [str(root)]) is None  # the journal is open: the glance steps aside
+    assert stet_json("status", "--all", cwd=root)["hunks"]
+    assert {state for _, state in captures(store)} == {"done"}
+    assert snapshot(root) == baseline, "the capture's restores were finished by the status command"

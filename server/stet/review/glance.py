@@ -11,6 +11,7 @@ the review's model. Otherwise `glance` answers None and the caller opens the rev
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, TypeVar
 
 from ..domain.status import BY_VALUE, OPEN, Status
@@ -18,6 +19,7 @@ from ..domain.text import split_lines
 from ..errors import StetError
 from ..store.glance import Look, look
 from ..workspace.paths import Workspace
+from ..workspace.tempnames import TEMP_MARK
 from .stamps import stat_of
 
 if TYPE_CHECKING:
@@ -133,6 +135,8 @@ def _current(seen: Look, hunks: list[_H], roots: list[str]) -> list[_H] | None:
         if live:
             held.add(uri)  # a live editor's buffer is that file's document: recheck leaves it
     ws = Workspace(roots)
+    if _temp_files_left(ws, {h.uri for h in hunks}):
+        return None  # a write a kill interrupted: the full open removes what it left
     for uri in {h.uri for h in hunks if h.status in JUDGED} - held:
         stamp = seen.stamps.get(uri)
         if stamp is None:
@@ -145,6 +149,25 @@ def _current(seen: Look, hunks: list[_H], roots: list[str]) -> list[_H] | None:
             return None  # changed since Stet last looked: recheck would judge its hunks again
     hunks.sort(key=lambda h: (h.uri, h.line, h.proposal_id, h.seq))
     return hunks
+
+
+def _temp_files_left(ws: Workspace, uris: set[str]) -> bool:
+    """Is a name with Stet's temp mark in a folder of these files? (Look-alikes too: the full open,
+    which tells them apart, then runs; that is only slower.)"""
+    folders = set()
+    for uri in uris:
+        try:
+            folders.add(os.path.dirname(ws.path_of(uri)))
+        except (StetError, ValueError):
+            continue
+    for folder in folders:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        if any(TEMP_MARK in name for name in names):
+            return True
+    return False
 
 
 def _alive_elsewhere(owner: str) -> bool:

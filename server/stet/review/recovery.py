@@ -54,15 +54,7 @@ class Recovery:
         fault("recover:start")
         store = st.require_store()
         await self.memory.sync()
-        folders = set()
-        for uri in st.by_uri:
-            try:
-                folders.add(os.path.dirname(st.ws.path_of(uri)))
-            except Exception:
-                continue
-        # Under the files lock: a temp file of another process's write in progress is not a leftover.
-        async with interprocess_lock(st.files_lock()):
-            await asyncio.to_thread(remove_temp_files, folders)
+        await self.remove_leftovers()
         effects = await store.open_effects()
         st.effect_uris.update(e.uri for e in effects if e.state == "pending")
         await self.effects.run_pending(states=("pending",), targets=("file",))
@@ -78,6 +70,20 @@ class Recovery:
         counts = st.counts()
         files = len({h.uri for h in st.hunks.values() if h.is_open})
         return {"files": files, "counts": counts, "durationMs": round((loop.time() - started) * 1000, 1)}
+
+    async def remove_leftovers(self) -> None:
+        """Delete the temp files that killed writes left beside files with hunks (Stet's own, told
+        from look-alikes by their checksum): any process that opens the review does it."""
+        st = self.st
+        folders = set()
+        for uri in st.by_uri:
+            try:
+                folders.add(os.path.dirname(st.ws.path_of(uri)))
+            except Exception:
+                continue
+        # Under the files lock: a temp file of another process's write in progress is not a leftover.
+        async with interprocess_lock(st.files_lock()):
+            await asyncio.to_thread(remove_temp_files, folders)
 
     async def _settle_buffers(self) -> None:
         await self.effects.run_pending(states=("pending", "unsaved"), targets=("buffer",))

@@ -172,6 +172,10 @@ class Review:
         await self.finish_captures()
         return result
 
+    async def remove_leftovers(self) -> None:
+        """Delete the temp files killed writes left beside files with hunks (see Recovery)."""
+        await self.recovery.remove_leftovers()
+
     async def finish_captures(self) -> int:
         """Finish the restore journals of captures a crash interrupted (any process may)."""
         return await self.capturing.finish_open()

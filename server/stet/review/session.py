@@ -58,6 +58,7 @@ async def open_review(
             await review.sync()
             try:
                 await review.finish_captures()  # a capture killed before its files were restored
+                await review.remove_leftovers()  # temp files of writes a kill interrupted
                 await review.finish_journaled()
                 await review.recheck.changed_files()
             except StoreUnavailable as exc:  # the review can still be read; say why it may lag

@@ -77,8 +77,10 @@ def look(path: str, busy_timeout_ms: int = 10000, *, whole: bool = False) -> Loo
             "SELECT id, uri, state, target, owner FROM effects WHERE state IN ('pending', 'unsaved')"
         ).fetchall()
         stamps = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT uri, size, mtime_ns FROM file_stamps")}
+        # A capture whose restore journal a kill left open: the full open finishes it first.
+        capturing = conn.execute("SELECT 1 FROM captures WHERE state = 'pending' LIMIT 1").fetchone()
         conn.execute("COMMIT")
-        return Look(hunks, effects, stamps)
+        return None if capturing else Look(hunks, effects, stamps)
     except sqlite3.Error:
         return None
     finally:

@@ -38,8 +38,8 @@ import stat
 from collections.abc import Iterator
 
 from ..errors import InvalidParams, OutsideWorkspace
+from .tempnames import TEMP_MARK  # one definition, shared with the glance
 
-TEMP_MARK = ".stet-tmp-"
 _TEMP = re.compile(r"^\.(?P<base>.+)\.stet-tmp-(?P<rand>[0-9a-f]{16})-(?P<tag>[0-9a-f]{8})$")
 _O_PATH = getattr(os, "O_PATH", 0)  # Linux: a handle that needs no read permission on the folder
 _WALK = (_O_PATH or os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
