@@ -261,7 +261,7 @@ def _not_on_disk(review: Review) -> list[str]:
 
 
 async def cmd_doctor(args) -> int:
-    async with opened(args, repair=args.fix) as review:
+    async with opened(args, repair=args.fix, tidy=False) as review:
         report = await examine(review, fix=args.fix)
     if args.json:
         print_json(report)

@@ -12,13 +12,17 @@ from .locate import locate
 
 
 @asynccontextmanager
-async def opened(args: argparse.Namespace, create: bool = False, repair: bool = False) -> AsyncIterator[Review]:
+async def opened(
+    args: argparse.Namespace, create: bool = False, repair: bool = False, tidy: bool = True
+) -> AsyncIterator[Review]:
     """The review of the store `args` name (no editor: files are written by the review).
 
     A command never makes a store unless `create`, and never moves a damaged one aside
-    unless `repair` (`stet doctor --fix`): a path that is not a Stet store is refused (exit 2)."""
+    unless `repair` (`stet doctor --fix`): a path that is not a Stet store is refused (exit 2).
+    `tidy`: remove the temp files killed writes left (every command but `stet doctor`, which
+    reports them and removes them only with --fix)."""
     db, roots = locate(args, create)
-    result = await open_review(roots, db, create=create, quarantine=repair)
+    result = await open_review(roots, db, create=create, quarantine=repair, tidy=tidy)
     if result.notice:
         print(f"stet: {result.notice}", file=sys.stderr)
     try:

@@ -32,6 +32,7 @@ async def open_review(
     recover_later: bool = False,
     create: bool = True,
     quarantine: bool = True,
+    tidy: bool = True,
 ) -> Opened:
     """Open the store at `db_path` for the workspace `roots` and load the review.
 
@@ -41,7 +42,8 @@ async def open_review(
     finished and the hunks of files changed since Stet last looked are judged again, so
     what this process reports is true without a server running. `create` and `quarantine`
     are Store.open's: a command passes `create` only when it may make a store, `quarantine`
-    only when it may move a damaged one aside. Raises StoreUnavailable."""
+    only when it may move a damaged one aside; `tidy` (all but `stet doctor`, which reports
+    them) removes the temp files killed writes left. Raises StoreUnavailable."""
     review = Review(Workspace(roots), editor or NoEditor(), on_change or _nobody, limits)
     home = os.path.join(roots[0], ".stet")
     shared: dict[str, Any] = {}
@@ -58,7 +60,8 @@ async def open_review(
             await review.sync()
             try:
                 await review.finish_captures()  # a capture killed before its files were restored
-                await review.remove_leftovers()  # temp files of writes a kill interrupted
+                if tidy:
+                    await review.remove_leftovers()  # temp files of writes a kill interrupted
                 await review.finish_journaled()
                 await review.recheck.changed_files()
             except StoreUnavailable as exc:  # the review can still be read; say why it may lag
