@@ -55,13 +55,7 @@ async def examine(review: Review, fix: bool = False) -> dict:
                 f"recovery ran: pending effects finished, hunks re-checked against the files ({summary['durationMs']} ms)",
             )
 
-    folders = set()
-    for uri in review.by_uri:
-        try:
-            folders.add(os.path.dirname(review.ws.path_of(uri)))
-        except Exception:
-            continue
-    temps = await asyncio.to_thread(temp_files, folders)
+    temps = await asyncio.to_thread(temp_files, review.state.hunk_folders())
     if temps:
         add(
             "warn",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 
 from ..errors import StetError, StoreUnavailable
 from ..faults import fault
@@ -75,12 +74,7 @@ class Recovery:
         """Delete the temp files that killed writes left beside files with hunks (Stet's own, told
         from look-alikes by their checksum): any process that opens the review does it."""
         st = self.st
-        folders = set()
-        for uri in st.by_uri:
-            try:
-                folders.add(os.path.dirname(st.ws.path_of(uri)))
-            except Exception:
-                continue
+        folders = st.hunk_folders()
         # Under the files lock: a temp file of another process's write in progress is not a leftover.
         async with interprocess_lock(st.files_lock()):
             await asyncio.to_thread(remove_temp_files, folders)

@@ -139,6 +139,16 @@ class ReviewState:
             counts[h.status.value] += 1
         return counts
 
+    def hunk_folders(self) -> set[str]:
+        """The folders of the files that have hunks: where a killed write may have left a temp file."""
+        folders = set()
+        for uri in self.by_uri:
+            try:
+                folders.add(os.path.dirname(self.ws.path_of(uri)))
+            except Exception:  # a uri no longer inside the workspace: nothing of Stet's to look for
+                continue
+        return folders
+
     def files_lock(self) -> str:
         """The lock file every process takes to read, check and write workspace files."""
         return os.path.join(self.require_store().home, "files.lock")
