@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
+from urllib.parse import unquote, urlsplit
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stet.domain.patches import apply_file, format_file, parse
-from support.clitools import commit_all, git, make_repo
+from support.clitools import commit_all, git, make_repo, stet
 
 
 def _text(parts: list[str]) -> str:
@@ -81,3 +84,80 @@ def test_git_apply_takes_what_format_writes(tmp_path_factory, a, b):
     p = subprocess.run(["git", "apply", "-"], cwd=repo, input=diff.encode(), capture_output=True)
     assert p.returncode == 0, (diff, p.stderr)
     assert (repo / "f.txt").read_bytes() == new.encode()
+
+
+# Names as git writes them: C-quoted when they hold non-ASCII bytes (core.quotepath, the default),
+# a quote, a backslash, a TAB or a newline; a TAB after the name in ---/+++ when it has a space.
+ODD_NAMES = [
+    "caf\u00e9 menu.txt",
+    "plain name.txt",
+    "tab\tname.txt",
+    "new\nline.txt",
+    'say "hi".txt',
+    "back\\slash.txt",
+    "\u00fcber.txt",
+    " lead space.txt",
+]
+
+
+@pytest.mark.parametrize("quotepath", ["true", "false"])
+def test_stet_propose_takes_every_name_git_writes(tmp_path, quotepath):
+    repo = make_repo(tmp_path / "r")
+    for n, name in enumerate(ODD_NAMES):
+        (repo / name).write_bytes(f"one\ntwo {n}\n".encode())
+    (repo / "old name \u00e9.txt").write_bytes(b"r1\nr2\nr3\nr4\n")
+    commit_all(repo)
+    for n, name in enumerate(ODD_NAMES):
+        (repo / name).write_bytes(f"one\nTWO {n}\n".encode())
+    git("mv", "old name \u00e9.txt", "new name \u00e9.txt", cwd=repo)
+    (repo / "new name \u00e9.txt").write_bytes(b"r1\nr2\nr3\nR4\n")
+    (repo / "fresh \u00e9 one.txt").write_bytes(b"hello\n")
+    git("add", "-A", cwd=repo)
+    diff = git("-c", f"core.quotepath={quotepath}", "diff", "--cached", "-M", cwd=repo)
+    git("reset", "-q", "--hard", cwd=repo)
+    assert '"' in diff and "\t\n" in diff  # quoted names and a TAB after a name with a space
+
+    p = stet("propose", "--patch", "-", "--json", cwd=repo, input=diff)
+    assert p.returncode == 0, p.stderr
+    hunks = json.loads(p.stdout)["hunks"]
+    where = {(h["kind"], unquote(urlsplit(h["uri"]).path)) for h in hunks}
+    expected = {("edit", str(repo / name)) for name in ODD_NAMES}
+    # A pending rename's edit is shown where the file is until the rename is accepted.
+    expected |= {("rename", str(repo / "old name \u00e9.txt")), ("edit", str(repo / "old name \u00e9.txt"))}
+    expected |= {("create", str(repo / "fresh \u00e9 one.txt"))}
+    assert where == expected
+    # A name with a control character is shown on one line, quoted as git shows it.
+    table = stet("status", cwd=repo).stdout
+    assert '"new\\nline.txt"  (1 pending)' in table and '"tab\\tname.txt"' in table, table
+
+    # Accepting everything gives exactly the files git had: the names were the right files.
+    ids = [h["id"] for h in hunks]
+    p = stet("accept", *ids, cwd=repo)
+    assert p.returncode == 0, p.stderr
+    for n, name in enumerate(ODD_NAMES):
+        assert (repo / name).read_bytes() == f"one\nTWO {n}\n".encode()
+    assert (repo / "new name \u00e9.txt").read_bytes() == b"r1\nr2\nr3\nR4\n"
+    assert not (repo / "old name \u00e9.txt").exists()
+    assert (repo / "fresh \u00e9 one.txt").read_bytes() == b"hello\n"
+
+
+def test_a_patch_that_does_not_fit_names_the_file_that_does_not(tmp_path):
+    """With a task, a diff that does not fit is tried against the task's applied hunks; when
+    that cannot help either, the error names the file that does not fit, not another file of
+    the patch (here a created file, which fits)."""
+    repo = make_repo(tmp_path / "r")
+    (repo / "one.txt").write_bytes(b"a\nb\n")
+    (repo / "two.txt").write_bytes(b"x\ny\n")
+    commit_all(repo)
+    (repo / "one.txt").write_bytes(b"a\nB\n")
+    (repo / "two.txt").write_bytes(b"x\nY\n")
+    (repo / "fresh.txt").write_bytes(b"new\n")
+    git("add", "-A", cwd=repo)
+    diff = git("diff", "--cached", cwd=repo)
+    git("reset", "-q", "--hard", cwd=repo)
+    (repo / "two.txt").write_bytes(b"x\nZ\n")  # the developer changed the line the patch changes
+    for extra in ([], ["--task", "t1"]):
+        p = stet("propose", "--patch", "-", *extra, cwd=repo, input=diff)
+        assert p.returncode == 2, (extra, p.stdout, p.stderr)
+        assert "two.txt" in p.stderr and "'Z\\n'" in p.stderr, (extra, p.stderr)
+        assert "fresh.txt" not in p.stderr and "one.txt" not in p.stderr, (extra, p.stderr)

@@ -85,3 +85,36 @@ def test_quoted_names_round_trip():
     diff = format_file('we "ird"\u00e9.txt', 'we "ird"\u00e9.txt', "a\n", "b\n")
     (f,) = parse(diff)
     assert f.path == 'we "ird"\u00e9.txt'
+
+
+@pytest.mark.parametrize(
+    "header, name",
+    [
+        ('"a/caf\\303\\251 menu.txt"\t', "caf\u00e9 menu.txt"),  # git: quoted, then a TAB (the name has a space)
+        ("a/plain name.txt\t", "plain name.txt"),  # git: a TAB after a name with a space
+        ("a/plain name.txt\t2026-12-02 10:00:00.000000000 +0000", "plain name.txt"),  # diff -u's timestamp
+        ('"a/tab\\tname.txt"', "tab\tname.txt"),
+        ('"a/new\\nline.txt"', "new\nline.txt"),
+        ('"a/say \\"hi\\".txt"\t', 'say "hi".txt'),
+        ('"a/back\\\\slash.txt"', "back\\slash.txt"),
+        ("a/caf\u00e9 menu.txt\t", "caf\u00e9 menu.txt"),  # core.quotepath=false
+        ("a/no tab at all.txt", "no tab at all.txt"),
+    ],
+)
+def test_names_in_file_headers_as_git_writes_them(header, name):
+    (f,) = parse(f"--- {header}\n+++ {header.replace('a/', 'b/', 1)}\n@@ -1 +1 @@\n-x\n+y\n")
+    assert (f.old_path, f.new_path, f.op) == (name, name, "modify")
+
+
+@pytest.mark.parametrize(
+    "header, why",
+    [
+        ('"a/x.txt"junk', "unexpected text"),
+        ('"a/\\303.txt"', "not UTF-8"),
+        ('"a/bad\\q.txt"', "bad escape"),
+    ],
+)
+def test_bad_quoted_names_are_refused_with_the_line(header, why):
+    with pytest.raises(PatchError) as info:
+        parse(f"--- {header}\n+++ b/x.txt\n@@ -1 +1 @@\n-x\n+y\n")
+    assert why in str(info.value) and "patch line 1" in str(info.value)

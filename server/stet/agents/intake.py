@@ -156,11 +156,14 @@ async def propose_patch(
         if await review.require_store().proposal(proposal_id) is None:
             try:
                 await asyncio.to_thread(check_patch, review, files)
-            except patches.PatchMismatch:
+            except patches.PatchMismatch as mismatch:
                 if task_id is None:
                     raise
                 # A task re-sending a diff made before some of its hunks were applied.
-                answer = await propose_patch_onto(review, task_id, text, files, proposal_id, agent, message)
+                try:
+                    answer = await propose_patch_onto(review, task_id, text, files, proposal_id, agent, message)
+                except ChangeDoesNotFit:
+                    raise mismatch from None  # it names the file that does not fit, not another one
                 return answer, notes
         else:
             await review.sync()

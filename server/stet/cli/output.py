@@ -45,6 +45,17 @@ def table(rows: list[list[str]], status_col: int | None = None) -> str:
     return "\n".join(out)
 
 
+_ESCAPED = {"\n": "\\n", "\t": "\\t", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
+
+
+def shown(name: str) -> str:
+    """A file name on one line of a table: quoted with C escapes, as git shows it, when it
+    holds a control character (a newline would break the table)."""
+    if not any(c < " " or c == "\x7f" for c in name):
+        return name
+    return '"' + "".join(_ESCAPED.get(c) or (f"\\x{ord(c):02x}" if c < " " or c == "\x7f" else c) for c in name) + '"'
+
+
 def one_line(text: str | None, width: int = 60) -> str:
     if not text:
         return ""
@@ -89,6 +100,6 @@ def print_hunks(review, states_or_hunks, as_json: bool, extra: dict | None = Non
         print_json({**(extra or {}), "hunks": [h.state() for h in hunks]})
         return
     if hunks:
-        print(table(hunk_rows(review.ws.rel, hunks), status_col=1))
+        print(table(hunk_rows(lambda uri: shown(review.ws.rel(uri)), hunks), status_col=1))
     else:
         print("no hunks")

@@ -7,7 +7,7 @@ import sys
 
 from ..errors import InvalidParams, StetError, UnknownHunk
 from .locate import Usage, locate
-from .output import hunk_rows, one_line, paint, print_hunks, print_json, status_cell, table
+from .output import hunk_rows, one_line, paint, print_hunks, print_json, shown, status_cell, table
 from .parser import DEFAULT_EXPORT
 
 # What the commands below need beyond this is imported when they run: `stet status` usually
@@ -250,12 +250,12 @@ def _print_status(args, ws, scoped) -> None:
 
 
 def _rel_cache(ws):
-    """ws.rel, once per uri (a file's hunks share it)."""
+    """ws.rel as a table shows it, once per uri (a file's hunks share it)."""
     known: dict[str, str] = {}
 
     def rel(uri: str) -> str:
         if uri not in known:
-            known[uri] = ws.rel(uri)
+            known[uri] = shown(ws.rel(uri))
         return known[uri]
 
     return rel

@@ -86,35 +86,45 @@ class FilePatch:
 
 
 # --- parsing ---------------------------------------------------------------------------
-def _unquote(s: str, line: int) -> str:
-    """A path as git writes it: plain, or in double quotes with C escapes (octal bytes)."""
-    if not s.startswith('"'):
-        return s
-    if len(s) < 2 or not s.endswith('"'):
-        raise PatchError(f"unterminated quoted path {s}", line)
+_ESCAPES = {"n": 10, "t": 9, '"': 34, "\\": 92, "a": 7, "b": 8, "f": 12, "r": 13, "v": 11}
+
+
+def _quoted(s: str, line: int) -> tuple[str, str]:
+    """A C-quoted name at the start of `s` (git's quoting: octal bytes, C escapes) and what
+    follows its closing quote: after a name in a ---/+++ line git may write a TAB."""
     out = bytearray()
-    body = s[1:-1]
-    i = 0
-    simple = {"n": 10, "t": 9, '"': 34, "\\": 92, "a": 7, "b": 8, "f": 12, "r": 13, "v": 11}
-    while i < len(body):
-        ch = body[i]
+    i = 1
+    while i < len(s):
+        ch = s[i]
+        if ch == '"':
+            try:
+                return out.decode("utf-8"), s[i + 1 :]
+            except UnicodeDecodeError:
+                raise PatchError(f"quoted path {s[: i + 1]} is not UTF-8", line) from None
         if ch != "\\":
-            out += ch.encode("utf-8")
+            out += ch.encode("utf-8", "surrogatepass")
             i += 1
             continue
-        nxt = body[i + 1 : i + 2]
-        if nxt in simple:
-            out.append(simple[nxt])
+        nxt = s[i + 1 : i + 2]
+        if nxt in _ESCAPES:
+            out.append(_ESCAPES[nxt])
             i += 2
-        elif re.match(r"[0-7]{3}", body[i + 1 : i + 4]):
-            out.append(int(body[i + 1 : i + 4], 8))
+        elif re.match(r"[0-3][0-7]{2}", s[i + 1 : i + 4]):
+            out.append(int(s[i + 1 : i + 4], 8))
             i += 4
         else:
             raise PatchError(f"bad escape in quoted path {s}", line)
-    try:
-        return out.decode("utf-8")
-    except UnicodeDecodeError:
-        raise PatchError(f"quoted path {s} is not UTF-8", line) from None
+    raise PatchError(f"unterminated quoted path {s}", line)
+
+
+def _unquote(s: str, line: int) -> str:
+    """A whole path as git writes it: plain, or in double quotes with C escapes."""
+    if not s.startswith('"'):
+        return s
+    name, rest = _quoted(s, line)
+    if rest.strip():
+        raise PatchError(f"unexpected text {rest!r} after the quoted path {s[: len(s) - len(rest)]}", line)
+    return name
 
 
 def _strip(path: str, strip: int, line: int) -> str:
@@ -127,10 +137,16 @@ def _strip(path: str, strip: int, line: int) -> str:
 
 
 def _header_path(rest: str, strip: int, line: int) -> str:
+    """The name in a ---/+++ line. As git apply reads it: a quoted name ends at its closing
+    quote, a plain one at a TAB (git writes one after a name with a space; diff, before a
+    timestamp); what follows either is not part of the name."""
     rest = rest.rstrip("\r")
-    if not rest.startswith('"') and "\t" in rest:
-        rest = rest.split("\t", 1)[0]  # a tab ends the name: git's mark for spaces, diff's timestamps
-    return _strip(_unquote(rest, line), strip, line)
+    if rest.startswith('"'):
+        name, after = _quoted(rest, line)
+        if after and not after[0].isspace():
+            raise PatchError(f"unexpected text {after!r} after the quoted path", line)
+        return _strip(name, strip, line)
+    return _strip(rest.split("\t", 1)[0], strip, line)
 
 
 def _git_line_paths(rest: str, strip: int, line: int) -> tuple[str, str] | None:
