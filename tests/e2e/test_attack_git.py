@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from support.capturetools import B_BASE, agent_repo, hunks, kinds
-from support.clitools import git, stet, stet_json
+from support.clitools import git, snapshot, stet, stet_json
 from support.scripted_agent import A_BASE, R_BASE
 
 HOOKS = (
@@ -249,3 +249,101 @@ def test_every_git_call_of_stet_is_hardened(trapped, monkeypatch, tmp_path):
     g.remove_worktree(top, path)
     assert not os.path.exists(path)
     trap.check("stet.workspace.git")
+
+
+def test_stet_refuses_a_worktree_whose_git_file_names_another_git_folder(tmp_path):
+    """The attack of the issue, as it was found: the agent points its worktree's `.git` at a
+    git folder it made (the real objects through `alternates`, `core.fsmonitor = ./script`)."""
+    repo = agent_repo(tmp_path / "repo")
+    marker = tmp_path / "ran"
+    agent = tmp_path / "agent.sh"
+    agent.write_text(
+        f"""#!/bin/sh
+set -e
+real=$(git rev-parse --path-format=absolute --git-common-dir)
+own=$(git rev-parse --path-format=absolute --git-dir)
+fake="$PWD/evil.git"
+mkdir -p "$fake/objects/info" "$fake/refs/heads"
+echo "$real/objects" > "$fake/objects/info/alternates"
+cp "$own/HEAD" "$own/index" "$fake/"
+printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tfsmonitor = ./script\\n' > "$fake/config"
+printf '#!/bin/sh\\necho "fsmonitor $*" >> {marker}\\n' > script
+chmod +x script
+printf 'gitdir: %s\\n' "$fake" > .git
+echo "delta" >> b.txt
+"""
+    )
+    agent.chmod(0o755)
+    before = snapshot(repo)
+    p = stet("run", "--worktree", "--", str(agent), cwd=repo)
+    assert not marker.exists(), f"the agent's fsmonitor ran: {marker.read_text()}"
+    assert p.returncode == 0, p.stderr  # the agent's own exit code, as always
+    assert "no longer names the git folder Stet made" in p.stderr, p.stderr
+    assert "evil.git" in p.stderr and "nothing was captured from it" in p.stderr
+    assert hunks(repo) == [], "nothing of a tampered worktree is proposed"
+    assert snapshot(repo) == before
+    # Cleaned up without running git in it: the folder, its registration, Stet's temp folder.
+    worktree = p.stderr.split("the agent works in ")[1].split(" ")[0]
+    assert not os.path.exists(worktree) and not os.path.exists(os.path.dirname(worktree))
+    assert git("worktree", "list", cwd=repo).count("\n") == 1
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("how", ["git-folder", "symlink", "commondir"])
+def test_other_ways_of_swapping_the_worktree_git_are_refused(tmp_path, how):
+    repo = agent_repo(tmp_path / "repo")
+    marker = tmp_path / "ran"
+    fake = tmp_path / "fake"
+    script = f"printf '#!/bin/sh\\necho ran >> {marker}\\n' > {tmp_path}/evil; chmod +x {tmp_path}/evil; "
+    if how == "git-folder":  # the worktree made its own repository where its .git file was
+        body = f"rm .git && git init -q . && git add -A && git config core.fsmonitor {tmp_path}/evil"
+    elif how == "symlink":  # the .git file made a symlink to a git folder elsewhere
+        body = f"git init -q --bare {fake} && git -C {fake} config core.fsmonitor {tmp_path}/evil; rm .git; ln -s {fake} .git"
+    else:  # the worktree's own git folder (in the repository's .git/worktrees/) names another common folder
+        body = (
+            f"git init -q --bare {fake} && git -C {fake} config core.fsmonitor {tmp_path}/evil && "
+            f'echo {fake} > "$(git rev-parse --git-dir)/commondir"'
+        )
+    p = stet("run", "--worktree", "--", "sh", "-c", script + body + "; echo delta >> b.txt", cwd=repo)
+    assert not marker.exists(), marker.read_text()
+    if how == "commondir":
+        assert "the git folder Stet made" in p.stderr and "commondir" in p.stderr, p.stderr
+    else:
+        assert "no longer names the git folder Stet made" in p.stderr, p.stderr
+    assert hunks(repo) == []
+    assert (repo / "b.txt").read_text() == B_BASE
+
+
+def test_a_git_folder_is_never_content(tmp_path):
+    """A folder holding HEAD, objects/ and refs/ is a git folder wherever it is: not proposed,
+    not taken out, not snapshotted, refused when named."""
+    repo = agent_repo(tmp_path / "repo")
+
+    def make_git_folder(where: Path) -> dict[str, bytes]:
+        subprocess.run(["git", "init", "-q", "--bare", str(where)], check=True)
+        (where / "objects" / "info" / "alternates").write_text(str(repo / ".git" / "objects") + "\n")
+        return {str(p.relative_to(where)): p.read_bytes() for p in where.rglob("*") if p.is_file()}
+
+    made = make_git_folder(repo / "evil.git")
+    (repo / "b.txt").write_text(B_BASE + "delta\n")
+    answer = stet_json("capture", cwd=repo)
+    assert [Path(h["uri"]).name for h in answer["hunks"]] == ["b.txt"]
+    assert answer["refused"] == []
+    assert {
+        str(p.relative_to(repo / "evil.git")): p.read_bytes() for p in (repo / "evil.git").rglob("*") if p.is_file()
+    } == made
+    p = stet("capture", "evil.git/config", cwd=repo)
+    assert p.returncode == 2 and "git folder" in p.stderr, p.stderr
+
+    # In place with a snapshot: an agent that makes one (in a folder of its own) gets it left alone.
+    p = stet("run", "--task", "t", "--", "sh", "-c", "git init -q --bare sub/x.git && echo more >> b.txt", cwd=repo)
+    assert p.returncode == 0 and "1 hunk(s) in 1 file(s)" in p.stderr, p.stderr
+    assert [h["newText"] for h in hunks(repo, "--task", "t")] == ["more\n"]
+    assert (repo / "sub" / "x.git" / "HEAD").exists()
+
+    # In a worktree, without touching its .git: what it changed is proposed, its git folder is not.
+    p = stet(
+        "run", "--worktree", "--task", "w", "--", "sh", "-c", "git init -q --bare y.git && echo w >> r.txt", cwd=repo
+    )
+    assert p.returncode == 0, p.stderr
+    assert [Path(h["uri"]).name for h in hunks(repo, "--task", "w")] == ["r.txt"]

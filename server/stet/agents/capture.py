@@ -121,6 +121,13 @@ class Capture:
             found.refused.append(Refused(rel, f"cannot be read ({exc.strerror or exc}); left as it is"))
         return False, None
 
+    @staticmethod
+    def _content(rels: Sequence[str], found: Found, root: str) -> list[str]:
+        """The names that can be content: a git folder's files are never content (not even
+        named, like `.git`'s)."""
+        seen: dict[str, bool] = {}
+        return [rel for rel in rels if not tree.in_git_folder(root, rel, seen)]
+
     def _from_snapshot(self, current, prefixes: list[str]) -> Found:
         found = Found("snapshot")
         wanted = prefixes or [""]
@@ -128,7 +135,9 @@ class Capture:
         entries: dict[str, tuple[str | None, str | None]] = {}
         for uri, value in current.entries.items():
             rel = self.rel_of(uri)
-            if rel is not None and tree.under(rel, wanted):
+            if rel is None or not tree.under(rel, wanted):
+                continue
+            if self._content([rel], found, self.root):
                 entries[rel] = value
         for rel, (h, agent_h) in sorted(entries.items()):
             found.used.append(rel)
@@ -147,24 +156,30 @@ class Capture:
                 continue
             seen.append(Seen(rel, base, now, agent))
         if current.whole:
-            for rel in tree.files(self.root):
-                if rel in entries or not tree.under(rel, wanted) or tree.under(rel, current.consumed):
-                    continue
+            new = [
+                rel
+                for rel in tree.files(self.root)
+                if rel not in entries and tree.under(rel, wanted) and not tree.under(rel, current.consumed)
+            ]
+            for rel in self._content(new, found, self.root):
                 ok, now = self._read_now(rel, found)
                 if ok and now is not None:
                     seen.append(Seen(rel, None, now))
         self._judge(seen, found)
         return found
 
-    def _from_git(self, found: Found, top: str, tree_id: str | None, prefixes: list[str], here: str) -> None:
+    def _from_git(
+        self, found: Found, top: str, tree_id: str | None, prefixes: list[str], here: str, gitdir: str | None = None
+    ) -> None:
         """The files of `here` (the workspace root, or the same folder in a worktree of the
-        repository at `top`) that differ from git's index (tree_id None) or from a tree."""
+        repository at `top`, whose git folder is `gitdir`) that differ from git's index
+        (tree_id None) or from a tree."""
         inside = os.path.relpath(here, top).replace(os.sep, "/")
         cut = "" if inside == "." else inside + "/"
         wanted = prefixes or [""]
-        names = [n[len(cut) :] for n in git.changed(top, tree_id) if n.startswith(cut)]
-        names = [n for n in names if tree.under(n, wanted) and not tree.is_own(n)]
-        entries = git.entries(top, tree_id)
+        names = [n[len(cut) :] for n in git.changed(top, tree_id, gitdir) if n.startswith(cut)]
+        names = self._content([n for n in names if tree.under(n, wanted) and not tree.is_own(n)], found, here)
+        entries = git.entries(top, tree_id, gitdir)
         shas = {}
         for rel in names:
             mode, sha = entries.get(cut + rel, ("", ""))
@@ -176,7 +191,7 @@ class Capture:
                 continue  # a submodule: its own repository
             elif mode:
                 shas[rel] = sha
-        blobs = git.contents(top, shas.values())
+        blobs = git.contents(top, shas.values(), gitdir)
         seen = []
         refused = {r.path for r in found.refused}
         for rel in names:
@@ -227,12 +242,13 @@ class Capture:
             except (ValueError, UnicodeDecodeError):
                 found.refused.append(Refused(s.rel, "binary or not UTF-8: Stet reviews text; left as it is"))
 
-    def from_worktree(self, worktree: str, tree_id: str) -> Found:
-        """What an agent changed in a worktree since `tree_id` (the tree it started from)."""
+    def from_worktree(self, worktree: str, tree_id: str, gitdir: str) -> Found:
+        """What an agent changed in a worktree since `tree_id` (the tree it started from); git
+        is told the worktree's git folder (checked: worktrees.check), never reads its `.git`."""
         top = git.toplevel(self.root) or self.root
         here = os.path.join(worktree, os.path.relpath(self.root, top))
         found = Found("worktree")
-        self._from_git(found, worktree, tree_id, [], os.path.realpath(here))
+        self._from_git(found, worktree, tree_id, [], os.path.realpath(here), gitdir)
         return found
 
     def onto_workspace(self, found: Found) -> dict[str, tuple[str | None, str | None]]:
@@ -371,7 +387,7 @@ class Capture:
             left = {r.path for r in found.refused}
             consume = (task_key(task_id), [self.uri(r) for r in found.used if r not in left], prefixes or [""])
         if not files:
-            return {**_nothing(), **extra}
+            return nothing(**extra)
         renames = await asyncio.to_thread(self.renamed, files)
         changes, bases, results = self.changes(files, renames)
         key = _key(
@@ -397,6 +413,7 @@ class Capture:
         self,
         worktree: str,
         tree_id: str,
+        gitdir: str,
         *,
         task_id: str | None,
         message: str | None,
@@ -406,11 +423,11 @@ class Capture:
         """Propose what an agent changed in `worktree` since `tree_id` into the workspace (whose
         files are not written); `cleanup` (remove the worktree) is journaled with it."""
         await self.review.sync()
-        found = await asyncio.to_thread(self.from_worktree, worktree, tree_id)
+        found = await asyncio.to_thread(self.from_worktree, worktree, tree_id, gitdir)
         files = await asyncio.to_thread(self.onto_workspace, found)
         extra = {"baseline": "worktree", "refused": [{"path": r.path, "why": r.why} for r in found.refused]}
         if not files:
-            return {**_nothing(), **extra, "keep": False}
+            return nothing(**extra, keep=False)
         renames = await asyncio.to_thread(self.renamed, files)
         changes, bases, results = self.changes(files, renames)
         key = _key(["worktree", task_id, tree_id, sorted((r, _h(b), _h(n)) for r, (b, n) in files.items())])
@@ -438,5 +455,14 @@ def _key(parts: object) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-def _nothing() -> dict:
-    return {"proposalId": None, "hunks": [], "alreadyProposed": [], "rejectedBefore": [], "restored": [], "left": []}
+def nothing(**extra) -> dict:
+    """The answer of a capture that proposes nothing."""
+    return {
+        "proposalId": None,
+        "hunks": [],
+        "alreadyProposed": [],
+        "rejectedBefore": [],
+        "restored": [],
+        "left": [],
+        **extra,
+    }

@@ -52,6 +52,8 @@ class Snapshots:
         rel = os.path.relpath(real, root).replace(os.sep, "/")
         if tree.is_own(rel):
             raise OutsideWorkspace(f"refused {path}: Stet's and git's own folders are not content")
+        if tree.in_git_folder(root, rel):
+            raise OutsideWorkspace(f"refused {path}: a git folder (HEAD, objects/, refs/) is git's, not content")
         return rel
 
     def uri(self, rel: str) -> str:
