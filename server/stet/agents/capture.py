@@ -113,8 +113,11 @@ class Capture:
         return found
 
     def _read_now(self, rel: str, found: Found, here: str | None = None) -> tuple[bool, bytes | None]:
+        limit = self.review.state.limits.max_bytes
         try:
-            return True, contents.read_regular(os.path.join(here or self.root, rel))
+            return True, contents.read_regular(os.path.join(here or self.root, rel), limit)
+        except contents.TooLarge:
+            found.refused.append(Refused(rel, _too_large(limit)))
         except contents.NotAFile as exc:
             found.refused.append(Refused(rel, f"{exc}: only regular files are captured; left as it is"))
         except OSError as exc:
@@ -146,11 +149,12 @@ class Capture:
                 continue
             if _h(now) == h and agent_h is None:
                 continue  # unchanged: its stored content need not be read
+            limit = self.review.state.limits.max_bytes
             try:
-                base = self.snapshots.blobs.get(h) if h else None
+                base = self.snapshots.blobs.get(h, limit) if h else None
                 agent: object = _UNKNOWN
                 if agent_h is not None:
-                    agent = self.snapshots.blobs.get(agent_h) if agent_h else None
+                    agent = self.snapshots.blobs.get(agent_h, limit) if agent_h else None
             except BlobMissing as exc:
                 found.refused.append(Refused(rel, f"{exc}; left as it is"))
                 continue
@@ -191,6 +195,11 @@ class Capture:
                 continue  # a submodule: its own repository
             elif mode:
                 shas[rel] = sha
+        limit = self.review.state.limits.max_bytes
+        sizes = git.sizes(top, shas.values(), gitdir)
+        for rel in [r for r, sha in shas.items() if sizes[sha] > limit]:
+            found.refused.append(Refused(rel, _too_large(limit)))  # its baseline: never read
+            del shas[rel]
         blobs = git.contents(top, shas.values(), gitdir)
         seen = []
         refused = {r.path for r in found.refused}
@@ -235,7 +244,7 @@ class Capture:
                 if base == s.now:
                     continue
             if max(len(base or b""), len(s.now or b"")) > limit:
-                found.refused.append(Refused(s.rel, f"larger than {limit} bytes; left as it is"))
+                found.refused.append(Refused(s.rel, _too_large(limit)))
                 continue
             try:
                 found.files[s.rel] = (_text(base), _text(s.now))
@@ -445,6 +454,10 @@ class Capture:
             cleanup=None if found.refused else cleanup,
         )
         return {**answer, **extra, "keep": False}
+
+
+def _too_large(limit: int) -> str:
+    return f"larger than {limit} bytes; left as it is"
 
 
 def _start() -> dict:

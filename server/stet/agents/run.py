@@ -136,7 +136,7 @@ class Run:
         texts: dict[str, str | None] = {}
         for uri, p in paths.items():
             try:
-                data = contents.read_regular(p)
+                data = contents.read_regular(p, self.review.state.limits.max_bytes)
                 texts[uri] = None if data is None else data.decode("utf-8")
             except (contents.NotAFile, OSError, UnicodeDecodeError):
                 continue

@@ -76,13 +76,13 @@ class Snapshots:
         entries, notes = [], []
         limit = self.review.state.limits.max_bytes
         for rel in rels:
-            try:
-                data = contents.read_regular(os.path.join(self.root, rel))
+            try:  # a file over the limit is refused by its size: never read, never kept
+                data = contents.read_regular(os.path.join(self.root, rel), limit)
+            except contents.TooLarge:
+                notes.append(f"{rel}: not snapshotted (larger than {limit} bytes)")
+                continue
             except (contents.NotAFile, OSError) as exc:
                 notes.append(f"{rel}: not snapshotted ({exc})")
-                continue
-            if data is not None and len(data) > limit:
-                notes.append(f"{rel}: not snapshotted (larger than {limit} bytes)")
                 continue
             entries.append((self.uri(rel), None if data is None else self.blobs.put(data)))
         return entries, notes
@@ -146,8 +146,11 @@ class Snapshots:
                 current = await sql.snapshot_set(tx, key)
             if current is None or uri not in current.entries:
                 return False
+            limit = self.review.state.limits.max_bytes
             try:
-                data = await asyncio.to_thread(contents.read_regular, os.path.join(self.root, rel))
+                data = await asyncio.to_thread(contents.read_regular, os.path.join(self.root, rel), limit)
+            except contents.TooLarge:
+                return True  # not kept: the capture refuses the file by its size anyway
             except (contents.NotAFile, OSError):
                 data = None
             h = None if data is None else await asyncio.to_thread(self.blobs.put, data)

@@ -202,8 +202,25 @@ def entries(root: str, tree: str | None, gitdir: str | None = None) -> dict[str,
     return out
 
 
+def sizes(root: str, shas: Iterable[str], gitdir: str | None = None) -> dict[str, int]:
+    """The size of each blob, without reading it (`git cat-file --batch-check`)."""
+    wanted = list(dict.fromkeys(shas))
+    if not wanted:
+        return {}
+    query = "".join(f"{s}\n" for s in wanted).encode()
+    out = run(root, "cat-file", "--batch-check", input=query, gitdir=gitdir).stdout.decode().splitlines()
+    found = {}
+    for sha, line in zip(wanted, out, strict=False):
+        header = line.split()
+        if len(header) < 3:
+            raise GitError(f"git has no content {sha}")
+        found[sha] = int(header[2])
+    return found
+
+
 def contents(root: str, shas: Iterable[str], gitdir: str | None = None) -> dict[str, bytes]:
-    """The content of each blob, read in one `git cat-file --batch`."""
+    """The content of each blob, read in one `git cat-file --batch` (check their `sizes` first:
+    each is read whole)."""
     wanted = list(dict.fromkeys(shas))
     if not wanted:
         return {}
