@@ -21,6 +21,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from urllib.parse import unquote_to_bytes, urlsplit
 
 from ..domain.capture import Refused, layer, layer_files
 from ..domain.proposal import Change, FileOp, TextChange
@@ -127,9 +128,18 @@ class Capture:
     @staticmethod
     def _content(rels: Sequence[str], found: Found, root: str) -> list[str]:
         """The names that can be content: a git folder's files are never content (not even
-        named, like `.git`'s)."""
+        named, like `.git`'s); a name that is not UTF-8 is refused, named as it can be shown."""
+        out: list[str] = []
         seen: dict[str, bool] = {}
-        return [rel for rel in rels if not tree.in_git_folder(root, rel, seen)]
+        for rel in rels:
+            if tree.in_git_folder(root, rel, seen):
+                continue
+            if not tree.is_text_name(rel):
+                if tree.shown(rel) not in {r.path for r in found.refused}:  # named once
+                    found.refused.append(Refused(tree.shown(rel), _NOT_TEXT_NAME))
+                continue
+            out.append(rel)
+        return out
 
     def _from_snapshot(self, current, prefixes: list[str]) -> Found:
         found = Found("snapshot")
@@ -140,7 +150,10 @@ class Capture:
             rel = self.rel_of(uri)
             if rel is None or not tree.under(rel, wanted):
                 continue
-            if self._content([rel], found, self.root):
+            bad = _not_text_uri(uri, self.root)  # recorded before such names were refused
+            if bad is not None:
+                found.refused.append(Refused(bad, _NOT_TEXT_NAME))
+            elif self._content([rel], found, self.root):
                 entries[rel] = value
         for rel, (h, agent_h) in sorted(entries.items()):
             found.used.append(rel)
@@ -456,6 +469,19 @@ class Capture:
         return {**answer, **extra, "keep": False}
 
 
+_NOT_TEXT_NAME = "its name is not UTF-8: Stet reviews files whose names are text; left as it is"
+
+
+def _not_text_uri(uri: str, root: str) -> str | None:
+    """The name (as it can be shown) of a file whose uri names bytes that are not UTF-8."""
+    path = unquote_to_bytes(urlsplit(uri).path)
+    try:
+        path.decode("utf-8")
+    except UnicodeDecodeError:
+        return tree.shown(os.path.relpath(os.fsdecode(path), root))
+    return None
+
+
 def _too_large(limit: int) -> str:
     return f"larger than {limit} bytes; left as it is"
 
@@ -465,7 +491,9 @@ def _start() -> dict:
 
 
 def _key(parts: object) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    # surrogatepass: the same bytes for every text, and no crash on a name that came in as bytes.
+    text = json.dumps(parts, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def nothing(**extra) -> dict:

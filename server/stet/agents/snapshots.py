@@ -54,6 +54,10 @@ class Snapshots:
             raise OutsideWorkspace(f"refused {path}: Stet's and git's own folders are not content")
         if tree.in_git_folder(root, rel):
             raise OutsideWorkspace(f"refused {path}: a git folder (HEAD, objects/, refs/) is git's, not content")
+        if not tree.is_text_name(rel):
+            raise InvalidParams(
+                f"refused {tree.shown(rel)}: its name is not UTF-8: Stet reviews files whose names are text"
+            )
         return rel
 
     def uri(self, rel: str) -> str:
@@ -76,6 +80,9 @@ class Snapshots:
         entries, notes = [], []
         limit = self.review.state.limits.max_bytes
         for rel in rels:
+            if not tree.is_text_name(rel):
+                notes.append(f"{tree.shown(rel)}: not snapshotted (its name is not UTF-8)")
+                continue
             try:  # a file over the limit is refused by its size: never read, never kept
                 data = contents.read_regular(os.path.join(self.root, rel), limit)
             except contents.TooLarge:

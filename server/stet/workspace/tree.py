@@ -40,6 +40,20 @@ def in_git_folder(root: str, rel: str, seen: dict[str, bool] | None = None) -> b
     return False
 
 
+def is_text_name(rel: str) -> bool:
+    """Is the name UTF-8? (Other bytes come in as surrogates: see `shown`.)"""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown(rel: str) -> str:
+    """A name as it can be printed: bytes that are not UTF-8 as \\xNN."""
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def under(rel: str, prefixes: list[str]) -> bool:
     """Is `rel` one of `prefixes` or inside one of them ("" : everything)?"""
     return any(p == "" or rel == p or rel.startswith(p.rstrip("/") + "/") for p in prefixes)
