@@ -21,6 +21,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from urllib.parse import unquote_to_bytes, urlsplit
 
 from ..domain.capture import Refused, layer, layer_files
 from ..domain.proposal import Change, FileOp, TextChange
@@ -113,13 +114,32 @@ class Capture:
         return found
 
     def _read_now(self, rel: str, found: Found, here: str | None = None) -> tuple[bool, bytes | None]:
+        limit = self.review.state.limits.max_bytes
         try:
-            return True, contents.read_regular(os.path.join(here or self.root, rel))
+            return True, contents.read_regular(os.path.join(here or self.root, rel), limit)
+        except contents.TooLarge:
+            found.refused.append(Refused(rel, _too_large(limit)))
         except contents.NotAFile as exc:
             found.refused.append(Refused(rel, f"{exc}: only regular files are captured; left as it is"))
         except OSError as exc:
             found.refused.append(Refused(rel, f"cannot be read ({exc.strerror or exc}); left as it is"))
         return False, None
+
+    @staticmethod
+    def _content(rels: Sequence[str], found: Found, root: str) -> list[str]:
+        """The names that can be content: a git folder's files are never content (not even
+        named, like `.git`'s); a name that is not UTF-8 is refused, named as it can be shown."""
+        out: list[str] = []
+        seen: dict[str, bool] = {}
+        for rel in rels:
+            if tree.in_git_folder(root, rel, seen):
+                continue
+            if not tree.is_text_name(rel):
+                if tree.shown(rel) not in {r.path for r in found.refused}:  # named once
+                    found.refused.append(Refused(tree.shown(rel), _NOT_TEXT_NAME))
+                continue
+            out.append(rel)
+        return out
 
     def _from_snapshot(self, current, prefixes: list[str]) -> Found:
         found = Found("snapshot")
@@ -128,7 +148,12 @@ class Capture:
         entries: dict[str, tuple[str | None, str | None]] = {}
         for uri, value in current.entries.items():
             rel = self.rel_of(uri)
-            if rel is not None and tree.under(rel, wanted):
+            if rel is None or not tree.under(rel, wanted):
+                continue
+            bad = _not_text_uri(uri, self.root)  # recorded before such names were refused
+            if bad is not None:
+                found.refused.append(Refused(bad, _NOT_TEXT_NAME))
+            elif self._content([rel], found, self.root):
                 entries[rel] = value
         for rel, (h, agent_h) in sorted(entries.items()):
             found.used.append(rel)
@@ -137,34 +162,41 @@ class Capture:
                 continue
             if _h(now) == h and agent_h is None:
                 continue  # unchanged: its stored content need not be read
+            limit = self.review.state.limits.max_bytes
             try:
-                base = self.snapshots.blobs.get(h) if h else None
+                base = self.snapshots.blobs.get(h, limit) if h else None
                 agent: object = _UNKNOWN
                 if agent_h is not None:
-                    agent = self.snapshots.blobs.get(agent_h) if agent_h else None
+                    agent = self.snapshots.blobs.get(agent_h, limit) if agent_h else None
             except BlobMissing as exc:
                 found.refused.append(Refused(rel, f"{exc}; left as it is"))
                 continue
             seen.append(Seen(rel, base, now, agent))
         if current.whole:
-            for rel in tree.files(self.root):
-                if rel in entries or not tree.under(rel, wanted) or tree.under(rel, current.consumed):
-                    continue
+            new = [
+                rel
+                for rel in tree.files(self.root)
+                if rel not in entries and tree.under(rel, wanted) and not tree.under(rel, current.consumed)
+            ]
+            for rel in self._content(new, found, self.root):
                 ok, now = self._read_now(rel, found)
                 if ok and now is not None:
                     seen.append(Seen(rel, None, now))
         self._judge(seen, found)
         return found
 
-    def _from_git(self, found: Found, top: str, tree_id: str | None, prefixes: list[str], here: str) -> None:
+    def _from_git(
+        self, found: Found, top: str, tree_id: str | None, prefixes: list[str], here: str, gitdir: str | None = None
+    ) -> None:
         """The files of `here` (the workspace root, or the same folder in a worktree of the
-        repository at `top`) that differ from git's index (tree_id None) or from a tree."""
+        repository at `top`, whose git folder is `gitdir`) that differ from git's index
+        (tree_id None) or from a tree."""
         inside = os.path.relpath(here, top).replace(os.sep, "/")
         cut = "" if inside == "." else inside + "/"
         wanted = prefixes or [""]
-        names = [n[len(cut) :] for n in git.changed(top, tree_id) if n.startswith(cut)]
-        names = [n for n in names if tree.under(n, wanted) and not tree.is_own(n)]
-        entries = git.entries(top, tree_id)
+        names = [n[len(cut) :] for n in git.changed(top, tree_id, gitdir) if n.startswith(cut)]
+        names = self._content([n for n in names if tree.under(n, wanted) and not tree.is_own(n)], found, here)
+        entries = git.entries(top, tree_id, gitdir)
         shas = {}
         for rel in names:
             mode, sha = entries.get(cut + rel, ("", ""))
@@ -176,7 +208,12 @@ class Capture:
                 continue  # a submodule: its own repository
             elif mode:
                 shas[rel] = sha
-        blobs = git.contents(top, shas.values())
+        limit = self.review.state.limits.max_bytes
+        sizes = git.sizes(top, shas.values(), gitdir)
+        for rel in [r for r, sha in shas.items() if sizes[sha] > limit]:
+            found.refused.append(Refused(rel, _too_large(limit)))  # its baseline: never read
+            del shas[rel]
+        blobs = git.contents(top, shas.values(), gitdir)
         seen = []
         refused = {r.path for r in found.refused}
         for rel in names:
@@ -220,19 +257,20 @@ class Capture:
                 if base == s.now:
                     continue
             if max(len(base or b""), len(s.now or b"")) > limit:
-                found.refused.append(Refused(s.rel, f"larger than {limit} bytes; left as it is"))
+                found.refused.append(Refused(s.rel, _too_large(limit)))
                 continue
             try:
                 found.files[s.rel] = (_text(base), _text(s.now))
             except (ValueError, UnicodeDecodeError):
                 found.refused.append(Refused(s.rel, "binary or not UTF-8: Stet reviews text; left as it is"))
 
-    def from_worktree(self, worktree: str, tree_id: str) -> Found:
-        """What an agent changed in a worktree since `tree_id` (the tree it started from)."""
+    def from_worktree(self, worktree: str, tree_id: str, gitdir: str) -> Found:
+        """What an agent changed in a worktree since `tree_id` (the tree it started from); git
+        is told the worktree's git folder (checked: worktrees.check), never reads its `.git`."""
         top = git.toplevel(self.root) or self.root
         here = os.path.join(worktree, os.path.relpath(self.root, top))
         found = Found("worktree")
-        self._from_git(found, worktree, tree_id, [], os.path.realpath(here))
+        self._from_git(found, worktree, tree_id, [], os.path.realpath(here), gitdir)
         return found
 
     def onto_workspace(self, found: Found) -> dict[str, tuple[str | None, str | None]]:
@@ -371,7 +409,7 @@ class Capture:
             left = {r.path for r in found.refused}
             consume = (task_key(task_id), [self.uri(r) for r in found.used if r not in left], prefixes or [""])
         if not files:
-            return {**_nothing(), **extra}
+            return nothing(**extra)
         renames = await asyncio.to_thread(self.renamed, files)
         changes, bases, results = self.changes(files, renames)
         key = _key(
@@ -397,6 +435,7 @@ class Capture:
         self,
         worktree: str,
         tree_id: str,
+        gitdir: str,
         *,
         task_id: str | None,
         message: str | None,
@@ -406,11 +445,11 @@ class Capture:
         """Propose what an agent changed in `worktree` since `tree_id` into the workspace (whose
         files are not written); `cleanup` (remove the worktree) is journaled with it."""
         await self.review.sync()
-        found = await asyncio.to_thread(self.from_worktree, worktree, tree_id)
+        found = await asyncio.to_thread(self.from_worktree, worktree, tree_id, gitdir)
         files = await asyncio.to_thread(self.onto_workspace, found)
         extra = {"baseline": "worktree", "refused": [{"path": r.path, "why": r.why} for r in found.refused]}
         if not files:
-            return {**_nothing(), **extra, "keep": False}
+            return nothing(**extra, keep=False)
         renames = await asyncio.to_thread(self.renamed, files)
         changes, bases, results = self.changes(files, renames)
         key = _key(["worktree", task_id, tree_id, sorted((r, _h(b), _h(n)) for r, (b, n) in files.items())])
@@ -430,13 +469,41 @@ class Capture:
         return {**answer, **extra, "keep": False}
 
 
+_NOT_TEXT_NAME = "its name is not UTF-8: Stet reviews files whose names are text; left as it is"
+
+
+def _not_text_uri(uri: str, root: str) -> str | None:
+    """The name (as it can be shown) of a file whose uri names bytes that are not UTF-8."""
+    path = unquote_to_bytes(urlsplit(uri).path)
+    try:
+        path.decode("utf-8")
+    except UnicodeDecodeError:
+        return tree.shown(os.path.relpath(os.fsdecode(path), root))
+    return None
+
+
+def _too_large(limit: int) -> str:
+    return f"larger than {limit} bytes; left as it is"
+
+
 def _start() -> dict:
     return {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
 
 
 def _key(parts: object) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    # surrogatepass: the same bytes for every text, and no crash on a name that came in as bytes.
+    text = json.dumps(parts, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _nothing() -> dict:
-    return {"proposalId": None, "hunks": [], "alreadyProposed": [], "rejectedBefore": [], "restored": [], "left": []}
+def nothing(**extra) -> dict:
+    """The answer of a capture that proposes nothing."""
+    return {
+        "proposalId": None,
+        "hunks": [],
+        "alreadyProposed": [],
+        "rejectedBefore": [],
+        "restored": [],
+        "left": [],
+        **extra,
+    }

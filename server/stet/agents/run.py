@@ -24,9 +24,9 @@ from ..domain.status import Status
 from ..errors import InvalidParams
 from ..faults import fault
 from ..review import Review
-from ..workspace import contents, git, safe
+from ..workspace import contents, git, safe, worktrees
 from ..workspace.paths import uri_to_path
-from .capture import Capture
+from .capture import Capture, nothing
 from .snapshots import Snapshots
 
 
@@ -90,20 +90,28 @@ class Run:
         top = await asyncio.to_thread(git.toplevel, root)
         if top is None or await asyncio.to_thread(git.head, top) is None:
             raise InvalidParams(f"--worktree needs a git repository with at least one commit ({root} is not one)")
-        path = os.path.join(tempfile.mkdtemp(prefix="stet-run-"), "work")
-        await asyncio.to_thread(git.add_worktree, top, path, "HEAD")
+        made = await asyncio.to_thread(
+            worktrees.make, top, os.path.join(tempfile.mkdtemp(prefix="stet-run-"), "work"), "HEAD"
+        )
+        path = made.path
         await self.review.sync()
         accepted = await asyncio.to_thread(self._carry_accepted, top, path)
-        tree_id = await asyncio.to_thread(git.snapshot_tree, path)
+        tree_id = await asyncio.to_thread(git.snapshot_tree, path, made.gitdir)
         say(f"the agent works in {path} (a git worktree of HEAD, with the accepted changes of {accepted} file(s))")
         fault("run:after-snapshot")
         cwd = os.getcwd()
         inside = os.path.relpath(cwd, top)
         code = await run_agent(argv, path if inside.startswith("..") else os.path.join(path, inside), task_id)
         fault("run:after-agent")
+        tampered = await asyncio.to_thread(worktrees.check, made)
+        if tampered is not None:
+            # Not one git call in it: its .git may name a git folder of the agent's.
+            await asyncio.to_thread(worktrees.discard, top, made)
+            why = f"{tampered}; nothing was captured from it, and it was removed without running git in it"
+            return code, nothing(baseline="worktree", refused=[{"path": path, "why": why}], keep=False), None
         cleanup = {"worktree": path, "repo": top} if code == 0 else None
         answer = await self.capture.from_worktree_run(
-            path, tree_id, task_id=task_id, message=message, agent=agent, cleanup=cleanup
+            path, tree_id, made.gitdir, task_id=task_id, message=message, agent=agent, cleanup=cleanup
         )
         kept: str | None = path
         if cleanup is not None and not answer.get("refused"):
@@ -128,7 +136,7 @@ class Run:
         texts: dict[str, str | None] = {}
         for uri, p in paths.items():
             try:
-                data = contents.read_regular(p)
+                data = contents.read_regular(p, self.review.state.limits.max_bytes)
                 texts[uri] = None if data is None else data.decode("utf-8")
             except (contents.NotAFile, OSError, UnicodeDecodeError):
                 continue

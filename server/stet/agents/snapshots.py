@@ -52,6 +52,12 @@ class Snapshots:
         rel = os.path.relpath(real, root).replace(os.sep, "/")
         if tree.is_own(rel):
             raise OutsideWorkspace(f"refused {path}: Stet's and git's own folders are not content")
+        if tree.in_git_folder(root, rel):
+            raise OutsideWorkspace(f"refused {path}: a git folder (HEAD, objects/, refs/) is git's, not content")
+        if not tree.is_text_name(rel):
+            raise InvalidParams(
+                f"refused {tree.shown(rel)}: its name is not UTF-8: Stet reviews files whose names are text"
+            )
         return rel
 
     def uri(self, rel: str) -> str:
@@ -74,13 +80,16 @@ class Snapshots:
         entries, notes = [], []
         limit = self.review.state.limits.max_bytes
         for rel in rels:
-            try:
-                data = contents.read_regular(os.path.join(self.root, rel))
+            if not tree.is_text_name(rel):
+                notes.append(f"{tree.shown(rel)}: not snapshotted (its name is not UTF-8)")
+                continue
+            try:  # a file over the limit is refused by its size: never read, never kept
+                data = contents.read_regular(os.path.join(self.root, rel), limit)
+            except contents.TooLarge:
+                notes.append(f"{rel}: not snapshotted (larger than {limit} bytes)")
+                continue
             except (contents.NotAFile, OSError) as exc:
                 notes.append(f"{rel}: not snapshotted ({exc})")
-                continue
-            if data is not None and len(data) > limit:
-                notes.append(f"{rel}: not snapshotted (larger than {limit} bytes)")
                 continue
             entries.append((self.uri(rel), None if data is None else self.blobs.put(data)))
         return entries, notes
@@ -144,8 +153,11 @@ class Snapshots:
                 current = await sql.snapshot_set(tx, key)
             if current is None or uri not in current.entries:
                 return False
+            limit = self.review.state.limits.max_bytes
             try:
-                data = await asyncio.to_thread(contents.read_regular, os.path.join(self.root, rel))
+                data = await asyncio.to_thread(contents.read_regular, os.path.join(self.root, rel), limit)
+            except contents.TooLarge:
+                return True  # not kept: the capture refuses the file by its size anyway
             except (contents.NotAFile, OSError):
                 data = None
             h = None if data is None else await asyncio.to_thread(self.blobs.put, data)

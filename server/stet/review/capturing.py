@@ -175,7 +175,8 @@ class Capturing:
 
     def _digest_now(self, uri: str) -> str | None:
         try:
-            data = contents.read_regular(self.st.ws.resolve(uri))
+            # Over the limit (by its size, unread) it is not what the capture saw either.
+            data = contents.read_regular(self.st.ws.resolve(uri), self.st.limits.max_bytes)
         except (contents.NotAFile, OSError, StetError):
             return "not a file"
         return None if data is None else digest(data)
@@ -273,7 +274,12 @@ class Capturing:
                 try:
                     path = st.ws.resolve(item["uri"])
                     result = await asyncio.to_thread(
-                        contents.put, path, item["expect"], item["text"], st.ws.roots[0] if st.ws.roots else "/"
+                        contents.put,
+                        path,
+                        item["expect"],
+                        item["text"],
+                        st.ws.roots[0] if st.ws.roots else "/",
+                        st.limits.max_bytes,
                     )
                 except (StetError, OSError) as exc:
                     log.warning("cannot restore %s: %s", item["uri"], exc)

@@ -56,10 +56,15 @@ class Blobs:
                 os.close(dfd)
         return h
 
-    def get(self, h: str) -> bytes:
+    def get(self, h: str, limit: int | None = None) -> bytes:
+        """The content hashed `h`; refused (BlobMissing) past `limit` bytes, by its size, unread:
+        nothing larger is ever kept, so such a file is not one of Stet's."""
         try:
             with open(self._path(h), "rb") as f:
-                data = f.read()
+                size = os.fstat(f.fileno()).st_size
+                if limit is not None and size > limit:
+                    raise BlobMissing(f"snapshot content {h[:12]} holds {size} bytes, more than the limit {limit}")
+                data = f.read() if limit is None else f.read(limit + 1)
         except OSError as exc:
             raise BlobMissing(f"snapshot content {h[:12]} cannot be read: {exc.strerror or exc}") from None
         if digest(data) != h:

@@ -15,32 +15,40 @@ class NotAFile(Exception):
     """A symlink, a folder, a FIFO or a device where a regular file is expected."""
 
 
-def read_regular(path: str) -> bytes | None:
+class TooLarge(NotAFile):
+    """A regular file larger than the limit: refused from its size, none of it read."""
+
+
+def read_regular(path: str, limit: int | None = None) -> bytes | None:
     """The bytes of a regular file (None: nothing there); raises NotAFile for anything else,
-    a symlink on the way included (reached through folder handles: see safe.py)."""
-    found = _read(path)
+    a symlink on the way included (reached through folder handles: see safe.py), and
+    TooLarge for a file of more than `limit` bytes (its size is checked before reading)."""
+    found = _read(path, limit)
     return None if found is None else found[0]
 
 
-def _read(path: str) -> tuple[bytes, tuple[int, int]] | None:
+def _read(path: str, limit: int | None) -> tuple[bytes, tuple[int, int]] | None:
     try:
-        return safe.read_file_identified(path)
+        return safe.read_file_identified(path, limit)
+    except safe.TooLarge as exc:
+        raise TooLarge(exc.message) from None
     except StetError as exc:
         raise NotAFile(exc.message) from None
 
 
-def put(path: str, expect: str | None, text: str | None, stop: str) -> str:
+def put(path: str, expect: str | None, text: str | None, stop: str, limit: int | None = None) -> str:
     """Make the file at `path` hold `text` (None: no file) if it holds the content hashed
     `expect` now (None: no file) - or already holds `text`. Returns "done", or "left" when it
-    holds something else (nothing is written then). Empty folders a removed file leaves are
+    holds something else (nothing is written then), or more than `limit` bytes (and more than
+    `text`: it can be neither, and is not read). Empty folders a removed file leaves are
     removed up to `stop`. The write and the delete never follow a symlink, and never touch a
     file that replaced the one read meanwhile."""
+    wanted = None if text is None else text.encode("utf-8")
     try:
-        found = _read(path)
+        found = _read(path, None if limit is None else max(limit, len(wanted or b"")))
     except (NotAFile, OSError):
         return "left"
     current, ident = (None, None) if found is None else found
-    wanted = None if text is None else text.encode("utf-8")
     if current == wanted:
         return "done"
     if (None if current is None else digest(current)) != expect:

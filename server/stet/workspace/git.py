@@ -2,12 +2,21 @@
 the contents git holds, rename detection, three-way merges of one file, worktrees.
 
 Output is read with `-z` (names exactly as stored) and without pathspecs (a name like
-`*.py` is a name, not a pattern). The environment's GIT_DIR and friends are dropped: Stet
-may be started from a git hook, and must look at the workspace, not at the hook's repo.
+`*.py` is a name, not a pattern).
+
+No program but git runs because Stet ran git. An agent writes files as the developer: it can
+plant what makes git start a program - the repository's config (core.fsmonitor, hooks,
+filters, a pager, an external diff), the attributes that name a filter, the developer's own
+config files - so every call forces these off in the command line's config, which beats every
+file (`_FORCED`, and each filter the config names, emptied just before the call), reads no
+system or global config (the few harmless settings that change what git lists are carried
+over: `_carried`), and drops every GIT_* variable of the environment (Stet may also be started
+from a git hook, and must look at the workspace, not at the hook's repository).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -16,26 +25,112 @@ from collections.abc import Iterable, Mapping
 
 from ..errors import InvalidParams
 
-_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES")
 INDEX = None  # the baseline "git's index"
+
+# Command-line config (it beats every config file): nothing git reads can start a program.
+# (An external diff and textconv run only for patches: every diff here is a list of names,
+# and says --no-ext-diff --no-textconv besides.)
+_FORCED = (
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+    ("core.quotepath", "false"),
+    ("gc.auto", "0"),
+    ("maintenance.auto", "false"),
+)
+# What changes which files git lists or how it converts them, and runs nothing: kept from the
+# developer's system and global config, which git is not let read itself.
+_CARRY = ("core.excludesfile", "core.attributesfile", "core.autocrlf", "core.eol", "safe.directory")
+# The commands (as Stet calls them) that never read a work tree's files, so never run a filter.
+# Any other may (even `write-tree` does): the filters are emptied before it runs.
+_NO_WORK_TREE = frozenset(
+    {"cat-file", "config", "diff-tree", "hash-object", "init", "ls-tree", "merge-file"} | {"rev-list", "rev-parse"}
+)
 
 
 class GitError(InvalidParams):
     """Git failed or is missing; the message says which command and why."""
 
 
-def _env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _DROP}
-    env.update({"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", **(extra or {})})
+@functools.cache
+def _carried() -> tuple[tuple[str, str], ...]:
+    """The harmless settings of the developer's system and global config (read once)."""
+    env = _bare_env()
+    out: list[tuple[str, str]] = []
+    for scope in ("--system", "--global"):
+        try:
+            p = subprocess.run(
+                ["git", "config", scope, "--includes", "-z", "--get-regexp", "^(" + "|".join(_CARRY) + ")$"],
+                cwd="/",
+                capture_output=True,
+                env=env,
+            )
+        except FileNotFoundError:
+            return ()
+        out += _pairs(p.stdout) if p.returncode == 0 else []
+    return tuple(out)
+
+
+def _pairs(out: bytes) -> list[tuple[str, str]]:
+    """(key, value) of `git config -z` output."""
+    pairs = []
+    for item in out.split(b"\0"):
+        if item:
+            key, _, value = item.decode("utf-8", "surrogateescape").partition("\n")
+            pairs.append((key, value))
+    return pairs
+
+
+def _bare_env() -> dict[str, str]:
+    """The environment without any GIT_* variable (they can name programs, or another repository)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update({"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"})
     return env
 
 
+def _env(extra: Mapping[str, str] | None, config: Iterable[tuple[str, str]]) -> dict[str, str]:
+    env = _bare_env()
+    env.update({"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, **(extra or {})})
+    pairs = list(config)
+    env["GIT_CONFIG_COUNT"] = str(len(pairs))
+    for n, (key, value) in enumerate(pairs):
+        env[f"GIT_CONFIG_KEY_{n}"], env[f"GIT_CONFIG_VALUE_{n}"] = key, value
+    return env
+
+
+def _no_filters(cwd: str, env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Every filter the repository's config names, emptied: a filter with no command does nothing."""
+    p = subprocess.run(
+        ["git", "config", "-z", "--name-only", "--get-regexp", r"^filter\."], cwd=cwd, capture_output=True, env=env
+    )
+    names = {n.decode("utf-8", "surrogateescape") for n in p.stdout.split(b"\0") if n}
+    drivers = {n[len("filter.") : n.rindex(".")] for n in names if n.count(".") >= 2}
+    out = []
+    for name in sorted(drivers):
+        out += [(f"filter.{name}.{key}", "") for key in ("clean", "smudge", "process")]
+        out.append((f"filter.{name}.required", "false"))
+    return out
+
+
 def run(
-    cwd: str, *args: str, input: bytes | None = None, env: Mapping[str, str] | None = None, ok: Iterable[int] = (0,)
+    cwd: str,
+    *args: str,
+    input: bytes | None = None,
+    env: Mapping[str, str] | None = None,
+    ok: Iterable[int] = (0,),
+    gitdir: str | None = None,
 ) -> subprocess.CompletedProcess:
+    """Run git in `cwd`, hardened as the module says. `gitdir`: the git folder to use, named
+    instead of found from `cwd` (a worktree's `.git` file is then not read at all)."""
+    extra = dict(env or {})
+    if gitdir is not None:
+        extra.update({"GIT_DIR": gitdir, "GIT_WORK_TREE": cwd})
+    config = [*_carried(), *_FORCED]
     try:
+        if args[0] not in _NO_WORK_TREE:
+            config += _no_filters(cwd, _env(extra, config))
         p = subprocess.run(
-            ["git", "-c", "core.quotepath=false", *args], cwd=cwd, input=input, capture_output=True, env=_env(env)
+            ["git", "--no-pager", *args], cwd=cwd, input=input, capture_output=True, env=_env(extra, config)
         )
     except FileNotFoundError:
         raise GitError("git is not installed (or not on PATH): capture needs it") from None
@@ -71,11 +166,12 @@ def resolve(root: str, ref: str) -> str:
     return p.stdout.decode().strip()
 
 
-def changed(root: str, tree: str | None) -> list[str]:
+def changed(root: str, tree: str | None, gitdir: str | None = None) -> list[str]:
     """Paths whose file differs from the index (tree None) or from `tree`, deletions included,
     plus the untracked files that are not ignored."""
-    diff = run(root, "diff", "--name-only", "-z", "--no-renames", *([tree] if tree else []), "--")
-    extra = run(root, "ls-files", "-o", "--exclude-standard", "-z")
+    flags = ("--name-only", "-z", "--no-renames", "--no-ext-diff", "--no-textconv")
+    diff = run(root, "diff", *flags, *([tree] if tree else []), "--", gitdir=gitdir)
+    extra = run(root, "ls-files", "-o", "--exclude-standard", "-z", gitdir=gitdir)
     return list(dict.fromkeys(_names(diff.stdout) + _names(extra.stdout)))
 
 
@@ -84,12 +180,12 @@ def listed(root: str) -> list[str]:
     return list(dict.fromkeys(_names(run(root, "ls-files", "-co", "--exclude-standard", "-z").stdout)))
 
 
-def entries(root: str, tree: str | None) -> dict[str, tuple[str, str]]:
+def entries(root: str, tree: str | None, gitdir: str | None = None) -> dict[str, tuple[str, str]]:
     """path -> (mode, blob id) in the index (tree None) or in `tree`. A path with conflict
     stages in the index gets the mode "conflict"."""
     out: dict[str, tuple[str, str]] = {}
     if tree is None:
-        for item in run(root, "ls-files", "-s", "-z").stdout.split(b"\0"):
+        for item in run(root, "ls-files", "-s", "-z", gitdir=gitdir).stdout.split(b"\0"):
             if not item:
                 continue
             meta, _, name = item.partition(b"\t")
@@ -97,7 +193,7 @@ def entries(root: str, tree: str | None) -> dict[str, tuple[str, str]]:
             path = name.decode("utf-8", "surrogateescape")
             out[path] = (mode, sha) if stage == "0" and path not in out else ("conflict", "")
     else:
-        for item in run(root, "ls-tree", "-r", "-z", "--full-tree", tree).stdout.split(b"\0"):
+        for item in run(root, "ls-tree", "-r", "-z", "--full-tree", tree, gitdir=gitdir).stdout.split(b"\0"):
             if not item:
                 continue
             meta, _, name = item.partition(b"\t")
@@ -106,12 +202,30 @@ def entries(root: str, tree: str | None) -> dict[str, tuple[str, str]]:
     return out
 
 
-def contents(root: str, shas: Iterable[str]) -> dict[str, bytes]:
-    """The content of each blob, read in one `git cat-file --batch`."""
+def sizes(root: str, shas: Iterable[str], gitdir: str | None = None) -> dict[str, int]:
+    """The size of each blob, without reading it (`git cat-file --batch-check`)."""
     wanted = list(dict.fromkeys(shas))
     if not wanted:
         return {}
-    out = run(root, "cat-file", "--batch", input="".join(f"{s}\n" for s in wanted).encode()).stdout
+    query = "".join(f"{s}\n" for s in wanted).encode()
+    out = run(root, "cat-file", "--batch-check", input=query, gitdir=gitdir).stdout.decode().splitlines()
+    found = {}
+    for sha, line in zip(wanted, out, strict=False):
+        header = line.split()
+        if len(header) < 3:
+            raise GitError(f"git has no content {sha}")
+        found[sha] = int(header[2])
+    return found
+
+
+def contents(root: str, shas: Iterable[str], gitdir: str | None = None) -> dict[str, bytes]:
+    """The content of each blob, read in one `git cat-file --batch` (check their `sizes` first:
+    each is read whole)."""
+    wanted = list(dict.fromkeys(shas))
+    if not wanted:
+        return {}
+    query = "".join(f"{s}\n" for s in wanted).encode()
+    out = run(root, "cat-file", "--batch", input=query, gitdir=gitdir).stdout
     blobs: dict[str, bytes] = {}
     pos = 0
     for sha in wanted:
@@ -141,7 +255,18 @@ def renames(deleted: Mapping[str, bytes], created: Mapping[str, bytes]) -> list[
                 lines.append(f"100644 {sha}\t{path}\0".encode("utf-8", "surrogateescape"))
             run(tmp, "update-index", "-z", "--add", "--index-info", input=b"".join(lines), env=index)
             trees.append(run(tmp, "write-tree", env=index).stdout.decode().strip())
-        out = run(tmp, "diff-tree", "-r", "-M", "-z", "--name-status", *trees, env={"GIT_DIR": tmp}).stdout
+        out = run(
+            tmp,
+            "diff-tree",
+            "-r",
+            "-M",
+            "-z",
+            "--name-status",
+            "--no-ext-diff",
+            "--no-textconv",
+            *trees,
+            env={"GIT_DIR": tmp},
+        ).stdout
     fields = _names(out)
     pairs = []
     i = 0
@@ -167,6 +292,12 @@ def merge(ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
             names.append(path)
         p = run(tmp, "merge-file", "-p", "-q", *names, ok=range(0, 128))
     return p.stdout if p.returncode == 0 else None
+
+
+def common_dir(root: str) -> str:
+    """The repository's git folder that every worktree of it shares (its `.git`), a real path."""
+    p = run(root, "rev-parse", "--path-format=absolute", "--git-common-dir")
+    return os.path.realpath(p.stdout.decode("utf-8", "surrogateescape").strip())
 
 
 def add_worktree(root: str, path: str, rev: str) -> None:
@@ -200,10 +331,10 @@ def run_worktrees(root: str) -> list[str]:
     return [p for p in paths if os.path.basename(os.path.dirname(p)).startswith("stet-run-")]
 
 
-def snapshot_tree(worktree: str) -> str:
+def snapshot_tree(worktree: str, gitdir: str | None = None) -> str:
     """A tree object of everything in `worktree` (ignored files left out), via its own index."""
-    run(worktree, "add", "-A", "--", ".")
-    return run(worktree, "write-tree").stdout.decode().strip()
+    run(worktree, "add", "-A", "--", ".", gitdir=gitdir)
+    return run(worktree, "write-tree", gitdir=gitdir).stdout.decode().strip()
 
 
 def root_commits(path: str) -> list[str]:

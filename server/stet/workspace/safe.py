@@ -64,6 +64,10 @@ class NotAFile(InvalidParams):
     """Not a regular file where one should be (or a file where a folder should be)."""
 
 
+class TooLarge(NotAFile):
+    """A file larger than the caller's limit: refused from its size, before a byte is read."""
+
+
 class CannotKeep(InvalidParams):
     """Rewriting the file would lose something of it (a hard link, its owner, an attribute)."""
 
@@ -227,18 +231,19 @@ def open_file(dir_fd: int, name: str, where: str) -> tuple[int, os.stat_result] 
 
 
 def read_open(fd: int, st: os.stat_result, where: str, limit: int | None = None) -> bytes:
-    """The content behind a handle from `open_file`, refused (NotAFile) past `limit` bytes."""
+    """The content behind a handle from `open_file`, refused (TooLarge) past `limit` bytes: a
+    file larger by its size is not read at all, one that grows while being read stops there."""
     if limit is not None and st.st_size > limit:
-        raise NotAFile(f"{where} holds {st.st_size} bytes; the limit is {limit}")
+        raise TooLarge(f"{where} holds {st.st_size} bytes; the limit is {limit}")
     chunks: list[bytes] = []
     total = 0
     while True:
-        chunk = os.read(fd, 1 << 20)
+        chunk = os.read(fd, 1 << 20 if limit is None else min(1 << 20, limit - total + 1))
         if not chunk:
             return b"".join(chunks)
         total += len(chunk)
         if limit is not None and total > limit:  # it grew while being read
-            raise NotAFile(f"{where} holds more than {limit} bytes; the limit is {limit}")
+            raise TooLarge(f"{where} holds more than {limit} bytes; the limit is {limit}")
         chunks.append(chunk)
 
 

@@ -1,6 +1,7 @@
 """Which files a workspace holds, by path relative to its root: git's view when the root is in
 a git work tree (ignored files left out), else every regular file. Stet's own folders and
-git's are never content."""
+git's are never content: `.stet`, `.git`, and any git folder (one holding HEAD, objects/ and
+refs/, as git recognises a repository), whatever its name."""
 
 from __future__ import annotations
 
@@ -14,6 +15,43 @@ OWN = (".git", ".stet")
 def is_own(rel: str) -> bool:
     """Is this path (relative, with / separators) inside `.git` or `.stet`?"""
     return any(part in OWN for part in rel.split("/"))
+
+
+def is_git_folder(path: str) -> bool:
+    """Does the folder `path` hold a repository, as git tells one (HEAD, objects/, refs/)?"""
+    return (
+        os.path.lexists(os.path.join(path, "HEAD"))
+        and os.path.isdir(os.path.join(path, "objects"))
+        and os.path.isdir(os.path.join(path, "refs"))
+    )
+
+
+def in_git_folder(root: str, rel: str, seen: dict[str, bool] | None = None) -> bool:
+    """Is `rel` (relative to `root`) a git folder, or inside one? `seen` caches the answers
+    for folders across calls."""
+    seen = {} if seen is None else seen
+    parts = rel.split("/")
+    for n in range(1, len(parts) + 1):
+        folder = "/".join(parts[:n])
+        if folder not in seen:
+            seen[folder] = is_git_folder(os.path.join(root, folder))
+        if seen[folder]:
+            return True
+    return False
+
+
+def is_text_name(rel: str) -> bool:
+    """Is the name UTF-8? (Other bytes come in as surrogates: see `shown`.)"""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown(rel: str) -> str:
+    """A name as it can be printed: bytes that are not UTF-8 as \\xNN."""
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def under(rel: str, prefixes: list[str]) -> bool:
@@ -30,10 +68,17 @@ def files(root: str) -> list[str]:
         if inside != ".":
             prefix = inside.replace(os.sep, "/") + "/"
             names = [n[len(prefix) :] for n in names if n.startswith(prefix)]
-        return sorted(n for n in names if not is_own(n))
+        seen: dict[str, bool] = {}
+        return sorted(n for n in names if not is_own(n) and not in_git_folder(root, n, seen))
     out = []
     for folder, dirs, names in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in OWN and not os.path.islink(os.path.join(folder, d))]
+        dirs[:] = [
+            d
+            for d in dirs
+            if d not in OWN
+            and not os.path.islink(os.path.join(folder, d))
+            and not is_git_folder(os.path.join(folder, d))
+        ]
         for name in names:
             rel = os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/")
             out.append(rel)
