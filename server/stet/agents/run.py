@@ -80,6 +80,9 @@ class Run:
         code = await run_agent(argv, os.getcwd(), task_id)
         fault("run:after-agent")
         answer = await self.capture.run(task_id=task_id, keep=keep, message=message, agent=agent)
+        # The run is over: what its snapshot could not be used for (nothing changed, a file
+        # refused) must not be taken for an interrupted run's work by the next one.
+        await snapshots.drop(task_id)
         return code, answer
 
     async def in_worktree(
