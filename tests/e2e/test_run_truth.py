@@ -110,3 +110,37 @@ def test_a_run_that_changed_nothing_leaves_no_snapshot_to_take_the_developers_wo
     assert p.returncode == 0 and "interrupted earlier run" not in p.stderr, p.stderr
     assert (repo / "b.txt").read_text() == "alpha\nbeta (mine)\ngamma\n"
     assert hunks(repo) == []
+
+
+# --- item 6: files Stet refused are an exit code of their own -----------------------------------
+
+REFUSING = (
+    "printf 'x\\000y' > blob.bin; ln -s a.py link.py; echo 'alpha' > b.txt; "
+    "head -c 11000000 /dev/zero | tr '\\000' 'a' > big.txt; exit {code}"
+)
+
+
+def test_run_exits_1_naming_the_files_it_refused_when_the_agent_succeeded(repo):
+    p = stet("run", "--", "sh", "-c", REFUSING.format(code=0), cwd=repo)
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    for name, why in (("blob.bin", "binary"), ("link.py", "symlink"), ("big.txt", "larger than")):
+        assert any(line.startswith(f"stet: {name}: ") and why in line for line in p.stderr.splitlines()), p.stderr
+    assert "3 file(s) not captured, left as the agent left them: big.txt, blob.bin, link.py" in p.stderr
+    # What could be captured was: b.txt has its baseline back, the refused files are the agent's.
+    assert (repo / "b.txt").read_text() == "alpha\nbeta\ngamma\n"
+    assert (repo / "blob.bin").read_bytes() == b"x\0y" and (repo / "link.py").is_symlink()
+    assert [Path(h["uri"]).name for h in hunks(repo)] == ["b.txt"]
+
+
+def test_the_agents_own_failure_wins_over_refusals(repo):
+    p = stet("run", "--", "sh", "-c", REFUSING.format(code=5), cwd=repo)
+    assert p.returncode == 5, p.stderr
+    assert "stet: blob.bin: " in p.stderr and "not captured, left as the agent left them" in p.stderr
+
+
+def test_a_worktree_run_whose_result_could_not_be_carried_over_exits_1(repo):
+    p = stet("run", "--worktree", "--", "sh", "-c", f"echo 'LIMIT = 20' > a.py; echo 'LIMIT = 99' > {repo}/a.py", cwd=repo)
+    assert p.returncode == 1, p.stderr
+    assert "stet: a.py: changed by the agent and, meanwhile, in the workspace in the same lines" in p.stderr
+    assert "1 file(s) not proposed, the agent's version is in the kept worktree: a.py" in p.stderr
+    assert (repo / "a.py").read_text() == "LIMIT = 99\n"

@@ -112,6 +112,22 @@ def failed(answer: dict) -> bool:
     return bool(answer.get("refused") or answer.get("left"))
 
 
+def not_taken(answer: dict) -> list[str]:
+    """After a run: the files Stet did not capture or restore, in one line each kind."""
+    out = []
+    refused = sorted(r["path"] for r in answer.get("refused", ()))
+    if refused and answer.get("baseline") == "worktree":
+        out.append(f"{len(refused)} file(s) not proposed, the agent's version is in the kept worktree: ")
+    elif refused:
+        out.append(f"{len(refused)} file(s) not captured, left as the agent left them: ")
+    if out:
+        out[0] += ", ".join(refused)
+    left = sorted(answer.get("left", ()))
+    if left:
+        out.append(f"{len(left)} file(s) not restored, changed again meanwhile: " + ", ".join(left))
+    return out
+
+
 async def cmd_capture(args) -> int:
     from ..agents.capture import AUTO, Capture
     from .session import opened
@@ -179,7 +195,10 @@ async def cmd_run(args) -> int:
         for line in rejected_lines(answer, review.ws.rel):
             say(line)
         _report(answer, sys.stderr)
+        for line in not_taken(answer):
+            say(line)
         if kept:
             why = "the agent failed" if code else "not everything could be proposed"
             say(f"the worktree is kept at {kept} ({why}); remove it with `git worktree remove --force {kept}`")
-    return code
+    # The agent's own failure comes first; else files Stet refused are exit 1, as for `capture`.
+    return code or (1 if failed(answer) else 0)
