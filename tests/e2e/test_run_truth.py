@@ -139,7 +139,9 @@ def test_the_agents_own_failure_wins_over_refusals(repo):
 
 
 def test_a_worktree_run_whose_result_could_not_be_carried_over_exits_1(repo):
-    p = stet("run", "--worktree", "--", "sh", "-c", f"echo 'LIMIT = 20' > a.py; echo 'LIMIT = 99' > {repo}/a.py", cwd=repo)
+    p = stet(
+        "run", "--worktree", "--", "sh", "-c", f"echo 'LIMIT = 20' > a.py; echo 'LIMIT = 99' > {repo}/a.py", cwd=repo
+    )
     assert p.returncode == 1, p.stderr
     assert "stet: a.py: changed by the agent and, meanwhile, in the workspace in the same lines" in p.stderr
     assert "1 file(s) not proposed, the agent's version is in the kept worktree: a.py" in p.stderr
