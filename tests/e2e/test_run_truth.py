@@ -4,12 +4,17 @@ before anyone reviews, files Stet refused, and the agent's relative paths in a w
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from support.capturetools import AGENT, agent_repo, captures, duplicates, hunks, kinds
-from support.clitools import snapshot, stet, stet_json
+from support.clitools import STET, snapshot, stet, stet_json
 
 
 @pytest.fixture
@@ -146,3 +151,189 @@ def test_a_worktree_run_whose_result_could_not_be_carried_over_exits_1(repo):
     assert "stet: a.py: changed by the agent and, meanwhile, in the workspace in the same lines" in p.stderr
     assert "1 file(s) not proposed, the agent's version is in the kept worktree: a.py" in p.stderr
     assert (repo / "a.py").read_text() == "LIMIT = 99\n"
+
+
+# --- item 7: the agent's relative paths in a worktree, and nothing left behind --------------------
+
+WRITER = """import os, sys
+args = dict(a.split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
+plain = [a for a in sys.argv[1:] if not a.startswith("-")]
+with open(args["--prompt"]) as f:
+    prompt = f.read()
+with open(plain[0], "a") as f:
+    f.write(prompt)
+with open(os.environ["AGENT_LOG"], "w") as f:
+    f.write(repr((sys.argv, os.getcwd(), os.environ.get("PWD"))))
+sys.exit(int(os.environ.get("AGENT_EXIT", "0")))
+"""
+
+
+def worktree_env(tmp_path: Path, **extra: str) -> tuple[dict, Path]:
+    """A private TMPDIR (what `stet run --worktree` leaves there is seen) and the agent's log."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir(exist_ok=True)
+    return {"TMPDIR": str(tmp), "AGENT_LOG": str(tmp_path / "agent.log"), **extra}, tmp
+
+
+def nothing_left(repo: Path, tmp: Path) -> None:
+    assert list(tmp.iterdir()) == [], "no temporary folder left"
+    out = subprocess.run(["git", "worktree", "list"], cwd=repo, capture_output=True, text=True).stdout
+    assert len(out.splitlines()) == 1, out
+
+
+def remove_as_told(p: subprocess.CompletedProcess, cwd: Path) -> None:
+    """Run exactly the command `stet run` printed to remove the worktree it kept."""
+    advice = p.stderr.split("remove it with `")[1].split("`")[0]
+    assert subprocess.run(advice, shell=True, cwd=cwd, capture_output=True).returncode == 0, advice
+
+
+def test_worktree_run_of_an_agent_outside_the_repository_from_its_root(repo, tmp_path):
+    (tmp_path / "agent.py").write_text(WRITER)
+    (tmp_path / "prompt.txt").write_text("delta\n")
+    env, tmp = worktree_env(tmp_path)
+    p = stet("run", "--worktree", "--", "python3", "../agent.py", "--prompt=../prompt.txt", "b.txt", cwd=repo, env=env)
+    assert p.returncode == 0, p.stderr
+    argv, cwd, pwd = eval((tmp_path / "agent.log").read_text())
+    assert argv == [str(tmp_path / "agent.py"), f"--prompt={tmp_path / 'prompt.txt'}", "b.txt"]
+    assert cwd == pwd and cwd != str(repo), "the agent works in its worktree"
+    assert [h["newText"] for h in hunks(repo)] == ["delta\n"]
+    assert (repo / "b.txt").read_text() == "alpha\nbeta\ngamma\n"
+    nothing_left(repo, tmp)
+
+
+def test_worktree_run_from_a_subfolder_with_a_script_git_does_not_have(repo, tmp_path):
+    (repo / "sub").mkdir()
+    (repo / "sub" / "x.txt").write_text("x\n")
+    subprocess.run(["git", "add", "sub"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-qm", "sub"], cwd=repo, check=True)
+    (repo / "agent.py").write_text(WRITER)  # the agent's script: not in git, so not in the worktree
+    (repo / "sub" / "prompt.txt").write_text("more\n")
+    env, tmp = worktree_env(tmp_path)
+    p = stet(
+        "run", "--worktree", "--", "python3", "../agent.py", "--prompt=./prompt.txt", "x.txt", cwd=repo / "sub", env=env
+    )
+    assert p.returncode == 0, p.stderr
+    argv, cwd, pwd = eval((tmp_path / "agent.log").read_text())
+    assert argv == [str(repo / "agent.py"), f"--prompt={repo / 'sub' / 'prompt.txt'}", "x.txt"]
+    assert cwd == pwd and cwd.endswith("/sub") and not cwd.startswith(str(repo))
+    assert [(Path(h["uri"]).name, h["newText"]) for h in hunks(repo)] == [("x.txt", "more\n")]
+    assert (repo / "sub" / "x.txt").read_text() == "x\n"
+    assert "stet: ../agent.py is not in the agent's worktree: passed as " in p.stderr
+    nothing_left(repo, tmp)
+
+
+def test_plain_words_options_and_the_command_name_are_passed_as_written(repo, tmp_path):
+    (tmp_path / "agent.py").write_text(WRITER)
+    (tmp_path / "prompt.txt").write_text("delta\n")
+    (repo / "python3").write_text("not the interpreter\n")  # a file named like the command, not in git
+    (repo / "note").write_text("a word that is also a file\n")
+    env, tmp = worktree_env(tmp_path)
+    args = ["python3", str(tmp_path / "agent.py"), "b.txt", "--prompt=../prompt.txt", "-m", "note", "--x=nothing/here"]
+    p = stet("run", "--worktree", "--", *args, cwd=repo, env=env)
+    assert p.returncode == 0, p.stderr
+    argv, _, _ = eval((tmp_path / "agent.log").read_text())
+    assert argv == [args[1], "b.txt", f"--prompt={tmp_path / 'prompt.txt'}", "-m", "note", "--x=nothing/here"]
+    assert "stet: note is not in the agent's worktree (not in git); to pass yours, write ./note" in p.stderr
+    nothing_left(repo, tmp)
+
+
+@pytest.mark.parametrize("how", ["fails", "killed", "refused", "not-found"])
+def test_worktree_run_leaves_nothing_behind_or_says_how_to_remove_all_of_it(repo, tmp_path, how):
+    (tmp_path / "agent.py").write_text(WRITER)
+    (tmp_path / "prompt.txt").write_text("delta\n")
+    env, tmp = worktree_env(tmp_path, AGENT_EXIT="3" if how == "fails" else "0")
+    argv = ["python3", "../agent.py", "--prompt=../prompt.txt", "b.txt"]
+    if how == "killed":
+        argv = ["sh", "-c", "echo delta >> b.txt; kill -9 $$"]
+    elif how == "refused":
+        (repo / "b.txt").write_text("alpha\nBETA (mine)\ngamma\n")  # the developer's change, same lines
+        argv = ["sh", "-c", "printf 'alpha\\nbeta (agent)\\ngamma\\n' > b.txt"]
+    elif how == "not-found":
+        argv = ["no-such-agent-anywhere"]
+    p = stet("run", "--worktree", "--", *argv, cwd=repo, env=env)
+    expected = {"fails": 3, "killed": 137, "refused": 1, "not-found": 127}[how]
+    assert p.returncode == expected, (p.returncode, p.stderr)
+    if how == "not-found":
+        assert "the worktree is kept" not in p.stderr
+    else:
+        assert "the worktree is kept at" in p.stderr, p.stderr
+        remove_as_told(p, repo)
+    nothing_left(repo, tmp)
+
+
+SLOW = """import os, sys, time
+with open("b.txt", "a") as f:
+    f.write("delta\\n")
+with open(os.environ["AGENT_PID"], "w") as f:
+    f.write(str(os.getpid()))
+time.sleep(120)
+"""
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("worktree", [True, False], ids=["worktree", "in-place"])
+@pytest.mark.parametrize("how", ["SIGTERM", "Ctrl-C"])
+def test_stopping_stet_run_stops_the_agent_captures_and_leaves_nothing_behind(repo, tmp_path, how, worktree):
+    (tmp_path / "slow.py").write_text(SLOW)
+    pid_file = tmp_path / "agent.pid"
+    env, tmp = worktree_env(tmp_path, AGENT_PID=str(pid_file))
+    full = {k: v for k, v in os.environ.items() if k not in ("STET_DB", "STET_FAULT")}
+    full.update({"NO_COLOR": "1", **env})
+    args = [*STET, "run", *(["--worktree"] if worktree else []), "--", sys.executable, str(tmp_path / "slow.py")]
+    proc = subprocess.Popen(args, cwd=repo, env=full, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not (pid_file.exists() and pid_file.read_text()):
+        assert time.monotonic() < deadline and proc.poll() is None, "the agent did not start"
+        time.sleep(0.05)
+    agent_pid = int(pid_file.read_text())
+    if how == "SIGTERM":
+        proc.send_signal(signal.SIGTERM)  # to stet alone, as `kill` or a CI timeout does
+    else:
+        os.killpg(proc.pid, signal.SIGINT)  # the terminal sends Ctrl-C to the foreground group
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == (143 if how == "SIGTERM" else 130), err
+    assert not alive(agent_pid), "the agent was stopped, not orphaned"
+    assert [h["newText"] for h in hunks(repo)] == ["delta\n"], "what the agent did is captured"
+    assert (repo / "b.txt").read_text() == "alpha\nbeta\ngamma\n"
+    if worktree:
+        assert "the worktree is kept at" in err
+        remove_as_told(subprocess.CompletedProcess(args, proc.returncode, "", err), repo)
+    nothing_left(repo, tmp)
+    code, findings = doctor(repo)
+    assert code == 0, findings
+
+
+def test_sigterm_before_the_agent_starts_stops_the_run_and_leaves_nothing(repo, tmp_path):
+    env, tmp = worktree_env(tmp_path, STET_FAULT="run:after-snapshot~3")  # Stet pauses before the agent
+    full = {k: v for k, v in os.environ.items() if k not in ("STET_DB", "STET_FAULT")}
+    full.update({"NO_COLOR": "1", **env})
+    marker = tmp_path / "ran"
+    args = [*STET, "run", "--worktree", "--", "touch", str(marker)]
+    proc = subprocess.Popen(args, cwd=repo, env=full, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    assert "the agent works in" in line, line
+    proc.send_signal(signal.SIGTERM)
+    err = proc.stderr.read()
+    assert proc.wait(60) == 143, err
+    assert "stopped before the agent started" in err and not marker.exists()
+    nothing_left(repo, tmp)
+
+
+def test_doctors_advice_for_a_worktree_a_killed_run_left_leaves_nothing(repo, tmp_path):
+    env, tmp = worktree_env(tmp_path, STET_FAULT="run:after-agent")
+    p = stet("run", "--worktree", "--", "sh", "-c", "echo delta >> b.txt", cwd=repo, env=env)
+    assert p.returncode == -signal.SIGKILL
+    code, findings = doctor(repo)
+    (left,) = [f for f in findings if "a worktree left by" in f["what"]]
+    assert code == 1 and left["level"] == "warn"
+    advice = left["todo"].split("then `")[1].rstrip("`")
+    assert subprocess.run(advice, shell=True, cwd=repo, capture_output=True).returncode == 0, advice
+    nothing_left(repo, tmp)

@@ -371,7 +371,7 @@ class Capture:
             left = {r.path for r in found.refused}
             consume = (task_key(task_id), [self.uri(r) for r in found.used if r not in left], prefixes or [""])
         if not files:
-            return {**_nothing(), **extra}
+            return {**nothing(), **extra}
         renames = await asyncio.to_thread(self.renamed, files)
         changes, bases, results = self.changes(files, renames)
         key = _key(
@@ -410,7 +410,7 @@ class Capture:
         files = await asyncio.to_thread(self.onto_workspace, found)
         extra = {"baseline": "worktree", "refused": [{"path": r.path, "why": r.why} for r in found.refused]}
         if not files:
-            return {**_nothing(), **extra, "keep": False}
+            return {**nothing(), **extra, "keep": False}
         renames = await asyncio.to_thread(self.renamed, files)
         changes, bases, results = self.changes(files, renames)
         key = _key(["worktree", task_id, tree_id, sorted((r, _h(b), _h(n)) for r, (b, n) in files.items())])
@@ -438,5 +438,5 @@ def _key(parts: object) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-def _nothing() -> dict:
+def nothing() -> dict:
     return {"proposalId": None, "hunks": [], "alreadyProposed": [], "rejectedBefore": [], "restored": [], "left": []}

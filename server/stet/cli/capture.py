@@ -198,7 +198,9 @@ async def cmd_run(args) -> int:
         for line in not_taken(answer):
             say(line)
         if kept:
-            why = "the agent failed" if code else "not everything could be proposed"
-            say(f"the worktree is kept at {kept} ({why}); remove it with `git worktree remove --force {kept}`")
+            why = f"the agent exited with code {code}" if code else "not everything could be proposed"
+            say(
+                f"the worktree is kept at {kept} ({why}); remove it with `git worktree remove --force {shlex.quote(kept)}`"
+            )
     # The agent's own failure comes first; else files Stet refused are exit 1, as for `capture`.
     return code or (1 if failed(answer) else 0)
