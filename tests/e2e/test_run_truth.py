@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from support import clitools
 from support.capturetools import AGENT, agent_repo, captures, duplicates, hunks, kinds
 from support.clitools import STET, snapshot, stet, stet_json
 
@@ -75,7 +76,19 @@ def test_the_same_run_twice_gives_the_files_their_baseline_back_and_adds_nothing
     assert p.returncode == 0 and json.loads(p.stdout)["proposalId"] is None  # no snapshot: nothing to capture
 
 
-def test_the_same_edits_captured_again_under_the_same_id(repo):
+@pytest.fixture
+def engine_repo(tmp_path, engine):
+    """The same repository, its review on each store engine in turn."""
+    root = agent_repo(tmp_path / "repo")
+    clitools.ENGINE_ENV.clear()
+    if engine.pg:
+        clitools.ENGINE_ENV["STET_DB"] = engine.db(root)
+    yield root
+    clitools.ENGINE_ENV.clear()
+
+
+def test_the_same_edits_captured_again_under_the_same_id(engine_repo):
+    repo = engine_repo
     baseline = snapshot(repo)
     (repo / "b.txt").write_text("alpha\nBETA\ngamma\n")
     first = stet_json("capture", "--id", "x", cwd=repo)
