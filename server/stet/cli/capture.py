@@ -66,10 +66,13 @@ def add_commands(sub, common, as_json, mutation) -> None:
         "run",
         parents=[common, scope],
         help="run an agent command, then capture what it wrote: stet run [--task T] [--worktree] -- CMD ARGS...",
-        description="Snapshot the workspace, run the command (its output untouched, its exit code passed through), "
-        "then capture what it changed. With --worktree the agent works in a temporary git worktree at HEAD plus "
-        "the accepted-but-uncommitted changes, so your files never change while it works; its result is proposed "
-        "into the workspace and the worktree removed (kept, with its path printed, when something went wrong).",
+        description="Snapshot the workspace, run the command (its output untouched), then capture what it changed. "
+        "Exits with the command's exit code; when it succeeded but a file could not be captured (binary, a symlink, "
+        "too large: each named on stderr), exit 1. With --worktree the agent works in a temporary git worktree at "
+        "HEAD plus the accepted-but-uncommitted changes, so your files never change while it works (relative paths "
+        "in its command line still name what they name here); its result is proposed into the workspace and the "
+        "worktree removed (kept, with how to remove it, when the agent failed or not everything could be proposed). "
+        "SIGTERM is passed on to the agent.",
     )
     p.add_argument("--worktree", action="store_true", help="let the agent work in a temporary git worktree")
     p.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD ARGS", help="the agent's command")
