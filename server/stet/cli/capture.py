@@ -115,7 +115,7 @@ def failed(answer: dict) -> bool:
     return bool(answer.get("refused") or answer.get("left"))
 
 
-def not_taken(answer: dict) -> list[str]:
+def left_out(answer: dict) -> list[str]:
     """After a run: the files Stet did not capture or restore, in one line each kind."""
     out = []
     refused = sorted(r["path"] for r in answer.get("refused", ()))
@@ -198,7 +198,7 @@ async def cmd_run(args) -> int:
         for line in rejected_lines(answer, review.ws.rel):
             say(line)
         _report(answer, sys.stderr)
-        for line in not_taken(answer):
+        for line in left_out(answer):
             say(line)
         if kept:
             why = f"the agent exited with code {code}" if code else "not everything could be proposed"
