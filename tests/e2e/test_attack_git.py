@@ -277,14 +277,15 @@ echo "delta" >> b.txt
     before = snapshot(repo)
     p = stet("run", "--worktree", "--", str(agent), cwd=repo)
     assert not marker.exists(), f"the agent's fsmonitor ran: {marker.read_text()}"
-    assert p.returncode == 0, p.stderr  # the agent's own exit code, as always
+    assert p.returncode == 1, p.stderr  # the agent succeeded, Stet refused what it left: a refusal
+    assert "kept worktree" not in p.stderr, p.stderr
     assert "no longer names the git folder Stet made" in p.stderr, p.stderr
     assert "evil.git" in p.stderr and "nothing was captured from it" in p.stderr
     assert hunks(repo) == [], "nothing of a tampered worktree is proposed"
     assert snapshot(repo) == before
     # Cleaned up without running git in it: the folder, its registration, Stet's temp folder.
     worktree = p.stderr.split("the agent works in ")[1].split(" ")[0]
-    assert not os.path.exists(worktree) and not os.path.exists(os.path.dirname(worktree))
+    assert not os.path.exists(worktree)  # the worktree is Stet's temporary folder itself
     assert git("worktree", "list", cwd=repo).count("\n") == 1
     assert not marker.exists()
 

@@ -104,14 +104,15 @@ def test_a_snapshot_recorded_before_such_names_were_refused(repo):
 def test_stet_run_in_place_and_in_a_worktree(repo):
     agent = ["sh", "-c", "printf 'from the agent\\n' > \"$(printf 'bad-\\377.txt')\" && echo more >> b.txt"]
     p = stet_bytes("run", "--task", "r", "--", *agent, cwd=repo)
-    assert p.returncode == 0 and f"stet: {SHOWN}: {NOTE}" in p.stderr, p.stderr
+    # The agent succeeded and Stet left a file of it: exit 1, as for any refused file.
+    assert p.returncode == 1 and f"stet: {SHOWN}: {NOTE}" in p.stderr, p.stderr
     assert [h["newText"] for h in hunks(repo, "--task", "r")] == ["more\n"]
     assert (repo / "b.txt").read_text() == B_BASE
     assert read(os.path.join(os.fsencode(repo), BAD)) == b"from the agent\n"
     os.unlink(os.path.join(os.fsencode(repo), BAD))
 
     p = stet_bytes("run", "--worktree", "--task", "w", "--", *agent, cwd=repo)
-    assert p.returncode == 0 and f"stet: {SHOWN}: {NOTE}" in p.stderr, p.stderr
+    assert p.returncode == 1 and f"stet: {SHOWN}: {NOTE}" in p.stderr, p.stderr
     assert [h["newText"] for h in hunks(repo, "--task", "w")] == ["more\n"]
     assert not os.path.exists(os.path.join(os.fsencode(repo), BAD)), "the developer's files are not written"
     kept = p.stderr.split("the worktree is kept at ")[1].split(" ")[0]  # not everything could be proposed

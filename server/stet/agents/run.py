@@ -13,11 +13,15 @@ what `stet run` exits with; Stet's own lines go to stderr.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import shlex
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 
 from ..domain.capture import layer, layer_files
 from ..domain.status import Status
@@ -34,91 +38,218 @@ def say(text: str) -> None:
     print(f"stet: {text}", file=sys.stderr, flush=True)
 
 
-async def run_agent(argv: list[str], cwd: str, task_id: str | None) -> int:
-    """Run the agent's command with the terminal's stdin/stdout/stderr; its exit code.
+class Agent:
+    """The agent's process while it runs. SIGTERM and SIGHUP sent to `stet run` are passed on
+    to it (Stet then captures what it left); Ctrl-C reaches it from the terminal (it is in
+    the terminal's foreground group with us), so Stet only waits for it to end."""
 
-    Ctrl-C reaches the agent (it is in the terminal's foreground group with us); Stet waits
-    for it to end and captures what it left."""
-    env = {k: v for k, v in os.environ.items() if k != "STET_FAULT"}
-    if task_id:
-        env["STET_TASK"] = task_id
-    try:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env)
-    except FileNotFoundError:
-        say(f"{argv[0]}: command not found")
-        return 127
-    except PermissionError:
-        say(f"{argv[0]}: permission denied")
-        return 126
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        code = await asyncio.to_thread(proc.wait)
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    return code if code >= 0 else 128 - code  # killed by a signal: as a shell reports it
+    FORWARDED = (signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen | None = None
+        self.stopped: int | None = None  # the signal that asked the run to stop
+
+    def _forward(self, sig: int, _frame: object = None) -> None:
+        self.stopped = self.stopped or sig
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+
+    @contextlib.contextmanager
+    def signals(self) -> Iterator[None]:
+        """For the whole run: a SIGTERM before the agent starts means it does not start; one
+        after it ended lets Stet finish its capture (a step that never waits on anyone).
+        Plain handlers, not the event loop's: they run at once, even while Stet is busy."""
+        previous = {sig: signal.signal(sig, self._forward) for sig in self.FORWARDED}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    async def run(self, argv: list[str], cwd: str, task_id: str | None) -> tuple[int, bool]:
+        """Run the command with the terminal's stdin/stdout/stderr in `cwd`: (its exit code,
+        whether it started at all)."""
+        env = {k: v for k, v in os.environ.items() if k != "STET_FAULT"}
+        env["PWD"] = cwd  # shells and tools that trust PWD see where they are
+        if task_id:
+            env["STET_TASK"] = task_id
+        if self.stopped is not None:
+            say("stopped before the agent started")
+            return 128 + self.stopped, False
+        try:
+            self.proc = subprocess.Popen(argv, cwd=cwd, env=env)
+        except FileNotFoundError:
+            say(f"{argv[0]}: command not found")
+            return 127, False
+        except PermissionError:
+            say(f"{argv[0]}: permission denied")
+            return 126, False
+        if self.stopped is not None:  # came while it was being started
+            self.proc.send_signal(self.stopped)
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            code = await asyncio.to_thread(self.proc.wait)
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        return (code if code >= 0 else 128 - code), True  # killed by a signal: as a shell reports it
+
+
+def agent_argv(argv: list[str], here: str, there: str, top: str, worktree: str) -> tuple[list[str], list[str]]:
+    """The agent's command line for a run in `there` (its worktree's folder for `here`, where
+    the user typed it), so that each relative path means what it meant in `here`. A path is
+    an argument with a `/` (or the value of `--option=VALUE` with one) that names an existing
+    file or folder from `here`: the worktree's copy when it has one at the same place (the
+    agent works on its own copies), else the absolute path (outside the repository, or not in
+    git). Words without a `/` are passed as written (a message, a command looked up in PATH);
+    one that names a file the worktree lacks gets a note. Returns (argv, notes for the user)."""
+    notes: list[str] = []
+
+    def missing(value: str) -> str | None:
+        """The absolute path `value` names from `here` when the agent would not find it."""
+        if not value or value.startswith("-") or os.path.isabs(value):
+            return None
+        mine = os.path.normpath(os.path.join(here, value))
+        if not os.path.lexists(mine):
+            return None
+        rel = os.path.relpath(mine, top)
+        if rel != ".." and not rel.startswith(".." + os.sep):
+            theirs = os.path.normpath(os.path.join(worktree, rel))
+            if os.path.normpath(os.path.join(there, value)) == theirs and os.path.lexists(theirs):
+                return None  # the agent's own copy, at the same place
+        return mine
+
+    def passed(value: str) -> str | None:
+        mine = missing(value)
+        if mine is None:
+            return None
+        if "/" in value:
+            notes.append(f"{value} is not in the agent's worktree: passed as {mine}")
+            return mine
+        notes.append(f"{value} is not in the agent's worktree (not in git); to pass yours, write ./{value}")
+        return None
+
+    out = []
+    for n, arg in enumerate(argv):
+        if n == 0 and "/" not in arg:
+            out.append(arg)  # a command looked up in PATH
+        elif arg.startswith("--") and "=" in arg:
+            option, _, value = arg.partition("=")
+            new = passed(value)
+            out.append(arg if new is None else f"{option}={new}")
+        else:
+            out.append(passed(arg) or arg)
+    return out, notes
 
 
 class Run:
     def __init__(self, review: Review):
         self.review = review
         self.capture = Capture(review)
+        self.agent = Agent()
 
     async def in_place(
         self, argv: list[str], *, task_id: str | None, keep: bool, message: str | None, agent: str | None
     ) -> tuple[int, dict]:
-        snapshots = Snapshots(self.review)
-        left = await snapshots.current(task_id)
-        if left is not None and left.whole:
-            # An earlier run of this task was interrupted before its capture: what its agent
-            # left is captured first, against its own baseline, so nothing is taken for baseline.
-            say("capturing what an interrupted earlier run left first")
-            first = await self.capture.run(task_id=task_id, keep=keep, message=message, agent=agent)
-            if first.get("proposalId"):
-                say(f"proposal {first['proposalId']}: {len(first['hunks'])} hunk(s) from the earlier run")
-        await snapshots.take(task_id, None)
-        fault("run:after-snapshot")
-        code = await run_agent(argv, os.getcwd(), task_id)
-        fault("run:after-agent")
-        answer = await self.capture.run(task_id=task_id, keep=keep, message=message, agent=agent)
+        with self.agent.signals():
+            snapshots = Snapshots(self.review)
+            left = await snapshots.current(task_id)
+            if left is not None and left.whole:
+                # An earlier run of this task was interrupted before its capture: what its agent
+                # left is captured first, against its own baseline, so nothing is taken for baseline.
+                say("capturing what an interrupted earlier run left first")
+                first = await self.capture.run(task_id=task_id, keep=keep, message=message, agent=agent)
+                if first.get("proposalId"):
+                    say(f"proposal {first['proposalId']}: {len(first['hunks'])} hunk(s) from the earlier run")
+            await snapshots.take(task_id, None)
+            fault("run:after-snapshot")
+            code, _ = await self.agent.run(argv, os.getcwd(), task_id)
+            fault("run:after-agent")
+            answer = await self.capture.run(task_id=task_id, keep=keep, message=message, agent=agent)
+            # The run is over: what its snapshot could not be used for (nothing changed, a file
+            # refused) must not be taken for an interrupted run's work by the next one.
+            await snapshots.drop(task_id)
         return code, answer
 
     async def in_worktree(
         self, argv: list[str], *, task_id: str | None, message: str | None, agent: str | None
     ) -> tuple[int, dict, str | None]:
-        """(exit code, the capture's answer, the worktree's path when it is kept)."""
+        """(exit code, the capture's answer, the worktree's path when it is kept for the user).
+
+        The worktree is the temporary folder itself, so `git worktree remove --force PATH`
+        leaves nothing behind. It is removed on every way out - by the capture's journal once
+        the proposal is stored, else here - except when it is kept on purpose: the agent failed
+        or was stopped, or its work could not all be proposed."""
         root = self.review.ws.roots[0]
         top = await asyncio.to_thread(git.toplevel, root)
         if top is None or await asyncio.to_thread(git.head, top) is None:
             raise InvalidParams(f"--worktree needs a git repository with at least one commit ({root} is not one)")
-        made = await asyncio.to_thread(
-            worktrees.make, top, os.path.join(tempfile.mkdtemp(prefix="stet-run-"), "work"), "HEAD"
-        )
+        with self.agent.signals():
+            path = os.path.realpath(tempfile.mkdtemp(prefix="stet-run-"))
+            try:
+                made = await asyncio.to_thread(worktrees.make, top, path, "HEAD")
+            except BaseException:
+                await asyncio.to_thread(git.remove_worktree, top, path)
+                await asyncio.to_thread(shutil.rmtree, path, True)
+                raise
+            try:
+                code, answer, there = await self._in_worktree(argv, top, made, task_id, message, agent)
+            except BaseException:
+                if self.agent.proc is not None:  # the agent's work is there
+                    say(f"the worktree is kept at {path} (Stet stopped before its capture was done)")
+                    say(f"remove it with `git worktree remove --force {shlex.quote(path)}`")
+                else:
+                    await asyncio.to_thread(git.remove_worktree, top, path)
+                raise
+            kept: str | None = path if there else None
+            if there and code == 0 and not answer.get("refused"):
+                # Removed by the capture's journal when it stored a proposal; here otherwise
+                # (nothing to propose, or the journal could not).
+                await asyncio.to_thread(git.remove_worktree, top, path)
+                kept = None
+        return code, answer, kept
+
+    async def _in_worktree(
+        self,
+        argv: list[str],
+        top: str,
+        made: worktrees.Made,
+        task_id: str | None,
+        message: str | None,
+        agent: str | None,
+    ) -> tuple[int, dict, bool]:
+        """(exit code, the capture's answer, whether the worktree is still there for the
+        caller to keep or remove: it is removed here when the agent never started, and when
+        it was tampered with)."""
         path = made.path
         await self.review.sync()
         accepted = await asyncio.to_thread(self._carry_accepted, top, path)
         tree_id = await asyncio.to_thread(git.snapshot_tree, path, made.gitdir)
         say(f"the agent works in {path} (a git worktree of HEAD, with the accepted changes of {accepted} file(s))")
         fault("run:after-snapshot")
-        cwd = os.getcwd()
-        inside = os.path.relpath(cwd, top)
-        code = await run_agent(argv, path if inside.startswith("..") else os.path.join(path, inside), task_id)
+        here = os.getcwd()
+        inside = os.path.relpath(here, top)
+        there = (
+            path if inside == ".." or inside.startswith(".." + os.sep) else os.path.normpath(os.path.join(path, inside))
+        )
+        argv, notes = agent_argv(argv, here, there, top, path)
+        for note in notes:
+            say(note)
+        code, ran = await self.agent.run(argv, there, task_id)
+        if not ran:
+            await asyncio.to_thread(git.remove_worktree, top, path)
+            return code, nothing(baseline="worktree", refused=[], keep=False), False
         fault("run:after-agent")
         tampered = await asyncio.to_thread(worktrees.check, made)
         if tampered is not None:
             # Not one git call in it: its .git may name a git folder of the agent's.
             await asyncio.to_thread(worktrees.discard, top, made)
             why = f"{tampered}; nothing was captured from it, and it was removed without running git in it"
-            return code, nothing(baseline="worktree", refused=[{"path": path, "why": why}], keep=False), None
+            return code, nothing(baseline="worktree", refused=[{"path": path, "why": why}], keep=False), False
         cleanup = {"worktree": path, "repo": top} if code == 0 else None
         answer = await self.capture.from_worktree_run(
             path, tree_id, made.gitdir, task_id=task_id, message=message, agent=agent, cleanup=cleanup
         )
-        kept: str | None = path
-        if cleanup is not None and not answer.get("refused"):
-            if answer.get("proposalId") is None:  # nothing to propose: no journal removes it
-                await asyncio.to_thread(git.remove_worktree, top, path)
-            kept = None
-        return code, answer, kept
+        return code, answer, True
 
     def _carry_accepted(self, top: str, worktree: str) -> int:
         """Put the developer's applied hunks into the worktree's files (HEAD's version): the

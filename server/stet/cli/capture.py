@@ -66,10 +66,13 @@ def add_commands(sub, common, as_json, mutation) -> None:
         "run",
         parents=[common, scope],
         help="run an agent command, then capture what it wrote: stet run [--task T] [--worktree] -- CMD ARGS...",
-        description="Snapshot the workspace, run the command (its output untouched, its exit code passed through), "
-        "then capture what it changed. With --worktree the agent works in a temporary git worktree at HEAD plus "
-        "the accepted-but-uncommitted changes, so your files never change while it works; its result is proposed "
-        "into the workspace and the worktree removed (kept, with its path printed, when something went wrong).",
+        description="Snapshot the workspace, run the command (its output untouched), then capture what it changed. "
+        "Exits with the command's exit code; when it succeeded but a file could not be captured (binary, a symlink, "
+        "too large: each named on stderr), exit 1. With --worktree the agent works in a temporary git worktree at "
+        "HEAD plus the accepted-but-uncommitted changes, so your files never change while it works (relative paths "
+        "in its command line still name what they name here); its result is proposed into the workspace and the "
+        "worktree removed (kept, with how to remove it, when the agent failed or not everything could be proposed). "
+        "SIGTERM is passed on to the agent.",
     )
     p.add_argument("--worktree", action="store_true", help="let the agent work in a temporary git worktree")
     p.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD ARGS", help="the agent's command")
@@ -110,6 +113,25 @@ def rejected_lines(answer: dict, rel) -> list[str]:
 
 def failed(answer: dict) -> bool:
     return bool(answer.get("refused") or answer.get("left"))
+
+
+def left_out(answer: dict, kept: bool = False) -> list[str]:
+    """After a run: the files Stet did not capture or restore, in one line each kind
+    (`kept`: the worktree the agent worked in is kept for the user)."""
+    out = []
+    refused = sorted(r["path"] for r in answer.get("refused", ()))
+    if refused and answer.get("baseline") == "worktree" and kept:
+        out.append(f"{len(refused)} file(s) not proposed, the agent's version is in the kept worktree: ")
+    elif refused and answer.get("baseline") == "worktree":
+        out.append(f"{len(refused)} not proposed (nothing of the worktree is kept): ")
+    elif refused:
+        out.append(f"{len(refused)} file(s) not captured, left as the agent left them: ")
+    if out:
+        out[0] += ", ".join(refused)
+    left = sorted(answer.get("left", ()))
+    if left:
+        out.append(f"{len(left)} file(s) not restored, changed again meanwhile: " + ", ".join(left))
+    return out
 
 
 async def cmd_capture(args) -> int:
@@ -179,7 +201,12 @@ async def cmd_run(args) -> int:
         for line in rejected_lines(answer, review.ws.rel):
             say(line)
         _report(answer, sys.stderr)
+        for line in left_out(answer, kept is not None):
+            say(line)
         if kept:
-            why = "the agent failed" if code else "not everything could be proposed"
-            say(f"the worktree is kept at {kept} ({why}); remove it with `git worktree remove --force {kept}`")
-    return code
+            why = f"the agent exited with code {code}" if code else "not everything could be proposed"
+            say(
+                f"the worktree is kept at {kept} ({why}); remove it with `git worktree remove --force {shlex.quote(kept)}`"
+            )
+    # The agent's own failure comes first; else files Stet refused are exit 1, as for `capture`.
+    return code or (1 if failed(answer) else 0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import stat
 
 from ..domain.anchor import LineIndex, locate
@@ -193,11 +194,14 @@ async def examine(review: Review, fix: bool = False) -> dict:
             "ends, or with the next `stet run` of the task",
         )
     for path in await asyncio.to_thread(_left_worktrees, review.ws.roots[0]):
+        parent = os.path.dirname(path)
+        # Older runs made the worktree in a folder of its own: that folder goes too.
+        tidy = f" && rmdir {shlex.quote(parent)}" if os.path.basename(parent).startswith("stet-run-") else ""
         add(
             "warn",
             f"a worktree left by an interrupted or failed `stet run --worktree`: {path}",
-            f"the agent's work is there (`git -C {path} status`); take what you need, then "
-            f"`git worktree remove --force {path}`",
+            f"the agent's work is there (`git -C {shlex.quote(path)} status`); take what you need, then "
+            f"`git worktree remove --force {shlex.quote(path)}{tidy}`",
         )
     quarantine = os.path.join(store.home, "quarantine")
     if os.path.isdir(quarantine) and os.listdir(quarantine):

@@ -313,8 +313,19 @@ async def cmd_decide(args) -> int:
                 states = await review.decide(action, proposal_id=proposal, task_id=task, **common)
             if not states:
                 print(f"stet: nothing to {action}: no pending hunk in that scope", file=sys.stderr)
-        print_hunks(review, states, args.json)
-    return 0
+        return _decided(review, states, args.json)
+
+
+def _decided(review, states: list[dict], as_json: bool) -> int:
+    """Print a decision's answer; exit 1 when its effect did not take on some hunk (the
+    decision is recorded, but the file is not as it asked): each named on stderr, with why."""
+    from ..review import not_taken
+
+    missed = not_taken(states)
+    print_hunks(review, states, as_json, {"notTaken": missed})
+    for m in missed:
+        print(f"stet: {m['hunkId']} did not take effect ({m['status']}): {one_line(m['why'], 300)}", file=sys.stderr)
+    return 1 if missed else 0
 
 
 async def cmd_pull(args) -> int:
@@ -328,8 +339,7 @@ async def cmd_pull(args) -> int:
         states = await review.decide("reapply", todo, request_id=args.request_id) if todo else []
         if not todo:
             print("stet: nothing to pull: every applied hunk is in this checkout's files", file=sys.stderr)
-        print_hunks(review, states, args.json)
-    return 0
+        return _decided(review, states, args.json)
 
 
 async def cmd_export(args) -> int:

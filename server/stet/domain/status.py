@@ -74,3 +74,18 @@ def plan(action: str, current: Status, hunk_id: str = "?") -> Status | None:
     if not TRANSITIONS.get((current, target), "").startswith(action):
         raise TransitionError(hunk_id, current, target, action)
     return target
+
+
+STALE_WHY = "the file no longer has the text this hunk changes, where it changes it: the hunk is stale"
+
+
+def why_not_taken(status: Status, problem: str | None) -> str | None:
+    """Why a decision's effect on a hunk did not take, judged by where the hunk ended (None: it
+    took). Stale: its text was not where the change needed it, or something stood in the way
+    (`problem` says what). Accepted with a `problem`: its edit waits, unwritten (a full disk).
+    An accept still in flight in an editor's buffer (accepted, no problem) has taken."""
+    if status == Status.STALE:
+        return problem or STALE_WHY
+    if status == Status.ACCEPTED and problem:
+        return problem
+    return None

@@ -20,7 +20,7 @@ from ..agents.resume import render as render_resume
 from ..agents.tasks import Tasks
 from ..domain.model import Hunk
 from ..errors import InvalidParams, StetError, StoreUnavailable, UnknownHunk
-from ..review import Review, open_review
+from ..review import Review, not_taken, open_review
 from ..runtime.live import Live
 from ..store import is_url
 from ..workspace.paths import uri_to_path
@@ -330,7 +330,7 @@ def _decision(action: str, scope: str) -> Handler:
                 raise InvalidParams("`text` is only for stet.accept")
             if action == "reapply":  # takes no versions or feedback: it only puts back what was decided
                 states = await review.decide(action, P.hunk_ids(p), request_id=common["request_id"])
-                return {"hunks": states}
+                return _answer(ls, action, states)
             states = await review.decide(action, P.hunk_ids(p), expected=P.expected_versions(p), text=text, **common)
         elif scope == "file":
             states = await review.decide(action, uri=P.req_str(p, "uri"), **common)
@@ -338,6 +338,18 @@ def _decision(action: str, scope: str) -> Handler:
             states = await review.decide(
                 action, proposal_id=P.opt_str(p, "proposalId"), task_id=P.opt_str(p, "taskId"), **common
             )
-        return {"hunks": states}
+        return _answer(ls, action, states)
 
     return guarded(run)
+
+
+def _answer(ls: StetServer, action: str, states: list[dict]) -> dict:
+    """`{hunks}`, plus `notTaken` when the decision's effect did not take on some hunk - which
+    the editor is also told, since most show nothing of a command's result."""
+    missed = not_taken(states)
+    if not missed:
+        return {"hunks": states}
+    for m in missed:
+        text = f"Stet: {action} of {m['hunkId']} did not take effect ({m['status']}): {m['why']}"
+        ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, text))
+    return {"hunks": states, "notTaken": missed}

@@ -10,6 +10,7 @@ from importlib import import_module
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .config import Editor, Limits, NoEditor, new_id
+    from .deciding import not_taken
     from .service import Review
     from .session import Opened, open_review
 
@@ -21,9 +22,10 @@ _HOME = {
     "Review": "service",
     "Opened": "session",
     "open_review": "session",
+    "not_taken": "deciding",
 }
 
-__all__ = ["Editor", "Limits", "NoEditor", "Opened", "Review", "new_id", "open_review"]
+__all__ = ["Editor", "Limits", "NoEditor", "Opened", "Review", "new_id", "not_taken", "open_review"]
 
 
 def __getattr__(name: str) -> object:

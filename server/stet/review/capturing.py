@@ -79,85 +79,140 @@ class Capturing:
         if existing is not None:
             if existing["edit_hash"] != edit_hash:
                 raise Conflict(f"proposal {capture_id} already exists with a different change")
-            await self.finish_open()
-            return await self._answer(capture_id)
+            await self.finish_open()  # a crash's journal: finished first, exactly once
         on_disk = now if in_place else bases
+        outcome, result = "replay", None
         async with st.op_lock, interprocess_lock(st.files_lock()):
-            for uri, text in on_disk.items():  # still as seen? (the agent may still be writing)
-                found = await asyncio.to_thread(self._digest_now, uri)
-                if found != _hash(text):
-                    raise Conflict(f"{st.ws.rel(uri)} changed while it was being captured: capture again")
-            try:
-                planned = plan_proposal(changes, lambda uri, _version: bases.get(uri), exact=True)
-            except BadProposal as exc:
-                raise InvalidParams(f"the capture could not be turned into a proposal: {exc}") from None
-            for uri, text in planned.results.items():
-                if now.get(uri) != text:  # the proposal must give exactly what the agent wrote
-                    raise InvalidParams(f"the capture of {st.ws.rel(uri)} does not reproduce the file; nothing stored")
-            new = self._hunks(planned.hunks, capture_id, task_id, message, keep)
-            if len(new) > limits.max_hunks:
-                raise TooLarge(f"the capture makes {len(new)} hunks; the limit is {limits.max_hunks}")
-            async with store.write() as tx:
-                if await tx.proposal(capture_id) is not None:
-                    raise Conflict(f"proposal {capture_id} was stored meanwhile by another process")
-                uris = {u for c in changes for u in (c.uri, getattr(c, "new_uri", None)) if u}
-                prior = await self._prior(tx, task_id, uris)
-                created, repeated, refused, stays, flagged = self._classify(new, prior, keep)
-                # This review's kept hunks in these files that the capture did not repeat are
-                # part of what it proposes now (their text is in its baseline no more).
-                superseded = [
-                    h
-                    for h in prior
-                    if h.kept and h.status in (Status.PENDING, Status.STALE) and h.task_id == task_id and h.uri in uris
-                    if h.id not in {r.id for r in repeated}
-                ]
-                if task_id is not None:
-                    ids = {h.id for h in superseded}
-                    superseded += [
-                        h for h in await self.proposing.superseded_by(tx, created, task_id) if h.id not in ids
-                    ]
-                targets = settle(planned.hunks, bases, stays) if in_place else {}
-                restores = [
-                    {"uri": uri, "expect": _hash(now.get(uri)), "text": text}
-                    for uri, text in sorted(targets.items())
-                    if text != now.get(uri)
-                ]
-                if not (created or restores or superseded or flagged):
-                    return self._nothing_new(capture_id, repeated, refused)
-                result = {
-                    "hunkIds": [h.id for h in created],
-                    "superseded": [h.id for h in superseded],
-                    **({"repeated": [h.id for h in repeated]} if repeated else {}),
-                    **({"rejectedBefore": [h.id for h in refused]} if refused else {}),
-                }
-                lsn = await tx.log(
-                    f"propose/{capture_id}",
-                    "capture",
-                    {
-                        "proposalId": capture_id,
-                        "taskId": task_id,
-                        "agent": agent,
-                        "keep": keep,
-                        "files": sorted(planned.results),
-                    },
-                    result,
+            moved = await self._changed(on_disk)  # still as seen? (the agent may still be writing)
+            if moved is not None and existing is None:
+                raise Conflict(f"{st.ws.rel(moved)} changed while it was being captured: capture again")
+            if moved is None:  # (else the capture was carried out meanwhile: a replay)
+                outcome, result = await self._store(
+                    capture_id,
+                    changes,
+                    bases,
+                    now,
+                    keep=keep,
+                    in_place=in_place,
+                    task_id=task_id,
+                    agent=agent,
+                    message=message,
+                    edit_hash=edit_hash,
+                    consume=consume,
+                    cleanup=cleanup,
                 )
-                await tx.add_proposal(capture_id, task_id, agent, message, edit_hash, edit_hash, lsn)
-                for h in created:
-                    h.lsn = lsn
-                await tx.add_hunks(created)
-                for h in superseded:
-                    h.status, h.version, h.lsn, h.kept, h.in_file = Status.SUPERSEDED, h.version + 1, lsn, False, None
-                for h in flagged:  # its text is in the file now (kept), or taken out (not)
-                    h.kept, h.lsn, h.in_file = keep, lsn, None
-                await tx.save_hunks([*superseded, *flagged])
-                await sql.add_capture(tx, capture_id, lsn, restores, cleanup)
-                if consume is not None:
-                    await sql.consume(tx, *consume)
-            fault("capture:after-commit")
+                if outcome == "nothing":
+                    return result or {}
         await self.memory.sync()
         await self.finish_open()
-        return await self._answer(capture_id)
+        return await self._answer(capture_id, result if outcome == "again" else None)
+
+    async def _store(
+        self,
+        capture_id: str,
+        changes: list[Change],
+        bases: Mapping[str, str | None],
+        now: Mapping[str, str | None],
+        *,
+        keep: bool,
+        in_place: bool,
+        task_id: str | None,
+        agent: str | None,
+        message: str | None,
+        edit_hash: str,
+        consume: tuple[str, list[str], list[str]] | None,
+        cleanup: dict | None,
+    ) -> tuple[str, dict | None]:
+        """Commit the proposal with its restore journal: ("new", None); ("nothing", the
+        answer) when there is nothing new; ("replay", None) for a capture made before; ("again",
+        its operation's result) for a new occurrence of one: the same capture once its journal
+        is finished, while the files hold the agent's version once more (an agent run twice
+        before anyone reviewed). Its journal is opened anew; nothing is proposed twice."""
+        st = self.st
+        limits = st.limits
+        store = st.require_store()
+        try:
+            planned = plan_proposal(changes, lambda uri, _version: bases.get(uri), exact=True)
+        except BadProposal as exc:
+            raise InvalidParams(f"the capture could not be turned into a proposal: {exc}") from None
+        for uri, text in planned.results.items():
+            if now.get(uri) != text:  # the proposal must give exactly what the agent wrote
+                raise InvalidParams(f"the capture of {st.ws.rel(uri)} does not reproduce the file; nothing stored")
+        new = self._hunks(planned.hunks, capture_id, task_id, message, keep)
+        if len(new) > limits.max_hunks:
+            raise TooLarge(f"the capture makes {len(new)} hunks; the limit is {limits.max_hunks}")
+        async with store.write() as tx:
+            made = await tx.proposal(capture_id)
+            again = None
+            if made is not None:
+                if made["edit_hash"] != edit_hash:
+                    raise Conflict(f"proposal {capture_id} was stored meanwhile by another process")
+                again = await sql.capture(tx, capture_id)
+                if again is None or again.state != "done":
+                    return "replay", None  # being carried out
+            uris = {u for c in changes for u in (c.uri, getattr(c, "new_uri", None)) if u}
+            prior = await self._prior(tx, task_id, uris)
+            if again is not None:  # its own hunks are what it proposed before
+                ids = {h.id for h in prior}
+                prior += [h for h in await tx.hunks_where(proposal_id=capture_id) if h.id not in ids]
+            created, repeated, refused, stays, flagged = self._classify(new, prior, keep)
+            # This review's kept hunks in these files that the capture did not repeat are
+            # part of what it proposes now (their text is in its baseline no more).
+            superseded = [
+                h
+                for h in prior
+                if h.kept and h.status in (Status.PENDING, Status.STALE) and h.task_id == task_id and h.uri in uris
+                if h.id not in {r.id for r in repeated}
+            ]
+            if task_id is not None:
+                ids = {h.id for h in superseded}
+                superseded += [h for h in await self.proposing.superseded_by(tx, created, task_id) if h.id not in ids]
+            targets = settle(planned.hunks, bases, stays) if in_place else {}
+            restores = [
+                {"uri": uri, "expect": _hash(now.get(uri)), "text": text}
+                for uri, text in sorted(targets.items())
+                if text != now.get(uri)
+            ]
+            fresh_cleanup = cleanup is not None and (again is None or again.cleanup != cleanup)
+            if not (created or restores or superseded or flagged):
+                if again is None:
+                    return "nothing", self._nothing_new(capture_id, repeated, refused)
+                if not fresh_cleanup:
+                    return "replay", None  # the same capture, and nothing in the files to do again
+            result = {
+                "hunkIds": [h.id for h in created],
+                "superseded": [h.id for h in superseded],
+                **({"repeated": [h.id for h in repeated]} if repeated else {}),
+                **({"rejectedBefore": [h.id for h in refused]} if refused else {}),
+            }
+            args = {
+                "proposalId": capture_id,
+                "taskId": task_id,
+                "agent": agent,
+                "keep": keep,
+                "files": sorted(planned.results),
+            }
+            if again is None:
+                lsn = await tx.log(f"propose/{capture_id}", "capture", args, result)
+                await tx.add_proposal(capture_id, task_id, agent, message, edit_hash, edit_hash, lsn)
+            else:
+                lsn = await tx.log(new_id("op-"), "capture", {**args, "again": True}, result)
+            for h in created:
+                h.lsn = lsn
+            await tx.add_hunks(created)
+            for h in superseded:
+                h.status, h.version, h.lsn, h.kept, h.in_file = Status.SUPERSEDED, h.version + 1, lsn, False, None
+            for h in flagged:  # its text is in the file now (kept), or taken out (not)
+                h.kept, h.lsn, h.in_file = keep, lsn, None
+            await tx.save_hunks([*superseded, *flagged])
+            if again is None:
+                await sql.add_capture(tx, capture_id, lsn, restores, cleanup)
+            else:
+                await sql.reopen_capture(tx, capture_id, lsn, restores, cleanup)
+            if consume is not None:
+                await sql.consume(tx, *consume)
+        fault("capture:after-commit")
+        return ("new", None) if again is None else ("again", result)
 
     @staticmethod
     def _hunks(
@@ -172,6 +227,13 @@ class Capturing:
                 if h.kind == "edit" and h.uri in moved:
                     h.uri = moved[h.uri]
         return new
+
+    async def _changed(self, texts: Mapping[str, str | None]) -> str | None:
+        """The first file that does not hold its text (None: no file), or None."""
+        for uri, text in texts.items():
+            if await asyncio.to_thread(self._digest_now, uri) != _hash(text):
+                return uri
+        return None
 
     def _digest_now(self, uri: str) -> str | None:
         try:
@@ -240,11 +302,19 @@ class Capturing:
             "left": [],
         }
 
-    async def _answer(self, capture_id: str) -> dict:
+    async def _answer(self, capture_id: str, again: dict | None = None) -> dict:
+        """The capture's answer; `again`: the result of a new occurrence of it, whose hunks
+        are the ones it created (usually none: the rest were proposed before)."""
         await self.memory.sync()
         async with self.st.require_store().read() as tx:
             row = await sql.capture(tx, capture_id)
-        answer = self.proposing.answer(capture_id, await self._result(capture_id))
+        if again is None:
+            answer = self.proposing.answer(capture_id, await self._result(capture_id))
+        else:
+            answer = self.proposing.answer(capture_id, again)
+            made = set(again["hunkIds"])
+            answer["hunks"] = [h for h in answer["hunks"] if h["id"] in made]
+            answer["rejectedBefore"] = list({h["id"]: h for h in answer["rejectedBefore"]}.values())
         outcome = (row.outcome if row is not None else None) or {}
         answer["restored"] = [self.st.ws.rel(u) for u in outcome.get("restored", [])]
         answer["left"] = [self.st.ws.rel(u) for u in outcome.get("left", [])]

@@ -4,11 +4,12 @@ journaled effects before anything is applied."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 from ..domain import fileop
 from ..domain.anchor import LineIndex, find_applied, text_at
 from ..domain.model import Hunk, lines_of
-from ..domain.status import Status, TransitionError, plan
+from ..domain.status import BY_VALUE, Status, TransitionError, plan, why_not_taken
 from ..domain.text import detect_eol, normalize_eol, split_lines
 from ..domain.verdict import classify
 from ..errors import Conflict, InvalidParams, StetError, TooLarge, UnknownHunk
@@ -64,6 +65,17 @@ class Contents:
             return doc.text
         lines = await self.lines(uri)
         return None if lines is None else "".join(lines)
+
+
+def not_taken(states: Sequence[dict]) -> list[dict]:
+    """The hunks of a decision's answer (HunkStates) whose effect did not take, with why:
+    `[{hunkId, status, why}]` - what every door tells instead of a plain success."""
+    out = []
+    for s in states:
+        why = why_not_taken(BY_VALUE[s["status"]], s.get("problem"))
+        if why is not None:
+            out.append({"hunkId": s["id"], "status": s["status"], "why": why})
+    return out
 
 
 def _bytes(text: str | None) -> int:

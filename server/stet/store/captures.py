@@ -123,6 +123,19 @@ async def add_capture(
     )
 
 
+async def reopen_capture(
+    tx: Tx, capture_id: str, lsn: int, restores: list[dict[str, Any]], cleanup: dict[str, Any] | None
+) -> None:
+    """The same capture again, its journal long finished: the files hold the agent's version
+    once more (an agent run twice). The journal is opened anew with what to do this time."""
+    state = "pending" if restores or cleanup else "done"
+    await tx._run(
+        "UPDATE captures SET lsn = ?, state = ?, restores = ?, cleanup = ?, outcome = NULL, at = ? "
+        "WHERE id = ? AND state = 'done'",
+        (lsn, state, json.dumps(restores), None if cleanup is None else json.dumps(cleanup), now_iso(), capture_id),
+    )
+
+
 def _capture(r: Any) -> CaptureRow:
     return CaptureRow(
         r[0],

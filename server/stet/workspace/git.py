@@ -328,7 +328,8 @@ def run_worktrees(root: str) -> list[str]:
     paths = [
         item[len(b"worktree ") :].decode("utf-8", "surrogateescape") for item in out if item.startswith(b"worktree ")
     ]
-    return [p for p in paths if os.path.basename(os.path.dirname(p)).startswith("stet-run-")]
+    # The worktree is the temporary folder itself (older runs: a folder `work` inside it).
+    return [p for p in paths if any(os.path.basename(f).startswith("stet-run-") for f in (p, os.path.dirname(p)))]
 
 
 def snapshot_tree(worktree: str, gitdir: str | None = None) -> str:
