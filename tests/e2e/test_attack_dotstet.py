@@ -263,3 +263,25 @@ def test_the_token_is_written_before_the_mcp_sdk_is_even_imported(ws, tmp_path):
     finally:
         proc.kill()
         proc.wait(30)
+
+
+@pytest.mark.parametrize("how", ["symlink", "another user's"])
+def test_a_damaged_store_is_never_moved_into_a_quarantine_stet_did_not_make(tmp_path, how):
+    if how != "symlink" and os.geteuid() == 65534:
+        pytest.skip("needs a uid other than 65534")
+    ws = make_repo(tmp_path / "ws")
+    (ws / "a.py").write_text("one\ntwo\n")
+    (ws / ".stet").mkdir(mode=0o700)
+    (ws / ".stet" / "stet.db").write_text("garbage, once a store")
+    out = tmp_path / "home" / "shared"
+    out.mkdir(parents=True)
+    if how == "symlink":
+        os.symlink(out, ws / ".stet" / "quarantine")
+    else:
+        (ws / ".stet" / "quarantine").mkdir()
+        os.chown(ws / ".stet" / "quarantine", 65534, 65534)
+    said = "symlink" if how == "symlink" else "uid 65534"
+    p = stet("doctor", "--fix", cwd=ws)  # what moves a damaged store aside
+    assert "quarantine" in p.stdout + p.stderr and said in p.stdout + p.stderr, p.stdout + p.stderr
+    assert os.listdir(out) == [] and os.listdir(ws / ".stet" / "quarantine") == []
+    assert (ws / ".stet" / "stet.db").read_text() == "garbage, once a store"

@@ -22,6 +22,12 @@ def home_problem(folder: str) -> str | None:
     `.stet/` is judged: a folder given with --db is the user's choice."""
     if os.path.basename(folder) != STORE_DIR:
         return None
+    return folder_problem(folder)
+
+
+def folder_problem(folder: str) -> str | None:
+    """Why Stet's folder `folder` (`.stet/`, its `quarantine/`) must not be used: not a real
+    folder of this user's (None: it is, or it is missing)."""
     try:
         st = os.lstat(folder)
     except FileNotFoundError:

@@ -78,7 +78,7 @@ def _kind_of(path: str) -> str:
 def quarantine_store(path: str) -> str:
     """Move a damaged database (and its -wal/-shm) aside, never deleting it; returns the folder."""
     parent = os.path.join(os.path.dirname(path), "quarantine")
-    _refuse_symlink(parent, "the folder")  # the database never leaves for wherever a link points
+    _refuse(dbfiles.folder_problem(parent))  # the database never leaves for wherever a link points
     folder = os.path.join(parent, time.strftime("%Y%m%dT%H%M%S", time.gmtime()))
     base = folder
     n = 1
