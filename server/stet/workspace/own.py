@@ -48,7 +48,7 @@ def _what(st: os.stat_result) -> str:
     return "a FIFO, device or socket"
 
 
-def problem(st: os.stat_result, where: str, *, folder: bool = False, secret: bool = False) -> str | None:
+def _problem(st: os.stat_result, where: str, *, folder: bool = False, secret: bool = False) -> str | None:
     """Why `st` (taken without following a symlink) is not something Stet made at `where`."""
     wanted = stat.S_ISDIR(st.st_mode) if folder else stat.S_ISREG(st.st_mode)
     if not wanted:
@@ -75,8 +75,8 @@ def problem(st: os.stat_result, where: str, *, folder: bool = False, secret: boo
 
 
 def check(st: os.stat_result, where: str, *, folder: bool = False, secret: bool = False) -> None:
-    """Raise NotStets when `problem` finds one."""
-    why = problem(st, where, folder=folder, secret=secret)
+    """Raise NotStets when `st` is not what Stet makes at `where` (see the module)."""
+    why = _problem(st, where, folder=folder, secret=secret)
     if why is not None:
         raise NotStets(why)
 
