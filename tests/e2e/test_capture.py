@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -268,6 +269,11 @@ RECIPES = {  # the command lines of docs/cli.md, "Recipes: agents that write fil
     "gemini": ["gemini", "--approval-mode=auto_edit", "-p", "add input validation to signup()"],
     "aider": ["aider", "--no-auto-commits", "--no-dirty-commits", "--yes", "-m", "add input validation", "a.py"],
 }
+MESSAGES = {  # the hunks' default message: the agent, and what it was asked
+    "codex": "codex: add input validation to signup()",
+    "gemini": "gemini: add input validation to signup()",
+    "aider": "aider: add input validation",
+}
 
 
 @pytest.mark.parametrize("name", sorted(RECIPES))
@@ -283,7 +289,28 @@ def test_the_documented_recipes_under_stet_run(repo, tmp_path, name):
     assert p.returncode == 0, p.stderr
     assert (log / f"{name}.args").read_text().splitlines() == RECIPES[name][1:], "arguments passed as written"
     assert tally(hunks(repo, "--task", name)) == ROUND1
+    assert {h["message"] for h in hunks(repo, "--task", name)} == {MESSAGES[name]}
     assert (repo / "a.py").read_text() == A_BASE
+
+
+def test_the_default_message_is_the_agent_and_what_it_was_asked(repo, tmp_path):
+    bin_dir, log = tmp_path / "bin", tmp_path / "log"
+    bin_dir.mkdir()
+    log.mkdir()
+    (bin_dir / "claude").write_text(STANDIN.format(name="claude", agent=" ".join(AGENT), extra=""))
+    (bin_dir / "claude").chmod(0o755)
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "STANDIN_LOG": str(log)}
+    p = stet("run", "--task", "c", "--", "claude", "-p", "fix the login bug", cwd=repo, env=env, input="")
+    assert p.returncode == 0, p.stderr
+    assert {h["message"] for h in hunks(repo, "--task", "c")} == {"claude: fix the login bug"}
+    # A script run by its interpreter, by a relative path: the script's name.
+    (tmp_path / "agent.py").write_text(Path(AGENT[1]).read_text())
+    p = stet("run", "--task", "d", "--", sys.executable, "../agent.py", "1", cwd=repo, input="")
+    assert p.returncode == 0, p.stderr
+    assert {h["message"] for h in hunks(repo, "--task", "d")} == {"agent.py"}
+    # Given: as given.
+    p = stet("run", "--task", "e", "-m", "my words", "--", sys.executable, "../agent.py", "1", cwd=repo, input="")
+    assert {h["message"] for h in hunks(repo, "--task", "e")} == {"my words"}
 
 
 def test_aider_committing_in_a_worktree(repo, tmp_path):

@@ -6,6 +6,7 @@ first write, records what each write left, and captures each turn."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -28,19 +29,23 @@ def settings(root: Path) -> dict:
 
 
 class Claude:
-    """Plays Claude Code: runs the configured hook commands around its own file writes."""
+    """Plays Claude Code: runs the configured hook commands around its own file writes, each as
+    Claude Code does, a shell command run by `/bin/sh -c`."""
 
-    def __init__(self, root: Path, session: str = SESSION):
+    def __init__(self, root: Path, session: str = SESSION, transcript: str = "/dev/null"):
         self.root = root
         self.session = session
+        self.transcript = transcript
         conf = settings(root)["hooks"]
         self.commands = {event: [h["command"] for e in conf[event] for h in e["hooks"]] for event in conf}
 
     def hook(self, event: str, payload: dict) -> subprocess.CompletedProcess:
-        body = {"session_id": self.session, "transcript_path": "/dev/null", "cwd": str(self.root)}
+        body = {"session_id": self.session, "transcript_path": self.transcript, "cwd": str(self.root)}
         body.update({"hook_event_name": event, "permission_mode": "default", **payload})
         results = [
-            subprocess.run(cmd, shell=True, input=json.dumps(body), capture_output=True, text=True, cwd=self.root)
+            subprocess.run(
+                ["/bin/sh", "-c", cmd], input=json.dumps(body), capture_output=True, text=True, cwd=self.root
+            )
             for cmd in self.commands[event]
         ]
         (p,) = results
@@ -81,7 +86,11 @@ def test_integrate_merges_and_never_clobbers(tmp_path):
     }
     (root / ".claude" / "settings.json").write_text(json.dumps(mine))
     (root / ".mcp.json").write_text(json.dumps({"mcpServers": {"other": {"command": "other-server"}}}))
-    p = stet("integrate", "claude-code", cwd=root)
+    on_path = tmp_path / "bin"  # `stet` on PATH: the default
+    on_path.mkdir()
+    (on_path / "stet").symlink_to(Path(sys.executable).parent / "stet")
+    env = {"PATH": f"{on_path}:{os.environ['PATH']}"}
+    p = stet("integrate", "claude-code", cwd=root, env=env)
     assert p.returncode == 0 and "hooks.Stop" in p.stdout
     conf = settings(root)
     assert conf["permissions"] == mine["permissions"]
@@ -100,11 +109,11 @@ def test_integrate_merges_and_never_clobbers(tmp_path):
     }
     # Again: nothing to add, nothing written.
     files = snapshot(root)
-    p = stet("integrate", "claude-code", cwd=root)
+    p = stet("integrate", "claude-code", cwd=root, env=env)
     assert p.returncode == 0 and "already set up" in p.stdout and snapshot(root) == files
     # A settings file that is not valid JSON is refused, and left exactly as it is.
     (root / ".claude" / "settings.json").write_text("{ not json")
-    p = stet("integrate", "claude-code", cwd=root)
+    p = stet("integrate", "claude-code", cwd=root, env=env)
     assert p.returncode == 2 and "cannot be read as JSON" in p.stderr
     assert (root / ".claude" / "settings.json").read_text() == "{ not json"
 
@@ -231,3 +240,136 @@ def test_hostile_and_broken_payloads_never_block_the_agent(repo, tmp_path):
     body["tool_input"] = {"file_path": str(elsewhere / "f.txt")}
     p = subprocess.run(cmd, shell=True, input=json.dumps(body), capture_output=True, text=True, cwd=elsewhere)
     assert p.returncode == 1 and "no Stet store" in p.stderr
+
+
+# --- issue 21, item 8: how Claude Code starts Stet, and what its hunks say -----------------------
+def _spaced_stet(tmp_path: Path) -> str:
+    """The venv's `stet`, reached through a folder whose path has spaces."""
+    spaced = tmp_path / "my tools" / "stet bin"
+    spaced.mkdir(parents=True)
+    (spaced / "stet").symlink_to(Path(sys.executable).parent / "stet")
+    return str(spaced / "stet")
+
+
+def test_a_stet_path_with_spaces_works_in_the_hooks_and_the_mcp_server(tmp_path):
+    root = agent_repo(tmp_path / "repo")
+    program = _spaced_stet(tmp_path)
+    p = stet("integrate", "claude-code", "--stet", program, cwd=root)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    commit_all(root, "claude code set up")
+    claude = Claude(root)
+    assert claude.commands["Stop"] == [f"{shlex.quote(program)} hook claude-code"]
+    claude.write("Edit", "a.py", A_BASE.replace("LIMIT = 10", "LIMIT = 20"))
+    assert "1 hunk(s)" in claude.stop()["systemMessage"]
+    (h,) = hunks(root, "--task", TASK)
+    assert h["kept"] and h["status"] == "pending" and h["newText"] == "LIMIT = 20\n"
+    # .mcp.json: a program and its arguments, started without a shell.
+    conf = json.loads((root / ".mcp.json").read_text())["mcpServers"]["stet"]
+    assert conf == {"command": program, "args": ["mcp", "--agent", "claude-code"]}
+
+    async def tools() -> set[str]:
+        params = StdioServerParameters(command=conf["command"], args=conf["args"], cwd=str(root))
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            return {t.name for t in (await session.list_tools()).tools}
+
+    import asyncio
+
+    assert "propose_edits" in asyncio.run(tools())
+
+
+def test_a_command_line_for_stet_keeps_its_words(tmp_path):
+    root = agent_repo(tmp_path / "repo")
+    spaced = tmp_path / "my python"
+    spaced.mkdir()
+    (spaced / "python").write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+    (spaced / "python").chmod(0o755)
+    given = f"{shlex.quote(str(spaced / 'python'))} -m stet"
+    assert stet("integrate", "claude-code", "--stet", given, cwd=root).returncode == 0
+    claude = Claude(root)
+    assert claude.commands["Stop"] == [f"{given} hook claude-code"]
+    claude.write("Edit", "a.py", A_BASE.replace("LIMIT = 10", "LIMIT = 20"))
+    assert "1 hunk(s)" in claude.stop()["systemMessage"]
+    conf = json.loads((root / ".mcp.json").read_text())["mcpServers"]["stet"]
+    assert conf == {"command": str(spaced / "python"), "args": ["-m", "stet", "mcp", "--agent", "claude-code"]}
+
+
+@pytest.mark.parametrize("given", ["/nowhere/stet", "no-such-stet-program", "{tmp}/my tools/stet", "{tmp}/plain.txt"])
+def test_a_stet_that_is_no_program_is_refused_and_nothing_written(tmp_path, given):
+    root = agent_repo(tmp_path / "repo")
+    (tmp_path / "plain.txt").write_text("not a program\n")
+    (tmp_path / "my tools").mkdir()
+    p = stet("integrate", "claude-code", "--stet", given.format(tmp=tmp_path), cwd=root)
+    assert p.returncode == 2 and "--stet" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert not (root / ".claude").exists() and not (root / ".mcp.json").exists()
+
+
+def test_without_stet_on_path_the_running_stet_is_configured(tmp_path):
+    root = agent_repo(tmp_path / "repo")
+    env = {"PATH": "/usr/bin:/bin"}  # no `stet` there
+    p = stet("integrate", "claude-code", cwd=root, env=env)
+    assert p.returncode == 0 and "not on PATH" in p.stderr, p.stderr
+    conf = json.loads((root / ".mcp.json").read_text())["mcpServers"]["stet"]
+    assert conf["command"] == sys.executable and conf["args"][:2] == ["-m", "stet"]
+    claude = Claude(root)
+    claude.write("Edit", "a.py", A_BASE.replace("LIMIT = 10", "LIMIT = 20"))
+    assert "1 hunk(s)" in claude.stop()["systemMessage"]
+
+
+def _transcript(path: Path, prompt: object) -> str:
+    """A Claude Code transcript (JSON lines) whose last prompt is `prompt`, followed by the
+    turn's tool calls and their results (user entries too, which are not prompts)."""
+    entries = [
+        {"type": "user", "message": {"role": "user", "content": "an earlier prompt, of the turn before"}},
+        {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "done"}]}},
+        {"type": "user", "isMeta": True, "message": {"role": "user", "content": "Caveat: injected, not typed"}},
+        {"type": "user", "message": {"role": "user", "content": prompt}},
+        {
+            "type": "assistant",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": "Edit", "input": {}}],
+            },
+        },
+        {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok " * 99}],
+            },
+        },
+        {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Fixed it."}]}},
+    ]
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "prompt, message",
+    [
+        ("fix the login bug", "claude-code: fix the login bug"),
+        ([{"type": "text", "text": "fix the\nlogin   bug"}], "claude-code: fix the login bug"),
+        ("why " * 200, None),  # bounded
+    ],
+)
+def test_a_turns_hunks_say_what_claude_was_asked(repo, tmp_path, prompt, message):
+    claude = Claude(repo, transcript=_transcript(tmp_path / "session.jsonl", prompt))
+    claude.write("Edit", "a.py", A_BASE.replace("LIMIT = 10", "LIMIT = 20"))
+    claude.stop()
+    (h,) = hunks(repo, "--task", TASK)
+    if message is not None:
+        assert h["message"] == message
+    else:
+        assert h["message"].startswith("claude-code: why why") and h["message"].endswith("…")
+        assert len(h["message"]) <= 160
+
+
+def test_without_a_readable_transcript_the_message_is_the_agents_name(repo, tmp_path):
+    outside = tmp_path / "elsewhere.jsonl"
+    _transcript(outside, "a prompt behind a symlink")
+    os.symlink(outside, tmp_path / "link.jsonl")
+    for transcript in ("/dev/null", str(tmp_path / "missing.jsonl"), str(tmp_path / "link.jsonl")):
+        claude = Claude(repo, transcript=transcript)
+        claude.write("Edit", "b.txt", "changed by " + transcript + "\n")
+        claude.stop()
+    assert {h["message"] for h in hunks(repo, "--task", TASK)} == {"claude-code"}

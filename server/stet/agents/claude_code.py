@@ -11,18 +11,30 @@ names the file an Edit, MultiEdit or Write changes). Stet's one hook command han
 - Stop (the end of a turn): capture what the agent touched in the turn, under a task named
   after the session. By default the agent's version stays in the files for review (`kept`
   hunks: reject puts the baseline back), as the agent expects to find its own edits next turn.
+  The hunks' message is `claude-code: <the turn's prompt>`, the prompt read from the end of
+  the session's transcript when it can be, cheaply and safely.
+
+Claude Code runs a `command` hook as a shell command (`/bin/sh -c`): the words that start
+Stet are quoted for that shell. `.mcp.json` names a program and its arguments, run without a
+shell: they go there as they are.
 """
 
 from __future__ import annotations
 
 import copy
+import json
+import os
 import re
 import shlex
+import shutil
+import sys
 from typing import Any
 
-from ..errors import InvalidParams, OutsideWorkspace
+from ..domain import headline
+from ..errors import InvalidParams, OutsideWorkspace, StetError
 from ..review import Review
 from ..store import tasks as task_sql
+from ..workspace import safe
 from .capture import Capture
 from .snapshots import Snapshots
 from .tasks import Tasks
@@ -30,6 +42,8 @@ from .tasks import Tasks
 WRITE_TOOLS = ("Edit", "MultiEdit", "Write")
 MATCHER = "|".join(WRITE_TOOLS)
 SERVER = "stet"
+AGENT = "claude-code"
+TRANSCRIPT_TAIL = 4 << 20  # bytes of a transcript read back from its end, at most
 
 
 def task_for(session_id: str) -> str:
@@ -80,11 +94,71 @@ async def handle(review: Review, payload: Any, *, keep: bool = True) -> dict:
     if event == "Stop":
         if await snapshots.current(task) is None:
             return {}  # the agent wrote nothing in this turn
-        answer = await Capture(review).run(
-            task_id=task, keep=keep, agent="claude-code", message=f"Claude Code session {session[:8]}"
-        )
+        message = headline.line(AGENT, turn_prompt(payload.get("transcript_path")))
+        answer = await Capture(review).run(task_id=task, keep=keep, agent=AGENT, message=message)
         return {"systemMessage": stop_message(answer, task)} if answer.get("proposalId") or answer["refused"] else {}
     return {}
+
+
+def turn_prompt(transcript: object) -> str | None:
+    """What the developer asked in this turn: the last prompt they typed, read from the end of
+    Claude Code's transcript (JSON lines; `transcript_path` of every hook input). At most
+    TRANSCRIPT_TAIL bytes are read, never through a symlink at the file nor from a FIFO or a
+    device; None when it cannot be told that way."""
+    if not isinstance(transcript, str) or not os.path.isabs(transcript):
+        return None
+    try:
+        folder = os.open(os.path.dirname(transcript), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        opened = safe.open_file(folder, os.path.basename(transcript), transcript)
+    except (StetError, OSError):
+        return None
+    finally:
+        os.close(folder)
+    if opened is None:
+        return None
+    fd, st = opened
+    try:
+        start = max(0, st.st_size - TRANSCRIPT_TAIL)
+        data = os.pread(fd, st.st_size - start, start)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    lines = data.split(b"\n")
+    for raw in reversed(lines[1:] if start else lines):  # a line cut by the start is not read
+        if b'"user"' in raw:
+            prompt = _typed(raw)
+            if prompt is not None:
+                return prompt
+    return None
+
+
+def _typed(raw: bytes) -> str | None:
+    """The prompt of one transcript line, if it is one the developer typed (not a tool's result,
+    an injected note, a compaction summary or a local command's output)."""
+    try:
+        entry = json.loads(raw)
+    except ValueError:
+        return None
+    if (
+        not isinstance(entry, dict)
+        or entry.get("type") != "user"
+        or entry.get("isMeta")
+        or entry.get("isCompactSummary")
+    ):
+        return None
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, list):
+        if any(not isinstance(b, dict) or b.get("type") != "text" for b in content):
+            return None  # tool results (and images): not a typed prompt
+        content = " ".join(str(b.get("text", "")) for b in content)
+    if not isinstance(content, str) or not content.strip() or content.lstrip().startswith(("<command-", "<local-")):
+        return None
+    return content
 
 
 async def _task_exists(review: Review, task_id: str) -> bool:
@@ -104,8 +178,52 @@ def stop_message(answer: dict, task: str) -> str:
 
 
 # --- configuration -------------------------------------------------------------------------
-def hook_command(stet: str, keep: bool) -> str:
-    return f"{stet} hook claude-code" + ("" if keep else " --restore")
+def stet_command(given: str | None) -> tuple[list[str], str | None]:
+    """The words that start Stet for Claude Code, and a note for the user (None: nothing to say).
+
+    `given` (--stet) is a program - a path, spaces and all, or a name on PATH - or a command
+    line split like a shell splits it (`python -m stet`); its program must exist and be
+    executable (relative paths are made absolute: hooks run from the session's folder).
+    Without it: `stet` when it is on PATH, else the Stet running now. Raises InvalidParams."""
+    if given is None:
+        if shutil.which("stet"):
+            return ["stet"], None
+        me = os.path.abspath(sys.argv[0])
+        words = [me] if os.path.basename(me) == "stet" and _program(me) else [sys.executable, "-m", "stet"]
+        return words, f"`stet` is not on PATH here: Claude Code will run {shlex.join(words)} (--stet chooses another)"
+    text = given.strip()
+    whole = _program(text) if text else None
+    if whole is not None:
+        return [whole], None
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise InvalidParams(f"--stet {given!r} cannot be split into words: {exc}") from None
+    found = _program(words[0]) if words else None
+    if found is None:
+        if not words or words[0] == text:
+            what = f"{text!r} is no program here"
+        else:
+            what = f"neither {text!r} nor {words[0]!r} is a program here"
+        raise InvalidParams(
+            f"--stet {given!r}: {what} (an executable file, or a name on PATH). Give the path of Stet's `stet` "
+            '(e.g. /path/to/venv/bin/stet), or a command line such as "/path/to/python -m stet"; nothing was written'
+        )
+    return [found, *words[1:]], None
+
+
+def _program(word: str) -> str | None:
+    """`word` as a shell finds a program: a path (made absolute) to an executable file, or a
+    name on PATH (kept as a name); None when there is no such program."""
+    if "/" not in word:
+        return word if shutil.which(word) else None
+    path = os.path.abspath(os.path.expanduser(word))
+    return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+
+
+def hook_command(stet: list[str], keep: bool) -> str:
+    """The hooks' command: a shell command line, each word quoted for `/bin/sh`."""
+    return shlex.join([*stet, "hook", AGENT, *([] if keep else ["--restore"])])
 
 
 def _entry(command: str, matcher: str | None) -> dict:
@@ -145,16 +263,16 @@ def settings_with(settings: Any, command: str) -> tuple[dict, list[str]]:
     return out, added
 
 
-def mcp_with(config: Any, stet: str) -> tuple[dict, list[str], str | None]:
-    """`.mcp.json` with Stet's MCP server added; (config, what was added, a warning)."""
+def mcp_with(config: Any, stet: list[str]) -> tuple[dict, list[str], str | None]:
+    """`.mcp.json` with Stet's MCP server added; (config, what was added, a warning). Its
+    `command` and `args` are run without a shell: the words go as they are."""
     if not isinstance(config, dict):
         raise InvalidParams(".mcp.json does not hold a JSON object; fix it or move it aside")
     out = copy.deepcopy(config)
     servers = out.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise InvalidParams('"mcpServers" in .mcp.json is not an object; fix it first')
-    words = shlex.split(stet)
-    wanted = {"command": words[0], "args": [*words[1:], "mcp", "--agent", "claude-code"]}
+    wanted = {"command": stet[0], "args": [*stet[1:], "mcp", "--agent", AGENT]}
     if SERVER in servers:
         if servers[SERVER] != wanted:
             return out, [], f'.mcp.json already has a server named "{SERVER}"; left as it is'

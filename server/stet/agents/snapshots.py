@@ -33,7 +33,7 @@ class Snapshots:
     def __init__(self, review: Review):
         self.review = review
         folder = review.require_store().home
-        self.blobs = Blobs(os.path.join(folder, "snapshots"))
+        self.blobs = Blobs(folder)
         self._lock = os.path.join(folder, "snapshots.lock")
 
     @property

@@ -7,10 +7,10 @@ files get their baseline back (or keep the agent's version, `--keep`), in one du
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import sys
 
+from ..domain import headline
 from .output import one_line, print_hunks, print_json
 
 INDEX_BASE = "index"
@@ -188,8 +188,9 @@ async def cmd_run(args) -> int:
         raise Usage("give the agent's command after --: stet run [--task T] [--worktree] -- CMD ARGS...")
     if args.worktree and args.keep:
         raise Usage("--keep and --worktree do not go together: with --worktree your files are never written")
-    agent = args.agent or os.path.basename(argv[0])
-    message = args.message or f"stet run: {shlex.join(argv)}"[:500]
+    name, start = headline.program(argv)  # `claude -p "fix it"`: claude; `python ../agent.py`: agent.py
+    agent = args.agent or name
+    message = args.message or headline.line(agent, headline.asked(argv[start:]))  # "claude: fix it"
     async with opened(args, create=True) as review:
         runner = Run(review)
         kept = None

@@ -204,7 +204,7 @@ async def examine(review: Review, fix: bool = False) -> dict:
             f"`git worktree remove --force {shlex.quote(path)}{tidy}`",
         )
     quarantine = os.path.join(store.home, "quarantine")
-    if os.path.isdir(quarantine) and os.listdir(quarantine):
+    if _real_folder(quarantine) and os.listdir(quarantine):
         add(
             "warn",
             f"damaged databases were moved aside into {quarantine}",
@@ -227,6 +227,14 @@ def _left_worktrees(root: str) -> list[str]:
         return git.run_worktrees(root)
     except Exception:
         return []
+
+
+def _real_folder(path: str) -> bool:
+    """A folder, not a symlink to one (what a symlink points at is not Stet's to list)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _names(folder: str) -> list[str]:

@@ -24,9 +24,10 @@ def add_commands(sub, common) -> None:
     p.add_argument("agent", choices=["claude-code"], help="the agent")
     p.add_argument(
         "--stet",
-        default="stet",
         metavar="CMD",
-        help="how Claude Code starts Stet (default: `stet` on its PATH; e.g. /path/to/venv/bin/stet)",
+        help="how Claude Code starts Stet: a program (a path, spaces and all, or a name on PATH) or a command line "
+        '(e.g. /path/to/venv/bin/stet, or "/path/to/python -m stet"); it must exist. Default: `stet` when it is '
+        "on PATH, else the Stet running now",
     )
     p.add_argument(
         "--restore",
@@ -63,18 +64,21 @@ def _save(path: str, data: dict) -> None:
 
 
 async def cmd_integrate(args) -> int:
-    from ..agents.claude_code import hook_command, mcp_with, settings_with
+    from ..agents.claude_code import hook_command, mcp_with, settings_with, stet_command
     from .locate import locate
     from .session import opened
 
+    stet, note = stet_command(args.stet)  # before anything is made: a program that is not there is refused
     _, roots = locate(args, True)
     root = roots[0]
     async with opened(args, create=True):
         pass  # the store exists from now on: the hooks find it
     settings_path = os.path.join(root, ".claude", "settings.json")
     mcp_path = os.path.join(root, ".mcp.json")
-    settings, added = settings_with(_load(settings_path), hook_command(args.stet, keep=not args.restore))
-    mcp, mcp_added, warning = mcp_with(_load(mcp_path), args.stet)
+    settings, added = settings_with(_load(settings_path), hook_command(stet, keep=not args.restore))
+    mcp, mcp_added, warning = mcp_with(_load(mcp_path), stet)
+    if note:
+        print(f"stet: {note}", file=sys.stderr)
     if added:
         _save(settings_path, settings)
     if mcp_added:

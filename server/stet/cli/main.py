@@ -123,28 +123,29 @@ def _drop_stdout() -> None:
 
 
 def run_mcp(args: argparse.Namespace) -> int:
-    import os
-
-    from ..mcp.server import serve
     from .locate import locate
 
     db, roots = locate(args, True)
     if args.print_token or args.http:
+        # Light imports only until the token is written: the MCP SDK takes seconds to load.
         from ..mcp.http import ensure_token, serve_http
         from ..store.engines import is_url
-        from ..store.sqlite import prepare_folder
+        from ..store.sqlite import prepare_folder, prepare_home
 
         # The token lives beside an SQLite store; with PostgreSQL, in this checkout's .stet/.
         beside = os.path.join(roots[0], ".stet", "stet.db") if is_url(db) else db
         if is_url(db):
-            os.makedirs(os.path.dirname(beside), mode=0o700, exist_ok=True)
+            prepare_home(os.path.dirname(beside))
         else:
             prepare_folder(db)
+        token = ensure_token(beside)
         if args.print_token:
-            print(ensure_token(beside))
+            print(token)
             return 0
         serve_http(db, roots, args.http, agent=args.agent, token_beside=beside)
         return 0
+    from ..mcp.server import serve
+
     serve(db, roots, agent=args.agent)
     return 0
 

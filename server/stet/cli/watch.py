@@ -7,7 +7,7 @@ import os
 import signal
 import sys
 
-from ..workspace import safe
+from ..workspace import own
 from .locate import STORE_DIR, STORE_FILE, Usage
 from .session import opened
 
@@ -26,8 +26,8 @@ async def cmd_init(args) -> int:
     args.db = db
     async with opened(args, create=True) as review:
         inbox = os.path.join(review.require_store().home, "inbox")
-        for folder in (inbox, os.path.join(inbox, "done"), os.path.join(inbox, "failed")):
-            safe.private_folder(folder)  # 0700, and never through a symlink
+        for names in ((), ("done",), ("failed",)):
+            own.make(review.require_store().home, "inbox", *names)  # 0700, Stet's own (no symlink...)
         print(review.require_store().path)
     print(f"stet: inbox {inbox}; run `stet watch` to ingest it without an editor", file=sys.stderr)
     return 0

@@ -2,8 +2,9 @@
 agents on other machines (a container, a VM, a cloud sandbox).
 
 Every request must carry `Authorization: Bearer <token>`; the token is made on first use
-and kept in `.stet/mcp-token` (mode 0600). A request without it, or with another, is
-answered 401 before it reaches MCP: nothing is read or stored. It listens on 127.0.0.1
+and kept in `.stet/mcp-token` (mode 0600; see workspace/own.py for what is refused there). A
+request without it, or with another, is answered 401 before it reaches MCP: nothing is read
+or stored. This module imports the MCP SDK only to serve: the token is written first. It listens on 127.0.0.1
 unless told otherwise; the tools, their answers and their idempotency are those of stdio
 (one review, opened once for the process, serves every session).
 """
@@ -14,38 +15,23 @@ import hmac
 import json
 import logging
 import os
-import secrets
 import sys
 
 from ..errors import InvalidParams
-from .server import _State, build
+from ..workspace import own
 
 TOKEN_FILE = "mcp-token"
 
 
 def token_path(db_path: str) -> str:
-    return os.path.join(os.path.dirname(db_path), TOKEN_FILE)
+    return os.path.join(own.home_path(os.path.dirname(db_path)), TOKEN_FILE)
 
 
 def ensure_token(db_path: str) -> str:
-    """The bearer token, made (random, 0600) the first time."""
-    path = token_path(db_path)
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        os.chmod(path, 0o600)
-        with open(path, encoding="ascii") as f:
-            token = f.read().strip()
-        if len(token) < 32:
-            raise InvalidParams(f"{path} holds no usable token; delete it and a new one is made") from None
-        return token
-    token = secrets.token_urlsafe(32)
-    with os.fdopen(fd, "w", encoding="ascii") as f:
-        f.write(token + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    return token
+    """The bearer token, made (random, 0600, written whole before it appears) the first time.
+    A token file Stet did not make (a symlink, a hard link, another user's, readable by
+    others) is refused and left as it is (NotStets)."""
+    return own.secret(os.path.dirname(db_path), TOKEN_FILE, own.new_token, lambda token: len(token) >= 32)
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -92,11 +78,14 @@ class BearerGuard:
 def serve_http(
     db_path: str, roots: list[str], address: str, agent: str | None = None, token_beside: str | None = None
 ) -> None:
-    import uvicorn
-
     host, port = parse_address(address)
     token_beside = token_beside or db_path
-    token = ensure_token(token_beside)
+    token = ensure_token(token_beside)  # first: an agent waiting for it need not wait for the imports
+
+    import uvicorn
+
+    from .server import _State, build
+
     logging.basicConfig(level=logging.WARNING, format="stet mcp %(levelname)s: %(message)s")
     state = _State()
     server = build(db_path, roots, agent, state)

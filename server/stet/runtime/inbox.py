@@ -12,10 +12,10 @@ delay (it may still have been being written), then failed.
 
 The inbox is a door anyone who can write into the workspace can knock on, so it trusts
 nothing it finds: its folders are reached without following symlinks (a symlinked inbox,
-`done/` or `failed/` is refused, never written or moved into), a file is read off the event
-loop only if it is a regular file (opened with O_NOFOLLOW | O_NONBLOCK: a FIFO or a symlink
-to one cannot block it, a device cannot feed it forever) no larger than twice the proposal
-limit, and its folders are created 0700.
+`done/` or `failed/` is refused, never written or moved into, and so is one of another user),
+a file is read off the event loop only if it is a regular file (opened with O_NOFOLLOW |
+O_NONBLOCK: a FIFO or a symlink to one cannot block it, a device cannot feed it forever) no
+larger than twice the proposal limit, and its folders are created 0700.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from ..domain import patches
 from ..errors import InvalidParams, StetError, StoreUnavailable
 from ..faults import fault
 from ..review import Review
-from ..workspace import safe
+from ..workspace import own, safe
 
 log = logging.getLogger(__name__)
 
@@ -71,11 +71,16 @@ class Inbox:
         self._tasks: set[asyncio.Task] = set()
         self.ingested = 0
 
+    def prepare(self) -> None:
+        """Make the folders (0700), or check them: raises a StetError (a symlink, another
+        user's folder...) or an OSError when the inbox cannot be used safely."""
+        home = os.path.dirname(self.folder)
+        for names in ((), ("done",), ("failed",)):
+            own.make(home, os.path.basename(self.folder), *names)
+
     async def start(self, watcher) -> None:
-        """Make the folders (0700) and watch; raises SymlinkOnPath / NotAFile / OSError when
-        the inbox cannot be used safely (then it is not used at all)."""
-        for folder in (self.folder, self.done, self.failed):
-            safe.private_folder(folder)
+        """Make the folders and watch; raises as `prepare` does (then it is not used at all)."""
+        self.prepare()
         watcher.watch(self.folder, self._on_event)
         # Scanned after the watch is in place, so a file arriving now is seen one way or the other.
         with safe.folder(self.folder) as fd:
@@ -120,8 +125,7 @@ class Inbox:
     async def drain(self) -> list[str]:
         """Ingest every file waiting now, once (no watching, no retry: `stet doctor --fix`).
         Returns the names left in place because they do not parse (yet)."""
-        for folder in (self.folder, self.done, self.failed):
-            safe.private_folder(folder)
+        self.prepare()
         with safe.folder(self.folder) as fd:
             names = sorted(os.listdir(fd))
         left = []

@@ -10,11 +10,10 @@ quarantines and explains.
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import stat
 from urllib.parse import quote
 
+from . import dbfiles
 from .schema import SCHEMA_VERSION
 
 TYPE_CHECKING = False
@@ -55,12 +54,13 @@ class Look:
 
 def look(path: str, busy_timeout_ms: int = 10000, *, whole: bool = False) -> Look | None:
     """Read the store at `path` without writing to it; None when it cannot be read that way
-    (a symlink included: the full open refuses it and says why)."""
+    (files that are not Stet's own included - a symlink, a hard link: the full open refuses
+    them and says why)."""
     if path.startswith(("postgresql://", "postgres://")):
         return None  # a glance is SQLite's; the full open reads PostgreSQL
+    if dbfiles.problem(path) is not None:
+        return None
     try:
-        if stat.S_ISLNK(os.lstat(path).st_mode):
-            return None
         conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, isolation_level=None)
     except (sqlite3.Error, OSError):
         return None

@@ -24,6 +24,7 @@ import aiosqlite
 from ..domain.model import Hunk
 from ..domain.shapes import JSON
 from ..errors import StoreLost, StoreUnavailable
+from . import dbfiles
 from .identity import Identity
 from .rows import (
     HUNK_COLUMNS,
@@ -62,7 +63,7 @@ def _kind_of(path: str) -> str:
     except FileNotFoundError:
         return "missing"
     except OSError:
-        return "other"  # a symlink, a folder...: prepare_folder / _refuse_symlink say which
+        return "other"  # a symlink, a folder...: prepare_folder / dbfiles say which
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return "other"
@@ -77,7 +78,7 @@ def _kind_of(path: str) -> str:
 def quarantine_store(path: str) -> str:
     """Move a damaged database (and its -wal/-shm) aside, never deleting it; returns the folder."""
     parent = os.path.join(os.path.dirname(path), "quarantine")
-    _refuse_symlink(parent, "the folder")  # the database never leaves for wherever a link points
+    _refuse(dbfiles.folder_problem(parent))  # the database never leaves for wherever a link points
     folder = os.path.join(parent, time.strftime("%Y%m%dT%H%M%S", time.gmtime()))
     base = folder
     n = 1
@@ -93,20 +94,20 @@ def quarantine_store(path: str) -> str:
 
 def prepare_home(folder: str) -> None:
     """A checkout's `.stet/` (or another folder given for the store), made if missing: 0700,
-    never through a symlink, and for `.stet/` a `.gitignore` of `*` so that git (and an agent's
-    `git add -A`) leaves Stet's own files alone."""
+    never through a symlink, never another user's, and for `.stet/` a `.gitignore` of `*` so
+    that git (and an agent's `git add -A`) leaves Stet's own files alone."""
     if os.path.basename(folder) != ".stet":
         os.makedirs(folder, mode=0o700, exist_ok=True)
         return
-    _refuse_symlink(folder, "the folder")
+    _refuse(dbfiles.home_problem(folder))
     os.makedirs(os.path.dirname(folder), exist_ok=True)
     try:
         os.mkdir(folder, 0o700)
     except FileExistsError:
         pass
-    _refuse_symlink(folder, "the folder")
+    _refuse(dbfiles.home_problem(folder))
     st = os.stat(folder)
-    if stat.S_IMODE(st.st_mode) & 0o077 and st.st_uid == os.geteuid():
+    if stat.S_IMODE(st.st_mode) & 0o077:
         os.chmod(folder, 0o700)
     ignore = os.path.join(folder, ".gitignore")
     if not os.path.lexists(ignore):
@@ -123,14 +124,20 @@ def prepare_folder(db_path: str) -> None:
 
     `.stet/` is Stet's own: made 0700 (narrowed if an older Stet made it wider), and never a
     symlink (a symlinked `.stet/` would have Stet write its store, its inbox and its lock
-    wherever the link points). The database file is never a symlink either."""
+    wherever the link points) nor another user's. The database and its -wal and -shm are never
+    symlinks, hard links or another user's files either (see dbfiles.py)."""
     prepare_home(os.path.dirname(db_path))
-    _refuse_symlink(db_path, "the database")
+    _refuse(dbfiles.files_problem(db_path))
     if not os.path.lexists(db_path):
         try:
             os.close(os.open(db_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
         except FileExistsError:
             pass  # another process made it meanwhile
+
+
+def _refuse(problem: str | None) -> None:
+    if problem is not None:
+        raise StoreUnavailable(problem)
 
 
 def _refuse_symlink(path: str, what: str) -> None:
@@ -143,8 +150,6 @@ def _refuse_symlink(path: str, what: str) -> None:
             f"{what} {path} is a symlink: Stet keeps its store in a real folder and file, so that nothing it "
             f"writes lands elsewhere. Replace the symlink with the real folder, or point --db / STET_DB at it."
         )
-    if what == "the database" and not stat.S_ISREG(st.st_mode):
-        raise StoreUnavailable(f"{what} {path} is not a regular file; point --db / STET_DB at a Stet store")
 
 
 class Store:
@@ -266,6 +271,7 @@ class Store:
         command that only reads), the damage is reported and nothing is moved or made."""
         notice = None
         own_place = os.path.basename(os.path.dirname(os.path.abspath(path))) == ".stet"
+        _refuse(dbfiles.problem(path))  # before anything reads or writes through a link
         kind = _kind_of(path)
         if kind in ("missing", "empty") and not create:
             raise StoreUnavailable(
@@ -279,8 +285,6 @@ class Store:
         try:
             if create:
                 prepare_folder(path)
-            else:
-                _refuse_symlink(path, "the database")
         except OSError as exc:
             raise unavailable(path, exc) from None
         try:

@@ -1,14 +1,20 @@
 """File contents kept by their hash under `.stet/snapshots/` (what files held before an agent
 touched them). Written atomically and only once per content; read back checked against the
-hash; collected when nothing refers to them any more."""
+hash; collected when nothing refers to them any more. The folders and files are Stet's own
+(own.py): a symlink, a hard link or another user's entry there is refused, never followed,
+read or written through - and never emptied by a collection."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
-import secrets
+import stat
 
-_TMP = ".tmp-"
+from ..errors import StetError
+from . import own, safe
+
+FOLDER = "snapshots"
 
 
 def digest(data: bytes) -> str:
@@ -20,77 +26,71 @@ class BlobMissing(Exception):
 
 
 class Blobs:
-    def __init__(self, folder: str):
-        self.folder = folder
+    def __init__(self, home: str):
+        self.home = home  # Stet's folder (`.stet/`): the contents are in its `snapshots/`
+        self.folder = os.path.join(own.home_path(home), FOLDER)
 
-    def _path(self, h: str) -> str:
+    def _where(self, h: str) -> str:
         return os.path.join(self.folder, h[:2], h)
 
     def put(self, data: bytes) -> str:
-        """Keep `data`; returns its hash. Durable when this returns (file and folder synced)."""
+        """Keep `data`; returns its hash. Durable when this returns (file and folders synced).
+        Raises NotStets when something not Stet's is in the way."""
         h = digest(data)
-        path = self._path(h)
-        if os.path.exists(path):
-            return h
-        sub = os.path.dirname(path)
-        os.makedirs(sub, mode=0o700, exist_ok=True)
-        tmp = os.path.join(sub, f"{_TMP}{secrets.token_hex(4)}")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
+        with own.folder(self.home, FOLDER) as top:
+            sub = own.open_sub(top, h[:2], os.path.dirname(self._where(h)))
             try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
-        for folder in (sub, self.folder):
-            dfd = os.open(folder, os.O_RDONLY)
-            try:
-                os.fsync(dfd)
+                found = safe.entry(sub, h)
+                if found is not None:
+                    own.check(found, self._where(h))  # a regular file of ours: the same content
+                    return h
+                own.place(sub, h, data)
             finally:
-                os.close(dfd)
+                os.close(sub)
+            os.fsync(top)  # the subfolder may be new
         return h
 
     def get(self, h: str, limit: int | None = None) -> bytes:
         """The content hashed `h`; refused (BlobMissing) past `limit` bytes, by its size, unread:
         nothing larger is ever kept, so such a file is not one of Stet's."""
+        where = self._where(h)
         try:
-            with open(self._path(h), "rb") as f:
-                size = os.fstat(f.fileno()).st_size
-                if limit is not None and size > limit:
-                    raise BlobMissing(f"snapshot content {h[:12]} holds {size} bytes, more than the limit {limit}")
-                data = f.read() if limit is None else f.read(limit + 1)
+            with own.folder(self.home, FOLDER, h[:2], create=False) as sub:
+                data = own.read_file(sub, h, where, limit)
+        except StetError as exc:
+            raise BlobMissing(f"snapshot content {h[:12]} cannot be read: {exc.message}") from None
         except OSError as exc:
             raise BlobMissing(f"snapshot content {h[:12]} cannot be read: {exc.strerror or exc}") from None
+        if data is None:
+            raise BlobMissing(f"snapshot content {h[:12]} cannot be read: it is gone")
         if digest(data) != h:
             raise BlobMissing(f"snapshot content {h[:12]} is damaged")
         return data
 
     def collect(self, keep: set[str]) -> int:
-        """Remove every content not in `keep` (and leftovers of interrupted writes)."""
+        """Remove every content not in `keep` (and leftovers of interrupted writes). Raises
+        NotStets, before removing anything there, when a folder is not Stet's."""
         removed = 0
         try:
-            subs = os.listdir(self.folder)
+            top = own.open_path(self.home, FOLDER, create=False)
         except FileNotFoundError:
             return 0
-        for sub in subs:
-            folder = os.path.join(self.folder, sub)
-            if not os.path.isdir(folder) or len(sub) != 2:
-                continue
-            for name in os.listdir(folder):
-                if name not in keep:
-                    try:
-                        os.unlink(os.path.join(folder, name))
-                        removed += 1
-                    except OSError:
-                        pass
-            try:
-                os.rmdir(folder)
-            except OSError:
-                pass  # not empty
+        try:
+            for sub_name in sorted(os.listdir(top)):
+                found = safe.entry(top, sub_name)
+                if found is None or len(sub_name) != 2 or stat.S_ISREG(found.st_mode):
+                    continue  # not one of the hash folders (a symlink in their place is refused below)
+                sub = own.open_sub(top, sub_name, os.path.join(self.folder, sub_name), create=False)
+                try:
+                    for name in os.listdir(sub):
+                        if name not in keep:
+                            with contextlib.suppress(OSError):  # unlink never follows a link
+                                os.unlink(name, dir_fd=sub)
+                                removed += 1
+                finally:
+                    os.close(sub)
+                with contextlib.suppress(OSError):
+                    os.rmdir(sub_name, dir_fd=top)  # when empty
+        finally:
+            os.close(top)
         return removed

@@ -6,6 +6,8 @@ import asyncio
 import contextlib
 import os
 
+from . import own
+
 try:
     import fcntl
 except ImportError:  # not POSIX: no inter-process file lock (see interprocess_lock)
@@ -14,16 +16,25 @@ except ImportError:  # not POSIX: no inter-process file lock (see interprocess_l
 
 @contextlib.asynccontextmanager
 async def interprocess_lock(path: str):
-    """An exclusive lock shared by every process on this machine (flock on `path`).
+    """An exclusive lock shared by every process on this machine (flock on `path`, a file of
+    Stet's own folder: never a symlink, a hard link or another user's file - see own.py).
 
     The kernel releases it when the holder dies, SIGKILL included: a crash never leaves it held.
     """
     if fcntl is None:
         yield
         return
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = _open(path)
     try:
         await asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX)
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock
+
+
+def _open(path: str) -> int:
+    home, name = os.path.dirname(path), os.path.basename(path)
+    with own.folder(home) as dir_fd:
+        fd = own.open_file(dir_fd, name, os.path.join(own.home_path(home), name), os.O_RDWR | os.O_CREAT)
+    assert fd is not None  # O_CREAT: made when missing
+    return fd

@@ -168,19 +168,6 @@ def folder(path: str, *, create: bool = False, mode: int = 0o777) -> Iterator[in
         os.close(fd)
 
 
-def private_folder(path: str) -> None:
-    """Make sure the folder `path` exists, is a real folder (no symlink on the way) and is
-    readable by its owner only (0700): Stet's own folders (.stet/, the inbox) are not for
-    other local users to read or drop files into. A folder made by an older Stet is narrowed."""
-    fd = open_folder(path, create=True, mode=0o700)
-    try:
-        st = os.fstat(fd)
-        if stat.S_IMODE(st.st_mode) & 0o077 and st.st_uid == os.geteuid():
-            os.fchmod(fd, 0o700)
-    finally:
-        os.close(fd)
-
-
 def same_folder(fd: int, path: str) -> bool:
     """Is `path`, reached again from "/" without symlinks, still the folder of handle `fd`?"""
     try:
