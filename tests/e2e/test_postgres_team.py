@@ -1,0 +1,234 @@
+"""A team on PostgreSQL, the rough edges (issue 21, items 10-13): a server started while
+PostgreSQL is down (a laptop that opens the editor before the VPN), `stet pull` into a checkout
+that diverged, the README's least-rights role, and what is logged or said when the store cannot
+be used. The tests that stop PostgreSQL or make roles use a cluster of their own
+(support/pgcluster.py); the others a fresh database in the shared one (STET_TEST_PG)."""
+
+from __future__ import annotations
+
+import json
+import queue
+import socket
+import threading
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from support.clitools import stet
+from support.engines import Databases, cluster
+from support.harness import uri
+from support.pgcluster import PrivateCluster
+from support.rawlsp import RawServer
+
+BASE = "".join(f"line {i}\n" for i in range(1, 11))
+PATCH = "--- a/a.py\n+++ b/a.py\n@@ -2 +2 @@\n-line 2\n+LINE TWO\n@@ -8 +8 @@\n-line 8\n+LINE EIGHT\n"
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+@pytest.fixture
+def private():
+    c = PrivateCluster()
+    try:
+        c.start()
+        yield c
+    finally:
+        c.remove()  # stopped and gone, whatever the test did to it
+
+
+@pytest.fixture
+def shared():
+    databases = Databases(cluster())
+    try:
+        yield databases
+    finally:
+        databases.drop()
+
+
+def _database(c: PrivateCluster, name: str = "review") -> str:
+    with psycopg.connect(c.admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return c.url(name)
+
+
+class Notes:
+    """Every notification a RawServer sent, kept in order, to wait for one or count them."""
+
+    def __init__(self, server: RawServer):
+        self.server = server
+        self.seen: list[dict] = []
+
+    def _drain(self, wait: float) -> None:
+        try:
+            self.seen.append(self.server.notes.get(timeout=wait))
+        except queue.Empty:
+            return
+        while True:
+            try:
+                self.seen.append(self.server.notes.get_nowait())
+            except queue.Empty:
+                return
+
+    def wait(self, method: str, test=lambda params: True, timeout: float = 30, after: int = 0) -> dict:
+        deadline = time.monotonic() + timeout
+        while True:
+            for note in self.seen[after:]:
+                if note["method"] == method and test(note["params"]):
+                    return note["params"]
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(
+                    f"no {method} in {timeout} s; seen {[n['method'] for n in self.seen]}; {self.server.tail()}"
+                )
+            self._drain(min(left, 0.2))
+
+    def of(self, method: str) -> list[dict]:
+        self._drain(0)
+        return [n["params"] for n in self.seen if n["method"] == method]
+
+
+def _open(server: RawServer, path: Path, text: str) -> str:
+    u = uri(path)
+    server.notify(
+        "textDocument/didOpen", {"textDocument": {"uri": u, "languageId": "python", "version": 1, "text": text}}
+    )
+    return u
+
+
+def _initialize(server: RawServer, url: str) -> float:
+    """initialize (with the store's url) and initialized; returns when initialize was answered."""
+    root_uri = server.root.resolve().as_uri()
+    server.call(
+        "initialize",
+        {
+            "processId": None,
+            "rootUri": root_uri,
+            "workspaceFolders": [{"uri": root_uri, "name": "ws"}],
+            "capabilities": {"workspace": {"workspaceEdit": {"documentChanges": True}, "applyEdit": True}},
+            "initializationOptions": {"db": url},
+        },
+        timeout=60,
+    )
+    answered = time.monotonic()
+    server.notify("initialized", {})
+    return answered
+
+
+# --- item 10: a server started while PostgreSQL is down ---------------------------------------
+
+
+@pytest.mark.parametrize("trigger", ["a request", "itself"])
+def test_a_server_started_while_postgresql_is_down_connects_once_it_is_back(private, tmp_path, trigger):
+    """The editor opens before PostgreSQL can be reached: the server answers initialize, says
+    once that the store cannot be used, keeps the documents the editor opens and edits
+    meanwhile, and when PostgreSQL is back it connects (at the next request, or by itself),
+    publishes the review at the buffers' positions (stet/restored again, diagnostics,
+    hunksChanged) and follows other processes' commits."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.py").write_text(BASE)
+    url = _database(private)
+    proposed = stet("propose", "--patch", "-", "--id", "p1", "--json", cwd=ws, input=PATCH, env={"STET_DB": url})
+    assert proposed.returncode == 0, proposed.stderr
+    h1, h2 = [h["id"] for h in json.loads(proposed.stdout)["hunks"]]
+    private.stop()
+    server = RawServer(ws)
+    notes = Notes(server)
+    try:
+        _initialize(server, url)
+        first = notes.wait("stet/restored")
+        assert "connects again by itself" in first["error"], first
+        u = _open(server, ws / "a.py", BASE)
+        # Typed while the store is away: a line above both hunks.
+        server.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": u, "version": 2},
+                "contentChanges": [
+                    {
+                        "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+                        "text": "# top\n",
+                    }
+                ],
+            },
+        )
+        refused = server.request("stet/listHunks", {})
+        assert refused["error"]["code"] == -32005, refused
+        private.start()
+        if trigger == "a request":
+            answer = server.request("stet/listHunks", {}, timeout=60)
+            assert "result" in answer, answer
+            hunks = {h["id"]: h for h in answer["result"]["hunks"]}
+            assert set(hunks) == {h1, h2}
+            assert hunks[h1]["range"]["start"]["line"] == 2 and hunks[h2]["range"]["start"]["line"] == 8
+        again = notes.wait("stet/restored", lambda p: "error" not in p, timeout=60)
+        assert again["counts"]["pending"] == 2 and again["files"] == 1, again
+        diagnostics = notes.wait(
+            "textDocument/publishDiagnostics", lambda p: p["uri"] == u and len(p["diagnostics"]) == 2
+        )
+        assert sorted(d["range"]["start"]["line"] for d in diagnostics["diagnostics"]) == [2, 8]
+        notes.wait("stet/hunksChanged", lambda p: p["uri"] == u and len(p["hunks"]) == 2)
+        errors = [m for m in notes.of("window/showMessage") if m["type"] == 1]
+        assert len(errors) == 1 and "cannot be used" in errors[0]["message"], errors  # told once
+        # Live sync: another process's decision reaches the editor.
+        mark = len(notes.seen)
+        assert stet("reject", h2, cwd=ws, env={"STET_DB": url}).returncode == 0
+        notes.wait(
+            "stet/hunksChanged",
+            lambda p: any(h["id"] == h2 and h["status"] == "rejected" for h in p["hunks"]),
+            after=mark,
+        )
+        listed = server.call("stet/listHunks", {})
+        assert {h["id"]: h["status"] for h in listed["hunks"]} == {h1: "pending", h2: "rejected"}
+    finally:
+        server.stop(timeout=30)
+
+
+class _Silent:
+    """A TCP port that accepts connections and never answers: PostgreSQL behind a VPN that is
+    not up yet, as libpq sees it (it waits connect_timeout, 10 s by default)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.accepted: list[float] = []
+        self.conns: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted.append(time.monotonic())
+            self.conns.append(conn)
+
+    def close(self) -> None:
+        self.sock.close()
+        for conn in self.conns:
+            conn.close()
+
+
+def test_initialize_answers_at_once_while_postgresql_does_not(tmp_path):
+    """initialize is not held by a connection attempt that hangs: the editor gets its answer
+    within a few seconds of the attempt, not after libpq's 10 s, and is told once."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.py").write_text(BASE)
+    silent = _Silent()
+    server = RawServer(ws)
+    notes = Notes(server)
+    try:
+        answered = _initialize(server, f"postgresql://stet@127.0.0.1:{silent.port}/review")
+        assert silent.accepted, "the server did not try to connect before answering initialize"
+        assert answered - silent.accepted[0] < 6, answered - silent.accepted[0]
+        restored = notes.wait("stet/restored", timeout=60)
+        assert "cannot be used" in restored["error"], restored
+        assert len([m for m in notes.of("window/showMessage") if m["type"] == 1]) == 1
+    finally:
+        silent.close()  # the attempts in flight fail at once: the server exits without waiting
+        server.stop(timeout=30)
