@@ -7,7 +7,9 @@ be used. The tests that stop PostgreSQL or make roles use a cluster of their own
 from __future__ import annotations
 
 import json
+import os
 import queue
+import re
 import socket
 import threading
 import time
@@ -16,7 +18,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from support.clitools import stet
+from support.clitools import commit_all, git, make_repo, stet
 from support.engines import Databases, cluster
 from support.harness import uri
 from support.pgcluster import PrivateCluster
@@ -232,3 +234,96 @@ def test_initialize_answers_at_once_while_postgresql_does_not(tmp_path):
     finally:
         silent.close()  # the attempts in flight fail at once: the server exits without waiting
         server.stop(timeout=30)
+
+
+# --- item 13: what is logged and said when the store cannot be used ---------------------------
+
+
+def _stderr(server: RawServer) -> str:
+    server.stderr.seek(0)
+    return server.stderr.read().decode(errors="replace")
+
+
+def test_postgresql_unavailable_is_logged_in_one_line_without_a_traceback(private, tmp_path):
+    """PostgreSQL stops under a running server: the refused request, the save and the idle
+    checkpoint that cannot be stored are each logged as one line (no traceback), and the
+    refusal the client gets is one line too."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.py").write_text(BASE)
+    url = _database(private)
+    proposed = stet("propose", "--patch", "-", "--id", "p1", "--json", cwd=ws, input=PATCH, env={"STET_DB": url})
+    h1 = json.loads(proposed.stdout)["hunks"][0]["id"]
+    server = RawServer(ws)
+    notes = Notes(server)
+    try:
+        _initialize(server, url)
+        assert "error" not in notes.wait("stet/restored")
+        u = _open(server, ws / "a.py", BASE)
+        private.stop()
+        refused = server.request(
+            "workspace/executeCommand", {"command": "stet.accept", "arguments": [{"hunkIds": [h1]}]}
+        )
+        assert refused["error"]["code"] == -32005 and "\n" not in refused["error"]["message"], refused
+        # A keystroke (its idle checkpoint cannot be stored), then a save (nor can that).
+        server.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": u, "version": 2},
+                "contentChanges": [
+                    {
+                        "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+                        "text": "# top\n",
+                    }
+                ],
+            },
+        )
+        deadline = time.monotonic() + 30
+        while "checkpoint" not in _stderr(server) and "background" not in _stderr(server):
+            assert time.monotonic() < deadline, _stderr(server)
+            time.sleep(0.2)
+        server.notify("textDocument/didSave", {"textDocument": {"uri": u}})
+        server.call("stet/listHunks", {})  # (answered from memory; the save was handled before it)
+        deadline = time.monotonic() + 30
+        while _stderr(server).count("cannot be used") < 3:
+            assert time.monotonic() < deadline, _stderr(server)
+            time.sleep(0.2)
+        log = _stderr(server)
+        assert "Traceback" not in log, log
+        for line in log.splitlines():
+            assert line.startswith("stet "), log  # every record is one line
+    finally:
+        private.start()
+        server.stop(timeout=30)
+
+
+def test_the_refusal_of_another_repositorys_checkout_names_no_other_checkout(shared, tmp_path):
+    """A checkout of another repository (another git history; or no history and no
+    STET_REPOSITORY) is refused saying what it needs, without the paths and host names of the
+    checkouts already attached (other people's machines)."""
+    origin = make_repo(tmp_path / "origin")
+    (origin / "a.py").write_text(BASE)
+    commit_all(origin)
+    dev = tmp_path / "dev"
+    git("clone", "-q", str(origin), str(dev), cwd=tmp_path)
+    env = {"STET_DB": shared.new()}
+    assert stet("propose", "--patch", "-", "--id", "p1", cwd=dev, input=PATCH, env=env).returncode == 0
+    other = make_repo(tmp_path / "other")
+    (other / "a.py").write_text(BASE)
+    commit_all(other, "another history")
+    plain = [tmp_path / "plain1", tmp_path / "plain2"]
+    for root in plain:
+        root.mkdir()
+        (root / "a.py").write_text(BASE)
+    plain_env = {"STET_DB": shared.new()}
+    assert stet("status", cwd=plain[0], env=plain_env).returncode == 0
+    for root, attached, e in ((other, dev, env), (plain[1], plain[0], plain_env)):
+        refused = stet("status", cwd=root, env=e)
+        text = refused.stdout + refused.stderr
+        assert refused.returncode != 0 and "cannot attach" in text and "Nothing was changed" in text, text
+        for secret in (str(attached), os.path.realpath(attached)):
+            assert secret not in text, (secret, text)
+        assert not re.search(rf"\b{re.escape(socket.gethostname())}\b", text), text
+        # What is needed instead: a checkout of the same repository, STET_REPOSITORY, or another database.
+        assert "clone of the same repository" in text and "STET_REPOSITORY" in text and "database" in text, text
+    assert (other / "a.py").read_text() == BASE
