@@ -6,6 +6,7 @@ be used. The tests that stop PostgreSQL or make roles use a cluster of their own
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import queue
@@ -20,7 +21,7 @@ import pytest
 
 from support.clitools import commit_all, git, make_repo, stet
 from support.engines import Databases, cluster
-from support.harness import uri
+from support.harness import Session, read, uri
 from support.pgcluster import PrivateCluster
 from support.rawlsp import RawServer
 
@@ -327,3 +328,77 @@ def test_the_refusal_of_another_repositorys_checkout_names_no_other_checkout(sha
         # What is needed instead: a checkout of the same repository, STET_REPOSITORY, or another database.
         assert "clone of the same repository" in text and "STET_REPOSITORY" in text and "database" in text, text
     assert (other / "a.py").read_text() == BASE
+
+
+# --- item 12: the README's least-rights role ---------------------------------------------------
+
+
+def _readme_sql() -> list[list[str]]:
+    """The statements of each ```sql block of the README's "Teams and remote agents" section,
+    as written there (comments dropped)."""
+    text = README.read_text()
+    section = text[text.index("## Teams and remote agents") :]
+    section = section[: section.index("\n## ", 1)]
+    blocks = re.findall(r"```sql\n(.*?)```", section, re.S)
+    out = []
+    for block in blocks:
+        lines = [line.split("--", 1)[0].strip() for line in block.splitlines()]
+        out.append([s.strip() for s in " ".join(lines).split(";") if s.strip()])
+    return out
+
+
+async def test_the_readmes_least_rights_role_reviews_end_to_end(private, tmp_path):
+    """The README's statements, run as they are written: the owner makes the tables once, then
+    the role with only the granted rights proposes, decides (a real server), follows another
+    process's decision live, shows the status, pulls and resumes."""
+    setup, grants = _readme_sql()
+    with psycopg.connect(private.admin, autocommit=True) as conn:
+        for statement in setup:
+            conn.execute(statement)
+    origin = make_repo(tmp_path / "origin")
+    (origin / "a.py").write_text(BASE)
+    commit_all(origin)
+    dev, agent = tmp_path / "dev", tmp_path / "agent"
+    for clone in (dev, agent):
+        git("clone", "-q", str(origin), str(clone), cwd=tmp_path)
+    made = stet("init", cwd=dev, env={"STET_DB": private.url("stet_shop", "stet_owner")})
+    assert made.returncode == 0, made.stderr
+    with psycopg.connect(private.url("stet_shop"), autocommit=True) as conn:
+        for statement in grants:
+            conn.execute(statement)
+    url = private.url("stet_shop", "stet")
+    with psycopg.connect(url, autocommit=True) as conn:  # the role really has no more than that
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("CREATE TABLE mine (i int)")
+    env = {"STET_DB": url}
+    assert stet("task", "start", "Shout", "--goal", "capitals", "--id", "t1", cwd=agent, env=env).returncode == 0
+    proposed = stet("propose", "--patch", "-", "--task", "t1", "--id", "p1", "--json", cwd=agent, input=PATCH, env=env)
+    assert proposed.returncode == 0, proposed.stderr
+    h1, h2 = [h["id"] for h in json.loads(proposed.stdout)["hunks"]]
+    session = Session(dev, init_options={"db": url})
+    restored = await session.start()
+    assert "error" not in restored, restored
+    try:
+        out = await session.command("stet.accept", {"hunkIds": [h1]})
+        assert out["hunks"][0]["status"] == "applied"
+        assert read(dev / "a.py") == BASE.replace("line 2\n", "LINE TWO\n")
+        since = len(session.changed)
+        assert stet("reject", h2, "--feedback", "keep line 8", cwd=agent, env=env).returncode == 0
+        for _ in range(200):
+            if any(h["id"] == h2 and h["status"] == "rejected" for c in session.changed[since:] for h in c["hunks"]):
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("the editor never saw the agent's reject")
+    finally:
+        await session.stop()
+    status = json.loads(stet("status", "--all", "--json", cwd=agent, env=env).stdout)
+    assert {h["id"]: (h["status"], h["inFile"]) for h in status["hunks"]} == {
+        h1: ("applied", False),
+        h2: ("rejected", None),
+    }
+    pulled = stet("pull", cwd=agent, env=env)
+    assert pulled.returncode == 0, pulled.stderr
+    assert read(agent / "a.py") == BASE.replace("line 2\n", "LINE TWO\n")
+    resumed = stet("resume", "t1", cwd=agent, env=env)
+    assert resumed.returncode == 0 and "keep line 8" in resumed.stdout, resumed

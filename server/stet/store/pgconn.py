@@ -45,11 +45,14 @@ from .tx import _NEXT_IDS, _AsRaised
 CHANNEL = "stet"
 # pg_advisory_xact_lock(key1, key2): key1 says "Stet's writers", key2 the repository (the schema).
 _LOCK = "SELECT pg_advisory_xact_lock(1937007988, hashtext(current_schema()))"
+# A sequence's last value is read with pg_sequence_last_value (NULL until first set), which the
+# USAGE right allows, not as `SELECT last_value FROM stet_lsn`, which needs SELECT on it: the
+# README's least-rights role has USAGE and UPDATE only.
 _NEXT_IDS_PG = (
     "SELECT GREATEST((SELECT COALESCE(MAX(lsn), 0) FROM oplog), "
-    "(SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM stet_lsn)), "
+    "COALESCE(pg_sequence_last_value('stet_lsn'), 0)), "
     "GREATEST((SELECT COALESCE(MAX(id), 0) FROM effects), "
-    "(SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM stet_effect_id))"
+    "COALESCE(pg_sequence_last_value('stet_effect_id'), 0))"
 )
 # Sent with the COMMIT of a write: the sequences past every id this transaction used (the
 # writers' lock is held, so nobody else moved them), and the notification to followers.
