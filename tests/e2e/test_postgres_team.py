@@ -402,3 +402,66 @@ async def test_the_readmes_least_rights_role_reviews_end_to_end(private, tmp_pat
     assert read(agent / "a.py") == BASE.replace("line 2\n", "LINE TWO\n")
     resumed = stet("resume", "t1", cwd=agent, env=env)
     assert resumed.returncode == 0 and "keep line 8" in resumed.stdout, resumed
+
+
+# --- item 11: `stet pull` into a checkout that diverged ----------------------------------------
+
+B_BASE = "alpha\nbeta\ngamma\n"
+TWO_FILES = PATCH + "--- a/b.py\n+++ b/b.py\n@@ -2 +2 @@\n-beta\n+BETA\n"
+
+
+def test_pull_lands_what_it_can_and_names_each_hunk_that_cannot(shared, tmp_path):
+    """The developer accepted three hunks in two files; the agent's checkout changed the lines
+    of one of them. `stet pull` there lands the other two (once each), names the one that
+    cannot land with advice about the checkout, exits 1 for it alone and leaves the review as
+    the developer decided it; once the checkout is put back, the last one lands too."""
+    origin = make_repo(tmp_path / "origin")
+    (origin / "a.py").write_text(BASE)
+    (origin / "b.py").write_text(B_BASE)
+    commit_all(origin)
+    dev, agent = tmp_path / "dev", tmp_path / "agent"
+    for clone in (dev, agent):
+        git("clone", "-q", str(origin), str(clone), cwd=tmp_path)
+    env = {"STET_DB": shared.new()}
+    proposed = stet("propose", "--patch", "-", "--id", "p1", "--json", cwd=agent, input=TWO_FILES, env=env)
+    assert proposed.returncode == 0, proposed.stderr
+    by_line = {
+        (h["uri"].rsplit("/", 1)[1], h["range"]["start"]["line"]): h["id"] for h in json.loads(proposed.stdout)["hunks"]
+    }
+    two, eight, beta = by_line[("a.py", 1)], by_line[("a.py", 7)], by_line[("b.py", 1)]
+    assert stet("accept", "--proposal", "p1", cwd=dev, env=env).returncode == 0
+    decided = BASE.replace("line 2\n", "LINE TWO\n").replace("line 8\n", "LINE EIGHT\n")
+    assert read(dev / "a.py") == decided
+    # The agent's checkout changed line 8 meanwhile.
+    mine = BASE.replace("line 8\n", "line 8, mine\n")
+    (agent / "a.py").write_text(mine)
+    # Then the same request again (its first answer, nothing done), then a new pull (nothing
+    # more lands, nothing twice).
+    for request, landed in (["pull-1"], {two, beta}), (["pull-1"], {two, beta}), ([], set()):
+        pulled = stet("pull", "--json", *(["--request-id", *request] if request else []), cwd=agent, env=env)
+        assert pulled.returncode == 1, (pulled.stdout, pulled.stderr)
+        out = json.loads(pulled.stdout)
+        assert [n["id"] for n in out["notPulled"]] == [eight], out
+        assert {h["id"] for h in out["hunks"]} == landed, out
+        assert read(agent / "a.py") == mine.replace("line 2\n", "LINE TWO\n")
+        assert read(agent / "b.py") == B_BASE.replace("beta\n", "BETA\n")
+        # Named, with what to do about this checkout - not about the developer's decision.
+        assert eight in pulled.stderr and "a.py" in pulled.stderr and "this checkout" in pulled.stderr, pulled.stderr
+        assert "undo" not in pulled.stderr.lower(), pulled.stderr
+    said = stet("pull", cwd=agent, env=env)
+    assert said.returncode == 1 and eight in said.stderr and "stash" in said.stderr, said.stderr
+    # The review is as the developer decided it, in every checkout.
+    hunks = json.loads(stet("status", "--all", "--json", cwd=dev, env=env).stdout)["hunks"]
+    assert {h["id"]: (h["status"], h["inFile"]) for h in hunks} == {
+        two: ("applied", True),
+        eight: ("applied", True),
+        beta: ("applied", True),
+    }
+    # The agent's checkout is put back where the hunk expects it: the last one lands, once.
+    (agent / "a.py").write_text(BASE.replace("line 2\n", "LINE TWO\n"))
+    final = stet("pull", cwd=agent, env=env)
+    assert final.returncode == 0, final.stderr
+    assert read(agent / "a.py") == decided
+    again = stet("pull", cwd=agent, env=env)
+    assert again.returncode == 0 and "nothing to pull" in again.stderr
+    assert read(agent / "a.py") == decided and read(agent / "b.py") == B_BASE.replace("beta\n", "BETA\n")
