@@ -188,6 +188,42 @@ def test_a_server_started_while_postgresql_is_down_connects_once_it_is_back(priv
         server.stop(timeout=30)
 
 
+def test_a_server_whose_recovery_lost_postgresql_recovers_once_it_is_back(private, tmp_path):
+    """PostgreSQL goes away after the server opened the review but before it recovered it (a
+    pause at recovery's start widens that window): the editor is told once, and when
+    PostgreSQL is back the next request recovers the review and is answered, stet/restored
+    follows without error, and live sync runs."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.py").write_text(BASE)
+    url = _database(private)
+    proposed = stet("propose", "--patch", "-", "--id", "p1", "--json", cwd=ws, input=PATCH, env={"STET_DB": url})
+    h1, h2 = [h["id"] for h in json.loads(proposed.stdout)["hunks"]]
+    server = RawServer(ws, env={"STET_FAULT": "recover:start~1.5"})
+    notes = Notes(server)
+    try:
+        _initialize(server, url)
+        private.stop()  # (recovery is paused at its start meanwhile)
+        first = notes.wait("stet/restored")
+        assert "cannot be used" in first["error"], first
+        assert server.request("stet/listHunks", {})["error"]["code"] == -32005
+        private.start()
+        answer = server.request("stet/listHunks", {}, timeout=60)
+        assert {h["id"] for h in answer["result"]["hunks"]} == {h1, h2}, answer
+        again = notes.wait("stet/restored", lambda p: "error" not in p, timeout=60)
+        assert again["counts"]["pending"] == 2, again
+        assert len([m for m in notes.of("window/showMessage") if m["type"] == 1]) == 1
+        mark = len(notes.seen)
+        assert stet("reject", h2, cwd=ws, env={"STET_DB": url}).returncode == 0
+        notes.wait(
+            "stet/hunksChanged",
+            lambda p: any(h["id"] == h2 and h["status"] == "rejected" for h in p["hunks"]),
+            after=mark,
+        )
+    finally:
+        server.stop(timeout=30)
+
+
 class _Silent:
     """A TCP port that accepts connections and never answers: PostgreSQL behind a VPN that is
     not up yet, as libpq sees it (it waits connect_timeout, 10 s by default)."""

@@ -1,11 +1,12 @@
 """Opening the server's review: at initialize, and again later when its PostgreSQL store could
 not be reached then (a laptop that opens the editor before the VPN is up).
 
-A PostgreSQL store that cannot be reached at start is tried again at the next request and by
-itself every few seconds; meanwhile the editor is not held up (initialize waits at most
-OPEN_WAIT for it), is told once, and what it opens and types is kept, so that the review,
-once open, starts from the buffers as they are. An SQLite store that cannot be opened is
-refused for good: its reasons (not a Stet store, a newer schema) do not go away by waiting.
+A PostgreSQL store that cannot be reached at start (or that went away while the review was
+being recovered) is tried again at the next request and by itself every few seconds;
+meanwhile the editor is not held up (initialize waits at most OPEN_WAIT for it), is told
+once, and what it opens and types is kept, so that the review, once open, starts from the
+buffers as they are. An SQLite store that cannot be opened is refused for good: its reasons
+(not a Stet store, a newer schema) do not go away by waiting.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ class Opening:
         self._attempt: asyncio.Future[None] | None = None
         self._retrying: asyncio.Task[None] | None = None
         self._failed_before = False
+        self._told = False  # the editor was told the review cannot be used (once)
+        self._watching = False
 
     # --- the editor's lifecycle ------------------------------------------------------------
     async def first(self) -> None:
@@ -60,22 +63,20 @@ class Opening:
             await asyncio.shield(self._attempt)
         review = ls.review
         if review is None:
-            error = ls.store_error or StoreUnavailable("the review store is not open")
-            ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"Stet: {error}"))
-            ls.notify_json("stet/restored", {"files": 0, "counts": {}, "durationMs": 0, "error": str(error)})
-            if self.again and not ls.stopping:
-                self._retrying = asyncio.ensure_future(self._retry())
+            self._tell(ls.store_error or StoreUnavailable("the review store is not open"))
+            self._keep_trying()
             return
         await self._start(review)
 
     async def review(self) -> Review:
-        """The review for a request: a PostgreSQL store that could not be reached is tried
-        again now (or the attempt under way is waited for); StoreUnavailable if it still fails."""
+        """The review for a request: a PostgreSQL store that could not be used (reached, or
+        recovered from) is tried again now, or the attempt under way is waited for;
+        StoreUnavailable if it still fails."""
         ls = self.ls
-        if ls.review is None and not ls.stopping:
+        if not ls.stopping:
             if self._attempt is not None and not self._attempt.done():
                 await asyncio.shield(self._attempt)
-            elif self.again and self.initialized:
+            elif self.initialized and self._waiting():
                 await self._try_now()
         if ls.review is None:
             raise ls.store_error or StoreUnavailable("the server is not initialized")
@@ -102,6 +103,26 @@ class Opening:
         self.docs.pop(uri, None)
 
     # --- attempts --------------------------------------------------------------------------
+    def _waiting(self) -> bool:
+        """Is the review away only because its PostgreSQL store could not be used (worth
+        another attempt)?"""
+        review = self.ls.review
+        if review is None:
+            return self.again
+        return self.again and isinstance(review.recovery_error, StoreUnavailable)
+
+    def _tell(self, error: Exception) -> None:
+        if self._told:
+            return
+        self._told = True
+        ls = self.ls
+        ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"Stet: {error}"))
+        ls.notify_json("stet/restored", {"files": 0, "counts": {}, "durationMs": 0, "error": str(error)})
+
+    def _keep_trying(self) -> None:
+        if self._waiting() and not self.ls.stopping and (self._retrying is None or self._retrying.done()):
+            self._retrying = asyncio.ensure_future(self._retry())
+
     async def _open(self) -> None:
         ls = self.ls
         try:
@@ -126,41 +147,51 @@ class Opening:
         for uri, doc in docs.items():
             review.opened(uri, doc.text, doc.version)
         if self._failed_before:
-            log.warning("the review store %s is reachable again; the review is open", store.path)
+            log.warning("the review store %s can be reached again; the review is open", store.path)
 
-    async def _open_and_start(self) -> None:
-        await self._open()
+    async def _connect(self) -> None:
+        """One more attempt: open the review if it is not, then recover and start it."""
+        if self.ls.review is None:
+            await self._open()
         review = self.ls.review
-        if review is not None:
+        if review is not None and not self.ls.stopping:
             await self._start(review)
 
     async def _try_now(self) -> None:
         if self._attempt is None or self._attempt.done():
-            self._attempt = asyncio.ensure_future(self._open_and_start())
+            self._attempt = asyncio.ensure_future(self._connect())
         await asyncio.shield(self._attempt)
 
     async def _retry(self) -> None:
         for delay in chain(RETRY_DELAYS, repeat(RETRY_EVERY)):
             await asyncio.sleep(delay)
-            if self.ls.review is not None or self.ls.stopping:
+            if self.ls.stopping or not self._waiting():
                 return
             await self._try_now()
 
     async def _start(self, review: Review) -> None:
-        """Recover, start live sync and the inbox, and tell the editor (stet/restored)."""
+        """Recover, start live sync and the inbox, and tell the editor (stet/restored). A
+        recovery that could not reach the store is tried again like an opening."""
         ls = self.ls
         if ls.notice:
             ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, ls.notice))
-        _watch_files_through_the_editor(ls)
+            ls.notice = None
+        if not self._watching:
+            self._watching = True
+            _watch_files_through_the_editor(ls)
         try:
             summary = await review.recover()
         except Exception as exc:
             if ls.stopping:  # the store was closed under it by the shutdown: nothing to tell
                 return
             exc = review.recovery_error or exc
+            if self._waiting():  # not recovered for want of the store: live sync waits too
+                self._tell(exc)
+                self._keep_trying()
+                return
             ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"Stet: {exc}"))
             summary = {"files": 0, "counts": {}, "durationMs": 0, "error": str(exc)}
-        if ls.stopping:  # shut down while recovering (a short-lived agent's server): start nothing
+        if ls.stopping or ls.live is not None:  # shut down while recovering: start nothing
             return
         # Live sync with other processes and the inbox start once recovery is done.
         ls.live = Live(

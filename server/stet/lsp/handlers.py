@@ -48,10 +48,10 @@ def guarded(fn: Handler) -> Handler:
 
 async def _ready(ls: StetServer) -> Review:
     review = ls.review
-    if review is None:
+    if review is None or review.recovery_error is not None:
         if ls.opening is None:
             raise StoreUnavailable("the server is not initialized")
-        review = await ls.opening.review()  # a store that could not be reached: tried again now
+        review = await ls.opening.review()  # a store that could not be used: tried again now
     if review.store is None:
         raise StoreUnavailable("the review store is not open")
     await review.store.check()  # a store deleted under a running server answers nothing from memory
