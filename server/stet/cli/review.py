@@ -316,30 +316,31 @@ async def cmd_decide(args) -> int:
         return _decided(review, states, args.json)
 
 
-def _decided(review, states: list[dict], as_json: bool) -> int:
+def _decided(review, states: list[dict], as_json: bool, extra: dict | None = None) -> int:
     """Print a decision's answer; exit 1 when its effect did not take on some hunk (the
-    decision is recorded, but the file is not as it asked): each named on stderr, with why."""
+    decision is recorded, but the file is not as it asked), each named on stderr with why,
+    or when `extra` lists hunks not pulled."""
     from ..review import not_taken
 
     missed = not_taken(states)
-    print_hunks(review, states, as_json, {"notTaken": missed})
+    print_hunks(review, states, as_json, {**(extra or {}), "notTaken": missed})
     for m in missed:
         print(f"stet: {m['hunkId']} did not take effect ({m['status']}): {one_line(m['why'], 300)}", file=sys.stderr)
-    return 1 if missed else 0
+    return 1 if missed or (extra or {}).get("notPulled") else 0
 
 
 async def cmd_pull(args) -> int:
-    """The applied hunks whose text is not in this checkout's files, put in (`reapply`: journaled
-    for this checkout, exactly once, only where the old text still is). The review's status is
-    the review's; whether a hunk is in the files is judged in each checkout."""
-    from ..domain.status import Status
-
+    """The applied hunks whose text is not in this checkout's files, put in where they can land;
+    exit 1 when some cannot (each named, with what to do about this checkout)."""
     async with opened(args) as review:
-        todo = [h.id for h in review.list(statuses={Status.APPLIED}, task_id=args.task) if h.in_file is False]
-        states = await review.decide("reapply", todo, request_id=args.request_id) if todo else []
-        if not todo:
+        states, left = await review.pull(args.task, args.request_id)
+        if not states and not left:
             print("stet: nothing to pull: every applied hunk is in this checkout's files", file=sys.stderr)
-        return _decided(review, states, args.json)
+        for hid, why in left.items():
+            print(f"stet: hunk {hid} not pulled: {why}", file=sys.stderr)
+        if args.json or states or not left:
+            return _decided(review, states, args.json, {"notPulled": [{"id": h, "why": w} for h, w in left.items()]})
+    return 1 if left else 0
 
 
 async def cmd_export(args) -> int:

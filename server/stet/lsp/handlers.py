@@ -20,12 +20,12 @@ from ..agents.resume import render as render_resume
 from ..agents.tasks import Tasks
 from ..domain.model import Hunk
 from ..errors import InvalidParams, StetError, StoreUnavailable, UnknownHunk
-from ..review import Review, not_taken, open_review
-from ..runtime.live import Live
+from ..review import Review, not_taken
 from ..store import is_url
 from ..workspace.paths import uri_to_path
 from . import params as P
 from . import present
+from .attach import Opening
 from .server import StetServer
 
 log = logging.getLogger(__name__)
@@ -48,8 +48,10 @@ def guarded(fn: Handler) -> Handler:
 
 async def _ready(ls: StetServer) -> Review:
     review = ls.review
-    if review is None:
-        raise ls.store_error or StoreUnavailable("the server is not initialized")
+    if review is None or review.recovery_error is not None:
+        if ls.opening is None:
+            raise StoreUnavailable("the server is not initialized")
+        review = await ls.opening.review()  # a store that could not be used: tried again now
     if review.store is None:
         raise StoreUnavailable("the review store is not open")
     await review.store.check()  # a store deleted under a running server answers nothing from memory
@@ -74,22 +76,6 @@ def _roots(params: types.InitializeParams) -> list[str]:
     if not roots and params.root_path:
         roots.append(params.root_path)
     return roots or [os.getcwd()]
-
-
-def _watch_files_through_the_editor(ls: StetServer) -> None:
-    """Ask the editor to report file changes too, where it offers that (it sees what it saves)."""
-    caps = ls.client_capabilities.workspace
-    if not (caps and caps.did_change_watched_files and caps.did_change_watched_files.dynamic_registration):
-        return
-    registration = types.Registration(
-        id="stet-watch",
-        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-        register_options=types.DidChangeWatchedFilesRegistrationOptions(
-            watchers=[types.FileSystemWatcher(glob_pattern="**/*")]
-        ),
-    )
-    future = ls.protocol.send_request(types.CLIENT_REGISTER_CAPABILITY, types.RegistrationParams([registration]))
-    future.add_done_callback(lambda f: f.cancelled() or f.exception())  # an editor may refuse: harmless
 
 
 def _content_changes(params: types.DidChangeTextDocumentParams) -> list[tuple[dict | None, str]]:
@@ -127,57 +113,19 @@ def register(server: StetServer) -> None:
         options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
         db = options.get("db") if isinstance(options.get("db"), str) else None
         path = db or ls.db_path or os.environ.get("STET_DB") or os.path.join(roots[0], ".stet", "stet.db")
-        try:
-            opened = await open_review(
-                roots,
-                path if is_url(path) else os.path.abspath(path),
-                editor=ls,
-                on_change=ls.publish,
-                recover_later=True,
-            )
-        except StoreUnavailable as exc:
-            ls.store_error = exc
-            log.error("%s", exc)
-            return
-        ls.review, ls.notice = opened.review, opened.notice
-        store = opened.review.require_store()
-        store.on_lost = lambda lost: ls.window_show_message(
-            types.ShowMessageParams(types.MessageType.Error, f"Stet: {lost.message}")
-        )
+        ls.opening = Opening(ls, roots, path if is_url(path) else os.path.abspath(path))
+        await ls.opening.first()
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: StetServer, params: types.InitializedParams) -> None:
-        if ls.notice:
-            ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, ls.notice))
-        review = ls.review
-        if review is None:
-            error = ls.store_error or StoreUnavailable("the review store is not open")
-            ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"Stet: {error}"))
-            ls.notify_json("stet/restored", {"files": 0, "counts": {}, "durationMs": 0, "error": str(error)})
-            return
-        _watch_files_through_the_editor(ls)
-        try:
-            summary = await review.recover()
-        except Exception as exc:
-            if ls.stopping:  # the store was closed under it by the shutdown: nothing to tell
-                return
-            exc = review.recovery_error or exc
-            ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"Stet: {exc}"))
-            summary = {"files": 0, "counts": {}, "durationMs": 0, "error": str(exc)}
-        if ls.stopping:  # shut down while recovering (a short-lived agent's server): start nothing
-            return
-        # Live sync with other processes and the inbox start once recovery is done.
-        ls.live = Live(
-            review, warn=lambda m: ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, m))
-        )
-        await ls.live.start()
-        if ls.live.warning:
-            ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, ls.live.warning))
-        ls.notify_json("stet/restored", summary)
+        if ls.opening is not None:
+            await ls.opening.started()
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: StetServer, params: Any = None) -> None:
         ls.stopping = True
+        if ls.opening is not None:
+            await ls.opening.stop()
         if ls.live is not None:
             await ls.live.stop()
         if ls.review is not None:
@@ -210,14 +158,19 @@ def register(server: StetServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: StetServer, params: types.DidOpenTextDocumentParams) -> None:
+        td = params.text_document
         if ls.review is not None:
-            td = params.text_document
             ls.review.opened(td.uri, td.text, td.version)
+        elif ls.opening is not None:  # kept for the review the store may still bring
+            ls.opening.opened(td.uri, td.text, td.version)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: StetServer, params: types.DidChangeTextDocumentParams) -> None:
+        td = params.text_document
         if ls.review is not None:
-            ls.review.changed(params.text_document.uri, params.text_document.version, _content_changes(params))
+            ls.review.changed(td.uri, td.version, _content_changes(params))
+        elif ls.opening is not None:
+            ls.opening.changed(td.uri, td.version, _content_changes(params))
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     async def did_save(ls: StetServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -228,6 +181,8 @@ def register(server: StetServer) -> None:
     async def did_close(ls: StetServer, params: types.DidCloseTextDocumentParams) -> None:
         if ls.review is not None:
             await ls.review.closed(params.text_document.uri)
+        elif ls.opening is not None:
+            ls.opening.closed(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
     def code_lens(ls: StetServer, params: types.CodeLensParams) -> list[types.CodeLens]:

@@ -7,10 +7,11 @@ keeps custom params as plain JSON.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcInvalidRequest
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.protocol import (
     JsonRPCNotification,
     JsonRPCRequestMessage,
@@ -21,6 +22,9 @@ from pygls.protocol import (
 )
 
 from ..domain.text import lone_surrogate
+from ..errors import StetError, StoreUnavailable
+
+log = logging.getLogger(__name__)
 
 
 def _keep_raw(obj: dict, cls: type) -> Any:
@@ -65,7 +69,23 @@ class StetProtocol(LanguageServerProtocol):
 
     def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
         self._mutating.discard(msg_id)
+        exc = None if future.cancelled() else future.exception()
+        if isinstance(exc, JsonRpcException) and exc.code != JsonRpcInternalError.CODE:
+            # An answer the contract foresees (the store cannot be used, an unknown hunk, a
+            # conflict): the client gets it, the log one line - not pygls' traceback at ERROR.
+            self._request_futures.pop(msg_id, None)
+            level = logging.WARNING if exc.code == StoreUnavailable.code else logging.INFO
+            log.log(level, "request %s answered with error %s: %s", msg_id, exc.code, " ".join(exc.message.split()))
+            self._send_response(msg_id, error=exc.to_response_error())
+            return
         super()._send_handler_result(future, msg_id=msg_id)
+
+    def _check_handler_result(self, future: Any) -> None:
+        exc = None if future.cancelled() else future.exception()
+        if isinstance(exc, StetError):  # a notification's foreseen failure (the store cannot be used)
+            log.warning("%s", " ".join(exc.message.split()))
+            return
+        super()._check_handler_result(future)
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         # LSP lets a server answer a cancelled request with its result; for a mutation that is

@@ -32,6 +32,9 @@ class StetServer(LanguageServer):
         self.db_path = db_path
         self.review: Review | None = None
         self.store_error: StoreUnavailable | None = None  # why there is no review
+        # attach.Opening, made by initialize: how the review is opened, now or later (typed
+        # loosely: attach imports this module)
+        self.opening: Any = None
         self.notice: str | None = None
         self.live: Live | None = None
         self._dirty: set[str] = set()

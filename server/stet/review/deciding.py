@@ -102,9 +102,12 @@ class Deciding:
         expected: dict[str, int] | None = None,
         feedback: str | None = None,
         text: str | None = None,
+        left: dict[str, str] | None = None,
     ) -> list[dict]:
-        """accept / reject / undo, of given hunks or of every pending hunk of a file,
-        proposal or task. All or nothing, idempotent by request id."""
+        """accept / reject / undo / reapply, of given hunks or of every pending hunk of a file,
+        proposal or task. All or nothing, idempotent by request id - except `pull`: a reapply
+        of what can land in this checkout, where each hunk that cannot is put in `left` (its
+        id: why, and what to do about the checkout) instead of refusing the others."""
         st = self.st
         store = st.require_store()
         if request_id is not None:
@@ -124,6 +127,8 @@ class Deciding:
                     prior = await tx.op(op_id)
                 if prior is not None:
                     ids = list(prior.args.get("hunkIds") or [])
+                    if left is not None:
+                        left.update(prior.args.get("left") or {})  # the first answer's
                 else:
                     if hunk_ids is not None:
                         ids = list(dict.fromkeys(hunk_ids))
@@ -135,7 +140,9 @@ class Deciding:
                         found = await tx.hunks_where(uri=uri, proposal_id=proposal_id, task_id=task_id, statuses=wanted)
                         rows = {h.id: h for h in found}
                         ids = list(rows)
-                    effects = await self._decide_in(tx, op_id, action, ids, rows, expected, feedback, text, no_revert)
+                    effects = await self._decide_in(
+                        tx, op_id, action, ids, rows, expected, feedback, text, no_revert, left
+                    )
                     # Until its effect has run, memory keeps the hunk where the text really is.
                     for effect in effects:
                         st.in_flight.update(e["hunkId"] for e in effect.edits)
@@ -164,6 +171,7 @@ class Deciding:
         feedback: str | None,
         text: str | None,
         no_revert: set[str],
+        left: dict[str, str] | None,
     ) -> list[EffectRow]:
         for hid, version in (expected or {}).items():
             if hid in rows and rows[hid].version != version:
@@ -179,8 +187,8 @@ class Deciding:
                 f"the limit is {self.st.limits.max_bytes}: give shorter feedback, or decide fewer hunks at once"
             )
         seen = Contents(self.st)
-        if action == "reapply":
-            return await self._reapply_in(tx, op_id, ids, rows, seen)
+        if action in ("reapply", "pull"):
+            return await self._reapply_in(tx, op_id, ids, rows, seen, left if action == "pull" else None)
         targets: dict[str, Status] = {}
         for hid in ids:
             try:
@@ -316,14 +324,23 @@ class Deciding:
         return False
 
     async def _reapply_in(
-        self, tx: Tx, op_id: str, ids: list[str], rows: dict[str, Hunk], seen: Contents
+        self,
+        tx: Tx,
+        op_id: str,
+        ids: list[str],
+        rows: dict[str, Hunk],
+        seen: Contents,
+        left: dict[str, str] | None = None,
     ) -> list[EffectRow]:
         """Re-apply applied hunks whose change is gone from the document, where the old text
-        still is. An applied hunk still in place is left as it is (a no-op)."""
+        still is. An applied hunk still in place is left as it is (a no-op). A pull (`left`
+        given) re-applies what can land and leaves the rest, saying why, in `left`."""
         todo = []
         for hid in ids:
             h = rows[hid]
             if h.status != Status.APPLIED:
+                if left is not None:
+                    continue  # decided otherwise since it was listed: nothing to pull
                 raise Conflict(
                     f"cannot re-apply hunk {hid}: it is {h.status.value} (only an applied hunk whose text was "
                     f"removed is re-applied; accept a pending one)",
@@ -332,13 +349,19 @@ class Deciding:
             if await self._in_place(h, seen):
                 continue
             if not await self._applicable(h, seen):
+                if left is not None:
+                    left[hid] = self._not_here(h)
+                    continue
                 raise Conflict(
                     f"cannot re-apply hunk {hid}: neither its new text nor the text it replaces is in {h.uri} "
                     f"any more; undo the decision (`stet.undo`) and ask the agent again",
                     {"hunkId": hid},
                 )
             todo.append(h)
-        lsn = await tx.log(op_id, "reapply", {"hunkIds": ids})
+        args: dict[str, object] = {"hunkIds": ids}
+        if left:
+            args["left"] = left
+        lsn = await tx.log(op_id, "pull" if left is not None else "reapply", args)
         effects = []
         by_uri: dict[str, list[dict]] = {}
         for h in todo:
@@ -354,6 +377,20 @@ class Deciding:
             eid = await tx.add_effect(lsn, uri, "reapply", edits, where, owner)
             effects.append(EffectRow(eid, lsn, uri, "reapply", edits, "pending", 0, where, owner))
         return effects
+
+    def _not_here(self, h: Hunk) -> str:
+        """Why a hunk cannot be pulled into this checkout, and what to do about the checkout
+        (the decision is the review's and stands)."""
+        path = self.st.ws.rel(h.uri)
+        what = (
+            f"the lines it replaces ({path}, line {h.line + 1}) are not in this checkout as it expects them"
+            if h.kind == "edit"
+            else f"this checkout's {path} is not as its {h.kind} expects"
+        )
+        return (
+            f"{what}: changed here, or this checkout is at another commit. Stash the change made here (`git "
+            f"stash`) or bring this checkout to the commit the others have (`git pull`), then run `stet pull` again"
+        )
 
     async def _applicable(self, h: Hunk, seen: Contents) -> bool:
         """Can the hunk's change be made again: is the text it replaces where it was?"""

@@ -31,8 +31,11 @@ class Recovery:
         """Bring memory, files and store into agreement after a start; safe to interrupt.
 
         Whatever happens, requests are let through afterwards: when recovery failed they
-        are answered with its error (see `recovery_error`), never left waiting."""
+        are answered with its error (see `recovery_error`), never left waiting. Run again
+        (the store could not be reached the first time), requests wait for it again."""
         st = self.st
+        st.recovery_error = None
+        st.ready.clear()
         try:
             return await self._recover()
         except BaseException as exc:

@@ -245,6 +245,7 @@ class Review:
         expected: dict[str, int] | None = None,
         feedback: str | None = None,
         text: str | None = None,
+        left: dict[str, str] | None = None,
     ) -> builtins.list[dict]:
         states = await self.deciding.decide(
             action,
@@ -256,12 +257,27 @@ class Review:
             expected=expected,
             feedback=feedback,
             text=text,
+            left=left,
         )
         # A decision that lost a race to another checkout's: the hunk was in flight here when
         # the winner's outcome arrived, and was not judged then.
         held = self.state.hunks
         await self._judge_unjudged(held[s["id"]].uri for s in states if s.get("id") in held)
         return states
+
+    async def pull(
+        self, task_id: str | None = None, request_id: str | None = None
+    ) -> tuple[builtins.list[dict], dict[str, str]]:
+        """Into this checkout, the applied hunks whose text is not in its files (the developer
+        accepted them in another checkout): each that can land is re-applied (journaled here,
+        once, where its old text is); each that cannot is returned with why and what to do about
+        the checkout. The review's decisions stand either way."""
+        todo = [h.id for h in self.list(statuses={Status.APPLIED}, task_id=task_id) if h.in_file is False]
+        if not todo:
+            return [], {}
+        left: dict[str, str] = {}
+        states = await self.decide("pull", todo, request_id=request_id, left=left)
+        return [s for s in states if s["id"] not in left], left
 
     # --- the editor's documents and the files ----------------------------------------------------
     def opened(self, client_uri: str, text: str, version: int | None) -> None:

@@ -51,8 +51,11 @@ class Background:
 
     def _done(self, task: asyncio.Task) -> None:
         self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("background task failed", exc_info=task.exception())
+        exc = None if task.cancelled() else task.exception()
+        if isinstance(exc, StetError):  # foreseen (the store cannot be used): said in one line
+            log.warning("background task failed: %s", exc.message)
+        elif exc is not None:
+            log.error("background task failed", exc_info=exc)
 
     def later(self, key: str, delay: float, fn: Callable[[], Awaitable]) -> None:
         """Run `fn` once, `delay` seconds after the last call with this key (a debounce)."""

@@ -45,11 +45,14 @@ from .tx import _NEXT_IDS, _AsRaised
 CHANNEL = "stet"
 # pg_advisory_xact_lock(key1, key2): key1 says "Stet's writers", key2 the repository (the schema).
 _LOCK = "SELECT pg_advisory_xact_lock(1937007988, hashtext(current_schema()))"
+# A sequence's last value is read with pg_sequence_last_value (NULL until first set), which the
+# USAGE right allows, not as `SELECT last_value FROM stet_lsn`, which needs SELECT on it: the
+# README's least-rights role has USAGE and UPDATE only.
 _NEXT_IDS_PG = (
     "SELECT GREATEST((SELECT COALESCE(MAX(lsn), 0) FROM oplog), "
-    "(SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM stet_lsn)), "
+    "COALESCE(pg_sequence_last_value('stet_lsn'), 0)), "
     "GREATEST((SELECT COALESCE(MAX(id), 0) FROM effects), "
-    "(SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM stet_effect_id))"
+    "COALESCE(pg_sequence_last_value('stet_effect_id'), 0))"
 )
 # Sent with the COMMIT of a write: the sequences past every id this transaction used (the
 # writers' lock is held, so nobody else moved them), and the notification to followers.
@@ -133,9 +136,15 @@ def translate(sql: str) -> str:
     return out.replace("%", "%%").replace("?", "%s")
 
 
+def one_line(text: str) -> str:
+    """libpq's messages span lines (a hint on the next, tab-indented): one line, for a message
+    shown in an editor or logged."""
+    return " ".join(text.split())
+
+
 def _as_sqlite(exc: psycopg.Error, url: str) -> sqlite3.Error:
     """A psycopg error as the sqlite3 error the Tx code handles (masked: no password)."""
-    text = mask(str(exc).strip() or type(exc).__name__, url)
+    text = one_line(mask(str(exc), url)) or type(exc).__name__
     if isinstance(exc, psycopg.IntegrityError):
         return sqlite3.IntegrityError(text)
     if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
@@ -267,7 +276,7 @@ class _Errors:
         if isinstance(exc, psycopg.IntegrityError):
             # A unique key met (an op id, a hunk id used twice): raised as it is, as SQLite's
             # is by the statement that met it. In a pipeline it surfaces only at the hop's end.
-            raise _AsRaised(sqlite3.IntegrityError(mask(str(exc).strip(), self.url))) from None
+            raise _AsRaised(sqlite3.IntegrityError(one_line(mask(str(exc), self.url)))) from None
         if isinstance(exc, psycopg.Error):
             raise _as_sqlite(exc, self.url) from None
 
@@ -410,13 +419,13 @@ class Listener:
             except asyncio.CancelledError:
                 raise
             except psycopg.Error as exc:
-                self.error = mask(str(exc), self.url)
+                self.error = one_line(mask(str(exc), self.url))
             await asyncio.sleep(delay)
             delay = min(delay * 2, 5.0)
 
 
 def unreachable(url: str, exc: BaseException) -> StoreUnavailable:
     return StoreUnavailable(
-        f"the review store {shown(url)} cannot be used: {mask(str(exc), url)}. Check that PostgreSQL is running "
+        f"the review store {shown(url)} cannot be used: {one_line(mask(str(exc), url))}. Check that PostgreSQL is running "
         f"and reachable and that the url's user may use the database; Stet connects again by itself."
     )

@@ -102,26 +102,27 @@ def attach(raw: PgRaw, where: str, host: str, root: str, repository: str | None)
             conn.execute("SELECT pg_advisory_xact_lock(1937007988, hashtext(current_schema()))")
             at = now_iso()
             named = conn.execute("SELECT id FROM stet_repository").fetchall()
-            others = conn.execute(
-                "SELECT host, root FROM stet_checkouts WHERE id <> %s", (f"{host}:{root}",)
-            ).fetchall()
+            others = conn.execute("SELECT 1 FROM stet_checkouts WHERE id <> %s LIMIT 1", (f"{host}:{root}",)).fetchall()
             if not named:
                 conn.execute("INSERT INTO stet_repository (id, at) VALUES (%s, %s)", (repository, at))
             else:
                 theirs = named[0][0]
                 if others and (theirs is None or repository is None or theirs != repository):
-                    h, r = others[0]
-                    why = (
-                        f"it is the review of repository {theirs}, and this checkout's is {repository or 'unknown'}"
-                        if theirs and repository
-                        else "neither can be told to be a checkout of the same repository (no git history and no "
-                        "STET_REPOSITORY)"
-                    )
+                    # Said without the other checkouts' paths and hosts: they are other people's machines.
+                    if theirs is None:
+                        why = (
+                            "its repository has no name (its first checkout had no git history and no "
+                            "STET_REPOSITORY), so no other checkout can be told to be of it"
+                        )
+                    elif repository is None:
+                        why = f"it is the review of repository {theirs}, and this checkout has no git history and no STET_REPOSITORY"
+                    else:
+                        why = f"it is the review of repository {theirs}, and this checkout is of {repository}"
                     raise StoreUnavailable(
-                        f"the review in {where} belongs to the checkout {r} on {h}, and this one ({root} on {host}) "
-                        f"cannot attach to it: {why}. Give this checkout its own database (or schema: "
-                        "options=-csearch_path=NAME in the url), or set the same STET_REPOSITORY for checkouts of one "
-                        "repository. Nothing was changed."
+                        f"this checkout ({root}) cannot attach to the review in {where}: {why}. A checkout attaches "
+                        "to a review when it is a clone of the same repository (the same first commit), or when "
+                        "every checkout sets the same STET_REPOSITORY; for another repository, use another database "
+                        "(or schema: options=-csearch_path=NAME in the url). Nothing was changed."
                     )
             conn.execute(
                 "INSERT INTO stet_checkouts (id, host, root, first_seen, last_seen) VALUES (%s, %s, %s, %s, %s) "
