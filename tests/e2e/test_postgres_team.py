@@ -24,6 +24,7 @@ from support.engines import Databases, cluster
 from support.harness import Session, read, uri
 from support.pgcluster import PrivateCluster
 from support.rawlsp import RawServer
+from support.workers import call, mcp_client
 
 BASE = "".join(f"line {i}\n" for i in range(1, 11))
 PATCH = "--- a/a.py\n+++ b/a.py\n@@ -2 +2 @@\n-line 2\n+LINE TWO\n@@ -8 +8 @@\n-line 8\n+LINE EIGHT\n"
@@ -186,6 +187,27 @@ def test_a_server_started_while_postgresql_is_down_connects_once_it_is_back(priv
         assert {h["id"]: h["status"] for h in listed["hunks"]} == {h1: "pending", h2: "rejected"}
     finally:
         server.stop(timeout=30)
+
+
+async def test_an_mcp_server_started_while_postgresql_is_down_serves_once_it_is_back(private, tmp_path):
+    """`stet mcp` on a shared review, started before PostgreSQL can be reached: each tool says
+    the store cannot be used (never a crash), and once PostgreSQL is back the next call works
+    without restarting the agent's MCP server."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.py").write_text(BASE)
+    url = _database(private)
+    assert stet("propose", "--patch", "-", "--id", "p1", cwd=ws, input=PATCH, env={"STET_DB": url}).returncode == 0
+    private.stop()
+    async with mcp_client(ws, "--db", url) as mcp:
+        error, text, _ = await call(mcp, "review_status")
+        assert error and "StoreUnavailable" in text, text
+        private.start()
+        error, text, data = await call(mcp, "review_status")
+        assert not error, text
+        assert "2 pending" in text or (data and "pending" in json.dumps(data)), text
+        error, text, _ = await call(mcp, "start_task", title="After the VPN", goal="works")
+        assert not error, text
 
 
 def test_a_server_whose_recovery_lost_postgresql_recovers_once_it_is_back(private, tmp_path):

@@ -12,6 +12,7 @@ and what to do; every tool answers with text for the model and the same data as 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from contextlib import asynccontextmanager
@@ -29,6 +30,7 @@ from ..domain.status import Status
 from ..errors import StetError, StoreUnavailable
 from ..review import Review, open_review
 from ..runtime.collector import tune_for_a_long_run
+from ..store import is_url
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +62,7 @@ class _State:
     def __init__(self) -> None:
         self.review: Review | None = None
         self.error: StetError | None = None
+        self.opening = asyncio.Lock()
 
 
 def _result(text: str, data: dict | list) -> CallToolResult:
@@ -92,7 +95,9 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
 
     server = MCPServer("stet", instructions=INSTRUCTIONS, version=__version__, lifespan=lifespan, log_level="WARNING")
 
-    def tasks() -> Tasks:
+    async def tasks() -> Tasks:
+        if state.review is None and is_url(db_path):
+            await _open_again(state, roots, db_path)
         if state.review is None:
             raise _fail(state.error or StoreUnavailable("the review store is not open"))
         return Tasks(state.review)
@@ -118,7 +123,7 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
             str | None, Field(description="Optional id of this call: repeating it changes nothing.")
         ] = None,
     ) -> CallToolResult:
-        out = await run(tasks().start(title, goal, agent=agent, task_id=task_id, request_id=request_id))
+        out = await run((await tasks()).start(title, goal, agent=agent, task_id=task_id, request_id=request_id))
         t = out["task"]
         verb = "Started" if out["created"] else "Already started:"
         return _result(f"{verb} task {t['id']} ({t['title']}). Use task_id={t['id']!r} in the other tools.", out)
@@ -132,7 +137,7 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
             Literal["open", "done", "abandoned"] | None, Field(description="Only tasks with this status.")
         ] = None,
     ) -> CallToolResult:
-        items = await run(tasks().list(status))
+        items = await run((await tasks()).list(status))
         if not items:
             return _result("No tasks yet.", {"tasks": []})
         lines = [
@@ -155,7 +160,7 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
             Literal["markdown", "json"], Field(description="markdown (default) to read, json for code.")
         ] = "markdown",
     ) -> CallToolResult:
-        ctx = await run(tasks().context(task_id))
+        ctx = await run((await tasks()).context(task_id))
         text = render(ctx) if format == "markdown" else json.dumps(ctx, indent=1, ensure_ascii=False)
         return _result(text, ctx)
 
@@ -179,7 +184,7 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
             str | None, Field(description="Optional id of this call: repeating it changes nothing.")
         ] = None,
     ) -> CallToolResult:
-        out = await run(tasks().step(task_id, text=text, status=status, n=number, request_id=request_id))
+        out = await run((await tasks()).step(task_id, text=text, status=status, n=number, request_id=request_id))
         s = out["step"]
         return _result(f"Step {s['n']} [{s['status']}]: {s['text']}", out)
 
@@ -204,7 +209,7 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
             str | None, Field(description="Optional id of this call: repeating it changes nothing.")
         ] = None,
     ) -> CallToolResult:
-        out = await run(tasks().note(task_id, text, kind=kind, why=why, answers=answers, request_id=request_id))
+        out = await run((await tasks()).note(task_id, text, kind=kind, why=why, answers=answers, request_id=request_id))
         n = out["note"]
         return _result(f"Recorded {n['kind']} {n['n']}: {n['text']}", out)
 
@@ -220,7 +225,7 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
             str | None, Field(description="Optional id of this call: repeating it changes nothing.")
         ] = None,
     ) -> CallToolResult:
-        out = await run(tasks().read(task_id, paths, request_id=request_id))
+        out = await run((await tasks()).read(task_id, paths, request_id=request_id))
         lines = [f"- {f['path']}" + ("" if f["exists"] else " (does not exist)") for f in out["files"]]
         return _result("Recorded as read:\n" + "\n".join(lines), out)
 
@@ -239,7 +244,7 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
             str | None, Field(description="Optional id for this proposal (default: derived from its content).")
         ] = None,
     ) -> CallToolResult:
-        t = tasks()
+        t = await tasks()
         triples = [(e.path, e.old_text, e.new_text) for e in edits]
         answer = await run(
             t.propose_text_edits(task_id, triples, proposal_id=proposal_id, agent=agent, message=message)
@@ -262,7 +267,7 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
             str | None, Field(description="Optional id for this proposal (default: derived from its content).")
         ] = None,
     ) -> CallToolResult:
-        t = tasks()
+        t = await tasks()
         answer = await run(t.propose_patch(task_id, patch, proposal_id=proposal_id, agent=agent, message=message))
         text = _proposal_text(t, answer)
         if answer.get("notes"):
@@ -278,7 +283,7 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
         task_id: Annotated[str | None, Field(description="Only this task's hunks (recommended).")] = None,
         proposal_id: Annotated[str | None, Field(description="Only this proposal's hunks.")] = None,
     ) -> CallToolResult:
-        t = tasks()
+        t = await tasks()
         review = t.review
         try:
             await review.refresh()  # the files may have changed since this process last looked
@@ -318,7 +323,7 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
             str | None, Field(description="Optional id of this call: repeating it changes nothing.")
         ] = None,
     ) -> CallToolResult:
-        out = await run(tasks().finish(task_id, status=status, summary=summary, request_id=request_id))
+        out = await run((await tasks()).finish(task_id, status=status, summary=summary, request_id=request_id))
         return _result(f"Task {task_id} is {out['task']['status']}.", out)
 
     return server
@@ -345,6 +350,22 @@ def _proposal_text(t: Tasks, answer: dict) -> str:
             feedback = " ".join((h["feedback"] or "no feedback given").split())
             lines.append(f"- {h['id']} {t.review.ws.rel(h['uri'])}: {feedback}")
     return "\n".join(lines)
+
+
+async def _open_again(state: _State, roots: list[str], db_path: str) -> None:
+    """A PostgreSQL store that could not be reached when the server started (the VPN not up
+    yet) is tried again at each tool call until it opens: one attempt at a time."""
+    async with state.opening:
+        if state.review is not None:
+            return
+        try:
+            opened = await open_review(roots, db_path)
+        except StetError as exc:
+            state.error = exc
+            return
+        state.review, state.error = opened.review, None
+        if opened.notice:
+            log.warning("%s", opened.notice)
 
 
 def serve(db_path: str, roots: list[str], agent: str | None = None) -> None:
