@@ -52,7 +52,6 @@ const userData = path.join(tmp, 'user-data');
 const extensions = path.join(tmp, 'extensions');
 const csEnv = { ...process.env, PATH: `${path.dirname(NODE24)}:${process.env.PATH}` };
 
-let passed = 0;
 let page;
 let codeServer;
 let browser;
@@ -65,25 +64,77 @@ async function screenshot(name) {
   return file;
 }
 
-/** One named expectation; the first failure stops the run with a screenshot and the logs. */
-async function check(name, fn) {
-  const start = Date.now();
-  try {
-    await fn();
-  } catch (e) {
-    console.error(`FAIL: ${name}\n  ${e?.stack ?? e}`);
-    await screenshot('failure');
-    console.error('notifications:', JSON.stringify(await notificationTexts().catch(() => [])));
-    dumpLogs();
-    console.log(`e2e: ${passed} passed, 1 failed`);
-    await cleanup();
-    process.exit(1);
-  }
-  passed++;
-  log(`ok ${passed} - ${name} (${((Date.now() - start) / 1000).toFixed(1)}s)`);
+// Every check runs and is reported, even after one fails (a failure can leave the next ones a different
+// state, and they may fail too: the first failure is the one to read). Only a workbench that is gone
+// (code-server exited, the browser or the page died, or an essential step failed) stops the rest, which
+// are then listed as not run. The exit code is 1 when any check failed or did not run.
+const results = []; // { n, name, status: 'ok' | 'FAIL' | 'skip' | 'not run', secs, why }
+let gone; // why the workbench is gone
+const CHECK_MS = Number(process.env.STET_E2E_CHECK_TIMEOUT_MS || 4 * 60_000);
+
+function workbenchGone() {
+  if (codeServer && codeServer.exitCode !== null) return `code-server exited (${codeServer.exitCode ?? codeServer.signalCode})`;
+  if (browser && !browser.isConnected()) return 'the browser is gone';
+  if (page?.isClosed()) return 'the page is closed';
+  return undefined;
 }
 
-function dumpLogs() {
+/**
+ * One named expectation. A failure is reported (the error, a screenshot, the notifications on screen) and
+ * the run goes on; `essential` marks a step without which no later check can run (the install, the
+ * workbench itself).
+ */
+async function check(name, fn, { essential = false } = {}) {
+  const n = results.length + 1;
+  if (gone) {
+    results.push({ n, name, status: 'not run', why: gone });
+    log(`not run ${n} - ${name} (${gone})`);
+    return false;
+  }
+  const start = Date.now();
+  const took = () => ((Date.now() - start) / 1000).toFixed(1);
+  let timer;
+  try {
+    await Promise.race([fn(), new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`the check took more than ${CHECK_MS / 1000}s`)), CHECK_MS); })]);
+    results.push({ n, name, status: 'ok', secs: took() });
+    log(`ok ${n} - ${name} (${took()}s)`);
+    return true;
+  } catch (e) {
+    results.push({ n, name, status: 'FAIL', secs: took(), why: String(e?.message ?? e).split('\n')[0] });
+    console.error(`[e2e ${secs()}s] FAIL ${n} - ${name} (${took()}s)\n  ${e?.stack ?? e}`);
+    await screenshot(`failure-${n}`);
+    console.error('notifications:', JSON.stringify(await notificationTexts().catch(() => [])));
+    gone = workbenchGone() ?? (essential ? `an essential step failed: ${name}` : undefined);
+    // Leave no quick input, dialog or menu open for the next check.
+    if (!gone) for (let i = 0; i < 2; i++) await page?.keyboard.press('Escape').catch(() => undefined);
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function skip(name, why) {
+  const n = results.length + 1;
+  results.push({ n, name, status: 'skip', why });
+  log(`skip ${n} - ${name}: ${why}`);
+}
+
+/** The list of every check with its outcome, the logs as artifacts; the exit code. */
+async function finish(extra) {
+  const by = (st) => results.filter((r) => r.status === st).length;
+  const bad = by('FAIL') + by('not run');
+  if (extra) console.error(extra);
+  if (bad) dumpLogs(true);
+  else dumpLogs(false);
+  await cleanup();
+  console.log(`\ne2e summary (${secs()}s; screenshots and logs in ${path.relative(process.cwd(), ARTIFACTS) || '.'}):`);
+  for (const r of results) console.log(`  ${r.status.padEnd(7)} ${String(r.n).padStart(2)} - ${r.name}${r.secs ? ` (${r.secs}s)` : ''}${r.status !== 'ok' && r.why ? `\n            ${r.why}` : ''}`);
+  console.log(`e2e: ${by('ok')} passed, ${by('FAIL')} failed${by('skip') ? `, ${by('skip')} skipped` : ''}${by('not run') ? `, ${by('not run')} not run` : ''}`);
+  process.exit(bad ? 1 : 0);
+}
+
+/** Copies the workbench's logs into the artifacts; `show` also prints the tail of the Stet log. */
+function dumpLogs(show) {
   const logs = path.join(userData, 'logs');
   if (!fs.existsSync(logs)) return;
   const walk = (d) => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)]));
@@ -92,7 +143,7 @@ function dumpLogs() {
       const dest = path.join(ARTIFACTS, 'logs', path.relative(logs, f));
       fs.mkdirSync(path.dirname(dest), { recursive: true });
       fs.copyFileSync(f, dest);
-      if (/Stet/.test(f)) console.error(`--- ${path.relative(logs, f)} ---\n${fs.readFileSync(f, 'utf8').slice(-4000)}`);
+      if (show && /Stet/.test(f)) console.error(`--- ${path.relative(logs, f)} ---\n${fs.readFileSync(f, 'utf8').slice(-4000)}`);
     }
   }
 }
@@ -266,15 +317,12 @@ async function expectReviewState(label) {
 // ---- the run --------------------------------------------------------------------------------------
 
 process.on('SIGINT', async () => { await cleanup(); process.exit(130); });
-// A hung workbench must not hang CI: give up, with a screenshot and the logs.
-const WATCHDOG_MS = Number(process.env.STET_E2E_TIMEOUT_MS || 8 * 60_000);
+process.on('unhandledRejection', (e) => { console.error('e2e: unhandled rejection (a check that timed out may still be running):', e?.message ?? e); });
+// A hung workbench must not hang CI: give up, with a screenshot, the logs and the list of what ran.
+const WATCHDOG_MS = Number(process.env.STET_E2E_TIMEOUT_MS || 20 * 60_000);
 setTimeout(async () => {
-  console.error(`e2e: gave up after ${WATCHDOG_MS / 1000}s`);
   await screenshot('watchdog');
-  dumpLogs();
-  console.log(`e2e: ${passed} passed, 1 failed`);
-  await cleanup();
-  process.exit(1);
+  await finish(`e2e: gave up after ${WATCHDOG_MS / 1000}s; the checks after the last one listed did not run`);
 }, WATCHDOG_MS).unref();
 
 const params = makeWorkspace(ws);
@@ -299,7 +347,7 @@ await check('the .vsix installs into code-server', async () => {
   execFileSync(CODE_SERVER, ['--extensions-dir', extensions, '--user-data-dir', userData, '--install-extension', VSIX],
     { env: csEnv, stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
   if (!fs.readdirSync(extensions).some((d) => d.startsWith('stet.stet-'))) throw new Error('extension folder missing');
-});
+}, { essential: true });
 
 const port = await freePort();
 fs.writeFileSync(path.join(tmp, 'config.yaml'), [
@@ -311,20 +359,23 @@ codeServer = spawn('setsid', [CODE_SERVER, '--config', path.join(tmp, 'config.ya
   env: csEnv, stdio: ['ignore', fs.openSync(path.join(ARTIFACTS, 'code-server.log'), 'w'), fs.openSync(path.join(ARTIFACTS, 'code-server.err.log'), 'w')],
 });
 
-await check('code-server answers /healthz', () => until('healthz', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 60_000));
+await check('code-server answers /healthz', () => until('healthz', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 60_000), { essential: true });
 
-browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-});
-page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-// The workbench's own errors (a failing check shows the last of them): kept as an artifact.
-const consoleLog = fs.createWriteStream(path.join(ARTIFACTS, 'browser-console.log'));
-page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') consoleLog.write(`[${secs()}s ${m.type()}] ${m.text()}\n`); });
-page.on('pageerror', (e) => consoleLog.write(`[${secs()}s pageerror] ${e.stack ?? e}\n`));
-await openWorkbench(port);
+await check('the workbench opens in Chromium', async () => {
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  // The workbench's own errors (a failing check shows the last of them): kept as an artifact.
+  const consoleLog = fs.createWriteStream(path.join(ARTIFACTS, 'browser-console.log'));
+  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') consoleLog.write(`[${secs()}s ${m.type()}] ${m.text()}\n`); });
+  page.on('pageerror', (e) => consoleLog.write(`[${secs()}s pageerror] ${e.stack ?? e}\n`));
+  page.on('crash', () => { gone ??= 'the page crashed'; });
+  await openWorkbench(port);
+}, { essential: true });
 
 await check('in a folder without .stet the extension starts no server (and creates no .stet)', async () => {
   await page.locator('.activitybar [aria-label^="Stet"]').first().waitFor({ timeout: 60_000 });
@@ -471,7 +522,8 @@ await check('Edit… opens the proposal; saving it accepts the hunk with the dev
   await until('util.py holds the edited text', async () => (await editorView()).text.includes('Return the sum of a and b.'));
   await page.locator(`${editorSel} .view-lines`).click();
   await page.keyboard.press('Control+S');
-  await until('saved', () => fs.readFileSync(path.join(ws, 'util.py'), 'utf8').includes('    """Return the sum of a and b."""\n'));
+  await until('saved', () => fs.readFileSync(path.join(ws, 'util.py'), 'utf8').includes('    """Return the sum of a and b."""\n'))
+    .catch(async (e) => { throw new Error(`${e.message}\non disk: ${JSON.stringify(fs.readFileSync(path.join(ws, 'util.py'), 'utf8'))}\nin the editor (${await activeTab()}): ${JSON.stringify((await editorView()).text)}`); });
   await until('status bar: 1 pending', async () => (await statusText()).includes('1 pending'));
 });
 
@@ -829,15 +881,15 @@ await check('Alt+N (no AltGr) rejects the hunk at the cursor; the cursor moves o
   if (!fs.readFileSync(path.join(ws, 'big.py'), 'utf8').includes(LEGACY[0])) throw new Error('the rejected deletion changed big.py');
 });
 
-let skipped = 0;
-const inFileKnown = listHunks().some((h) => 'inFile' in h);
+let inFileKnown = false;
+try { inFileKnown = listHunks().some((h) => 'inFile' in h); } catch (e) { console.error(`e2e: stet/listHunks failed: ${e.message}`); }
+const NOT_IN_FILE = 'an applied hunk whose text left the file is shown as such; Re-apply puts it back, Undo decision makes it pending without touching the file';
 if (!inFileKnown) {
-  skipped++;
-  log('skip - an applied hunk removed from the file is shown with Re-apply / Undo decision: this server\'s HunkState has no inFile (it needs the server of the second round)');
+  skip(NOT_IN_FILE, 'this server\'s HunkState has no inFile (it needs the server of the second round)');
 } else {
-  await check('an applied hunk whose text left the file is shown as such; Re-apply puts it back, Undo decision makes it pending without touching the file', async () => {
+  await check(NOT_IN_FILE, async () => {
     const without = bigAfterAccepts(false);
-    const gone = async (label) => {
+    const removeIt = async (label) => {
       fs.writeFileSync(path.join(ws, 'big.py'), without);
       await showStetView();
       await until(`${label}: the tree says so`, async () => (await treeRows()).join('\n').includes('applied · not in the file any more'));
@@ -846,7 +898,7 @@ if (!inFileKnown) {
       if (h.status !== 'applied' || h.inFile !== false) throw new Error(`the server says ${h.status}, inFile ${h.inFile}`);
     };
     const hunkRow = () => page.locator('.part.sidebar .monaco-list-row', { hasText: 'not in the file any more' }).first();
-    await gone('removed');
+    await removeIt('removed');
     await screenshot('not-in-file');
     await hunkRow().hover();
     await hunkRow().locator('.action-label[aria-label^="Re-apply"]').click();
@@ -858,7 +910,7 @@ if (!inFileKnown) {
     await until('big.py has it once again', () => occurrences(fs.readFileSync(path.join(ws, 'big.py'), 'utf8'), 'import logging\n') === 1);
     await showStetView();
     await until('no hunk is missing', async () => !(await treeRows()).join('\n').includes('not in the file any more'));
-    await gone('removed again');
+    await removeIt('removed again');
     await hunkRow().hover();
     await hunkRow().locator('.action-label[aria-label^="Undo Decision"]').click();
     await until('pending again', () => listHunks({ taskId: 't-big' }).find((x) => x.newText.startsWith('import logging')).status === 'pending');
@@ -889,6 +941,4 @@ await check('stet.server.db names another store: the server restarts on it (an e
   await page.keyboard.press('Escape');
 });
 
-await cleanup();
-log(`done in ${secs()}s; screenshots in ${path.relative(repo, ARTIFACTS)}`);
-console.log(`e2e: ${passed} passed, 0 failed${skipped ? `, ${skipped} skipped` : ''}`);
+await finish();
