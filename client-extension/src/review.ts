@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import { HunkState, lineLabel } from './logic/hunk';
 import { HunkModel } from './logic/model';
-import { Layout, Scope, baseText, layoutProposal, parseScopeKey, reviewFiles, reviewHunks, scopeKey, scopeTitle, spanAtLine } from './logic/review';
+import { Layout, Scope, baseText, fileLensLine, layoutProposal, parseScopeKey, reviewFiles, reviewHunks, scopeKey, scopeTitle, spanAtLine } from './logic/review';
 
 export const REVIEW_SCHEME = 'stet-review';
 
@@ -112,7 +112,10 @@ export async function currentText(uri: string): Promise<string | undefined> {
   }
 }
 
-/** Accept / Reject… / Edit… / Diff on each hunk inside the review, and the file's bulk pair on line 0. */
+/**
+ * Accept / Reject… / Edit… / Go to file on each hunk inside the review, and the file's Accept file /
+ * Reject file pair on its first pending hunk (line 0 is folded away when the first change is further down).
+ */
 export class ReviewLenses implements vscode.CodeLensProvider {
   readonly onDidChangeCodeLenses: vscode.Event<void>;
 
@@ -125,31 +128,32 @@ export class ReviewLenses implements vscode.CodeLensProvider {
     if (!q || q.side !== 'proposal') return [];
     const placed = this.content.placed(doc.uri);
     const last = Math.max(0, doc.lineCount - 1);
+    const at = (line: number) => new vscode.Range(Math.min(line, last), 0, Math.min(line, last), 0);
     const out: vscode.CodeLens[] = [];
-    const pending = placed.filter((p) => p.hunk.status === 'pending');
-    if (pending.length >= 2) {
-      const top = new vscode.Range(0, 0, 0, 0);
-      const arg = { uri: q.uri, scope: q.scope };
-      out.push(
-        new vscode.CodeLens(top, { title: `Accept file (${pending.length})`, command: 'stet.acceptFileHunks', arguments: [arg] }),
-        new vscode.CodeLens(top, { title: `Reject file (${pending.length})…`, command: 'stet.rejectFileHunks', arguments: [arg] }),
-      );
-    }
     for (const { hunk, line } of placed) {
-      const at = new vscode.Range(Math.min(line, last), 0, Math.min(line, last), 0);
       const arg = { hunkId: hunk.id };
       if (hunk.status === 'pending') {
         out.push(
-          new vscode.CodeLens(at, { title: 'Accept', tooltip: `Accept ${lineLabel(hunk)}`, command: 'stet.acceptHunk', arguments: [arg] }),
-          new vscode.CodeLens(at, { title: 'Reject…', tooltip: `Reject ${lineLabel(hunk)}`, command: 'stet.rejectHunk', arguments: [arg] }),
+          new vscode.CodeLens(at(line), { title: 'Accept', tooltip: `Accept ${lineLabel(hunk)}`, command: 'stet.acceptHunk', arguments: [arg] }),
+          new vscode.CodeLens(at(line), { title: 'Reject…', tooltip: `Reject ${lineLabel(hunk)}`, command: 'stet.rejectHunk', arguments: [arg] }),
         );
         if (hunk.kind === 'edit') {
-          out.push(new vscode.CodeLens(at, { title: 'Edit…', tooltip: 'Edit the proposed text in its place, then accept it', command: 'stet.acceptWithChanges', arguments: [arg] }));
+          out.push(new vscode.CodeLens(at(line), { title: 'Edit…', tooltip: 'Edit the proposed text in its place, then accept it', command: 'stet.acceptWithChanges', arguments: [arg] }));
         }
       } else {
-        out.push(new vscode.CodeLens(at, { title: 'Accepted, not yet in the file', command: '' }));
+        out.push(new vscode.CodeLens(at(line), { title: 'Accepted, not yet in the file', command: '' }));
       }
-      out.push(new vscode.CodeLens(at, { title: 'Go to file', tooltip: 'Open the file at this hunk', command: 'stet.revealHunk', arguments: [arg] }));
+      out.push(new vscode.CodeLens(at(line), { title: 'Go to file', tooltip: 'Open the file at this hunk', command: 'stet.revealHunk', arguments: [arg] }));
+    }
+    const fileLine = fileLensLine(placed);
+    if (fileLine !== undefined) {
+      const n = placed.filter((p) => p.hunk.status === 'pending').length;
+      const arg = { uri: q.uri, scope: q.scope };
+      const what = `${n} pending hunk${n === 1 ? '' : 's'} of this file in this review`;
+      out.push(
+        new vscode.CodeLens(at(fileLine), { title: `Accept file (${n})`, tooltip: `Accept the ${what}`, command: 'stet.acceptFileHunks', arguments: [arg] }),
+        new vscode.CodeLens(at(fileLine), { title: `Reject file (${n})…`, tooltip: `Reject the ${what}`, command: 'stet.rejectFileHunks', arguments: [arg] }),
+      );
     }
     return out;
   }
