@@ -169,6 +169,10 @@ export function isReviewActive(): boolean {
     const u = tab.input instanceof vscode.TabInputText ? tab.input.uri : tab.input.modified;
     return u.scheme === REVIEW_SCHEME;
   }
+  // A multi-file diff (TabInputTextMultiDiff, newer than the API this extension builds against) lists its
+  // diffs; a review restored after a reload is known by them, not by a title opened in this session.
+  const diffs = (tab.input as { textDiffs?: { modified?: vscode.Uri }[] } | undefined)?.textDiffs;
+  if (Array.isArray(diffs) && diffs.some((d) => d.modified?.scheme === REVIEW_SCHEME)) return true;
   return [...titles].some((t) => tab.label.startsWith(t));
 }
 
