@@ -13,7 +13,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import {
-  APP_BEFORE, BIG_BEFORE, BIG_INSERTED, BIG_TWELVE, NOTES_BEFORE, UTIL_BEFORE, makeSecondRound, makeWorkspace,
+  APP_BEFORE, BIG_BEFORE, BIG_INSERTED, BIG_TWELVE, FAR_AFTER, FAR_BEFORE, FAR_FIFTEEN, GONE_BEFORE, NEW_TEXT, NOTES_BEFORE,
+  UTIL_BEFORE, makeSecondRound, makeThirdRound, makeWorkspace,
 } from './workspace.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -939,6 +940,136 @@ await check('stet.server.db names another store: the server restarts on it (an e
   await input.press('Tab');
   await until(`status bar back to "${before}"`, async () => (await statusText()) === before, 30_000);
   await page.keyboard.press('Escape');
+});
+
+
+// ---- the third round: a file whose first change is far down, a file created, a file deleted ----------
+
+/**
+ * Where the last line of a block's code is, against every box that could clip it between the code and the
+ * zone in the editor (a box with its own scrollbar, a fixed height): all lines show when none clips it.
+ */
+async function blockFits(block) {
+  return block.evaluate((zone) => {
+    const code = zone.querySelector('.monaco-tokenized-source');
+    if (!code) return { lines: [], clipped: ['no code block'] };
+    const texts = [];
+    const walk = document.createTreeWalker(code, 4 /* NodeFilter.SHOW_TEXT */);
+    for (let t = walk.nextNode(); t; t = walk.nextNode()) if (t.textContent.trim()) texts.push(t);
+    const range = document.createRange();
+    range.selectNodeContents(texts[texts.length - 1]);
+    const last = range.getBoundingClientRect();
+    const clipped = [];
+    for (let el = code.parentElement; el; el = el.parentElement) {
+      const st = getComputedStyle(el);
+      if (st.overflowY !== 'visible' || st.overflow !== 'visible') {
+        const box = el.getBoundingClientRect();
+        if (last.bottom > box.bottom + 1) clipped.push(`${el.className} (bottom ${Math.round(box.bottom)}, height ${Math.round(box.height)}, scrollHeight ${el.scrollHeight}) hides the last line (bottom ${Math.round(last.bottom)})`);
+      }
+      if (el === zone) break;
+    }
+    return { lines: code.innerText.split('\n'), clipped, height: Math.round(zone.getBoundingClientRect().height) };
+  });
+}
+
+/**
+ * Scrolls the active review (a multi-file diff: it renders only the entries in sight) until `inSight`
+ * holds: to the top first, then down a step at a time. For use inside until().
+ */
+async function scrollReviewUntil(inSight) {
+  const box = await page.locator('.part.editor .editor-group-container.active .editor-container').first().boundingBox();
+  if (!box) return false;
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.wheel(0, -10_000);
+  for (let i = 0; i < 20; i++) {
+    await new Promise((r) => setTimeout(r, 250));
+    if (await inSight()) return true;
+    await page.mouse.wheel(0, 200);
+  }
+  return false;
+}
+
+const lensInSight = (name, title) => async () => {
+  const lens = diffSide(name, 'modified').locator('.codelens-decoration a', { hasText: title }).first();
+  return (await lens.count()) > 0 && lens.isVisible();
+};
+
+await check('round three: a 15-line proposal shows as a block of all 15 lines, sized to them (no scrollbar of its own)', async () => {
+  stetCalls([{ method: 'stet/propose', params: makeThirdRound(ws) }]);
+  await clearNotifications();
+  await openFromExplorer('far.py');
+  await toTop();
+  await page.keyboard.press('Alt+J'); // next hunk: line 41, the 15-line replacement
+  await until('the cursor on line 41', async () => (await page.locator('.part.statusbar').textContent())?.includes('Ln 41,'));
+  const block = page.locator(`${editorSel} .review-widget`, { hasText: '15 lines replacing lines 41–42' }).first();
+  await until('the block of the 15-line replacement', () => block.isVisible());
+  let fits;
+  await until('all 15 lines of the block in sight', async () => {
+    fits = await blockFits(block);
+    return fits.lines.length === 15 && fits.clipped.length === 0;
+  }, 15_000).catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(fits)}`); });
+  if (fits.lines.some((l, i) => l.trim() !== FAR_FIFTEEN[i])) throw new Error(`the block shows ${JSON.stringify(fits.lines)}`);
+  log(`the 15-line block is ${fits.height}px high`);
+  for (let i = 0; i < 12; i++) await page.keyboard.press('Control+ArrowDown'); // scroll the block into view
+  await screenshot('fifteen-line-block');
+  await page.keyboard.press('Control+W'); // far.py closed: the accepts below write the file on disk
+});
+
+await check('round three: in the review of a proposal every file shows Accept file / Reject file — far.py (first change on line 41, the lines above folded), new.py (created), gone.py (deleted); Accept file on new.py creates it', async () => {
+  await showStetView();
+  const row = page.locator('.part.sidebar .monaco-list-row', { hasText: 'p-far' }).first();
+  await row.hover();
+  await row.locator('.action-label[aria-label^="Review Proposal"]').first().click();
+  await until('the review of p-far', async () => (await activeTab()).includes('Stet: proposal p-far'));
+  const expected = { 'far.py': 2, 'gone.py': 1, 'new.py': 1 };
+  for (const [name, n] of Object.entries(expected)) {
+    await until(`${name}'s Accept file (${n}) / Reject file (${n})… in sight`, () => scrollReviewUntil(async () =>
+      (await lensInSight(name, `Accept file (${n})`)()) && lensInSight(name, `Reject file (${n})…`)()));
+  }
+  // far.py's pair is on its first change, line 41 (not on line 1, which the view folds away).
+  const far = diffSide('far.py', 'modified');
+  await (await lensAboveIn(far, FAR_FIFTEEN[0], /^Accept file \(2\)$/)).waitFor();
+  await screenshot('review-file-buttons');
+  await until('new.py\'s Accept file (1) in sight', () => scrollReviewUntil(lensInSight('new.py', 'Accept file (1)')));
+  await diffSide('new.py', 'modified').locator('.codelens-decoration a', { hasText: 'Accept file (1)' }).first().click();
+  await until('new.py created with the proposed text', () => fs.existsSync(path.join(ws, 'new.py')) && fs.readFileSync(path.join(ws, 'new.py'), 'utf8') === NEW_TEXT);
+});
+
+await check('round three: a window reload restores the review tab with the review in it (not "No Changed Files"); Accept file there applies far.py\'s two hunks', async () => {
+  // As a user reloads: the command saves the workbench's state (its open editors) first; a bare page reload
+  // keeps only what the browser workbench last saved, up to 5 s earlier.
+  await runCommand('Developer: Reload Window');
+  await page.waitForEvent('load', { timeout: 60_000 });
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+  await until('the restored review tab in front', async () => (await activeTab()).includes('Stet: proposal p-far'));
+  const far = diffSide('far.py', 'modified');
+  let seen = {};
+  await until('far.py\'s diff and buttons in the restored review', async () => {
+    const text = await page.locator('.part.editor .editor-group-container.active').innerText().catch(() => '');
+    seen = { empty: text.includes('No Changed Files'), lenses: await lensTitlesIn(far).catch(() => []) };
+    return !seen.empty && seen.lenses.includes('Accept file (2)') &&
+      (await renderedLines(far)).some((l) => l.text === FAR_FIFTEEN[0] && l.decorations.some((d) => /line-insert/.test(d.cls)));
+  }).catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(seen)}`); });
+  await screenshot('review-after-reload');
+  await far.locator('.codelens-decoration a', { hasText: 'Accept file (2)' }).first().click();
+  await until('far.py\'s hunks accepted', () => listHunks({ proposalId: 'p-far' }).filter((h) => h.uri.endsWith('/far.py')).every((h) => h.status === 'accepted' || h.status === 'applied'), 30_000, 1000);
+  await runCommand('File: Save All'); // in case VS Code still had far.py loaded: the edit went to its buffer
+  await until('far.py on disk with both hunks', () => fs.readFileSync(path.join(ws, 'far.py'), 'utf8') === FAR_AFTER);
+});
+
+await check('round three: Reject file on gone.py (deleted by the proposal) keeps it; the files hold exactly the decisions', async () => {
+  await until('gone.py\'s Reject file (1)… in sight', () => scrollReviewUntil(lensInSight('gone.py', 'Reject file (1)…')));
+  await diffSide('gone.py', 'modified').locator('.codelens-decoration a', { hasText: 'Reject file (1)…' }).first().click();
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 30_000 });
+  await input.press('Enter');
+  await until('p-far decided', () => listHunks({ proposalId: 'p-far' }).every((h) => h.status !== 'pending'));
+  const hs = listHunks({ proposalId: 'p-far' });
+  const del = hs.find((h) => h.kind === 'delete');
+  if (del.status !== 'rejected') throw new Error(`the deletion is ${del.status}`);
+  if (fs.readFileSync(path.join(ws, 'gone.py'), 'utf8') !== GONE_BEFORE) throw new Error('gone.py changed');
+  if (fs.readFileSync(path.join(ws, 'far.py'), 'utf8') !== FAR_AFTER || fs.readFileSync(path.join(ws, 'new.py'), 'utf8') !== NEW_TEXT) throw new Error('far.py or new.py changed');
+  if (FAR_BEFORE === FAR_AFTER) throw new Error('the proposal changes nothing');
 });
 
 await finish();
