@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import {
   APP_BEFORE, BIG_BEFORE, BIG_INSERTED, BIG_TWELVE, FAR_AFTER, FAR_BEFORE, FAR_FIFTEEN, GONE_BEFORE, NEW_TEXT, NOTES_BEFORE,
@@ -197,6 +197,17 @@ function stetServers() {
   return rows.filter((r) => /-m stet serve\b/.test(r.args) && descends(r.pid)).map((r) => r.pid);
 }
 
+/** Makes these calls through a short-lived `stet serve` (propose.py); returns their results. */
+let callsMade = 0;
+function stetCalls(calls) {
+  const file = path.join(tmp, `calls-${++callsMade}.json`);
+  fs.writeFileSync(file, JSON.stringify(calls));
+  const out = execFileSync(PYTHON, [path.join(here, 'propose.py'), ws, file, PYTHON, '-m', 'stet', 'serve'], { encoding: 'utf8', timeout: 60_000 });
+  return JSON.parse(out.trim().split('\n').pop());
+}
+
+const listHunks = (params = {}) => stetCalls([{ method: 'stet/listHunks', params }])[0].hunks;
+
 // ---- page helpers ---------------------------------------------------------------------------------
 
 const editorSel = '.part.editor .editor-group-container.active .monaco-editor';
@@ -205,11 +216,12 @@ const editorSel = '.part.editor .editor-group-container.active .monaco-editor';
 async function editorView() {
   return page.evaluate((sel) => {
     const ed = document.querySelector(sel);
-    if (!ed) return { text: '', ghosts: [] };
-    const lines = [...ed.querySelectorAll('.view-lines .view-line')]
+    const own = ed?.querySelector(':scope > .overflow-guard > .monaco-scrollable-element > .lines-content > .view-lines');
+    if (!own) return { text: '', ghosts: [] };
+    const lines = [...own.querySelectorAll('.view-line')]
       .sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top);
     const ghosts = [];
-    for (const el of ed.querySelectorAll('.view-lines .view-line span')) {
+    for (const el of own.querySelectorAll('.view-line span')) {
       for (const pseudo of ['::before', '::after']) {
         const c = getComputedStyle(el, pseudo).content;
         if (c && c !== 'none' && c !== 'normal') ghosts.push(c.replace(/^"|"$/g, '').replace(/\\"/g, '"'));
@@ -223,25 +235,44 @@ async function editorView() {
 const ACCEPT = /^Accept(?! all)/;
 const REJECT = /^Reject(?! all)/;
 
-/** The lens link whose title matches `title` (a RegExp) above the line containing `lineText`. */
-async function lensAbove(lineText, title) {
-  const idx = await page.evaluate(({ sel, lineText, source }) => {
-    const title = new RegExp(source);
-    const ed = document.querySelector(sel);
-    const line = [...ed.querySelectorAll('.view-lines .view-line')].find((l) => l.textContent.replace(/\u00a0/g, ' ').includes(lineText));
-    if (!line) return -1;
+let lensTag = 0;
+
+/**
+ * The lens link titled like `title` (a RegExp) right above the line reading `lineText` (`exact`: the whole
+ * line, else a part of it), in `editor` (a locator of a .monaco-editor). The link is marked in the page and
+ * found by that mark: an index into the list of links would point at another hunk's lens once the lenses
+ * re-render (after a decision one hunk's lenses go away and the others shift).
+ */
+async function lensAboveIn(editor, lineText, title, exact = true) {
+  const tag = String(++lensTag);
+  const found = await editor.evaluate((ed, { lineText, source, exact, tag }) => {
+    const re = new RegExp(source);
+    const text = (l) => l.textContent.replace(/\u00a0/g, ' ');
+    const line = [...ed.querySelectorAll('.view-lines .view-line')].find((l) => (exact ? text(l) === lineText : text(l).includes(lineText)));
+    if (!line) return false;
     const y = line.getBoundingClientRect().top;
-    const links = [...document.querySelectorAll(`${sel} .codelens-decoration a`)];
-    let best = -1;
+    let best;
     let bestY = -Infinity;
-    links.forEach((a, i) => {
+    for (const a of ed.querySelectorAll('.codelens-decoration a')) {
       const ay = a.getBoundingClientRect().top;
-      if (title.test(a.textContent.trim()) && ay < y && ay > bestY) { best = i; bestY = ay; }
-    });
-    return best;
-  }, { sel: editorSel, lineText, source: title.source });
-  if (idx < 0) throw new Error(`no "${title}" lens above "${lineText}"`);
-  return page.locator(`${editorSel} .codelens-decoration a`).nth(idx);
+      if (re.test(a.textContent.trim()) && ay < y && ay > bestY) { best = a; bestY = ay; }
+    }
+    best?.setAttribute('data-e2e-lens', tag);
+    return Boolean(best);
+  }, { lineText, source: title.source, exact, tag });
+  if (!found) throw new Error(`no "${title}" lens above "${lineText}"`);
+  return editor.locator(`.codelens-decoration a[data-e2e-lens="${tag}"]`);
+}
+
+/** The lens titled like `title` above the line containing `lineText`, in the active editor. */
+const lensAbove = (lineText, title) => lensAboveIn(page.locator(editorSel).first(), lineText, title, false);
+
+/** Clicks a lens `find` finds, finding it again if it re-rendered before the click landed. */
+async function clickLens(what, find) {
+  await until(what, async () => {
+    await (await find()).click({ timeout: 3000 });
+    return true;
+  }, 30_000);
 }
 
 async function lensTitles() {
@@ -252,14 +283,31 @@ async function activeTab() {
   return page.evaluate(() => document.querySelector('.part.editor .editor-group-container.active .tab.active')?.textContent ?? '');
 }
 
+/** The uri of the document in the active group's (first) editor: what it shows, whatever its tab says. */
+async function activeEditorUri() {
+  return page.evaluate((sel) => document.querySelector(`${sel}[data-uri], ${sel} [data-uri]`)?.getAttribute('data-uri') ?? '', editorSel);
+}
+
+const fileUri = (name) => pathToFileURL(path.join(ws, name)).href;
+
+/**
+ * Is the workspace file `name` in the active editor? Its tab is not enough: the tab changes before the
+ * editor shows the file, and an Edit… document's tab has the same name as its file. (The workbench knows
+ * the file as vscode-remote://host/path: code-server's files are remote.)
+ */
+async function fileIsActive(name) {
+  if (!(await activeTab()).includes(name)) return false;
+  const uri = await activeEditorUri();
+  return /^(file|vscode-remote):/.test(uri) && decodeURIComponent(new URL(uri).pathname) === path.join(ws, name);
+}
+
 async function openFromExplorer(name) {
-  const tabIs = async () => (await activeTab()).includes(name);
   await until(`${name} open in the editor`, async () => {
-    if (await tabIs()) return true;
+    if (await fileIsActive(name)) return true;
     const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: name }).first();
     if (await row.isVisible()) await row.click();
     else if (!(await page.locator('.explorer-folders-view').isVisible())) await page.keyboard.press('Control+Shift+E');
-    return tabIs();
+    return fileIsActive(name);
   }, 60_000, 1000);
 }
 
@@ -291,8 +339,16 @@ async function openWorkbench(port) {
 }
 
 /** Scrolls the active editor to the top: lines outside the viewport (and their ghost text) are not rendered. */
+// An editor's own lines (a block's comment zone holds a reply editor of its own, with lines of its own).
+const OWN_LINES = ':scope > .overflow-guard > .monaco-scrollable-element > .lines-content > .view-lines';
+
+/** Clicks into the text of the active editor (to focus it). */
+async function clickEditorText() {
+  await page.locator(editorSel).first().locator(OWN_LINES).click();
+}
+
 async function toTop() {
-  await page.locator(`${editorSel} .view-lines`).click();
+  await clickEditorText();
   await page.keyboard.press('Control+Home');
 }
 
@@ -317,7 +373,9 @@ async function expectReviewState(label) {
 
 // ---- the run --------------------------------------------------------------------------------------
 
-process.on('SIGINT', async () => { await cleanup(); process.exit(130); });
+// Interrupted (Ctrl+C, or `timeout`): end code-server's process group and the servers too. Playwright's own
+// signal handlers are off (see the launch below): they exited before code-server was ended.
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) process.on(signal, async () => { await cleanup(); process.exit(code); });
 process.on('unhandledRejection', (e) => { console.error('e2e: unhandled rejection (a check that timed out may still be running):', e?.message ?? e); });
 // A hung workbench must not hang CI: give up, with a screenshot, the logs and the list of what ran.
 const WATCHDOG_MS = Number(process.env.STET_E2E_TIMEOUT_MS || 20 * 60_000);
@@ -366,6 +424,9 @@ await check('the workbench opens in Chromium', async () => {
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
+    handleSIGINT: false,
+    handleSIGTERM: false,
+    handleSIGHUP: false,
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
   });
@@ -432,9 +493,9 @@ await check('the Stet view lists task → proposal → files → hunks; the stat
 });
 
 await check('clicking Accept applies the hunk to the file', async () => {
-  await (await lensAbove('return "Hello, " + name', ACCEPT)).click();
+  await clickLens('the Accept lens of line 5', () => lensAbove('return "Hello, " + name', ACCEPT));
   await until('new text in the editor', async () => (await editorView()).text.includes('return f"Hello, {name}!"'));
-  await page.locator(`${editorSel} .view-lines`).click();
+  await clickEditorText();
   await page.keyboard.press('Control+S');
   await until('app.py saved with the accepted hunk', () => fs.readFileSync(path.join(ws, 'app.py'), 'utf8').includes('return f"Hello, {name}!"'));
   const disk = fs.readFileSync(path.join(ws, 'app.py'), 'utf8');
@@ -442,7 +503,7 @@ await check('clicking Accept applies the hunk to the file', async () => {
 });
 
 await check('Reject asks for feedback and rejects the hunk with it', async () => {
-  await (await lensAbove('print(greet("world"))', REJECT)).click();
+  await clickLens('the Reject lens of line 9', () => lensAbove('print(greet("world"))', REJECT));
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible', timeout: 30_000 });
   await screenshot('reject-feedback');
@@ -454,10 +515,10 @@ await check('Reject asks for feedback and rejects the hunk with it', async () =>
 });
 
 await check('Next Hunk (Ctrl+Alt+]) goes from the last hunk of app.py to util.py', async () => {
-  await page.locator(`${editorSel} .view-lines`).click();
+  await clickEditorText();
   await page.keyboard.press('Control+End');
   await page.keyboard.press('Control+Alt+BracketRight');
-  await until('util.py active', async () => (await activeTab()).includes('util.py'));
+  await until('util.py active', () => fileIsActive('util.py'));
 });
 
 await check('Diff opens a side-by-side diff against the proposal', async () => {
@@ -473,7 +534,7 @@ await check('Diff opens a side-by-side diff against the proposal', async () => {
 
 await check('the server is SIGKILLed: the extension restarts it and the same state comes back', async () => {
   await openFromExplorer('app.py');
-  await page.locator(`${editorSel} .view-lines`).click();
+  await clickEditorText();
   await page.keyboard.press('Control+S');
   const before = stetServers();
   if (before.length !== 1) throw new Error(`expected one server, found ${before}`);
@@ -486,45 +547,68 @@ await check('the server is SIGKILLed: the extension restarts it and the same sta
   await openFromExplorer('util.py');
   await page.locator('.notifications-toasts .notification-list-item', { hasText: 'Restored review: 2 pending' }).first()
     .locator('.monaco-button', { hasText: 'Go to First Pending' }).click();
-  await until('app.py at line 14', async () => (await activeTab()).includes('app.py') &&
+  await until('app.py at line 14', async () => (await fileIsActive('app.py')) &&
     (await page.locator('.part.statusbar').textContent())?.includes('Ln 14,'));
   await expectReviewState('after SIGKILL');
   await screenshot('after-kill');
 });
 
-await check('reloading the page shows the same state again', async () => {
-  await page.reload();
+/**
+ * Reloads the window as a user does: the command saves the workbench's state (its open editors) first. A
+ * bare page reload keeps only what the browser workbench last saved (it saves when idle, every 5 s at best),
+ * so what comes back differed from run to run.
+ */
+async function reloadWindow() {
+  await runCommand('Developer: Reload Window');
+  await page.waitForEvent('load', { timeout: 60_000 });
   await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+}
+
+await check('reloading the window shows the same state again', async () => {
+  await reloadWindow();
   await openFromExplorer('app.py');
   await expectReviewState('after reload');
   await screenshot('after-reload');
 });
 
 await check('Edit… opens the proposal; saving it accepts the hunk with the developer\'s text', async () => {
+  const EDITED = '    """Return the sum of a and b."""';
+  // The Edit… document is known by its uri (stet-edit:), not by its tab: that says "util.py" like the file's.
+  const inProposal = async () => (await activeEditorUri()).startsWith('stet-edit:');
   await openFromExplorer('util.py');
-  await until('Edit… lens in util.py', async () => (await lensTitles()).includes('Edit…'));
-  await page.locator(`${editorSel} .codelens-decoration a`, { hasText: /^Edit…$/ }).first().click();
-  await until('the proposal editor', async () => (await activeTab()).includes('util.py') && (await editorView()).text.includes('"""Sum of a and b."""'));
+  await clickLens('the Edit… lens in util.py', async () => {
+    const lens = page.locator(`${editorSel} .codelens-decoration a`, { hasText: /^Edit…$/ }).first();
+    if (!(await fileIsActive('util.py')) || !(await lens.count())) throw new Error('no Edit… lens in util.py');
+    return lens;
+  });
+  await until('the proposal editor', async () => (await inProposal()) && (await editorView()).text.includes('"""Sum of a and b."""'));
   // It holds the proposed line between the file's lines around it (context), the cursor on the proposed line.
   const shown = (await editorView()).text.split('\n');
   if (shown[0] !== 'def add(a, b):' || shown[1] !== '    """Sum of a and b."""' || shown[2] !== '    return a + b') {
     throw new Error(`the proposal editor shows ${JSON.stringify(shown)}`);
   }
-  await until('the cursor on the proposed line', async () => (await page.locator('.part.statusbar').textContent())?.includes('Ln 2,'));
+  await until('the cursor on the proposed line', async () => (await inProposal()) && (await page.locator('.part.statusbar').textContent())?.includes('Ln 2,'));
   // Select the whole line: End, then Shift+Home twice (the first stops at the indentation).
   await page.keyboard.press('End');
   await page.keyboard.press('Shift+Home');
   await page.keyboard.press('Shift+Home');
-  await page.keyboard.insertText('    """Return the sum of a and b."""');
+  await page.keyboard.insertText(EDITED);
+  let lines = [];
+  await until('the edited line in the proposal editor', async () => (await inProposal()) && (lines = (await editorView()).text.split('\n'))[1] === EDITED, 15_000)
+    .catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(lines)}`); });
   await screenshot('edit-proposal');
   await page.keyboard.press('Control+S');
-  await until('the proposal editor closes', async () => (await page.locator('.part.editor .tab').count()) <= 2, 30_000);
+  await until('the proposal editor closes', () => page.evaluate(() => ![...document.querySelectorAll('.part.editor [data-uri^="stet-edit:"]')].some((e) => e.offsetParent !== null)), 30_000);
+  const hunk = () => listHunks({ proposalId: 'p-e2e' }).find((h) => h.uri === fileUri('util.py'));
+  await until('the hunk accepted with the developer\'s text', () => ['accepted', 'applied'].includes(hunk()?.status), 30_000, 1000);
   await openFromExplorer('util.py');
-  await until('util.py holds the edited text', async () => (await editorView()).text.includes('Return the sum of a and b.'));
-  await page.locator(`${editorSel} .view-lines`).click();
+  await until('util.py holds the edited text', async () => (lines = (await editorView()).text.split('\n'))[1] === EDITED)
+    .catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(lines)}`); });
+  await clickEditorText();
   await page.keyboard.press('Control+S');
-  await until('saved', () => fs.readFileSync(path.join(ws, 'util.py'), 'utf8').includes('    """Return the sum of a and b."""\n'))
-    .catch(async (e) => { throw new Error(`${e.message}\non disk: ${JSON.stringify(fs.readFileSync(path.join(ws, 'util.py'), 'utf8'))}\nin the editor (${await activeTab()}): ${JSON.stringify((await editorView()).text)}`); });
+  const expected = UTIL_BEFORE.replace('def add(a, b):\n', `def add(a, b):\n${EDITED}\n`);
+  await until('saved', () => fs.readFileSync(path.join(ws, 'util.py'), 'utf8') === expected)
+    .catch(async (e) => { throw new Error(`${e.message}\non disk: ${JSON.stringify(fs.readFileSync(path.join(ws, 'util.py'), 'utf8'))}\nin the editor (${await activeEditorUri()}): ${JSON.stringify((await editorView()).text)}`); });
   await until('status bar: 1 pending', async () => (await statusText()).includes('1 pending'));
 });
 
@@ -539,10 +623,25 @@ await check('Undo Last Decision puts the hunk back to pending and reverts its ed
   await until('status bar: 2 pending', async () => (await statusText()).includes('2 pending'));
   await toTop();
   await until('the hunk shows inline again', async () => (await editorView()).ghosts.some((g) => g.includes('Sum of a and b') || g.includes('Return the sum')));
-  await page.locator(`${editorSel} .view-lines`).click();
+  await clickEditorText();
   await page.keyboard.press('Control+S');
   await until('util.py back to its old text on disk', () => fs.readFileSync(path.join(ws, 'util.py'), 'utf8') === UTIL_BEFORE);
 });
+
+/**
+ * Closes the Settings editor, which this VS Code opens as a modal over the workbench: it would take the
+ * next checks' clicks. Escape closes it only while the focus is inside it; a click on the backdrop next to
+ * it always does.
+ */
+async function closeSettings() {
+  const block = page.locator('.monaco-modal-editor-block');
+  await until('the Settings editor closed', async () => {
+    if (!(await block.count()) || !(await block.first().isVisible())) return true;
+    const box = await block.first().boundingBox();
+    await block.first().click({ position: { x: box.width - 4, y: box.height / 2 }, timeout: 5000 });
+    return false;
+  }, 30_000, 500);
+}
 
 /** Opens the Settings editor on a stet.server setting, as a user would; returns its input box. */
 async function settingInput(name) {
@@ -571,7 +670,7 @@ await check('a server that cannot start gets an error naming the setting to fix;
   await input.press('Tab');
   await until('the server is back', async () => stetServers().length === 1, 30_000);
   await until('status bar: 2 pending', async () => (await statusText()).includes('2 pending'));
-  await page.keyboard.press('Escape');
+  await closeSettings();
 });
 
 await check('Ctrl+Alt+Y accepts the hunk at the cursor, and the cursor moves on to the next pending hunk', async () => {
@@ -587,11 +686,11 @@ await check('Ctrl+Alt+Y accepts the hunk at the cursor, and the cursor moves on 
   await page.keyboard.press('Control+Alt+Y');
   await until('status bar: 1 pending', async () => (await statusText()).includes('1 pending'));
   // After the decision the cursor moves on to the next pending hunk: util.py, line 2.
-  await until('the cursor on the next pending hunk (util.py, line 2)', async () => (await activeTab()).includes('util.py') &&
+  await until('the cursor on the next pending hunk (util.py, line 2)', async () => (await fileIsActive('util.py')) &&
     (await page.locator('.part.statusbar').textContent())?.includes('Ln 2,'));
   await openFromExplorer('app.py');
   await until('the hunk applied in the editor', async () => (await editorView()).text.includes('    raise SystemExit(main())'));
-  await page.locator(`${editorSel} .view-lines`).click();
+  await clickEditorText();
   await page.keyboard.press('Control+S');
   await until('saved', () => fs.readFileSync(path.join(ws, 'app.py'), 'utf8').includes('    raise SystemExit(main())\n'));
 });
@@ -605,17 +704,6 @@ await check('the files on disk hold exactly the accepted decisions', async () =>
 
 
 // ---- the second round: the review surface, real lines, bulk decisions, the new keys -------------------
-
-/** Makes these calls through a short-lived `stet serve` (propose.py); returns their results. */
-let callsMade = 0;
-function stetCalls(calls) {
-  const file = path.join(tmp, `calls-${++callsMade}.json`);
-  fs.writeFileSync(file, JSON.stringify(calls));
-  const out = execFileSync(PYTHON, [path.join(here, 'propose.py'), ws, file, PYTHON, '-m', 'stet', 'serve'], { encoding: 'utf8', timeout: 60_000 });
-  return JSON.parse(out.trim().split('\n').pop());
-}
-
-const listHunks = (params = {}) => stetCalls([{ method: 'stet/listHunks', params }])[0].hunks;
 
 async function runCommand(title) {
   await page.keyboard.press('F1');
@@ -681,25 +769,6 @@ const diffEntry = (name) => page.locator('.multiDiffEntry')
   .filter({ has: page.locator('.header .title.modified .label-name', { hasText: new RegExp(`^${name.replace('.', '\\.')}$`) }) }).first();
 const diffSide = (name, side) => diffEntry(name).locator(`.editor.${side} .monaco-editor`).first();
 
-/** The lens titled like `title` (a RegExp) right above the line reading `lineText`, in `editor`. */
-async function lensAboveIn(editor, lineText, title) {
-  const idx = await editor.evaluate((ed, { lineText, source }) => {
-    const re = new RegExp(source);
-    const line = [...ed.querySelectorAll('.view-lines .view-line')].find((l) => l.textContent.replace(/\u00a0/g, ' ') === lineText);
-    if (!line) return -1;
-    const y = line.getBoundingClientRect().top;
-    let best = -1;
-    let bestY = -Infinity;
-    [...ed.querySelectorAll('.codelens-decoration a')].forEach((a, i) => {
-      const ay = a.getBoundingClientRect().top;
-      if (re.test(a.textContent.trim()) && ay < y && ay > bestY) { best = i; bestY = ay; }
-    });
-    return best;
-  }, { lineText, source: title.source });
-  if (idx < 0) throw new Error(`no "${title}" lens above "${lineText}"`);
-  return editor.locator('.codelens-decoration a').nth(idx);
-}
-
 const lensTitlesIn = async (editor) => (await editor.locator('.codelens-decoration a').allTextContents()).map((t) => t.trim());
 const count = (list, x) => list.filter((t) => t === x).length;
 const occurrences = (text, s) => text.split(s).length - 1;
@@ -758,7 +827,7 @@ await check('the all-changes view: every pending file in one scrollable diff, re
 
 await check('Accept inside the all-changes view applies that hunk once; it leaves the view, the other hunks stay', async () => {
   const big = diffSide('big.py', 'modified');
-  await (await lensAboveIn(big, BIG_INSERTED[0], /^Accept$/)).click();
+  await clickLens('the Accept lens of the insertion', () => lensAboveIn(big, BIG_INSERTED[0], /^Accept$/));
   await until('big.py on disk has the inserted lines', () => fs.readFileSync(path.join(ws, 'big.py'), 'utf8').includes(`import json\n${BIG_INSERTED.join('\n')}\n`));
   const disk = fs.readFileSync(path.join(ws, 'big.py'), 'utf8');
   if (occurrences(disk, 'import logging\n') !== 1 || occurrences(disk, 'LOG = logging.getLogger') !== 1) throw new Error(`big.py is\n${disk}`);
@@ -818,7 +887,7 @@ await check('Accept on the block applies the 12 lines; the cursor moves on to th
   await block.locator('.review-actions .action-label[aria-label="Accept"]').click();
   await until('the 12 lines in the buffer', async () => (await editorView()).text.includes(BIG_TWELVE[5]));
   const expected = bigAfterAccepts(true).split('\n').indexOf(LEGACY[0]) + 1;
-  await until(`the cursor on line ${expected} (the deletion)`, async () => (await activeTab()).includes('big.py') &&
+  await until(`the cursor on line ${expected} (the deletion)`, async () => (await fileIsActive('big.py')) &&
     (await page.locator('.part.statusbar').textContent())?.includes(`Ln ${expected},`));
   await page.keyboard.press('Control+S');
   await until('big.py saved', () => fs.readFileSync(path.join(ws, 'big.py'), 'utf8') === bigAfterAccepts(true));
@@ -877,7 +946,7 @@ await check('Alt+N (no AltGr) rejects the hunk at the cursor; the cursor moves o
   await input.waitFor({ state: 'visible', timeout: 30_000 });
   await input.press('Enter');
   await until('status bar: 1 pending', async () => (await statusText()).includes('1 pending'));
-  await until('the cursor on util.py\'s hunk', async () => (await activeTab()).includes('util.py') &&
+  await until('the cursor on util.py\'s hunk', async () => (await fileIsActive('util.py')) &&
     (await page.locator('.part.statusbar').textContent())?.includes('Ln 2,'));
   if (!fs.readFileSync(path.join(ws, 'big.py'), 'utf8').includes(LEGACY[0])) throw new Error('the rejected deletion changed big.py');
 });
@@ -904,7 +973,7 @@ if (!inFileKnown) {
     await hunkRow().hover();
     await hunkRow().locator('.action-label[aria-label^="Re-apply"]').click();
     await openFromExplorer('big.py');
-    await page.locator(`${editorSel} .view-lines`).click();
+    await clickEditorText();
     await page.keyboard.press('Control+Home'); // only the lines on screen are in the DOM
     await until('the text back in the buffer', async () => (await editorView()).text.includes(BIG_INSERTED[2]));
     await page.keyboard.press('Control+S');
@@ -938,8 +1007,10 @@ await check('stet.server.db names another store: the server restarts on it (an e
   await until('one server runs', async () => stetServers().length === 1, 30_000);
   await input.fill('');
   await input.press('Tab');
-  await until(`status bar back to "${before}"`, async () => (await statusText()) === before, 30_000);
-  await page.keyboard.press('Escape');
+  // Back on the workspace's review: the status bar counts what the server holds there.
+  const pending = listHunks().filter((h) => h.status === 'pending').length;
+  await until(`status bar back to ${pending} pending (was "${before}")`, async () => (await statusText()).trim().startsWith(`${pending} pending`), 30_000);
+  await closeSettings();
 });
 
 
@@ -973,25 +1044,35 @@ async function blockFits(block) {
 }
 
 /**
- * Scrolls the active review (a multi-file diff: it renders only the entries in sight) until `inSight`
- * holds: to the top first, then down a step at a time. For use inside until().
+ * Scrolls the active review (a multi-file diff: it renders only the entries in sight, and their lenses a
+ * moment after they come into sight) until `inSight` holds: from the top, down a step at a time, waiting a
+ * little at each step. For use inside until().
  */
 async function scrollReviewUntil(inSight) {
+  const settle = async () => {
+    for (const end = Date.now() + 1500; Date.now() < end; await new Promise((r) => setTimeout(r, 150))) if (await inSight()) return true;
+    return false;
+  };
+  if (await inSight()) return true;
   const box = await page.locator('.part.editor .editor-group-container.active .editor-container').first().boundingBox();
   if (!box) return false;
   await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
   await page.mouse.wheel(0, -10_000);
-  for (let i = 0; i < 20; i++) {
-    await new Promise((r) => setTimeout(r, 250));
-    if (await inSight()) return true;
+  for (let i = 0; i < 15; i++) {
+    if (await settle()) return true;
     await page.mouse.wheel(0, 200);
   }
   return false;
 }
 
+/** Is the lens titled `title` in `name`'s diff in sight, and would a click reach it (no sticky file header over it)? */
 const lensInSight = (name, title) => async () => {
   const lens = diffSide(name, 'modified').locator('.codelens-decoration a', { hasText: title }).first();
-  return (await lens.count()) > 0 && lens.isVisible();
+  return (await lens.count()) > 0 && lens.evaluate((a) => {
+    const r = a.getBoundingClientRect();
+    const hit = r.width > 0 && document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    return Boolean(hit) && a.contains(hit);
+  });
 };
 
 await check('round three: a 15-line proposal shows as a block of all 15 lines, sized to them (no scrollbar of its own)', async () => {
@@ -1036,11 +1117,7 @@ await check('round three: in the review of a proposal every file shows Accept fi
 });
 
 await check('round three: a window reload restores the review tab with the review in it (not "No Changed Files"); Accept file there applies far.py\'s two hunks', async () => {
-  // As a user reloads: the command saves the workbench's state (its open editors) first; a bare page reload
-  // keeps only what the browser workbench last saved, up to 5 s earlier.
-  await runCommand('Developer: Reload Window');
-  await page.waitForEvent('load', { timeout: 60_000 });
-  await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+  await reloadWindow();
   await until('the restored review tab in front', async () => (await activeTab()).includes('Stet: proposal p-far'));
   const far = diffSide('far.py', 'modified');
   let seen = {};
@@ -1051,6 +1128,8 @@ await check('round three: a window reload restores the review tab with the revie
       (await renderedLines(far)).some((l) => l.text === FAR_FIFTEEN[0] && l.decorations.some((d) => /line-insert/.test(d.cls)));
   }).catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(seen)}`); });
   await screenshot('review-after-reload');
+  // The view comes back scrolled where it was: the lens may sit under far.py's sticky header.
+  await until('far.py\'s Accept file (2) in sight', () => scrollReviewUntil(lensInSight('far.py', 'Accept file (2)')));
   await far.locator('.codelens-decoration a', { hasText: 'Accept file (2)' }).first().click();
   await until('far.py\'s hunks accepted', () => listHunks({ proposalId: 'p-far' }).filter((h) => h.uri.endsWith('/far.py')).every((h) => h.status === 'accepted' || h.status === 'applied'), 30_000, 1000);
   await runCommand('File: Save All'); // in case VS Code still had far.py loaded: the edit went to its buffer
