@@ -581,6 +581,22 @@ await check('Edit… opens the proposal; saving it accepts the hunk with the dev
     if (!(await fileIsActive('util.py')) || !(await lens.count())) throw new Error('no Edit… lens in util.py');
     return lens;
   });
+  // The editor appears with the cursor on the proposed line already (typed at once, keys land there):
+  // its first rendered frame is caught by polling without a pause.
+  let first;
+  for (const end = Date.now() + 60_000; !first && Date.now() < end;) {
+    first = await page.evaluate((sel) => {
+      const ed = document.querySelector(sel);
+      const uri = ed?.getAttribute('data-uri') ?? ed?.querySelector('[data-uri]')?.getAttribute('data-uri');
+      if (!uri?.startsWith('stet-edit:')) return undefined;
+      const own = ed.querySelector(':scope > .overflow-guard > .monaco-scrollable-element > .lines-content > .view-lines');
+      const lines = [...(own?.querySelectorAll('.view-line') ?? [])].sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top);
+      const cursor = ed.querySelector('.cursors-layer .cursor')?.getBoundingClientRect();
+      if (!lines.some((l) => l.textContent.replace(/\u00a0/g, ' ').includes('Sum of a')) || !cursor) return undefined;
+      return { line: lines.findIndex((l) => Math.abs(l.getBoundingClientRect().top - cursor.top) < 4) + 1 };
+    }, editorSel);
+  }
+  if (first?.line !== 2) throw new Error(`the proposal editor appeared with the cursor on line ${first?.line}`);
   await until('the proposal editor', async () => (await inProposal()) && (await editorView()).text.includes('"""Sum of a and b."""'));
   // It holds the proposed line between the file's lines around it (context), the cursor on the proposed line.
   const shown = (await editorView()).text.split('\n');
