@@ -1,9 +1,8 @@
 // A pending multi-line hunk's new text as whole lines in the file editor, right under its (struck, red) old
 // lines: a comment-thread zone holding the lines as a code block in the file's language (syntax colours),
-// with the hunk's Accept / Reject… / Edit… / Diff buttons in its title bar, as tall as its lines (up to
-// BLOCK_MAX_LINES). VS Code gives extensions no
-// other way to put real lines between a document's lines (view zones and editor insets are not public API);
-// decorations can only add text on existing lines.
+// as tall as its lines (up to BLOCK_MAX_LINES), with the hunk's Accept / Reject… / Edit… / Diff buttons in
+// its title bar. VS Code gives extensions no other way to put real lines between a document's lines (view
+// zones and editor insets are not public API); decorations can only add text on existing lines.
 import * as vscode from 'vscode';
 import { BlockMark, blockView, inlineStyle, marksFor } from './logic/decorations';
 import { HunkState, lineLabel } from './logic/hunk';

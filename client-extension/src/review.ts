@@ -38,10 +38,14 @@ export class ReviewContent implements vscode.TextDocumentContentProvider, vscode
   /** The layout each proposal document was last given, by its uri: lenses and keys read positions here. */
   private readonly layouts = new Map<string, { layout: Layout; hunks: HunkState[] }>();
   private readonly open = new Map<string, string>(); // review uri -> file uri
+  /** Counts the changes to the hunks and files; by review uri, the count its text was computed at. */
+  private changes = 0;
+  private readonly computedAt = new Map<string, number>();
   private readonly subscriptions: vscode.Disposable[] = [];
 
   constructor(private readonly model: HunkModel) {
     const refire = (fileUri?: string) => {
+      this.changes++;
       for (const [u, f] of this.open) if (!fileUri || f === fileUri) this.changed.fire(vscode.Uri.parse(u));
     };
     const unsubscribe = model.onDidChange((uris, full) => (full ? refire() : uris.forEach((u) => refire(u))));
@@ -53,9 +57,17 @@ export class ReviewContent implements vscode.TextDocumentContentProvider, vscode
       watcher.onDidCreate((u) => refire(u.toString())),
       watcher.onDidDelete((u) => refire(u.toString())),
       vscode.workspace.onDidChangeTextDocument((e) => e.document.uri.scheme === 'file' && refire(e.document.uri.toString())),
+      // VS Code drops a change event for a document it has not opened yet: one that changed between our
+      // answer and its opening (the first hunks arriving from the server just as a review restored after a
+      // reload asks for its documents) would keep its stale text. It is read again when it opens.
+      vscode.workspace.onDidOpenTextDocument((d) => {
+        const at = this.computedAt.get(d.uri.toString());
+        if (at !== undefined && at !== this.changes) this.changed.fire(d.uri);
+      }),
       vscode.workspace.onDidCloseTextDocument((d) => {
         this.open.delete(d.uri.toString());
         this.layouts.delete(d.uri.toString());
+        this.computedAt.delete(d.uri.toString());
       }),
     );
   }
@@ -64,9 +76,11 @@ export class ReviewContent implements vscode.TextDocumentContentProvider, vscode
     const q = parseReviewUri(uri);
     if (!q) return '';
     this.open.set(uri.toString(), q.uri);
+    this.computedAt.set(uri.toString(), this.changes);
+    const current = await currentText(q.uri);
     const fileHunks = this.model.forUri(q.uri);
     const shown = reviewHunks(fileHunks, q.scopeValue);
-    const base = baseText(await currentText(q.uri), fileHunks.filter((h) => h.kind === 'create' && (h.status === 'pending' || h.status === 'accepted')));
+    const base = baseText(current, fileHunks.filter((h) => h.kind === 'create' && (h.status === 'pending' || h.status === 'accepted')));
     if (q.side === 'base') return base;
     const layout = layoutProposal(base, shown);
     this.layouts.set(uri.toString(), { layout, hunks: shown });
