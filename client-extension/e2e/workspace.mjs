@@ -143,3 +143,37 @@ export function makeSecondRound(dir) {
     },
   ];
 }
+
+// The third round (task t-far, proposal p-far): far.py, whose first change is far down (line 41, a 15-line
+// replacement of 2 lines; a one-line change at line 51), a file the proposal creates (new.py) and one it
+// deletes (gone.py).
+export const FAR_BEFORE = Array.from({ length: 60 }, (_, i) => `VALUE_${i + 1} = ${i + 1}`).join('\n') + '\n';
+
+export const FAR_FIFTEEN = Array.from({ length: 15 }, (_, i) => `SETTING_${String.fromCharCode(65 + i)} = "${'abcdefghijklmno'[i]}" * ${i + 2}`);
+
+export const FAR_AFTER = FAR_BEFORE
+  .replace('VALUE_41 = 41\nVALUE_42 = 42\n', `${FAR_FIFTEEN.join('\n')}\n`)
+  .replace('VALUE_51 = 51\n', 'VALUE_51 = 5100\n');
+
+export const NEW_TEXT = '"""A file the agent adds."""\n\n\ndef hello():\n    return "hello"\n';
+export const GONE_BEFORE = '# An old module the agent removes.\nOLD = True\n';
+
+/** Writes far.py and gone.py; returns the stet/propose params of the third round. */
+export function makeThirdRound(dir) {
+  fs.writeFileSync(path.join(dir, 'far.py'), FAR_BEFORE);
+  fs.writeFileSync(path.join(dir, 'gone.py'), GONE_BEFORE);
+  const uri = (name) => pathToFileURL(path.join(dir, name)).href;
+  const whole = (text) => ({ start: { line: 0, character: 0 }, end: { line: text.split('\n').length - 1, character: 0 } });
+  const zero = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
+  return {
+    proposalId: 'p-far', taskId: 't-far', agent: 'codex', message: 'Settings instead of values; add new.py; drop gone.py',
+    edit: {
+      documentChanges: [
+        { textDocument: { uri: uri('far.py'), version: null }, edits: [{ range: whole(FAR_BEFORE), newText: FAR_AFTER }] },
+        { kind: 'create', uri: uri('new.py') },
+        { textDocument: { uri: uri('new.py'), version: null }, edits: [{ range: zero, newText: NEW_TEXT }] },
+        { kind: 'delete', uri: uri('gone.py') },
+      ],
+    },
+  };
+}

@@ -48,11 +48,13 @@ export class ProposalEditor implements vscode.FileSystemProvider, vscode.Disposa
     const doc = base !== undefined ? editDocument(base, hunk, contextLines) : editDocument('', { ...hunk, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } } }, 0);
     this.files.set(uri.toString(), { hunk, doc, data: Buffer.from(doc.text, 'utf8'), mtime: Date.now() });
     const textDoc = await vscode.workspace.openTextDocument(uri);
-    const editor = await vscode.window.showTextDocument(textDoc, { viewColumn: vscode.ViewColumn.Beside, preview: false });
-    this.decorate(editor);
-    // Put the cursor on the first proposed line.
+    // The cursor on the first proposed line from the start: set afterwards, it moved there only after the
+    // editor had appeared (150 ms later here), and keys typed meanwhile landed on line 1.
     const pos = new vscode.Position(Math.min(doc.beforeLines, textDoc.lineCount - 1), 0);
-    editor.selection = new vscode.Selection(pos, pos);
+    const editor = await vscode.window.showTextDocument(textDoc, {
+      viewColumn: vscode.ViewColumn.Beside, preview: false, selection: new vscode.Range(pos, pos),
+    });
+    this.decorate(editor);
     editor.revealRange(new vscode.Range(pos, pos), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
     const around = doc.beforeLines || doc.afterLines ? ' The dimmed lines around it are the file as it is: leave them as they are.' : '';
     void vscode.window.showInformationMessage(`Stet: edit the proposed text, then save (Ctrl+S) to accept it with your changes.${around} Close without saving to cancel.`);

@@ -1,10 +1,10 @@
 // A pending multi-line hunk's new text as whole lines in the file editor, right under its (struck, red) old
 // lines: a comment-thread zone holding the lines as a code block in the file's language (syntax colours),
-// with the hunk's Accept / Reject… / Edit… / Diff buttons in its title bar. VS Code gives extensions no
-// other way to put real lines between a document's lines (view zones and editor insets are not public API);
-// decorations can only add text on existing lines.
+// as tall as its lines (up to BLOCK_MAX_LINES), with the hunk's Accept / Reject… / Edit… / Diff buttons in
+// its title bar. VS Code gives extensions no other way to put real lines between a document's lines (view
+// zones and editor insets are not public API); decorations can only add text on existing lines.
 import * as vscode from 'vscode';
-import { BlockMark, inlineStyle, marksFor } from './logic/decorations';
+import { BlockMark, blockView, inlineStyle, marksFor } from './logic/decorations';
 import { HunkState, lineLabel } from './logic/hunk';
 import { HunkModel } from './logic/model';
 
@@ -97,8 +97,15 @@ export class InlineBlocks implements vscode.Disposable {
     // line, and the old lines keep their own red marks (a thread's range would paint over them).
     const line = Math.max(0, mark.afterLine);
     const range = new vscode.Range(line, 0, line, 0);
-    const f = fence(mark.lines);
-    const body = new vscode.MarkdownString([`${f}${languageId}`, ...mark.lines, f].join('\n'));
+    const { shown, more } = blockView(mark.lines);
+    const f = fence(shown);
+    const text = [`${f}${languageId}`, ...shown, f];
+    if (more) {
+      const diff = `command:stet.showDiff?${encodeURIComponent(JSON.stringify([{ hunkId: h.id }]))}`;
+      text.push('', `*… and ${more} more line${more === 1 ? '' : 's'}:* [Diff](${diff}) shows the whole proposal.`);
+    }
+    const body = new vscode.MarkdownString(text.join('\n'));
+    if (more) body.isTrusted = { enabledCommands: ['stet.showDiff'] };
     const n = mark.lines.length;
     const what = h.oldText === '' ? `${n} new lines, ${lineLabel(h)}` : `${n} lines replacing ${lineLabel(h)}`;
     const comment: vscode.Comment = {

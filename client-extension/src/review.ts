@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import { HunkState, lineLabel } from './logic/hunk';
 import { HunkModel } from './logic/model';
-import { Layout, Scope, baseText, layoutProposal, parseScopeKey, reviewFiles, reviewHunks, scopeKey, scopeTitle, spanAtLine } from './logic/review';
+import { Layout, Scope, baseText, fileLensLine, layoutProposal, parseScopeKey, reviewFiles, reviewHunks, scopeKey, scopeTitle, spanAtLine } from './logic/review';
 
 export const REVIEW_SCHEME = 'stet-review';
 
@@ -38,10 +38,14 @@ export class ReviewContent implements vscode.TextDocumentContentProvider, vscode
   /** The layout each proposal document was last given, by its uri: lenses and keys read positions here. */
   private readonly layouts = new Map<string, { layout: Layout; hunks: HunkState[] }>();
   private readonly open = new Map<string, string>(); // review uri -> file uri
+  /** Counts the changes to the hunks and files; by review uri, the count its text was computed at. */
+  private changes = 0;
+  private readonly computedAt = new Map<string, number>();
   private readonly subscriptions: vscode.Disposable[] = [];
 
   constructor(private readonly model: HunkModel) {
     const refire = (fileUri?: string) => {
+      this.changes++;
       for (const [u, f] of this.open) if (!fileUri || f === fileUri) this.changed.fire(vscode.Uri.parse(u));
     };
     const unsubscribe = model.onDidChange((uris, full) => (full ? refire() : uris.forEach((u) => refire(u))));
@@ -53,9 +57,17 @@ export class ReviewContent implements vscode.TextDocumentContentProvider, vscode
       watcher.onDidCreate((u) => refire(u.toString())),
       watcher.onDidDelete((u) => refire(u.toString())),
       vscode.workspace.onDidChangeTextDocument((e) => e.document.uri.scheme === 'file' && refire(e.document.uri.toString())),
+      // VS Code drops a change event for a document it has not opened yet: one that changed between our
+      // answer and its opening (the first hunks arriving from the server just as a review restored after a
+      // reload asks for its documents) would keep its stale text. It is read again when it opens.
+      vscode.workspace.onDidOpenTextDocument((d) => {
+        const at = this.computedAt.get(d.uri.toString());
+        if (at !== undefined && at !== this.changes) this.changed.fire(d.uri);
+      }),
       vscode.workspace.onDidCloseTextDocument((d) => {
         this.open.delete(d.uri.toString());
         this.layouts.delete(d.uri.toString());
+        this.computedAt.delete(d.uri.toString());
       }),
     );
   }
@@ -64,9 +76,11 @@ export class ReviewContent implements vscode.TextDocumentContentProvider, vscode
     const q = parseReviewUri(uri);
     if (!q) return '';
     this.open.set(uri.toString(), q.uri);
+    this.computedAt.set(uri.toString(), this.changes);
+    const current = await currentText(q.uri);
     const fileHunks = this.model.forUri(q.uri);
     const shown = reviewHunks(fileHunks, q.scopeValue);
-    const base = baseText(await currentText(q.uri), fileHunks.filter((h) => h.kind === 'create' && (h.status === 'pending' || h.status === 'accepted')));
+    const base = baseText(current, fileHunks.filter((h) => h.kind === 'create' && (h.status === 'pending' || h.status === 'accepted')));
     if (q.side === 'base') return base;
     const layout = layoutProposal(base, shown);
     this.layouts.set(uri.toString(), { layout, hunks: shown });
@@ -112,7 +126,10 @@ export async function currentText(uri: string): Promise<string | undefined> {
   }
 }
 
-/** Accept / Reject… / Edit… / Diff on each hunk inside the review, and the file's bulk pair on line 0. */
+/**
+ * Accept / Reject… / Edit… / Go to file on each hunk inside the review, and the file's Accept file /
+ * Reject file pair on its first pending hunk (line 0 is folded away when the first change is further down).
+ */
 export class ReviewLenses implements vscode.CodeLensProvider {
   readonly onDidChangeCodeLenses: vscode.Event<void>;
 
@@ -125,31 +142,32 @@ export class ReviewLenses implements vscode.CodeLensProvider {
     if (!q || q.side !== 'proposal') return [];
     const placed = this.content.placed(doc.uri);
     const last = Math.max(0, doc.lineCount - 1);
+    const at = (line: number) => new vscode.Range(Math.min(line, last), 0, Math.min(line, last), 0);
     const out: vscode.CodeLens[] = [];
-    const pending = placed.filter((p) => p.hunk.status === 'pending');
-    if (pending.length >= 2) {
-      const top = new vscode.Range(0, 0, 0, 0);
-      const arg = { uri: q.uri, scope: q.scope };
-      out.push(
-        new vscode.CodeLens(top, { title: `Accept file (${pending.length})`, command: 'stet.acceptFileHunks', arguments: [arg] }),
-        new vscode.CodeLens(top, { title: `Reject file (${pending.length})…`, command: 'stet.rejectFileHunks', arguments: [arg] }),
-      );
-    }
     for (const { hunk, line } of placed) {
-      const at = new vscode.Range(Math.min(line, last), 0, Math.min(line, last), 0);
       const arg = { hunkId: hunk.id };
       if (hunk.status === 'pending') {
         out.push(
-          new vscode.CodeLens(at, { title: 'Accept', tooltip: `Accept ${lineLabel(hunk)}`, command: 'stet.acceptHunk', arguments: [arg] }),
-          new vscode.CodeLens(at, { title: 'Reject…', tooltip: `Reject ${lineLabel(hunk)}`, command: 'stet.rejectHunk', arguments: [arg] }),
+          new vscode.CodeLens(at(line), { title: 'Accept', tooltip: `Accept ${lineLabel(hunk)}`, command: 'stet.acceptHunk', arguments: [arg] }),
+          new vscode.CodeLens(at(line), { title: 'Reject…', tooltip: `Reject ${lineLabel(hunk)}`, command: 'stet.rejectHunk', arguments: [arg] }),
         );
         if (hunk.kind === 'edit') {
-          out.push(new vscode.CodeLens(at, { title: 'Edit…', tooltip: 'Edit the proposed text in its place, then accept it', command: 'stet.acceptWithChanges', arguments: [arg] }));
+          out.push(new vscode.CodeLens(at(line), { title: 'Edit…', tooltip: 'Edit the proposed text in its place, then accept it', command: 'stet.acceptWithChanges', arguments: [arg] }));
         }
       } else {
-        out.push(new vscode.CodeLens(at, { title: 'Accepted, not yet in the file', command: '' }));
+        out.push(new vscode.CodeLens(at(line), { title: 'Accepted, not yet in the file', command: '' }));
       }
-      out.push(new vscode.CodeLens(at, { title: 'Go to file', tooltip: 'Open the file at this hunk', command: 'stet.revealHunk', arguments: [arg] }));
+      out.push(new vscode.CodeLens(at(line), { title: 'Go to file', tooltip: 'Open the file at this hunk', command: 'stet.revealHunk', arguments: [arg] }));
+    }
+    const fileLine = fileLensLine(placed);
+    if (fileLine !== undefined) {
+      const n = placed.filter((p) => p.hunk.status === 'pending').length;
+      const arg = { uri: q.uri, scope: q.scope };
+      const what = `${n} pending hunk${n === 1 ? '' : 's'} of this file in this review`;
+      out.push(
+        new vscode.CodeLens(at(fileLine), { title: `Accept file (${n})`, tooltip: `Accept the ${what}`, command: 'stet.acceptFileHunks', arguments: [arg] }),
+        new vscode.CodeLens(at(fileLine), { title: `Reject file (${n})…`, tooltip: `Reject the ${what}`, command: 'stet.rejectFileHunks', arguments: [arg] }),
+      );
     }
     return out;
   }
@@ -165,6 +183,10 @@ export function isReviewActive(): boolean {
     const u = tab.input instanceof vscode.TabInputText ? tab.input.uri : tab.input.modified;
     return u.scheme === REVIEW_SCHEME;
   }
+  // A multi-file diff (TabInputTextMultiDiff, newer than the API this extension builds against) lists its
+  // diffs; a review restored after a reload is known by them, not by a title opened in this session.
+  const diffs = (tab.input as { textDiffs?: { modified?: vscode.Uri }[] } | undefined)?.textDiffs;
+  if (Array.isArray(diffs) && diffs.some((d) => d.modified?.scheme === REVIEW_SCHEME)) return true;
   return [...titles].some((t) => tab.label.startsWith(t));
 }
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { hunkAtLine, inlineStyle, marksFor, MAX_GHOST, showsAsBlock } from '../src/logic/decorations';
+import { BLOCK_MAX_LINES, blockView, hunkAtLine, inlineStyle, marksFor, MAX_GHOST, showsAsBlock } from '../src/logic/decorations';
 import { hunk } from './fixtures';
 
 test('a modified line shows its new text as ghost text after it', () => {
@@ -108,4 +108,19 @@ test('an applied hunk whose text is gone gets a missing mark on its lines; with 
   const m = marksFor([gone, there, old]);
   assert.deepEqual(m.missing, [{ hunkId: 'g', line: 3 }, { hunkId: 'g', line: 4 }]);
   assert.deepEqual(m.lines, []);
+});
+
+test('a block shows every line of a proposal up to BLOCK_MAX_LINES, then the first ones and how many more', () => {
+  const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i}`);
+  assert.ok(BLOCK_MAX_LINES >= 30 && BLOCK_MAX_LINES <= 40);
+  assert.deepEqual(blockView(lines(2)), { shown: lines(2), more: 0 });
+  // A 15-line proposal: all 15 lines (VS Code's own comment height cut it at about 13).
+  assert.deepEqual(blockView(lines(15)), { shown: lines(15), more: 0 });
+  assert.deepEqual(blockView(lines(BLOCK_MAX_LINES)), { shown: lines(BLOCK_MAX_LINES), more: 0 });
+  assert.deepEqual(blockView(lines(BLOCK_MAX_LINES + 1)), { shown: lines(BLOCK_MAX_LINES), more: 1 });
+  const long = blockView(lines(100));
+  assert.equal(long.shown.length, BLOCK_MAX_LINES);
+  assert.equal(long.shown[BLOCK_MAX_LINES - 1], `line ${BLOCK_MAX_LINES - 1}`);
+  assert.equal(long.more, 100 - BLOCK_MAX_LINES);
+  assert.deepEqual(blockView(lines(5), 3), { shown: lines(3), more: 2 });
 });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { baseText, inScope, layoutProposal, parseScopeKey, reviewFiles, reviewHunks, scopeKey, scopeTitle, spanAtLine, Scope } from '../src/logic/review';
+import { baseText, fileLensLine, inScope, layoutProposal, parseScopeKey, reviewFiles, reviewHunks, scopeKey, scopeTitle, spanAtLine, Scope } from '../src/logic/review';
 import { splitLines } from '../src/logic/text';
 import { hunk } from './fixtures';
 
@@ -82,4 +82,31 @@ test('spanAtLine: the hunk under a line of the proposal text', () => {
   assert.equal(spanAtLine(spans, 14), undefined);
   assert.equal(spanAtLine(spans, 20)?.hunkId, 'i');
   assert.equal(spanAtLine(spans, 26)?.hunkId, 'd');
+});
+
+test('the file\'s Accept file / Reject file pair sits on its first pending hunk, wherever that is', () => {
+  const placed = (text: string, hs: ReturnType<typeof hunk>[]) => {
+    const layout = layoutProposal(text, hs);
+    return layout.spans.map((s) => ({ hunk: hs.find((h) => h.id === s.hunkId)!, line: s.line }));
+  };
+  // First hunk on line 0 (line 1 for the developer).
+  assert.equal(fileLensLine(placed(base, [hunk({ id: 'a', lines: [0, 1], oldText: 'line 0\n', newText: 'zero\n' }), insert])), 0);
+  // First hunk far down: the lines above it are folded in the review, the pair goes with the hunk.
+  const long = Array.from({ length: 60 }, (_, i) => `line ${i}\n`).join('');
+  const far = hunk({ id: 'f', lines: [40, 42], oldText: 'line 40\nline 41\n', newText: Array.from({ length: 15 }, (_, i) => `n${i}\n`).join('') });
+  const later = hunk({ id: 'g', lines: [50, 51], oldText: 'line 50\n', newText: 'fifty\n' });
+  assert.equal(fileLensLine(placed(long, [later, far])), 40);
+  // The same order as the layout: a hunk below the 15-line one moved down by 13 lines.
+  assert.deepEqual(placed(long, [later, far]).map((p) => p.line).sort((a, b) => a - b), [40, 63]);
+  // The first one accepted (not yet in the file): the pair goes to the first one still pending.
+  assert.equal(fileLensLine(placed(long, [later, { ...far, status: 'accepted' }])), 63);
+  // A file a hunk creates, or deletes: its only hunk is on line 0, which the review shows.
+  assert.equal(fileLensLine(placed('', [hunk({ id: 'c', kind: 'create', oldText: '', newText: 'a\nb\n' })])), 0);
+  assert.equal(fileLensLine(placed(base, [hunk({ id: 'x', kind: 'delete', oldText: base, newText: '' })])), 0);
+  // A rename changes no line: with an edit far down, the pair goes with the edit.
+  const rename = hunk({ id: 'n', kind: 'rename', oldText: '', newText: '', newUri: 'file:///w/b.py' });
+  assert.equal(fileLensLine(placed(long, [rename, far])), 40);
+  assert.equal(fileLensLine(placed(long, [rename])), 0);
+  // Nothing pending: no pair.
+  assert.equal(fileLensLine(placed(long, [{ ...far, status: 'accepted' }])), undefined);
 });

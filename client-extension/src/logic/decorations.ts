@@ -56,6 +56,20 @@ export function showsAsBlock(h: HunkState, style: InlineStyle): boolean {
   return style === 'lines' && (h.kind === 'edit') && splitLines(replacementText(h)).length >= 2;
 }
 
+/**
+ * The most lines a block shows. VS Code's comment zone grows with its text (the extension turns off
+ * `comments.maxHeight`, which would cut every block at about 13 lines and give it a scrollbar of its own),
+ * so a block is as tall as its lines; past this many, it shows the first ones and says how many more there
+ * are (the hunk's Diff shows them all), so one long proposal does not push the file apart.
+ */
+export const BLOCK_MAX_LINES = 30;
+
+/** The lines a block shows, and how many of the proposal's lines it leaves out. */
+export function blockView(lines: string[], max = BLOCK_MAX_LINES): { shown: string[]; more: number } {
+  if (lines.length <= max) return { shown: lines, more: 0 };
+  return { shown: lines.slice(0, max), more: lines.length - max };
+}
+
 const ARROW = '  ⟶  ';
 const NEWLINE = ' ⏎ ';
 export const MAX_GHOST = 160;

@@ -123,3 +123,16 @@ export function layoutProposal(base: string, hunks: HunkState[]): Layout {
 export function spanAtLine(spans: Span[], line: number): Span | undefined {
   return spans.find((s) => line >= s.line && line < s.line + Math.max(1, s.lines));
 }
+
+/**
+ * The line of a proposal side where the file's Accept file / Reject file pair goes: the line of its first
+ * pending hunk. The review folds unchanged lines away, so line 0 is often not on screen, while a hunk's
+ * line always is (its new lines, or the line right after lines it removes). A rename changes no line
+ * (it sits on line 0): it counts only when nothing else is pending. undefined: nothing is pending.
+ */
+export function fileLensLine(placed: { hunk: Pick<HunkState, 'kind' | 'status'>; line: number }[]): number | undefined {
+  const pending = placed.filter((p) => p.hunk.status === 'pending');
+  const changing = pending.filter((p) => p.hunk.kind !== 'rename');
+  const from = changing.length ? changing : pending;
+  return from.length ? Math.min(...from.map((p) => p.line)) : undefined;
+}
