@@ -3,13 +3,16 @@
 An agent can leave a 512 MiB sparse file (no disk used); reading it whole took 1 GB of memory
 before it was refused, and a larger one exhausts memory. Every read of capture, snapshots and
 the Claude Code hooks checks the size on the opened file first; such a file is never copied into
-`.stet/snapshots/`. Peak memory is measured on the real `stet` process (wait4's rusage)."""
+`.stet/snapshots/`. Peak memory is measured on the real `stet` process (wait4's rusage), forked
+from a small launcher: on Linux a child's peak starts at its parent's size when it forks, and the
+pytest process itself may be past 250 MB late in a full run."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -24,6 +27,18 @@ LIMIT = 10 * 1024 * 1024
 # reads the big file whole peaks past 1 GB.
 PEAK_MB = 250
 
+# Runs argv[2:] and writes its peak resident memory (KB) into argv[1]; exits with its exit code.
+LAUNCHER = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
 
 class Ran:
     def __init__(self, returncode: int, stdout: str, stderr: str, peak_mb: float):
@@ -33,19 +48,17 @@ class Ran:
 def measured(*args: str, cwd: Path, input: str | None = None) -> Ran:
     """Run `stet ARGS`; its exit code, output and peak resident memory (MB)."""
     env = {k: v for k, v in os.environ.items() if k not in ("STET_DB", "STET_FAULT")}
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        p = subprocess.Popen(
-            [*STET, *args], cwd=cwd, env=env, stdout=out, stderr=err, stdin=subprocess.PIPE if input else None
+    with tempfile.TemporaryDirectory() as tmp:
+        peak = Path(tmp) / "peak"
+        p = subprocess.run(
+            [sys.executable, "-c", LAUNCHER, str(peak), *STET, *args],
+            cwd=cwd,
+            env=env,
+            input=input,
+            capture_output=True,
+            text=True,
         )
-        if input is not None:
-            assert p.stdin is not None
-            p.stdin.write(input.encode())
-            p.stdin.close()
-        _, status, usage = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        return Ran(p.returncode, out.read().decode(), err.read().decode(), usage.ru_maxrss / 1024)
+        return Ran(p.returncode, p.stdout, p.stderr, int(peak.read_text()) / 1024)
 
 
 def sparse(path: Path, size: int = BIG) -> None:
