@@ -4,7 +4,8 @@ import itertools
 
 import pytest
 
-from stet.domain.status import ACTIONS, TRANSITIONS, Status, TransitionError, check, plan
+from stet.domain.model import Hunk
+from stet.domain.status import ACTIONS, TRANSITIONS, Status, TransitionError, allowed, check, plan
 
 ALLOWED = {
     ("pending", "accepted"),
@@ -31,6 +32,24 @@ def test_every_pair_follows_protocol(frm, to):
         with pytest.raises(TransitionError) as err:
             check(frm, to, "h1")
         assert "h1" in str(err.value) and frm.value in str(err.value)
+
+
+def _hunk(status):
+    return Hunk("h1", "p1", None, 0, "file:///a", "edit", status, 0, ("a\n",), ("b\n",), (), (), version=3)
+
+
+@pytest.mark.parametrize("frm,to", list(itertools.product(Status, Status)))
+def test_a_hunk_moves_only_along_the_table(frm, to):
+    h = _hunk(frm)
+    assert allowed(frm, to) == ((frm.value, to.value) in ALLOWED)
+    if (frm.value, to.value) in ALLOWED:
+        h.move_to(to, "test")
+        assert (h.status, h.version) == (to, 4)  # each change a new version
+    else:
+        with pytest.raises(TransitionError) as err:
+            h.move_to(to, "test")
+        assert "cannot test hunk h1" in str(err.value)
+        assert (h.status, h.version) == (frm, 3)  # refused: unchanged
 
 
 def test_table_is_exactly_the_protocol():

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from .hunks import Context, Lines
 from .shapes import JSON, Range
-from .status import OPEN, Status
+from .status import OPEN, Status, check
 from .text import is_terminated, split_lines, utf16_len
 
 # A proposal's message is stored once, but the contract puts it in every HunkState: inline, at
@@ -60,6 +60,13 @@ class Hunk:
     # Not stored: the position was followed through every edit of an open buffer since it was
     # established, so it is evidence on its own (context lines decide only when it is unknown).
     tracked: bool = field(default=False, compare=False)
+
+    def move_to(self, target: Status, why: str = "move") -> None:
+        """The one way a hunk's status changes: along `status.TRANSITIONS` only (else
+        `TransitionError`, naming `why`), each change a new version."""
+        check(self.status, target, self.id, why)
+        self.status = target
+        self.version += 1
 
     @property
     def old_text(self) -> str:

@@ -60,6 +60,10 @@ class TransitionError(ValueError):
         super().__init__(f"cannot {action} hunk {hunk_id}: it is {current.value}")
 
 
+def allowed(current: Status, target: Status) -> bool:
+    return (current, target) in TRANSITIONS
+
+
 def check(current: Status, target: Status, hunk_id: str = "?", action: str = "move") -> None:
     if (current, target) not in TRANSITIONS:
         raise TransitionError(hunk_id, current, target, action)

@@ -201,7 +201,8 @@ class Capturing:
                 h.lsn = lsn
             await tx.add_hunks(created)
             for h in superseded:
-                h.status, h.version, h.lsn, h.kept, h.in_file = Status.SUPERSEDED, h.version + 1, lsn, False, None
+                h.move_to(Status.SUPERSEDED, "supersede")
+                h.lsn, h.kept, h.in_file = lsn, False, None
             for h in flagged:  # its text is in the file now (kept), or taken out (not)
                 h.kept, h.lsn, h.in_file = keep, lsn, None
             await tx.save_hunks([*superseded, *flagged])

@@ -238,7 +238,8 @@ class Deciding:
         reverted = {h.id for h in reverts}
         for hid, target in targets.items():
             h = rows[hid]
-            h.status, h.version, h.lsn, h.problem = target, h.version + 1, lsn, None
+            h.move_to(target, action)
+            h.lsn, h.problem = lsn, None
             h.in_file = None  # only an applied hunk has one; an effect sets it when applied
             if hid in reverted or hid in no_revert:
                 h.kept = False  # its new text is out of the file: an ordinary hunk from now on

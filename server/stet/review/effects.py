@@ -454,7 +454,8 @@ class Effects:
                 r.line = mem.line
                 problem = why.stale.get(hid) if result == "stale" else None
                 if to is not None:
-                    r.status, r.version, r.problem = to, r.version + 1, problem
+                    r.move_to(to, effect.action)
+                    r.problem = problem
                     r.in_file = mem.in_file = True if to == Status.APPLIED else None
                     changed.append(r)
                 elif not changed_marks or changed_marks[-1] is not r:

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from ..domain import fileop
 from ..domain.anchor import Found, LineIndex, find_applied, locate, text_at
 from ..domain.model import Hunk
-from ..domain.status import Status, TransitionError, check
+from ..domain.status import Status, allowed
 from ..errors import StetError
 from ..store.tx import LaterHunks
 from ..workspace import safe
@@ -303,9 +303,7 @@ class Memory:
                     r = rows.get(hid)
                     if r is None or r.status != frm or r.version != version:
                         continue
-                    try:
-                        check(frm, to, hid)
-                    except TransitionError:
+                    if not allowed(frm, to):
                         continue
                     ok.append((r, to))
                 seen = {r.id for r, _ in ok}
@@ -324,7 +322,7 @@ class Memory:
                 loaded = tx.hunks_since_at_commit(st.seen_lsn)
                 for r, status in ok:
                     if status is not None:
-                        r.status, r.version = status, r.version + 1
+                        r.move_to(status, "reanchor")
                         r.in_file = None
                         r.problem = self._why.pop(r.id, None) if status == Status.STALE else None
                     else:  # derived, like a position: no new version

@@ -163,7 +163,8 @@ class Proposing:
                         h.lsn = lsn
                     await tx.add_hunks(new_hunks)
                     for h in replaced:
-                        h.status, h.version, h.lsn = Status.SUPERSEDED, h.version + 1, lsn
+                        h.move_to(Status.SUPERSEDED, "supersede")
+                        h.lsn = lsn
                     await tx.save_hunks(replaced)
                 loaded = tx.hunks_since_at_commit(st.seen_lsn)
             fault("propose:after-commit")
