@@ -219,13 +219,13 @@ OPERATIONS = (
     Operation("propose", lsp="stet/propose", cli="propose", mutating=True),
     Operation("list_hunks", lsp="stet/listHunks", cli="status", params=ListHunks),
     Operation("proposal", lsp="stet/proposal", params=ProposalQuery),
-    Operation("task_context", lsp="stet/taskContext", mcp="get_task_context", cli="resume", params=TaskContextQuery),
     *(Operation(d.action, cli=d.action, mutating=True) for d in DECISIONS),
     Operation("log", cli="log"),
     Operation("pull", cli="pull", mutating=True),
     Operation("export", cli="export"),
     Operation("start_task", mcp="start_task", cli="task", mutating=True),
     Operation("list_tasks", mcp="list_tasks"),
+    Operation("task_context", lsp="stet/taskContext", mcp="get_task_context", cli="resume", params=TaskContextQuery),
     Operation("record_step", mcp="record_step", mutating=True),
     Operation("record_note", mcp="record_note", mutating=True),
     Operation("record_files_read", mcp="record_files_read", mutating=True),
@@ -237,5 +237,6 @@ OPERATIONS = (
 
 
 def offered_by(door: str) -> list[Operation]:
-    """The operations a door ("lsp", "mcp" or "cli") offers, in the table's order."""
+    """The operations a door ("lsp", "mcp" or "cli") offers, in the table's order (the order
+    MCP lists its tools in)."""
     return [op for op in OPERATIONS if getattr(op, door) is not None]
