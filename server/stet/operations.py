@@ -9,17 +9,19 @@ review/deciding). This module is read by the CLI at every start: stdlib only.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
-
 from .domain.status import Status
 from .errors import InvalidParams
 
-# --- the typed params of Stet's own LSP methods, and the one place raw JSON becomes them ---
+TYPE_CHECKING = False  # `typing` and `dataclasses` cost the CLI's start: types for mypy only
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TypeVar
 
-Check = Callable[[dict, str], Any]
+    Check = Callable[[dict, str], Any]
+    Wire = tuple[tuple[str, str, Check], ...]
+    Model = TypeVar("Model", bound="Params")
+
+# --- the typed params of Stet's own LSP methods, and the one place raw JSON becomes them ---
 
 
 def _opt_str(d: dict, key: str) -> str | None:
@@ -77,70 +79,86 @@ def _flag(d: dict, key: str) -> bool:
     return d.get(key) is True  # anything but true is no
 
 
-def _wire(key: str, check: Check) -> Any:
-    """A field read from the JSON member `key` by `check` (which raises InvalidParams)."""
-    return field(metadata={"key": key, "check": check})
+class Params:
+    """A params object read from JSON. WIRE: (attribute, JSON member, check) in the order
+    they are checked; a check raises InvalidParams naming its member."""
+
+    WIRE: Wire = ()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{a}={getattr(self, a)!r}' for a, _, _ in self.WIRE)})"
 
 
-@dataclass(frozen=True)
-class Scoped:
+class Scoped(Params):
     """What every decision takes."""
 
-    request_id: str | None = _wire("requestId", _opt_str)
-    feedback: str | None = _wire("feedback", _opt_str)
+    request_id: str | None
+    feedback: str | None
+    WIRE: Wire = (("request_id", "requestId", _opt_str), ("feedback", "feedback", _opt_str))
 
 
-@dataclass(frozen=True)
 class OnHunks(Scoped):
-    text: str | None = _wire("text", _opt_str)
-    hunk_ids: list[str] = _wire("hunkIds", _hunk_ids)
-    expected: dict[str, int] | None = _wire("expectedVersions", _versions)
+    text: str | None
+    hunk_ids: list[str]
+    expected: dict[str, int] | None
+    WIRE: Wire = (
+        *Scoped.WIRE,
+        ("text", "text", _opt_str),
+        ("hunk_ids", "hunkIds", _hunk_ids),
+        ("expected", "expectedVersions", _versions),
+    )
 
 
-@dataclass(frozen=True)
 class OnHunksNoText(Scoped):
-    text: None = _wire("text", _no_text)
-    hunk_ids: list[str] = _wire("hunkIds", _hunk_ids)
-    expected: dict[str, int] | None = _wire("expectedVersions", _versions)
+    text: None
+    hunk_ids: list[str]
+    expected: dict[str, int] | None
+    WIRE: Wire = (
+        *Scoped.WIRE,
+        ("text", "text", _no_text),
+        ("hunk_ids", "hunkIds", _hunk_ids),
+        ("expected", "expectedVersions", _versions),
+    )
 
 
-@dataclass(frozen=True)
 class Reapply(Scoped):
-    text: None = _wire("text", _no_text)
-    hunk_ids: list[str] = _wire("hunkIds", _hunk_ids)
+    hunk_ids: list[str]
+    WIRE: Wire = (*Scoped.WIRE, ("text", "text", _no_text), ("hunk_ids", "hunkIds", _hunk_ids))
 
 
-@dataclass(frozen=True)
 class OnFile(Scoped):
-    uri: str = _wire("uri", _req_str)
+    uri: str
+    WIRE: Wire = (*Scoped.WIRE, ("uri", "uri", _req_str))
 
 
-@dataclass(frozen=True)
 class OnAll(Scoped):
-    proposal_id: str | None = _wire("proposalId", _opt_str)
-    task_id: str | None = _wire("taskId", _opt_str)
+    proposal_id: str | None
+    task_id: str | None
+    WIRE: Wire = (*Scoped.WIRE, ("proposal_id", "proposalId", _opt_str), ("task_id", "taskId", _opt_str))
 
 
-@dataclass(frozen=True)
-class ListHunks:
-    uri: str | None = _wire("uri", _opt_str)
-    statuses: set[Status] | None = _wire("status", _statuses)
-    proposal_id: str | None = _wire("proposalId", _opt_str)
-    task_id: str | None = _wire("taskId", _opt_str)
+class ListHunks(Params):
+    uri: str | None
+    statuses: set[Status] | None
+    proposal_id: str | None
+    task_id: str | None
+    WIRE: Wire = (
+        ("uri", "uri", _opt_str),
+        ("statuses", "status", _statuses),
+        ("proposal_id", "proposalId", _opt_str),
+        ("task_id", "taskId", _opt_str),
+    )
 
 
-@dataclass(frozen=True)
-class ProposalQuery:
-    proposal_id: str = _wire("proposalId", _req_str)
+class ProposalQuery(Params):
+    proposal_id: str
+    WIRE: Wire = (("proposal_id", "proposalId", _req_str),)
 
 
-@dataclass(frozen=True)
-class TaskContextQuery:
-    task_id: str = _wire("taskId", _req_str)
-    markdown: bool = _wire("markdown", _flag)
-
-
-Model = TypeVar("Model")
+class TaskContextQuery(Params):
+    task_id: str
+    markdown: bool
+    WIRE: Wire = (("task_id", "taskId", _req_str), ("markdown", "markdown", _flag))
 
 
 def request(model: type[Model], params: Any, name: str) -> Model:
@@ -161,23 +179,30 @@ def structure(model: type[Model], raw: dict) -> Model:
     """`raw` (a JSON object) as `model`, member by member in the order the model declares
     them; the first malformed one is InvalidParams naming it. The one converter of Stet's
     own LSP params."""
-    return model(**{f.name: f.metadata["check"](raw, f.metadata["key"]) for f in dataclasses.fields(model)})  # type: ignore[arg-type]
+    params = model()
+    for attr, key, check in model.WIRE:
+        setattr(params, attr, check(raw, key))
+    return params
 
 
 # --- the tables ---
 
 
-@dataclass(frozen=True)
 class Decision:
     """A decision kind. Over LSP it is the command `stet.<action>` on hunk ids, plus
     `stet.<action>File` / `stet.<action>All` for the wider scopes it offers; in the CLI,
     `stet <action>` with hunk ids (and --file / --proposal / --task when it has scopes)."""
 
-    action: str
-    help: str  # the CLI's help and description
-    scopes: tuple[str, ...] = ("hunks",)
-    with_text: bool = False  # takes the developer's own `text` for the hunk
-    journal_only: bool = False  # takes no versions or feedback: it only puts back what was decided
+    def __init__(
+        self,
+        action: str,
+        help: str,  # the CLI's help and description
+        scopes: tuple[str, ...] = ("hunks",),
+        with_text: bool = False,  # takes the developer's own `text` for the hunk
+        journal_only: bool = False,  # takes no versions or feedback: it only puts back what was decided
+    ) -> None:
+        self.action, self.help, self.scopes = action, help, scopes
+        self.with_text, self.journal_only = with_text, journal_only
 
     def lsp_command(self, scope: str) -> str:
         return f"stet.{self.action}" + {"hunks": "", "file": "File", "all": "All"}[scope]
@@ -202,17 +227,23 @@ DECISIONS = (
 )
 
 
-@dataclass(frozen=True)
 class Operation:
-    """One operation and the doors that offer it. `params` is the typed request of the LSP
-    door (None: the operation checks its own JSON, as a proposal does)."""
+    """One operation and the doors that offer it: `lsp` an LSP request method (decisions are
+    commands: see DECISIONS), `mcp` an MCP tool, `cli` a `stet` subcommand. `params` is the
+    typed request of the LSP door (None: the operation checks its own JSON, as a proposal
+    does); `mutating`: committed before the answer, idempotent by requestId."""
 
-    name: str
-    lsp: str | None = None  # an LSP request method (decisions are commands: see DECISIONS)
-    mcp: str | None = None  # an MCP tool
-    cli: str | None = None  # a `stet` subcommand
-    params: type | None = None
-    mutating: bool = False  # committed before the answer, idempotent by requestId
+    def __init__(
+        self,
+        name: str,
+        lsp: str | None = None,
+        mcp: str | None = None,
+        cli: str | None = None,
+        params: type[Params] | None = None,
+        mutating: bool = False,
+    ) -> None:
+        self.name, self.lsp, self.mcp, self.cli = name, lsp, mcp, cli
+        self.params, self.mutating = params, mutating
 
 
 OPERATIONS = (
