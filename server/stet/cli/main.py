@@ -18,6 +18,7 @@ import sys
 
 from ..domain.text import lone_surrogate
 from ..errors import Conflict, StetError, UnknownHunk
+from ..operations import DECISIONS
 from .parser import build_parser, command_in
 
 
@@ -31,10 +32,7 @@ COMMANDS = {
     "propose": ("review", "cmd_propose"),
     "status": ("review", "cmd_status"),
     "log": ("review", "cmd_log"),
-    "accept": ("review", "cmd_decide"),
-    "reject": ("review", "cmd_decide"),
-    "undo": ("review", "cmd_decide"),
-    "reapply": ("review", "cmd_decide"),
+    **{d.action: ("review", "cmd_decide") for d in DECISIONS},
     "pull": ("review", "cmd_pull"),
     "export": ("review", "cmd_export"),
     "doctor": ("doctor", "cmd_doctor"),

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import functools
+
+from ..operations import DECISIONS, Decision
 
 DEFAULT_EXPORT = ("accepted", "applied")
 
@@ -41,7 +44,9 @@ _TASK_COMMANDS = {"task", "resume", "mcp"}
 _CAPTURE_COMMANDS = {"capture", "snapshot", "run"}
 _INTEGRATE_COMMANDS = {"integrate", "hook"}
 COMMANDS = [
-    *"serve demo propose status log accept reject undo reapply pull export doctor init watch".split(),
+    *"serve demo propose status log".split(),
+    *(d.action for d in DECISIONS),
+    *"pull export doctor init watch".split(),
     *sorted(_TASK_COMMANDS | _CAPTURE_COMMANDS | _INTEGRATE_COMMANDS),
 ]
 
@@ -61,14 +66,16 @@ def command_in(argv: list[str]) -> str | None:
     return None
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The `stet` parser. With `only` (a command), just that command's parser is built: a
-    command's process starts sooner than when all of them, with their help, are made first
-    (`stet --help`, or a command that is not one, builds them all)."""
+class Parents:
+    """The options several commands share, as argparse parent parsers."""
 
-    def wanted(name: str) -> bool:
-        return only is None or only == name
+    def __init__(
+        self, common: argparse.ArgumentParser, as_json: argparse.ArgumentParser, mutation: argparse.ArgumentParser
+    ) -> None:
+        self.common, self.as_json, self.mutation = common, as_json, mutation
 
+
+def _parents() -> Parents:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--db",
@@ -88,150 +95,190 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     mutation.add_argument(
         "--request-id", help="an id for this call: repeating it returns the first answer and changes nothing"
     )
+    return Parents(common, as_json, mutation)
 
+
+TYPE_CHECKING = False  # no `typing` at the CLI's start
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    Sub = argparse._SubParsersAction[Any]
+
+
+def _serve(sub: Sub, _: Parents) -> None:
+    p = sub.add_parser("serve", help="run the language server on stdio (one per editor window)")
+    p.add_argument(
+        "--db", default=argparse.SUPPRESS, help="the review store (default: <workspace>/.stet/stet.db; or STET_DB)"
+    )
+
+
+def _demo(sub: Sub, _: Parents) -> None:
+    p = sub.add_parser("demo", help="a self-contained tour: propose, review, kill -9, restart, same state")
+    p.add_argument("--keep", action="store_true", help="keep the temporary workspace")
+
+
+def _propose(sub: Sub, o: Parents) -> None:
+    p = sub.add_parser(
+        "propose",
+        parents=[o.common, o.as_json],
+        help="hand in an agent's change: a unified diff or a WorkspaceEdit",
+        description="Propose a change for review. The proposal id makes it idempotent: the same id with the same "
+        "change adds nothing (without --id, the id is derived from the content). Nothing is written to the files.",
+    )
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--patch", metavar="FILE", help="a unified diff as `git diff` writes it ('-': stdin)")
+    src.add_argument(
+        "--edit", metavar="FILE", help="a WorkspaceEdit JSON, or a stet/propose params object ('-': stdin)"
+    )
+    p.add_argument("--id", help="the proposal id (default: derived from the content)")
+    p.add_argument("--task", help="the agent's task id")
+    p.add_argument("--agent", help="the agent's name")
+    p.add_argument("--message", "-m", help="the agent's rationale, shown to the developer")
+    p.add_argument(
+        "--strip",
+        "-p",
+        type=_components,
+        default=1,
+        metavar="N",
+        help="leading path components to strip (default 1: a/ b/)",
+    )
+
+
+def _status(sub: Sub, o: Parents) -> None:
+    p = sub.add_parser(
+        "status",
+        parents=[o.common, o.as_json],
+        help="hunks by file and status",
+        description="Open hunks (pending, accepted, stale, and applied ones whose text is no longer in the file) "
+        "by file; --all lists every hunk. --task, --proposal and --file narrow the list and its counts.",
+    )
+    p.add_argument("--all", action="store_true", help="list decided hunks too (applied, rejected, superseded)")
+    p.add_argument("--status", action="append", metavar="S[,S]", help="only these statuses")
+    p.add_argument("--proposal", help="only this proposal")
+    p.add_argument("--task", help="only this task")
+    p.add_argument("--file", metavar="PATH", help="only this file")
+
+
+def _log(sub: Sub, o: Parents) -> None:
+    p = sub.add_parser("log", parents=[o.common, o.as_json], help="the operation log (every proposal and decision)")
+    p.add_argument("--since", type=_count, default=0, metavar="LSN", help="only operations after this lsn")
+    p.add_argument("--limit", type=_positive, metavar="N", help="only the last N operations (N >= 1)")
+
+
+def _decision(decision: Decision, sub: Sub, o: Parents) -> None:
+    name, text = decision.action, decision.help
+    p = sub.add_parser(name, parents=[o.common, o.as_json, o.mutation], help=text, description=text)
+    p.add_argument("ids", nargs="*", metavar="HUNK_ID", help="hunk ids (see `stet status`)")
+    if len(decision.scopes) > 1:
+        p.add_argument("--feedback", help="the developer's words for the agent")
+        p.add_argument("--file", help=f"{name} every pending hunk of this file")
+        p.add_argument("--proposal", help=f"{name} every pending hunk of this proposal")
+        p.add_argument("--task", help=f"{name} every pending hunk of this task")
+
+
+def _pull(sub: Sub, o: Parents) -> None:
+    text = (
+        "bring the review's applied hunks into this checkout (a review shared in PostgreSQL by several "
+        "checkouts: the developer accepted them elsewhere); each lands once, where its old text still is"
+    )
+    p = sub.add_parser("pull", parents=[o.common, o.as_json, o.mutation], help=text, description=text)
+    p.add_argument("--task", help="only the hunks of this task")
+
+
+def _export(sub: Sub, o: Parents) -> None:
+    p = sub.add_parser(
+        "export",
+        parents=[o.common, o.as_json],
+        help="hunks as a unified diff that `git apply` takes",
+        description="Print the chosen hunks as a unified diff. For hunks not yet in the files (pending, accepted) "
+        "it applies to the files as they are; for applied hunks it applies to the files as they were before "
+        "(`git apply -R --check` confirms they are in).",
+    )
+    p.add_argument(
+        "--status",
+        action="append",
+        metavar="S[,S]",
+        help=f"only these statuses (default: {','.join(DEFAULT_EXPORT)})",
+    )
+    p.add_argument("--proposal", help="only this proposal")
+    p.add_argument("--task", help="only this task")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the diff to FILE instead of stdout")
+
+
+def _doctor(sub: Sub, o: Parents) -> None:
+    p = sub.add_parser(
+        "doctor", parents=[o.common, o.as_json], help="check the store and the workspace; say what to do"
+    )
+    p.add_argument(
+        "--fix",
+        action="store_true",
+        help="finish pending effects, re-check hunks against the files, remove temp files",
+    )
+
+
+def _init(sub: Sub, o: Parents) -> None:
+    sub.add_parser(
+        "init",
+        parents=[o.common],
+        help="create the workspace's .stet/ (the store, the inbox); prints the store's path",
+        description="Create .stet/ in the workspace root (--root, else the current folder): the review store "
+        "and the inbox folders. Running it again changes nothing.",
+    )
+
+
+def _watch(sub: Sub, o: Parents) -> None:
+    sub.add_parser(
+        "watch",
+        parents=[o.common],
+        help="without an editor: ingest the inbox, re-check files changed outside, finish journaled edits",
+        description="The headless runner for agents without an editor: ingests .stet/inbox/, re-checks hunks of "
+        "files changed outside Stet, and finishes edits other processes decided but did not write, until "
+        "interrupted (Ctrl-C or SIGTERM stop it cleanly).",
+    )
+
+
+# command -> what adds it to the parser, in the order `stet --help` lists them
+_ADD: dict[str, Callable[[Sub, Parents], None]] = {
+    "serve": _serve,
+    "demo": _demo,
+    "propose": _propose,
+    "status": _status,
+    "log": _log,
+    **{d.action: functools.partial(_decision, d) for d in DECISIONS},
+    "pull": _pull,
+    "export": _export,
+    "doctor": _doctor,
+    "init": _init,
+    "watch": _watch,
+}
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The `stet` parser. With `only` (a command), just that command's parser is built: a
+    command's process starts sooner than when all of them, with their help, are made first
+    (`stet --help`, or a command that is not one, builds them all)."""
+    o = _parents()
     parser = argparse.ArgumentParser(
         prog="stet",
         description="Review an AI coding agent's edits hunk by hunk, durably.",
         epilog="Exit codes: 0 success, 1 refused (conflict, unknown hunk), 2 bad usage or input.",
-        parents=[common],
+        parents=[o.common],
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    if wanted("serve"):
-        p = sub.add_parser("serve", help="run the language server on stdio (one per editor window)")
-        p.add_argument(
-            "--db", default=argparse.SUPPRESS, help="the review store (default: <workspace>/.stet/stet.db; or STET_DB)"
-        )
-    if wanted("demo"):
-        p = sub.add_parser("demo", help="a self-contained tour: propose, review, kill -9, restart, same state")
-        p.add_argument("--keep", action="store_true", help="keep the temporary workspace")
-
-    if wanted("propose"):
-        p = sub.add_parser(
-            "propose",
-            parents=[common, as_json],
-            help="hand in an agent's change: a unified diff or a WorkspaceEdit",
-            description="Propose a change for review. The proposal id makes it idempotent: the same id with the same "
-            "change adds nothing (without --id, the id is derived from the content). Nothing is written to the files.",
-        )
-        src = p.add_mutually_exclusive_group()
-        src.add_argument("--patch", metavar="FILE", help="a unified diff as `git diff` writes it ('-': stdin)")
-        src.add_argument(
-            "--edit", metavar="FILE", help="a WorkspaceEdit JSON, or a stet/propose params object ('-': stdin)"
-        )
-        p.add_argument("--id", help="the proposal id (default: derived from the content)")
-        p.add_argument("--task", help="the agent's task id")
-        p.add_argument("--agent", help="the agent's name")
-        p.add_argument("--message", "-m", help="the agent's rationale, shown to the developer")
-        p.add_argument(
-            "--strip",
-            "-p",
-            type=_components,
-            default=1,
-            metavar="N",
-            help="leading path components to strip (default 1: a/ b/)",
-        )
-
-    if wanted("status"):
-        p = sub.add_parser(
-            "status",
-            parents=[common, as_json],
-            help="hunks by file and status",
-            description="Open hunks (pending, accepted, stale, and applied ones whose text is no longer in the file) "
-            "by file; --all lists every hunk. --task, --proposal and --file narrow the list and its counts.",
-        )
-        p.add_argument("--all", action="store_true", help="list decided hunks too (applied, rejected, superseded)")
-        p.add_argument("--status", action="append", metavar="S[,S]", help="only these statuses")
-        p.add_argument("--proposal", help="only this proposal")
-        p.add_argument("--task", help="only this task")
-        p.add_argument("--file", metavar="PATH", help="only this file")
-
-    if wanted("log"):
-        p = sub.add_parser("log", parents=[common, as_json], help="the operation log (every proposal and decision)")
-        p.add_argument("--since", type=_count, default=0, metavar="LSN", help="only operations after this lsn")
-        p.add_argument("--limit", type=_positive, metavar="N", help="only the last N operations (N >= 1)")
-
-    for name, text in (
-        ("accept", "accept hunks: the edit is written into the file, exactly once"),
-        ("reject", "reject hunks, optionally saying why (--feedback)"),
-        ("undo", "back to pending; an applied hunk's edit is reverted (if it is gone already, nothing is)"),
-        ("reapply", "put back applied hunks whose text was removed from the file since, where the old text still is"),
-    ):
-        if not wanted(name):
-            continue
-        p = sub.add_parser(name, parents=[common, as_json, mutation], help=text, description=text)
-        p.add_argument("ids", nargs="*", metavar="HUNK_ID", help="hunk ids (see `stet status`)")
-        if name not in ("undo", "reapply"):
-            p.add_argument("--feedback", help="the developer's words for the agent")
-            p.add_argument("--file", help=f"{name} every pending hunk of this file")
-            p.add_argument("--proposal", help=f"{name} every pending hunk of this proposal")
-            p.add_argument("--task", help=f"{name} every pending hunk of this task")
-
-    if wanted("pull"):
-        text = (
-            "bring the review's applied hunks into this checkout (a review shared in PostgreSQL by several "
-            "checkouts: the developer accepted them elsewhere); each lands once, where its old text still is"
-        )
-        p = sub.add_parser("pull", parents=[common, as_json, mutation], help=text, description=text)
-        p.add_argument("--task", help="only the hunks of this task")
-
-    if wanted("export"):
-        p = sub.add_parser(
-            "export",
-            parents=[common, as_json],
-            help="hunks as a unified diff that `git apply` takes",
-            description="Print the chosen hunks as a unified diff. For hunks not yet in the files (pending, accepted) "
-            "it applies to the files as they are; for applied hunks it applies to the files as they were before "
-            "(`git apply -R --check` confirms they are in).",
-        )
-        p.add_argument(
-            "--status",
-            action="append",
-            metavar="S[,S]",
-            help=f"only these statuses (default: {','.join(DEFAULT_EXPORT)})",
-        )
-        p.add_argument("--proposal", help="only this proposal")
-        p.add_argument("--task", help="only this task")
-        p.add_argument("--output", "-o", metavar="FILE", help="write the diff to FILE instead of stdout")
-
-    if wanted("doctor"):
-        p = sub.add_parser(
-            "doctor", parents=[common, as_json], help="check the store and the workspace; say what to do"
-        )
-        p.add_argument(
-            "--fix",
-            action="store_true",
-            help="finish pending effects, re-check hunks against the files, remove temp files",
-        )
-
-    if wanted("init"):
-        sub.add_parser(
-            "init",
-            parents=[common],
-            help="create the workspace's .stet/ (the store, the inbox); prints the store's path",
-            description="Create .stet/ in the workspace root (--root, else the current folder): the review store "
-            "and the inbox folders. Running it again changes nothing.",
-        )
-    if wanted("watch"):
-        sub.add_parser(
-            "watch",
-            parents=[common],
-            help="without an editor: ingest the inbox, re-check files changed outside, finish journaled edits",
-            description="The headless runner for agents without an editor: ingests .stet/inbox/, re-checks hunks of "
-            "files changed outside Stet, and finishes edits other processes decided but did not write, until "
-            "interrupted (Ctrl-C or SIGTERM stop it cleanly).",
-        )
-
+    for name, add in _ADD.items():
+        if only is None or only == name:
+            add(sub, o)
     if only is None or only in _TASK_COMMANDS:
         from . import tasks
 
-        tasks.add_commands(sub, common, as_json, mutation)  # task, resume, mcp
+        tasks.add_commands(sub, o.common, o.as_json, o.mutation)  # task, resume, mcp
     if only is None or only in _CAPTURE_COMMANDS:
         from . import capture
 
-        capture.add_commands(sub, common, as_json, mutation)  # capture, snapshot, run
+        capture.add_commands(sub, o.common, o.as_json, o.mutation)  # capture, snapshot, run
     if only is None or only in _INTEGRATE_COMMANDS:
         from . import integrate
 
-        integrate.add_commands(sub, common)  # integrate, hook
+        integrate.add_commands(sub, o.common)  # integrate, hook
     return parser

@@ -10,6 +10,7 @@ import functools
 import logging
 import os
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from lsprotocol import types
@@ -19,11 +20,25 @@ from ..agents import intake
 from ..agents.resume import render as render_resume
 from ..agents.tasks import Tasks
 from ..domain.model import Hunk
-from ..errors import InvalidParams, StetError, StoreUnavailable, UnknownHunk
+from ..errors import StetError, StoreUnavailable, UnknownHunk
+from ..operations import (
+    DECISIONS,
+    Decision,
+    ListHunks,
+    OnAll,
+    OnFile,
+    OnHunks,
+    OnHunksNoText,
+    ProposalQuery,
+    Reapply,
+    TaskContextQuery,
+    command,
+    offered_by,
+    request,
+)
 from ..review import Review, not_taken
 from ..store import is_url
 from ..workspace.paths import uri_to_path
-from . import params as P
 from . import present
 from .attach import Opening
 from .server import StetServer
@@ -104,198 +119,220 @@ def _doc_hunks(ls: StetServer, client_uri: str) -> tuple[str | None, list[Hunk]]
     return uri, review.open_hunks(uri)
 
 
-def register(server: StetServer) -> None:
-    """Register every LSP feature and Stet command on `server`."""
+async def initialize(ls: StetServer, params: types.InitializeParams) -> None:
+    roots = _roots(params)
+    options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
+    db = options.get("db") if isinstance(options.get("db"), str) else None
+    path = db or ls.db_path or os.environ.get("STET_DB") or os.path.join(roots[0], ".stet", "stet.db")
+    ls.opening = Opening(ls, roots, path if is_url(path) else os.path.abspath(path))
+    await ls.opening.first()
 
-    @server.feature(types.INITIALIZE)
-    async def initialize(ls: StetServer, params: types.InitializeParams) -> None:
-        roots = _roots(params)
-        options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
-        db = options.get("db") if isinstance(options.get("db"), str) else None
-        path = db or ls.db_path or os.environ.get("STET_DB") or os.path.join(roots[0], ".stet", "stet.db")
-        ls.opening = Opening(ls, roots, path if is_url(path) else os.path.abspath(path))
-        await ls.opening.first()
 
-    @server.feature(types.INITIALIZED)
-    async def initialized(ls: StetServer, params: types.InitializedParams) -> None:
-        if ls.opening is not None:
-            await ls.opening.started()
+async def initialized(ls: StetServer, params: types.InitializedParams) -> None:
+    if ls.opening is not None:
+        await ls.opening.started()
 
-    @server.feature(types.SHUTDOWN)
-    async def shutdown(ls: StetServer, params: Any = None) -> None:
-        ls.stopping = True
-        if ls.opening is not None:
-            await ls.opening.stop()
-        if ls.live is not None:
-            await ls.live.stop()
-        if ls.review is not None:
-            await ls.review.close()
 
-    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
-    def folders_changed(ls: StetServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
-        # pygls has already updated its folder list; every folder is a root (the store stays put).
-        if ls.review is None:
-            return
-        roots = []
-        for folder in (f.uri for f in ls.workspace.folders.values()):
-            try:
-                roots.append(uri_to_path(folder))
-            except StetError:
-                log.warning("ignoring workspace folder %s", folder)
-        ls.review.ws.set_roots(roots)
+async def shutdown(ls: StetServer, params: Any = None) -> None:
+    ls.stopping = True
+    if ls.opening is not None:
+        await ls.opening.stop()
+    if ls.live is not None:
+        await ls.live.stop()
+    if ls.review is not None:
+        await ls.review.close()
 
-    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def watched_files_changed(ls: StetServer, params: types.DidChangeWatchedFilesParams) -> None:
-        if ls.review is None:
-            return
-        uris = set()
-        for change in params.changes:
-            try:
-                uris.add(ls.review.uri_of(change.uri))
-            except StetError:
-                continue
-        ls.review.outside_changed(uris)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: StetServer, params: types.DidOpenTextDocumentParams) -> None:
-        td = params.text_document
-        if ls.review is not None:
-            ls.review.opened(td.uri, td.text, td.version)
-        elif ls.opening is not None:  # kept for the review the store may still bring
-            ls.opening.opened(td.uri, td.text, td.version)
+def folders_changed(ls: StetServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+    # pygls has already updated its folder list; every folder is a root (the store stays put).
+    if ls.review is None:
+        return
+    roots = []
+    for folder in (f.uri for f in ls.workspace.folders.values()):
+        try:
+            roots.append(uri_to_path(folder))
+        except StetError:
+            log.warning("ignoring workspace folder %s", folder)
+    ls.review.ws.set_roots(roots)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: StetServer, params: types.DidChangeTextDocumentParams) -> None:
-        td = params.text_document
-        if ls.review is not None:
-            ls.review.changed(td.uri, td.version, _content_changes(params))
-        elif ls.opening is not None:
-            ls.opening.changed(td.uri, td.version, _content_changes(params))
 
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
-    async def did_save(ls: StetServer, params: types.DidSaveTextDocumentParams) -> None:
-        if ls.review is not None and ls.review.store is not None:
-            await ls.review.saved(params.text_document.uri)
+def watched_files_changed(ls: StetServer, params: types.DidChangeWatchedFilesParams) -> None:
+    if ls.review is None:
+        return
+    uris = set()
+    for change in params.changes:
+        try:
+            uris.add(ls.review.uri_of(change.uri))
+        except StetError:
+            continue
+    ls.review.outside_changed(uris)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    async def did_close(ls: StetServer, params: types.DidCloseTextDocumentParams) -> None:
-        if ls.review is not None:
-            await ls.review.closed(params.text_document.uri)
-        elif ls.opening is not None:
-            ls.opening.closed(params.text_document.uri)
 
-    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
-    def code_lens(ls: StetServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-        _, hunks = _doc_hunks(ls, params.text_document.uri)
-        return present.code_lenses(hunks, params.text_document.uri) if hunks else []
+def did_open(ls: StetServer, params: types.DidOpenTextDocumentParams) -> None:
+    td = params.text_document
+    if ls.review is not None:
+        ls.review.opened(td.uri, td.text, td.version)
+    elif ls.opening is not None:  # kept for the review the store may still bring
+        ls.opening.opened(td.uri, td.text, td.version)
 
-    @server.feature(
+
+def did_change(ls: StetServer, params: types.DidChangeTextDocumentParams) -> None:
+    td = params.text_document
+    if ls.review is not None:
+        ls.review.changed(td.uri, td.version, _content_changes(params))
+    elif ls.opening is not None:
+        ls.opening.changed(td.uri, td.version, _content_changes(params))
+
+
+async def did_save(ls: StetServer, params: types.DidSaveTextDocumentParams) -> None:
+    if ls.review is not None and ls.review.store is not None:
+        await ls.review.saved(params.text_document.uri)
+
+
+async def did_close(ls: StetServer, params: types.DidCloseTextDocumentParams) -> None:
+    if ls.review is not None:
+        await ls.review.closed(params.text_document.uri)
+    elif ls.opening is not None:
+        ls.opening.closed(params.text_document.uri)
+
+
+def code_lens(ls: StetServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+    _, hunks = _doc_hunks(ls, params.text_document.uri)
+    return present.code_lenses(hunks, params.text_document.uri) if hunks else []
+
+
+def code_action(ls: StetServer, params: types.CodeActionParams) -> list[Any]:
+    uri, hunks = _doc_hunks(ls, params.text_document.uri)
+    if not hunks or uri is None or ls.review is None:
+        return []
+    doc = ls.review.doc(uri)
+    end = doc.end() if doc else None
+    first, last = params.range.start.line, params.range.end.line
+    actions = present.code_actions(hunks, params.text_document.uri, first, last, end)
+    td = ls.client_capabilities.text_document
+    if not (td and td.code_action and td.code_action.code_action_literal_support):
+        return [a.command for a in actions]  # an older client takes bare commands
+    return actions
+
+
+def hover(ls: StetServer, params: types.HoverParams) -> types.Hover | None:
+    _, hunks = _doc_hunks(ls, params.text_document.uri)
+    line = params.position.line
+    for h in hunks:
+        if present.covers(h, line, line):
+            td = ls.client_capabilities.text_document
+            formats = td.hover.content_format if td and td.hover else None
+            return present.hover(h, markdown=not formats or types.MarkupKind.Markdown in formats)
+    return None
+
+
+# The LSP's own methods: (method, options, handler).
+FEATURES: tuple[tuple[str, Any, Handler | Callable[..., Any]], ...] = (
+    (types.INITIALIZE, None, initialize),
+    (types.INITIALIZED, None, initialized),
+    (types.SHUTDOWN, None, shutdown),
+    (types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, None, folders_changed),
+    (types.WORKSPACE_DID_CHANGE_WATCHED_FILES, None, watched_files_changed),
+    (types.TEXT_DOCUMENT_DID_OPEN, None, did_open),
+    (types.TEXT_DOCUMENT_DID_CHANGE, None, did_change),
+    (types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False), did_save),
+    (types.TEXT_DOCUMENT_DID_CLOSE, None, did_close),
+    (types.TEXT_DOCUMENT_CODE_LENS, None, code_lens),
+    (
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
-    )
-    def code_action(ls: StetServer, params: types.CodeActionParams) -> list[Any]:
-        uri, hunks = _doc_hunks(ls, params.text_document.uri)
-        if not hunks or uri is None or ls.review is None:
-            return []
-        doc = ls.review.doc(uri)
-        end = doc.end() if doc else None
-        first, last = params.range.start.line, params.range.end.line
-        actions = present.code_actions(hunks, params.text_document.uri, first, last, end)
-        td = ls.client_capabilities.text_document
-        if not (td and td.code_action and td.code_action.code_action_literal_support):
-            return [a.command for a in actions]  # an older client takes bare commands
-        return actions
-
-    @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(ls: StetServer, params: types.HoverParams) -> types.Hover | None:
-        _, hunks = _doc_hunks(ls, params.text_document.uri)
-        line = params.position.line
-        for h in hunks:
-            if present.covers(h, line, line):
-                td = ls.client_capabilities.text_document
-                formats = td.hover.content_format if td and td.hover else None
-                return present.hover(h, markdown=not formats or types.MarkupKind.Markdown in formats)
-        return None
-
-    @server.feature("stet/propose")
-    @guarded
-    async def propose(ls: StetServer, params: Any) -> dict:
-        return await intake.propose_params(await _ready(ls), params)
-
-    @server.feature("stet/listHunks")
-    @guarded
-    async def list_hunks(ls: StetServer, params: Any) -> dict:
-        review = await _ready(ls)
-        p = P.obj(params if params is not None else {}, "stet/listHunks")
-        uri = P.opt_str(p, "uri")
-        hunks = review.list(
-            uri=review.uri_of(uri) if uri else None,
-            statuses=P.statuses(p),
-            proposal_id=P.opt_str(p, "proposalId"),
-            task_id=P.opt_str(p, "taskId"),
-        )
-        return {"hunks": [h.state() for h in hunks]}
-
-    @server.feature("stet/proposal")
-    @guarded
-    async def proposal(ls: StetServer, params: Any) -> dict:
-        review = await _ready(ls)
-        pid = P.req_str(P.obj(params, "stet/proposal"), "proposalId")
-        record = await review.proposal_record(pid)
-        if record is None:
-            raise UnknownHunk(f"unknown proposal {pid}", {"proposalId": pid})
-        record["hunkIds"] = [h.id for h in review.list(proposal_id=pid)]
-        return record
-
-    @server.feature("stet/taskContext")
-    @guarded
-    async def task_context(ls: StetServer, params: Any) -> dict:
-        review = await _ready(ls)
-        p = P.obj(params, "stet/taskContext")
-        context = await Tasks(review).context(P.req_str(p, "taskId"))
-        if p.get("markdown") is True:  # the `stet resume` text too, for clients that show it
-            context["markdown"] = render_resume(context)
-        return context
-
-    for name, action, scope in DECISIONS:
-        server.command(name)(_decision(action, scope))
-
-
-# command -> (action, what it applies to)
-DECISIONS = (
-    ("stet.accept", "accept", "hunks"),
-    ("stet.reject", "reject", "hunks"),
-    ("stet.undo", "undo", "hunks"),
-    ("stet.reapply", "reapply", "hunks"),
-    ("stet.acceptFile", "accept", "file"),
-    ("stet.rejectFile", "reject", "file"),
-    ("stet.acceptAll", "accept", "all"),
-    ("stet.rejectAll", "reject", "all"),
+        code_action,
+    ),
+    (types.TEXT_DOCUMENT_HOVER, None, hover),
 )
 
 
-def _decision(action: str, scope: str) -> Handler:
-    async def run(ls: StetServer, *args: Any) -> dict:
-        review = await _ready(ls)
-        p = P.one_object(args, f"stet.{action}")
-        common: dict[str, Any] = dict(request_id=P.opt_str(p, "requestId"), feedback=P.opt_str(p, "feedback"))
-        if scope == "hunks":
-            text = P.opt_str(p, "text")
-            if text is not None and action != "accept":
-                raise InvalidParams("`text` is only for stet.accept")
-            if action == "reapply":  # takes no versions or feedback: it only puts back what was decided
-                states = await review.decide(action, P.hunk_ids(p), request_id=common["request_id"])
-                return _answer(ls, action, states)
-            states = await review.decide(action, P.hunk_ids(p), expected=P.expected_versions(p), text=text, **common)
-        elif scope == "file":
-            states = await review.decide(action, uri=P.req_str(p, "uri"), **common)
-        else:
-            states = await review.decide(
-                action, proposal_id=P.opt_str(p, "proposalId"), task_id=P.opt_str(p, "taskId"), **common
-            )
-        return _answer(ls, action, states)
+# --- Stet's own requests (operations.OPERATIONS, door "lsp") ---
 
-    return guarded(run)
+
+async def propose(ls: StetServer, params: Any) -> dict:
+    return await intake.propose_params(await _ready(ls), params)
+
+
+async def list_hunks(ls: StetServer, params: Any) -> dict:
+    review = await _ready(ls)
+    p = request(ListHunks, params if params is not None else {}, "stet/listHunks")
+    hunks = review.list(
+        uri=review.uri_of(p.uri) if p.uri else None,
+        statuses=p.statuses,
+        proposal_id=p.proposal_id,
+        task_id=p.task_id,
+    )
+    return {"hunks": [h.state() for h in hunks]}
+
+
+async def proposal(ls: StetServer, params: Any) -> dict:
+    review = await _ready(ls)
+    pid = request(ProposalQuery, params, "stet/proposal").proposal_id
+    record = await review.proposal_record(pid)
+    if record is None:
+        raise UnknownHunk(f"unknown proposal {pid}", {"proposalId": pid})
+    record["hunkIds"] = [h.id for h in review.list(proposal_id=pid)]
+    return record
+
+
+async def task_context(ls: StetServer, params: Any) -> dict:
+    review = await _ready(ls)
+    p = request(TaskContextQuery, params, "stet/taskContext")
+    context = await Tasks(review).context(p.task_id)
+    if p.markdown:  # the `stet resume` text too, for clients that show it
+        context["markdown"] = render_resume(context)
+    return context
+
+
+REQUESTS: dict[str, Handler] = {
+    "propose": propose,
+    "list_hunks": list_hunks,
+    "proposal": proposal,
+    "task_context": task_context,
+}
+
+
+@dataclass(frozen=True)
+class DecisionCommand:
+    """A decision command (operations.DECISIONS): `stet.<action>[File|All]`."""
+
+    decision: Decision
+    scope: str
+
+    async def run(self, ls: StetServer, *args: Any) -> dict:
+        return await decide(self.decision, self.scope, ls, args)
+
+
+async def decide(decision: Decision, scope: str, ls: StetServer, args: tuple) -> dict:
+    review = await _ready(ls)
+    p = command(decision.params(scope), args, f"stet.{decision.action}")
+    action, rid, feedback = decision.action, p.request_id, p.feedback
+    if isinstance(p, Reapply):  # takes no versions or feedback: it only puts back what was decided
+        states = await review.decide(action, p.hunk_ids, request_id=rid)
+    elif isinstance(p, OnHunks | OnHunksNoText):
+        states = await review.decide(
+            action, p.hunk_ids, expected=p.expected, text=p.text, request_id=rid, feedback=feedback
+        )
+    elif isinstance(p, OnFile):
+        states = await review.decide(action, uri=p.uri, request_id=rid, feedback=feedback)
+    else:
+        assert isinstance(p, OnAll)
+        states = await review.decide(
+            action, proposal_id=p.proposal_id, task_id=p.task_id, request_id=rid, feedback=feedback
+        )
+    return _answer(ls, action, states)
+
+
+def register(server: StetServer) -> None:
+    """Register every LSP feature, and Stet's requests and commands from the operations table."""
+    for method, options, handler in FEATURES:
+        server.feature(method, options)(handler)
+    for op in offered_by("lsp"):
+        server.feature(str(op.lsp))(guarded(REQUESTS[op.name]))
+    for decision in DECISIONS:
+        for scope in decision.scopes:
+            server.command(decision.lsp_command(scope))(guarded(DecisionCommand(decision, scope).run))
 
 
 def _answer(ls: StetServer, action: str, states: list[dict]) -> dict:

@@ -15,8 +15,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -28,11 +29,13 @@ from ..agents.resume import render
 from ..agents.tasks import Tasks
 from ..domain.status import Status
 from ..errors import StetError, StoreUnavailable
+from ..operations import offered_by
 from ..review import Review, open_review
 from ..runtime.collector import tune_for_a_long_run
 from ..store import is_url
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 INSTRUCTIONS = """\
 Stet puts your edits in front of the developer for review, hunk by hunk, instead of writing files
@@ -74,14 +77,83 @@ def _fail(exc: StetError) -> ToolError:
     return ToolError(f"{exc.name}: {exc.message}")
 
 
-def build(db_path: str, roots: list[str], agent: str | None = None, state: _State | None = None) -> MCPServer:
-    """The MCP server; `state` receives the review once the server's lifespan opened it."""
-    state = state if state is not None else _State()
+async def _run(coro: Awaitable[T]) -> T:
+    try:
+        return await coro
+    except StetError as exc:
+        raise _fail(exc) from None
+
+
+DESCRIPTIONS = {
+    "start_task": (
+        "Start a task: your unit of work, which the developer and any later agent can follow. Call it once "
+        "at the beginning; give a short title and the goal in the developer's words. Returns the task id: pass it to "
+        "every other tool. If you are continuing earlier work, do not start a new task: call get_task_context."
+    ),
+    "list_tasks": (
+        "List the tasks in this workspace with their status and hunk counts. Use it to find the task to "
+        "carry on when you do not know its id."
+    ),
+    "get_task_context": (
+        "Get the full picture of a task, to carry it on after another agent (or an earlier you) stopped: "
+        "the goal, steps, decisions and answered questions (do not ask again), files read and whether they changed "
+        "since, and every proposed hunk: completed, staged, waiting for the developer, rejected with the developer's "
+        "feedback, accepted with the developer's own changes, stale; and the open questions. Read it before doing "
+        "anything else in a resumed task."
+    ),
+    "record_step": (
+        "Add a step to the task's plan, or change one's status. Steps: pending, in_progress, completed, "
+        "pending_confirmation (done on your side, waiting for the developer). Refer to an existing step by its "
+        "number or by its exact text."
+    ),
+    "record_note": (
+        "Record a decision you made and why (kind=decision), a question for the developer (kind=question), "
+        "the developer's answer to one (kind=answer, with answers=<question number>), or another note (kind=note). "
+        "Decisions and answers are what a later agent must not re-ask or re-decide: record them as soon as they are made."
+    ),
+    "record_files_read": (
+        "Record that you read these files. Stet keeps a hash of each file's content now, so a later agent "
+        "learns which files changed since they were read (and must be read again). Call it after reading files you "
+        "rely on."
+    ),
+    "propose_edits": (
+        "Propose edits for the developer to review, as exact text replacements. Nothing is written to the "
+        "files: the developer accepts, rejects (with feedback) or edits each hunk. Each old_text must occur exactly "
+        "once in its file as it is now. Edits already proposed in this task are not proposed twice; an edit the "
+        "developer rejected before is refused and reported with the developer's feedback. The answer lists the new "
+        "hunks and their ids."
+    ),
+    "propose_patch": (
+        "Propose a change for the developer to review, as a unified diff (the format `git diff` "
+        "writes: ---/+++ headers with a/ and b/ prefixes, @@ hunk headers, context lines). Nothing is written to the "
+        "files: the developer accepts, rejects (with feedback) or edits each hunk. The diff must fit the files as "
+        "they are; a diff made before some of this task's hunks were applied is carried onto the files. Hunks "
+        "already proposed in this task are not proposed twice; a hunk the developer rejected before is refused and "
+        "reported with the developer's feedback. New, deleted and renamed files are supported."
+    ),
+    "review_status": (
+        "See where the developer's review stands: every hunk of a task (or of the workspace) by status, "
+        "with the developer's feedback on rejected hunks and their own text on hunks they changed before accepting. "
+        "Check it before proposing more."
+    ),
+    "finish_task": (
+        "Close the task: done when the goal is met (and the developer has nothing pending), or abandoned. "
+        "Give a one-line summary."
+    ),
+}
+
+
+class Tools:
+    """The tools, one method each, over the review the server's lifespan opens."""
+
+    def __init__(self, state: _State, db_path: str, roots: list[str], agent: str | None) -> None:
+        self.state, self.db_path, self.roots, self.agent = state, db_path, roots, agent
 
     @asynccontextmanager
-    async def lifespan(_server):
+    async def lifespan(self, _server: MCPServer) -> AsyncIterator[_State]:
+        state = self.state
         try:
-            opened = await open_review(roots, db_path)
+            opened = await open_review(self.roots, self.db_path)
             state.review = opened.review
             if opened.notice:
                 log.warning("%s", opened.notice)
@@ -93,27 +165,16 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
             if state.review is not None:
                 await state.review.close()
 
-    server = MCPServer("stet", instructions=INSTRUCTIONS, version=__version__, lifespan=lifespan, log_level="WARNING")
-
-    async def tasks() -> Tasks:
-        if state.review is None and is_url(db_path):
-            await _open_again(state, roots, db_path)
+    async def tasks(self) -> Tasks:
+        state = self.state
+        if state.review is None and is_url(self.db_path):
+            await _open_again(state, self.roots, self.db_path)
         if state.review is None:
             raise _fail(state.error or StoreUnavailable("the review store is not open"))
         return Tasks(state.review)
 
-    async def run(coro):
-        try:
-            return await coro
-        except StetError as exc:
-            raise _fail(exc) from None
-
-    @server.tool(
-        description="Start a task: your unit of work, which the developer and any later agent can follow. Call it once "
-        "at the beginning; give a short title and the goal in the developer's words. Returns the task id: pass it to "
-        "every other tool. If you are continuing earlier work, do not start a new task: call get_task_context.",
-    )
     async def start_task(
+        self,
         title: Annotated[str, Field(description="Short title, e.g. 'Rate-limit the login endpoint'.")],
         goal: Annotated[str, Field(description="What the developer asked for, and what done means.")],
         task_id: Annotated[
@@ -123,21 +184,20 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
             str | None, Field(description="Optional id of this call: repeating it changes nothing.")
         ] = None,
     ) -> CallToolResult:
-        out = await run((await tasks()).start(title, goal, agent=agent, task_id=task_id, request_id=request_id))
+        out = await _run(
+            (await self.tasks()).start(title, goal, agent=self.agent, task_id=task_id, request_id=request_id)
+        )
         t = out["task"]
         verb = "Started" if out["created"] else "Already started:"
         return _result(f"{verb} task {t['id']} ({t['title']}). Use task_id={t['id']!r} in the other tools.", out)
 
-    @server.tool(
-        description="List the tasks in this workspace with their status and hunk counts. Use it to find the task to "
-        "carry on when you do not know its id.",
-    )
     async def list_tasks(
+        self,
         status: Annotated[
             Literal["open", "done", "abandoned"] | None, Field(description="Only tasks with this status.")
         ] = None,
     ) -> CallToolResult:
-        items = await run((await tasks()).list(status))
+        items = await _run((await self.tasks()).list(status))
         if not items:
             return _result("No tasks yet.", {"tasks": []})
         lines = [
@@ -147,29 +207,19 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
         ]
         return _result("\n".join(lines), {"tasks": items})
 
-    @server.tool(
-        description="Get the full picture of a task, to carry it on after another agent (or an earlier you) stopped: "
-        "the goal, steps, decisions and answered questions (do not ask again), files read and whether they changed "
-        "since, and every proposed hunk: completed, staged, waiting for the developer, rejected with the developer's "
-        "feedback, accepted with the developer's own changes, stale; and the open questions. Read it before doing "
-        "anything else in a resumed task.",
-    )
     async def get_task_context(
+        self,
         task_id: Annotated[str, Field(description="The task id.")],
         format: Annotated[
             Literal["markdown", "json"], Field(description="markdown (default) to read, json for code.")
         ] = "markdown",
     ) -> CallToolResult:
-        ctx = await run((await tasks()).context(task_id))
+        ctx = await _run((await self.tasks()).context(task_id))
         text = render(ctx) if format == "markdown" else json.dumps(ctx, indent=1, ensure_ascii=False)
         return _result(text, ctx)
 
-    @server.tool(
-        description="Add a step to the task's plan, or change one's status. Steps: pending, in_progress, completed, "
-        "pending_confirmation (done on your side, waiting for the developer). Refer to an existing step by its "
-        "number or by its exact text.",
-    )
     async def record_step(
+        self,
         task_id: Annotated[str, Field(description="The task id.")],
         text: Annotated[
             str | None,
@@ -184,16 +234,12 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
             str | None, Field(description="Optional id of this call: repeating it changes nothing.")
         ] = None,
     ) -> CallToolResult:
-        out = await run((await tasks()).step(task_id, text=text, status=status, n=number, request_id=request_id))
+        out = await _run((await self.tasks()).step(task_id, text=text, status=status, n=number, request_id=request_id))
         s = out["step"]
         return _result(f"Step {s['n']} [{s['status']}]: {s['text']}", out)
 
-    @server.tool(
-        description="Record a decision you made and why (kind=decision), a question for the developer (kind=question), "
-        "the developer's answer to one (kind=answer, with answers=<question number>), or another note (kind=note). "
-        "Decisions and answers are what a later agent must not re-ask or re-decide: record them as soon as they are made.",
-    )
     async def record_note(
+        self,
         task_id: Annotated[str, Field(description="The task id.")],
         text: Annotated[str, Field(description="The decision, question, answer or note, in one or two sentences.")],
         kind: Annotated[
@@ -209,34 +255,26 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
             str | None, Field(description="Optional id of this call: repeating it changes nothing.")
         ] = None,
     ) -> CallToolResult:
-        out = await run((await tasks()).note(task_id, text, kind=kind, why=why, answers=answers, request_id=request_id))
+        out = await _run(
+            (await self.tasks()).note(task_id, text, kind=kind, why=why, answers=answers, request_id=request_id)
+        )
         n = out["note"]
         return _result(f"Recorded {n['kind']} {n['n']}: {n['text']}", out)
 
-    @server.tool(
-        description="Record that you read these files. Stet keeps a hash of each file's content now, so a later agent "
-        "learns which files changed since they were read (and must be read again). Call it after reading files you "
-        "rely on.",
-    )
     async def record_files_read(
+        self,
         task_id: Annotated[str, Field(description="The task id.")],
         paths: Annotated[list[str], Field(description="File paths, relative to the workspace root.")],
         request_id: Annotated[
             str | None, Field(description="Optional id of this call: repeating it changes nothing.")
         ] = None,
     ) -> CallToolResult:
-        out = await run((await tasks()).read(task_id, paths, request_id=request_id))
+        out = await _run((await self.tasks()).read(task_id, paths, request_id=request_id))
         lines = [f"- {f['path']}" + ("" if f["exists"] else " (does not exist)") for f in out["files"]]
         return _result("Recorded as read:\n" + "\n".join(lines), out)
 
-    @server.tool(
-        description="Propose edits for the developer to review, as exact text replacements. Nothing is written to the "
-        "files: the developer accepts, rejects (with feedback) or edits each hunk. Each old_text must occur exactly "
-        "once in its file as it is now. Edits already proposed in this task are not proposed twice; an edit the "
-        "developer rejected before is refused and reported with the developer's feedback. The answer lists the new "
-        "hunks and their ids.",
-    )
     async def propose_edits(
+        self,
         task_id: Annotated[str, Field(description="The task id.")],
         edits: Annotated[list[Edit], Field(description="The replacements, applied in order per file.")],
         message: Annotated[str | None, Field(description="Your rationale, shown to the developer.")] = None,
@@ -244,22 +282,15 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
             str | None, Field(description="Optional id for this proposal (default: derived from its content).")
         ] = None,
     ) -> CallToolResult:
-        t = await tasks()
+        t = await self.tasks()
         triples = [(e.path, e.old_text, e.new_text) for e in edits]
-        answer = await run(
-            t.propose_text_edits(task_id, triples, proposal_id=proposal_id, agent=agent, message=message)
+        answer = await _run(
+            t.propose_text_edits(task_id, triples, proposal_id=proposal_id, agent=self.agent, message=message)
         )
         return _result(_proposal_text(t, answer), answer)
 
-    @server.tool(
-        description="Propose a change for the developer to review, as a unified diff (the format `git diff` "
-        "writes: ---/+++ headers with a/ and b/ prefixes, @@ hunk headers, context lines). Nothing is written to the "
-        "files: the developer accepts, rejects (with feedback) or edits each hunk. The diff must fit the files as "
-        "they are; a diff made before some of this task's hunks were applied is carried onto the files. Hunks "
-        "already proposed in this task are not proposed twice; a hunk the developer rejected before is refused and "
-        "reported with the developer's feedback. New, deleted and renamed files are supported.",
-    )
     async def propose_patch(
+        self,
         task_id: Annotated[str, Field(description="The task id.")],
         patch: Annotated[str, Field(description="The unified diff, paths relative to the workspace root.")],
         message: Annotated[str | None, Field(description="Your rationale, shown to the developer.")] = None,
@@ -267,23 +298,19 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
             str | None, Field(description="Optional id for this proposal (default: derived from its content).")
         ] = None,
     ) -> CallToolResult:
-        t = await tasks()
-        answer = await run(t.propose_patch(task_id, patch, proposal_id=proposal_id, agent=agent, message=message))
+        t = await self.tasks()
+        answer = await _run(t.propose_patch(task_id, patch, proposal_id=proposal_id, agent=self.agent, message=message))
         text = _proposal_text(t, answer)
         if answer.get("notes"):
             text += "\nNotes:\n" + "\n".join(f"- {n}" for n in answer["notes"])
         return _result(text, answer)
 
-    @server.tool(
-        description="See where the developer's review stands: every hunk of a task (or of the workspace) by status, "
-        "with the developer's feedback on rejected hunks and their own text on hunks they changed before accepting. "
-        "Check it before proposing more.",
-    )
     async def review_status(
+        self,
         task_id: Annotated[str | None, Field(description="Only this task's hunks (recommended).")] = None,
         proposal_id: Annotated[str | None, Field(description="Only this proposal's hunks.")] = None,
     ) -> CallToolResult:
-        t = await tasks()
+        t = await self.tasks()
         review = t.review
         try:
             await review.refresh()  # the files may have changed since this process last looked
@@ -311,11 +338,8 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
                 lines.append(line)
         return _result("\n".join(lines) if lines else "No hunks.", {"hunks": by_status})
 
-    @server.tool(
-        description="Close the task: done when the goal is met (and the developer has nothing pending), or abandoned. "
-        "Give a one-line summary.",
-    )
     async def finish_task(
+        self,
         task_id: Annotated[str, Field(description="The task id.")],
         status: Annotated[Literal["done", "abandoned"], Field(description="How it ended.")] = "done",
         summary: Annotated[str | None, Field(description="One line: what was achieved, or why it stopped.")] = None,
@@ -323,9 +347,20 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
             str | None, Field(description="Optional id of this call: repeating it changes nothing.")
         ] = None,
     ) -> CallToolResult:
-        out = await run((await tasks()).finish(task_id, status=status, summary=summary, request_id=request_id))
+        out = await _run((await self.tasks()).finish(task_id, status=status, summary=summary, request_id=request_id))
         return _result(f"Task {task_id} is {out['task']['status']}.", out)
 
+
+def build(db_path: str, roots: list[str], agent: str | None = None, state: _State | None = None) -> MCPServer:
+    """The MCP server, its tools registered from the operations table; `state` receives the
+    review once the server's lifespan opened it."""
+    tools = Tools(state if state is not None else _State(), db_path, roots, agent)
+    server = MCPServer(
+        "stet", instructions=INSTRUCTIONS, version=__version__, lifespan=tools.lifespan, log_level="WARNING"
+    )
+    for op in offered_by("mcp"):
+        name = str(op.mcp)
+        server.add_tool(getattr(tools, name), name=name, description=DESCRIPTIONS[name])
     return server
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..domain.anchor import LineIndex, at_with_context, locate, text_at
+from ..domain.effect_outcome import Action, Found, State, outcome, settled, still_wanted
 from ..domain.hunks import Lines, Shifts, apply_edits
 from ..domain.model import Hunk, lines_of
 from ..domain.shapes import Range
@@ -85,22 +86,8 @@ class Effects:
             h = st.hunks.get(e["hunkId"])
             if h is None or h.id in superseded:
                 continue
-            if effect.action == "apply" and h.status != (
-                Status.APPLIED if effect.state == "unsaved" else Status.ACCEPTED
-            ):
-                continue  # decided otherwise since
-            if effect.action == "reapply" and h.status != Status.APPLIED:
-                continue  # undone since
-            if (
-                effect.action == "revert"
-                and h.status in (Status.ACCEPTED, Status.APPLIED)
-                and effect.state != "unsaved"
-            ):
-                # Decided otherwise since - unless this revert lived in a buffer that was lost
-                # unsaved: then every later edit of this file is replayed on the file too, in
-                # order, and this one must come first.
-                continue
-            wanted.append((h, e))
+            if still_wanted(Action(effect.action), State(effect.state), h.status):
+                wanted.append((h, e))
         st.in_flight.update(h.id for h, _ in wanted)
         why = Why()
         try:
@@ -415,10 +402,8 @@ class Effects:
         st = self.st
         store = st.require_store()
         fault("effect:before-confirm")
-        if complete:
-            state = "unsaved" if in_buffer else "done"
-        else:
-            state = "pending"
+        state = settled(complete, in_buffer)
+        action, was = Action(effect.action), State(effect.state)
         written = self._written.pop(effect.id, None)
         # What the effect achieved is derived (recovery finds it again in the content and the
         # journal): committed without waiting for the disk, unlike the decision itself.
@@ -431,26 +416,13 @@ class Effects:
                 r, mem = rows.get(hid), st.hunks.get(hid)
                 if r is None or mem is None:
                     continue
-                to = None
-                if effect.action == "apply" and r.status == Status.ACCEPTED:
-                    to = Status.APPLIED if result == "done" else Status.STALE
-                elif effect.action in ("apply", "reapply") and r.status == Status.APPLIED:
-                    if result == "done":
-                        # In the file (again): re-applied, or replayed from a buffer lost unsaved.
-                        mem.in_file = True
-                        if r.in_file is False:
-                            r.in_file = True
-                            changed_marks.append(r)
-                    elif effect.action == "reapply" or effect.state == "unsaved":
-                        # Neither its new text nor its old text is there (for an unsaved one: the
-                        # buffer holding it was lost): it cannot be put back without overwriting.
-                        to = Status.STALE
-                elif effect.action == "revert" and result == "stale" and r.status == Status.PENDING:
-                    to = Status.STALE
-                elif effect.action == "revert" and result == "done" and r.status == Status.STALE:
-                    # Judged by content while its revert was still journaled (a buffer re-opened
-                    # at restart): the old text is back now, so the hunk is found again.
-                    to = Status.PENDING
+                out = outcome(action, was, r.status, Found(result))
+                to = out.to
+                if out.back_in_file:
+                    mem.in_file = True
+                    if r.in_file is False:
+                        r.in_file = True
+                        changed_marks.append(r)
                 r.line = mem.line
                 problem = why.stale.get(hid) if result == "stale" else None
                 if to is not None:
@@ -480,8 +452,8 @@ class Effects:
                     # The file moved: its hunks follow it (the rename hunk keeps its own uri).
                     await tx.move_hunks(old_uri, new_uri, lsn, rename_id)
             # An edit now living in this window's unsaved buffer is this process's to settle.
-            owner = owners.token() if state == "unsaved" else None
-            await tx.set_effect(effect.id, state, effect.attempts + (0 if complete else 1), owner)
+            owner = owners.token() if state == State.UNSAVED else None
+            await tx.set_effect(effect.id, state.value, effect.attempts + (0 if complete else 1), owner)
             # The edit moved the file's other hunks: record where, in the same commit, so a crash
             # right after does not leave them with stale positions (repeated lines could mislead).
             moved = [
@@ -498,7 +470,7 @@ class Effects:
                 tx.pending_effect_at_commit(effect.uri) if complete and effect.uri in st.effect_uris else None
             )
             loaded = tx.hunks_since_at_commit(st.seen_lsn)
-        effect.state = state
+        effect.state = state.value
         fault("effect:after-confirm")
         for hid in results:
             if hid in st.hunks:
