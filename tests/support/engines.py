@@ -7,6 +7,7 @@ missing cluster fails them instead."""
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -38,20 +39,30 @@ class Databases:
         self.made: list[str] = []
 
     def new(self) -> str:
-        import psycopg
-
         name = "stet_t_" + uuid.uuid4().hex[:12]
-        with psycopg.connect(self.admin, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
+        self._admin(f'CREATE DATABASE "{name}"')
         self.made.append(name)
         return with_database(self.admin, name)
 
     def drop(self) -> None:
+        for name in self.made:
+            self._admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    def _admin(self, sql: str, deadline: float = 60.0) -> None:
+        """Run one statement on the cluster, again on a new connection while it restarts: the
+        fault tests restart it for real, and another run on the same cluster may too."""
         import psycopg
 
-        with psycopg.connect(self.admin, autocommit=True) as conn:
-            for name in self.made:
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        give_up = time.monotonic() + deadline
+        while True:
+            try:
+                with psycopg.connect(self.admin, autocommit=True, connect_timeout=10) as conn:
+                    conn.execute(sql)
+                return
+            except psycopg.OperationalError:
+                if time.monotonic() > give_up:
+                    raise
+                time.sleep(0.5)
 
 
 class Engine:
