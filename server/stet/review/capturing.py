@@ -31,7 +31,7 @@ from ..workspace.locks import interprocess_lock
 from .config import new_id
 from .memory import Memory
 from .outside_changes import OutsideChanges
-from .proposing import Proposing
+from .proposing import Proposing, record_hunks
 from .state import ReviewState
 
 log = logging.getLogger(__name__)
@@ -197,15 +197,9 @@ class Capturing:
                 await tx.add_proposal(capture_id, task_id, agent, message, edit_hash, edit_hash, lsn)
             else:
                 lsn = await tx.log(new_id("op-"), "capture", {**args, "again": True}, result)
-            for h in created:
-                h.lsn = lsn
-            await tx.add_hunks(created)
-            for h in superseded:
-                h.move_to(Status.SUPERSEDED, "supersede")
-                h.lsn, h.kept, h.in_file = lsn, False, None
             for h in flagged:  # its text is in the file now (kept), or taken out (not)
                 h.kept, h.lsn, h.in_file = keep, lsn, None
-            await tx.save_hunks([*superseded, *flagged])
+            await record_hunks(tx, lsn, created, superseded, flagged)
             if again is None:
                 await sql.add_capture(tx, capture_id, lsn, restores, cleanup)
             else:

@@ -10,14 +10,13 @@ from ..domain import fileop
 from ..domain.anchor import LineIndex, find_applied, text_at
 from ..domain.model import Hunk, lines_of
 from ..domain.status import BY_VALUE, Status, TransitionError, plan, why_not_taken
-from ..domain.text import detect_eol, normalize_eol, split_lines
+from ..domain.text import detect_eol, normalize_eol
 from ..domain.verdict import classify
 from ..errors import Conflict, InvalidParams, StetError, TooLarge, UnknownHunk
 from ..faults import fault
 from ..store import EffectRow, Tx
 from ..store.rows import now_iso
 from ..workspace import owners, safe
-from ..workspace.files import read_text
 from .config import new_id
 from .effects import Effects
 from .memory import Memory
@@ -39,8 +38,7 @@ class Contents:
         if doc is not None:
             return doc.lines
         if uri not in self._files:
-            text = await asyncio.to_thread(read_text, self.st.ws.path_of(uri))
-            self._files[uri] = None if text is None else split_lines(text)
+            self._files[uri] = await self.st.lines_now(uri)
         return self._files[uri]
 
     def index(self, uri: str, lines: list[str]) -> LineIndex:
@@ -429,17 +427,10 @@ class Deciding:
         derived = []
         for uri, hunks in by_uri.items():
             try:
-                lines = await self._current_lines(uri)
+                lines = await st.lines_now(uri)
             except StetError:
                 lines = None
             derived += self.memory.relocate(lines, hunks, buffer=uri in st.open)
         if derived:
             self.memory.derive(derived)
         await self.memory.flush_derived()
-
-    async def _current_lines(self, uri: str) -> list[str] | None:
-        doc = self.st.doc(uri)
-        if doc is not None:
-            return doc.lines
-        text = await asyncio.to_thread(read_text, self.st.ws.path_of(uri))
-        return None if text is None else split_lines(text)

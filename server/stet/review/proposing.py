@@ -3,10 +3,9 @@ answered from the store; a task's newer proposal supersedes its older overlappin
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ..domain.model import Hunk
 from ..domain.proposal import BadProposal, Change, FileOp, TextChange, VersionMismatch, check_version
@@ -16,7 +15,6 @@ from ..domain.task import match_prior
 from ..errors import Conflict, InvalidParams, TooLarge
 from ..faults import fault
 from ..store import Tx
-from ..workspace.files import read_text
 from .config import new_id
 from .memory import Memory
 from .state import ReviewState
@@ -57,6 +55,19 @@ def _stored_size(
 
 def _sha(data: object) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+async def record_hunks(
+    tx: Tx, lsn: int, created: list[Hunk], superseded: list[Hunk], changed: Sequence[Hunk] = ()
+) -> None:
+    """Store a proposal's new hunks and the ones it supersedes (and other `changed` ones),
+    all made by operation `lsn`."""
+    for h in created:
+        h.lsn = lsn
+    await tx.add_hunks(created)
+    for h in superseded:
+        h.supersede(lsn)
+    await tx.save_hunks([*superseded, *changed])
 
 
 class Proposing:
@@ -159,13 +170,7 @@ class Proposing:
                         result,
                     )
                     await tx.add_proposal(proposal_id, task_id, agent, message, edit_hash, result_hash, lsn)
-                    for h in new_hunks:
-                        h.lsn = lsn
-                    await tx.add_hunks(new_hunks)
-                    for h in replaced:
-                        h.move_to(Status.SUPERSEDED, "supersede")
-                        h.lsn = lsn
-                    await tx.save_hunks(replaced)
+                    await record_hunks(tx, lsn, new_hunks, replaced)
                 loaded = tx.hunks_since_at_commit(st.seen_lsn)
             fault("propose:after-commit")
             await self.memory.sync(loaded)
@@ -237,8 +242,4 @@ class Proposing:
 
     async def _texts(self, uris: set[str]) -> dict[str, str | None]:
         """The current text of each uri: the open buffer, else the file (None: no such file)."""
-        out: dict[str, str | None] = {}
-        for uri in uris:
-            doc = self.st.doc(uri)
-            out[uri] = doc.text if doc is not None else await asyncio.to_thread(read_text, self.st.ws.path_of(uri))
-        return out
+        return {uri: await self.st.text_now(uri) for uri in uris}
