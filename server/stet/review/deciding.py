@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from ..domain import fileop
 from ..domain.anchor import LineIndex, find_applied, text_at
 from ..domain.model import Hunk, lines_of
+from ..domain.shapes import JSON
 from ..domain.status import BY_VALUE, Status, TransitionError, plan, why_not_taken
 from ..domain.text import detect_eol, normalize_eol
 from ..domain.verdict import classify
@@ -65,7 +66,7 @@ class Contents:
         return None if lines is None else "".join(lines)
 
 
-def not_taken(states: Sequence[dict]) -> list[dict]:
+def not_taken(states: Sequence[JSON]) -> list[JSON]:
     """The hunks of a decision's answer (HunkStates) whose effect did not take, with why:
     `[{hunkId, status, why}]` - what every door tells instead of a plain success."""
     out = []
@@ -101,7 +102,7 @@ class Deciding:
         feedback: str | None = None,
         text: str | None = None,
         left: dict[str, str] | None = None,
-    ) -> list[dict]:
+    ) -> list[JSON]:
         """accept / reject / undo / reapply, of given hunks or of every pending hunk of a file,
         proposal or task. All or nothing, idempotent by request id - except `pull`: a reapply
         of what can land in this checkout, where each hunk that cannot is put in `left` (its
@@ -250,7 +251,7 @@ class Deciding:
         await tx.save_hunks([rows[hid] for hid in targets])
         effects = []
         for action_name, group in journal:
-            by_uri: dict[str, list[tuple[Hunk, dict]]] = {}
+            by_uri: dict[str, list[tuple[Hunk, JSON]]] = {}
             for h, edit in group:
                 by_uri.setdefault(h.uri, []).append((h, edit))
             for uri, pairs in by_uri.items():
@@ -266,7 +267,7 @@ class Deciding:
         return h.kept and h.status == Status.PENDING and (mem is None or mem.shows_new)
 
     @staticmethod
-    def _effect_edit(h: Hunk, action: str) -> dict:
+    def _effect_edit(h: Hunk, action: str) -> JSON:
         src, dst = (h.old, h.replacement) if action == "apply" else (h.replacement, h.old)
         return {
             "hunkId": h.id,
@@ -362,7 +363,7 @@ class Deciding:
             args["left"] = left
         lsn = await tx.log(op_id, "pull" if left is not None else "reapply", args)
         effects = []
-        by_uri: dict[str, list[dict]] = {}
+        by_uri: dict[str, list[JSON]] = {}
         for h in todo:
             mem = self.st.hunks.get(h.id)
             if mem is not None:

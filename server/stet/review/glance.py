@@ -12,7 +12,7 @@ the review's model. Otherwise `glance` answers None and the caller opens the rev
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..domain import status as status_rules
 from ..domain.status import BY_VALUE, OPEN, Status
@@ -55,7 +55,7 @@ class Seen:
         "uri",
     )
 
-    def __init__(self, row: tuple) -> None:
+    def __init__(self, row: tuple[Any, ...]) -> None:
         (
             self.id,
             self.proposal_id,

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from ..domain.model import Hunk
 from ..domain.proposal import BadProposal, Change, FileOp, TextChange, VersionMismatch, check_version
 from ..domain.proposal import plan as plan_proposal
+from ..domain.shapes import JSON
 from ..domain.status import Status
 from ..domain.task import match_prior
 from ..errors import Conflict, InvalidParams, TooLarge
@@ -20,7 +21,7 @@ from .memory import Memory
 from .state import ReviewState
 
 
-def _canonical(c: Change) -> list:
+def _canonical(c: Change) -> list[object]:
     if isinstance(c, TextChange):
         return ["edit", c.uri, c.version, c.edits]
     return [c.kind, c.uri, c.new_uri, c.overwrite, c.ignore_if_exists, c.ignore_if_not_exists]
@@ -87,7 +88,7 @@ class Proposing:
         *,
         edit_hash: str | None = None,
         already_in: Iterable[str] = (),
-    ) -> dict:
+    ) -> JSON:
         """Turn an agent's edit into pending hunks; the same proposal again adds nothing.
 
         Within a task, a hunk identical to one the task already has pending, accepted or
@@ -196,18 +197,18 @@ class Proposing:
                     break
         return replaced
 
-    async def _propose_result(self, proposal_id: str) -> dict | None:
+    async def _propose_result(self, proposal_id: str) -> JSON | None:
         op = await self.st.require_store().op(f"propose/{proposal_id}")
         return op.result if op is not None else None
 
-    async def replay(self, proposal_id: str, edit_hash: str) -> dict | None:
+    async def replay(self, proposal_id: str, edit_hash: str) -> JSON | None:
         """The answer of a proposal already made with this content, else None."""
         existing = await self.st.require_store().proposal(proposal_id)
         if existing is None or existing["edit_hash"] != edit_hash:
             return None
         return self.answer(proposal_id, await self._propose_result(proposal_id))
 
-    def answer(self, proposal_id: str, result: dict | None = None) -> dict:
+    def answer(self, proposal_id: str, result: JSON | None = None) -> JSON:
         """The proposal's hunks; with a task, also the earlier hunks of that task it repeated:
         `rejectedBefore` those the developer rejected (their feedback says why), including
         this proposal's own, and `alreadyProposed` the others, which were not created again."""

@@ -12,6 +12,7 @@ import logging
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..domain.anchor import Anchors
 from ..domain.document import Document
@@ -43,14 +44,14 @@ class Background:
 
     def __init__(self) -> None:
         self._timers: dict[str, asyncio.TimerHandle] = {}
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
 
-    def spawn(self, coro: Awaitable) -> None:
+    def spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._done)
 
-    def _done(self, task: asyncio.Task) -> None:
+    def _done(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
         exc = None if task.cancelled() else task.exception()
         if isinstance(exc, StetError):  # foreseen (the store cannot be used): said in one line
@@ -58,7 +59,7 @@ class Background:
         elif exc is not None:
             log.error("background task failed", exc_info=exc)
 
-    def later(self, key: str, delay: float, fn: Callable[[], Awaitable]) -> None:
+    def later(self, key: str, delay: float, fn: Callable[[], Awaitable[Any]]) -> None:
         """Run `fn` once, `delay` seconds after the last call with this key (a debounce)."""
         old = self._timers.pop(key, None)
         if old:
