@@ -57,9 +57,19 @@ SECTIONS = (
 
 
 def render(ctx: dict) -> str:
+    """The Markdown of `stet resume`: what a new worker needs to carry the task on."""
+    out = _heading(ctx) + _in_short(ctx) + _records(ctx) + _hunks(ctx)
+    out += ["", "## Open questions", ""]
+    if ctx["openQuestions"]:
+        out += [f"{i}. {q['text']}" for i, q in enumerate(ctx["openQuestions"], start=1)]
+    else:
+        out.append("None.")
+    return "\n".join(out) + "\n"
+
+
+def _heading(ctx: dict) -> list[str]:
     out: list[str] = []
     task = ctx["task"]
-    hunks = ctx["hunks"]
     if task is not None:
         out.append(f"# Task {ctx['taskId']}: {_one_line(task['title'])}")
         out.append("")
@@ -75,7 +85,12 @@ def render(ctx: dict) -> str:
     else:
         out.append(f"# Task {ctx['taskId']}")
         out += ["", "No task was started with this id: only hunks proposed under it are known."]
+    return out
 
+
+def _in_short(ctx: dict) -> list[str]:
+    out: list[str] = []
+    hunks = ctx["hunks"]
     out += ["", "## In short", ""]
     n = {k: len(v) for k, v in hunks.items()}
     out.append(
@@ -104,7 +119,12 @@ def render(ctx: dict) -> str:
         "*rejected*: follow the feedback. Do not re-ask what the *decisions* and *answered questions* settle. "
         "Read files marked *changed since read* again before editing them.",
     ]
+    return out
 
+
+def _records(ctx: dict) -> list[str]:
+    """Steps, decisions, questions, notes and files read."""
+    out: list[str] = []
     if ctx["steps"]:
         out += ["", "## Steps"]
         for status in STEP_ORDER:
@@ -142,7 +162,12 @@ def render(ctx: dict) -> str:
         out += ["", "## Files read", ""]
         for f in ctx["filesRead"]:
             out.append(f"- `{f['path']}` (read {f['readAt']}): {_file_verdict(f)}")
+    return out
 
+
+def _hunks(ctx: dict) -> list[str]:
+    out: list[str] = []
+    hunks = ctx["hunks"]
     out += ["", "## Hunks"]
     if not any(hunks.values()):
         out += ["", "No hunks proposed yet."]
@@ -152,37 +177,37 @@ def render(ctx: dict) -> str:
             continue
         out += ["", f"### {title} ({len(items)})", "", advice]
         for h in items:
-            label = {"create": " · new file", "delete": " · file deleted", "rename": " · file renamed"}.get(
-                h.get("kind", "edit"), ""
-            )
-            out += ["", f"#### `{h['path']}` line {h['line']} · {h['id']} · {h['status']}{label}", ""]
-            if h.get("message"):
-                out.append(f"Rationale: {_one_line(h['message'])}")
-                out.append("")
-            if key == "rejected":
-                if h["feedback"]:
-                    out.append(f"> **The developer's feedback:** {_quote(h['feedback'])}")
-                else:
-                    out.append("> Rejected without feedback.")
-                out.append("")
-            if key == "acceptedWithChanges":
-                if h.get("feedback"):
-                    out.append(f"> **The developer's note:** {_quote(h['feedback'])}")
-                    out.append("")
-                out.append("The agent proposed:")
-                out.append("")
-                out += _fenced(_change_diff(h["oldText"], h["newText"]))
-                out += ["", "How the developer changed it before accepting:", ""]
-                out += _fenced(h["developerChanges"].rstrip("\n").split("\n"))
-                continue
-            out += _hunk_body(h)
+            out += _hunk_section(key, h)
+    return out
 
-    out += ["", "## Open questions", ""]
-    if ctx["openQuestions"]:
-        out += [f"{i}. {q['text']}" for i, q in enumerate(ctx["openQuestions"], start=1)]
-    else:
-        out.append("None.")
-    return "\n".join(out) + "\n"
+
+def _hunk_section(key: str, h: dict) -> list[str]:
+    out: list[str] = []
+    label = {"create": " · new file", "delete": " · file deleted", "rename": " · file renamed"}.get(
+        h.get("kind", "edit"), ""
+    )
+    out += ["", f"#### `{h['path']}` line {h['line']} · {h['id']} · {h['status']}{label}", ""]
+    if h.get("message"):
+        out.append(f"Rationale: {_one_line(h['message'])}")
+        out.append("")
+    if key == "rejected":
+        if h["feedback"]:
+            out.append(f"> **The developer's feedback:** {_quote(h['feedback'])}")
+        else:
+            out.append("> Rejected without feedback.")
+        out.append("")
+    if key == "acceptedWithChanges":
+        if h.get("feedback"):
+            out.append(f"> **The developer's note:** {_quote(h['feedback'])}")
+            out.append("")
+        out.append("The agent proposed:")
+        out.append("")
+        out += _fenced(_change_diff(h["oldText"], h["newText"]))
+        out += ["", "How the developer changed it before accepting:", ""]
+        out += _fenced(h["developerChanges"].rstrip("\n").split("\n"))
+        return out
+    out += _hunk_body(h)
+    return out
 
 
 def _file_verdict(f: dict) -> str:

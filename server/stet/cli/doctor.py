@@ -19,61 +19,82 @@ from .output import print_json
 from .session import opened
 
 
+class Findings(list):
+    """What the doctor found, in order: each a level, what, what to do, and data."""
+
+    def add(self, level: str, what: str, todo: str | None = None, **data) -> None:
+        self.append({"level": level, "what": what, "todo": todo, **data})
+
+
 async def examine(review: Review, fix: bool = False) -> dict:
     store = review.require_store()
-    findings: list[dict] = []
+    f = Findings()
+    await _check_store(review, f)
+    if fix:
+        await _recover(review, f)
+    await _check_temps(review, f)
+    pending = await _check_effects(review, f)
+    await _check_hunks(review, f, pending)
+    await _check_inbox(review, f, fix)
+    await _check_leftovers(review, f)
+    return {"db": store.path, "root": review.ws.roots[0], "findings": list(f)}
 
-    def add(level: str, what: str, todo: str | None = None, **data) -> None:
-        findings.append({"level": level, "what": what, "todo": todo, **data})
 
+async def _check_store(review: Review, f: Findings) -> None:
+    store = review.require_store()
     problems = [r for r in await store.integrity() if r != "ok"]
     if problems:
-        add(
+        f.add(
             "problem",
             f"the database {store.path} fails PRAGMA integrity_check: {'; '.join(problems[:3])}",
             "copy the .stet folder aside, then start the editor (or `stet serve`): Stet moves a damaged "
             "database into .stet/quarantine/ and starts a fresh one; nothing is deleted",
         )
     else:
-        add("ok", f"database {store.path}: integrity_check ok, last lsn {await store.last_lsn()}")
+        f.add("ok", f"database {store.path}: integrity_check ok, last lsn {await store.last_lsn()}")
 
-    if fix:
-        try:
-            summary = await review.recover()
-        except StetError as exc:
-            add(
-                "problem", f"recovery could not finish: {exc.message}", "see the other findings; fix, then run it again"
-            )
-        except Exception as exc:  # never a traceback: say it, with what to do
-            add(
-                "problem",
-                f"recovery failed: {exc!r}",
-                "please report this as a bug (with `stet doctor --json`); the review store was not changed by it",
-            )
-        else:
-            add(
-                "fixed",
-                f"recovery ran: pending effects finished, hunks re-checked against the files ({summary['durationMs']} ms)",
-            )
 
+async def _recover(review: Review, f: Findings) -> None:
+    try:
+        summary = await review.recover()
+    except StetError as exc:
+        f.add("problem", f"recovery could not finish: {exc.message}", "see the other findings; fix, then run it again")
+    except Exception as exc:  # never a traceback: say it, with what to do
+        f.add(
+            "problem",
+            f"recovery failed: {exc!r}",
+            "please report this as a bug (with `stet doctor --json`); the review store was not changed by it",
+        )
+    else:
+        f.add(
+            "fixed",
+            f"recovery ran: pending effects finished, hunks re-checked against the files ({summary['durationMs']} ms)",
+        )
+
+
+async def _check_temps(review: Review, f: Findings) -> None:
     temps = await asyncio.to_thread(temp_files, review.state.hunk_folders())
     if temps:
-        add(
+        f.add(
             "warn",
             f"{len(temps)} temp file(s) left by an interrupted write: {', '.join(temps[:5])}",
             "run `stet doctor --fix` (or restart the editor): they are removed at start",
             paths=temps,
         )
     else:
-        add("ok", "no temp files left by interrupted writes")
+        f.add("ok", "no temp files left by interrupted writes")
 
+
+async def _check_effects(review: Review, f: Findings) -> list:
+    """The accepted edits not yet written to closed files (returned), and those an editor settles."""
+    store = review.require_store()
     effects = await store.open_effects()
     pending = [e for e in effects if e.state == "pending" and getattr(e, "target", "file") == "file"]
     # Meant for an editor's buffer, or sitting in one unsaved: the editor settles them.
     unsaved = [e for e in effects if e not in pending]
     if pending:
         names = ", ".join(f"{e.action} {e.uri} (lsn {e.lsn}, {e.attempts} attempt(s))" for e in pending[:5])
-        add(
+        f.add(
             "warn",
             f"{len(pending)} accepted edit(s) not yet written: {names}",
             "a running editor retries them when the file changes; otherwise restart the editor or run "
@@ -81,19 +102,22 @@ async def examine(review: Review, fix: bool = False) -> dict:
             effects=[{"lsn": e.lsn, "uri": e.uri, "action": e.action, "attempts": e.attempts} for e in pending],
         )
     else:
-        add("ok", "no accepted edit waiting to be written")
+        f.add("ok", "no accepted edit waiting to be written")
     if unsaved:
-        add(
+        f.add(
             "warn",
             f"{len(unsaved)} accepted edit(s) meant for an editor's buffer, or applied there and not saved: "
             + ", ".join(e.uri for e in unsaved[:5]),
             "save those files in the editor; if the editor is gone, its next start (or any Stet server "
             "starting on this workspace) writes them to the files",
         )
+    return pending
 
+
+async def _check_hunks(review: Review, f: Findings, pending: list) -> None:
     blocked = [h for h in review.list(statuses={Status.STALE, Status.ACCEPTED}) if h.problem]
     if blocked:
-        add(
+        f.add(
             "warn",
             f"{len(blocked)} hunk(s) whose decision could not be carried out: "
             + "; ".join(f"{h.id} ({h.status.value}): {h.problem}" for h in blocked[:5]),
@@ -105,18 +129,18 @@ async def examine(review: Review, fix: bool = False) -> dict:
         )
     stale = review.list(statuses={Status.STALE})
     if stale:
-        add(
+        f.add(
             "warn",
             f"{len(stale)} stale hunk(s) (their text changed, they cannot apply): {' '.join(h.id for h in stale[:8])}",
             "reject them (`stet reject ID --feedback ...`) or ask the agent for a fresh proposal",
             hunkIds=[h.id for h in stale],
         )
     else:
-        add("ok", "no stale hunks")
+        f.add("ok", "no stale hunks")
 
     drifted = await asyncio.to_thread(_not_on_disk, review)
     if drifted:
-        add(
+        f.add(
             "warn",
             f"{len(drifted)} open hunk(s) whose text is no longer in the file on disk: {' '.join(drifted[:8])}",
             "the file changed outside the review: run `stet doctor --fix` (or open the file in the editor) "
@@ -126,7 +150,7 @@ async def examine(review: Review, fix: bool = False) -> dict:
 
     gone = [h for h in review.list(statuses={Status.APPLIED}) if h.gone]
     if gone:
-        add(
+        f.add(
             "warn",
             f"{len(gone)} applied hunk(s) whose text is no longer in the file (removed since: an undo, a checkout, "
             f"another tool): {' '.join(h.id for h in gone[:8])}",
@@ -135,35 +159,38 @@ async def examine(review: Review, fix: bool = False) -> dict:
             hunkIds=[h.id for h in gone],
         )
     else:
-        add("ok", "every applied hunk is in its file")
+        f.add("ok", "every applied hunk is in its file")
 
     stuck = [h for h in review.list(statuses={Status.ACCEPTED}) if not any(e.uri == h.uri for e in pending)]
     if stuck:
-        add(
+        f.add(
             "warn",
             f"{len(stuck)} accepted hunk(s) with no edit queued: {' '.join(h.id for h in stuck[:8])}",
             "run `stet doctor --fix` or restart the editor: they are re-checked against the files",
         )
 
+
+async def _check_inbox(review: Review, f: Findings, fix: bool) -> None:
+    store = review.require_store()
     folder = os.path.join(store.home, "inbox")
     if fix and any(is_candidate(n) for n in _names(folder)):
         inbox = Inbox(folder, review)
         try:
             left = await inbox.drain()
         except (StetError, OSError) as exc:  # a symlinked inbox folder: never used
-            add(
+            f.add(
                 "problem",
                 f"the inbox {folder} is not used: {getattr(exc, 'message', None) or exc}",
                 "make it a real folder (not a symlink), then run `stet doctor --fix` again",
             )
         else:
-            add(
+            f.add(
                 "fixed",
                 f"inbox: {inbox.ingested} file(s) ingested" + (f", {len(left)} left (do not parse)" if left else ""),
             )
     waiting = sorted(n for n in _names(folder) if is_candidate(n))
     if waiting:
-        add(
+        f.add(
             "warn",
             f"{len(waiting)} file(s) waiting in {folder}: {', '.join(waiting[:5])}",
             "a running Stet server or `stet watch` ingests them; `stet doctor --fix` ingests them once",
@@ -178,15 +205,20 @@ async def examine(review: Review, fix: bool = False) -> dict:
             except (StetError, OSError):
                 continue
             reasons.append(f"{name[:-6]}: {data.decode('utf-8', 'replace').partition(chr(10))[0].strip()}")
-        add(
+        f.add(
             "warn",
             f"{len(failed)} inbox file(s) failed: {'; '.join(reasons)}",
             f"read the .error files in {failed_dir}, fix the proposal and drop it into the inbox again "
             "(or remove them once dealt with)",
         )
+
+
+async def _check_leftovers(review: Review, f: Findings) -> None:
+    """Snapshots waiting for a capture, worktrees of interrupted runs, quarantined databases."""
+    store = review.require_store()
     for key, whole, files in await _snapshots(review):
         task = f"task {key}" if key else "no task"
-        add(
+        f.add(
             "ok",
             f"a snapshot ({'the whole workspace' if whole else 'single files'}, {files} file(s), {task}) waits "
             "for a capture",
@@ -197,7 +229,7 @@ async def examine(review: Review, fix: bool = False) -> dict:
         parent = os.path.dirname(path)
         # Older runs made the worktree in a folder of its own: that folder goes too.
         tidy = f" && rmdir {shlex.quote(parent)}" if os.path.basename(parent).startswith("stet-run-") else ""
-        add(
+        f.add(
             "warn",
             f"a worktree left by an interrupted or failed `stet run --worktree`: {path}",
             f"the agent's work is there (`git -C {shlex.quote(path)} status`); take what you need, then "
@@ -205,12 +237,11 @@ async def examine(review: Review, fix: bool = False) -> dict:
         )
     quarantine = os.path.join(store.home, "quarantine")
     if _real_folder(quarantine) and os.listdir(quarantine):
-        add(
+        f.add(
             "warn",
             f"damaged databases were moved aside into {quarantine}",
             "keep them for a bug report or delete them; the review went on with a fresh store",
         )
-    return {"db": store.path, "root": review.ws.roots[0], "findings": findings}
 
 
 async def _snapshots(review: Review) -> list[tuple[str, bool, int]]:

@@ -15,6 +15,11 @@ from .output import print_json
 
 def add_commands(sub, common, as_json, mutation) -> None:
     """Register `task`, `resume` and `mcp` on the `stet` parser's subparsers."""
+    _add_task(sub, common, as_json, mutation)
+    _add_resume_and_mcp(sub, common, as_json)
+
+
+def _add_task(sub, common, as_json, mutation) -> None:
     p_task = sub.add_parser(
         "task",
         parents=[common],
@@ -44,7 +49,11 @@ def add_commands(sub, common, as_json, mutation) -> None:
     p.add_argument("text", nargs="?", help="the step")
     p.add_argument("--status", "-s", choices=STEP_STATUSES, help="its status (a new step: pending)")
     p.add_argument("--n", type=int, metavar="N", help="the number of an existing step")
+    _add_task_records(tsub, common, as_json, mutation)
 
+
+def _add_task_records(tsub, common, as_json, mutation) -> None:
+    """`stet task note | read | done | list`."""
     p = tsub.add_parser(
         "note",
         parents=[common, as_json, mutation],
@@ -76,6 +85,8 @@ def add_commands(sub, common, as_json, mutation) -> None:
     p = tsub.add_parser("list", parents=[common, as_json], help="the tasks, with their hunk counts")
     p.add_argument("--status", choices=TASK_STATUSES, help="only tasks with this status")
 
+
+def _add_resume_and_mcp(sub, common, as_json) -> None:
     p = sub.add_parser(
         "resume",
         parents=[common, as_json],

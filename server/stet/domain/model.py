@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import status as rules
 from .hunks import Context, Lines
 from .shapes import JSON, Range
 from .status import OPEN, Status, check
@@ -68,6 +69,11 @@ class Hunk:
         self.status = target
         self.version += 1
 
+    def supersede(self, lsn: int) -> None:
+        """Replaced by a later proposal (operation `lsn`): its text no longer kept in the file."""
+        self.move_to(Status.SUPERSEDED, "supersede")
+        self.lsn, self.kept, self.in_file = lsn, False, None
+
     @property
     def old_text(self) -> str:
         return "".join(self.old)
@@ -88,12 +94,12 @@ class Hunk:
     @property
     def gone(self) -> bool:
         """Applied, but its new text is no longer in the document (someone removed it)."""
-        return self.status == Status.APPLIED and self.in_file is False
+        return rules.gone(self.status, self.in_file)
 
     @property
     def shown(self) -> bool:
         """Shown to the developer: open, or applied and gone from the document."""
-        return self.status in OPEN or self.gone
+        return rules.shown(self.status, self.in_file)
 
     def in_file_state(self) -> bool | None:
         """The HunkState's inFile: for an applied hunk, or a kept one waiting for review,

@@ -46,6 +46,17 @@ TRANSITIONS: dict[tuple[Status, Status], str] = {
     (AP, ST): "edit lost with an unsaved buffer, old text gone",
 }
 
+
+def gone(status: Status, in_file: bool | None) -> bool:
+    """Applied, but its new text is no longer in the document (someone removed it)."""
+    return status == Status.APPLIED and in_file is False
+
+
+def shown(status: Status, in_file: bool | None) -> bool:
+    """Shown to the developer: open, or applied and gone from the document."""
+    return status in OPEN or gone(status, in_file)
+
+
 # What each developer action aims for, and the states in which it is already done.
 ACTIONS: dict[str, tuple[Status, frozenset[Status]]] = {
     "accept": (AC, frozenset({AC, AP})),

@@ -20,10 +20,12 @@ from ..domain.capture import settle
 from ..domain.model import Hunk
 from ..domain.proposal import BadProposal, Change, Planned
 from ..domain.proposal import plan as plan_proposal
+from ..domain.shapes import JSON
 from ..domain.status import Status
 from ..domain.task import LIVE, same_change
 from ..errors import Conflict, InvalidParams, StetError, TooLarge
 from ..faults import fault
+from ..store import Tx
 from ..store import captures as sql
 from ..workspace import contents, git
 from ..workspace.blobs import digest
@@ -31,7 +33,7 @@ from ..workspace.locks import interprocess_lock
 from .config import new_id
 from .memory import Memory
 from .outside_changes import OutsideChanges
-from .proposing import Proposing
+from .proposing import Proposing, record_hunks
 from .state import ReviewState
 
 log = logging.getLogger(__name__)
@@ -58,8 +60,8 @@ class Capturing:
         message: str | None,
         edit_hash: str,
         consume: tuple[str, list[str], list[str]] | None = None,
-        cleanup: dict | None = None,
-    ) -> dict:
+        cleanup: JSON | None = None,
+    ) -> JSON:
         """Store the proposal of `changes` (made against `bases`, giving `now`: the agent's
         version, by normalised uri) with its restore journal, then restore. `in_place`: the
         files hold `now` (the agent wrote them); else they hold `bases` (the agent worked
@@ -121,8 +123,8 @@ class Capturing:
         message: str | None,
         edit_hash: str,
         consume: tuple[str, list[str], list[str]] | None,
-        cleanup: dict | None,
-    ) -> tuple[str, dict | None]:
+        cleanup: JSON | None,
+    ) -> tuple[str, JSON | None]:
         """Commit the proposal with its restore journal: ("new", None); ("nothing", the
         answer) when there is nothing new; ("replay", None) for a capture made before; ("again",
         its operation's result) for a new occurrence of one: the same capture once its journal
@@ -197,15 +199,9 @@ class Capturing:
                 await tx.add_proposal(capture_id, task_id, agent, message, edit_hash, edit_hash, lsn)
             else:
                 lsn = await tx.log(new_id("op-"), "capture", {**args, "again": True}, result)
-            for h in created:
-                h.lsn = lsn
-            await tx.add_hunks(created)
-            for h in superseded:
-                h.move_to(Status.SUPERSEDED, "supersede")
-                h.lsn, h.kept, h.in_file = lsn, False, None
             for h in flagged:  # its text is in the file now (kept), or taken out (not)
                 h.kept, h.lsn, h.in_file = keep, lsn, None
-            await tx.save_hunks([*superseded, *flagged])
+            await record_hunks(tx, lsn, created, superseded, flagged)
             if again is None:
                 await sql.add_capture(tx, capture_id, lsn, restores, cleanup)
             else:
@@ -245,7 +241,7 @@ class Capturing:
         return None if data is None else digest(data)
 
     @staticmethod
-    async def _prior(tx, task_id: str | None, uris: set[str]) -> list[Hunk]:
+    async def _prior(tx: Tx, task_id: str | None, uris: set[str]) -> list[Hunk]:
         """The task's hunks (all of them: repeats of any status count), else the kept pending
         hunks without a task in these files."""
         if task_id is not None:
@@ -266,8 +262,8 @@ class Capturing:
         A repeat of a live (or stale) hunk is not created again; a repeat of a rejected one neither, and
         its text does not stay in the file: the developer said no. With `keep` the rest stays
         where the agent wrote it; without, only what the developer has accepted stays."""
-        live: dict[tuple, list[Hunk]] = {}
-        refused: dict[tuple, list[Hunk]] = {}
+        live: dict[tuple[object, ...], list[Hunk]] = {}
+        refused: dict[tuple[object, ...], list[Hunk]] = {}
         for h in sorted(prior, key=lambda h: (h.uri, h.line, h.seq)):
             # Stale counts too: an agent redoing a change in place hides the old text of the same
             # pending hunk from an editor's server while it works; the capture brings it back.
@@ -292,7 +288,7 @@ class Capturing:
                 stays.append(keep)
         return created, repeated, rejected, stays, flagged
 
-    def _nothing_new(self, capture_id: str, repeated: list[Hunk], refused: list[Hunk]) -> dict:
+    def _nothing_new(self, capture_id: str, repeated: list[Hunk], refused: list[Hunk]) -> JSON:
         hunks = self.st.hunks
         return {
             "proposalId": None,
@@ -303,7 +299,7 @@ class Capturing:
             "left": [],
         }
 
-    async def _answer(self, capture_id: str, again: dict | None = None) -> dict:
+    async def _answer(self, capture_id: str, again: JSON | None = None) -> JSON:
         """The capture's answer; `again`: the result of a new occurrence of it, whose hunks
         are the ones it created (usually none: the rest were proposed before)."""
         await self.memory.sync()
@@ -321,7 +317,7 @@ class Capturing:
         answer["left"] = [self.st.ws.rel(u) for u in outcome.get("left", [])]
         return answer
 
-    async def _result(self, capture_id: str) -> dict | None:
+    async def _result(self, capture_id: str) -> JSON | None:
         op = await self.st.require_store().op(f"propose/{capture_id}")
         return op.result if op is not None else None
 

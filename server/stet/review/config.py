@@ -6,6 +6,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..domain.shapes import TextEdit
 from ..errors import InvalidParams
 
 CONFIRM_TIMEOUT = 0.5  # seconds the command waits for the editor to show an applied edit; a later
@@ -20,13 +21,13 @@ OUTSIDE_DEBOUNCE = 0.15  # a burst of file events (a checkout, an atomic save) i
 class Editor(Protocol):
     """What the review needs from the editor: apply an edit to an open buffer."""
 
-    async def apply_edit(self, uri: str, version: int | None, edits: list[tuple[dict, str]], label: str) -> bool: ...
+    async def apply_edit(self, uri: str, version: int | None, edits: list[TextEdit], label: str) -> bool: ...
 
 
 class NoEditor:
     """A process without an editor (the CLI, MCP): the review writes files itself."""
 
-    async def apply_edit(self, uri: str, version: int | None, edits: list[tuple[dict, str]], label: str) -> bool:
+    async def apply_edit(self, uri: str, version: int | None, edits: list[TextEdit], label: str) -> bool:
         return False
 
 

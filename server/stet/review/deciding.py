@@ -9,15 +9,15 @@ from collections.abc import Sequence
 from ..domain import fileop
 from ..domain.anchor import LineIndex, find_applied, text_at
 from ..domain.model import Hunk, lines_of
+from ..domain.shapes import JSON
 from ..domain.status import BY_VALUE, Status, TransitionError, plan, why_not_taken
-from ..domain.text import detect_eol, normalize_eol, split_lines
+from ..domain.text import detect_eol, normalize_eol
 from ..domain.verdict import classify
 from ..errors import Conflict, InvalidParams, StetError, TooLarge, UnknownHunk
 from ..faults import fault
 from ..store import EffectRow, Tx
 from ..store.rows import now_iso
 from ..workspace import owners, safe
-from ..workspace.files import read_text
 from .config import new_id
 from .effects import Effects
 from .memory import Memory
@@ -39,8 +39,7 @@ class Contents:
         if doc is not None:
             return doc.lines
         if uri not in self._files:
-            text = await asyncio.to_thread(read_text, self.st.ws.path_of(uri))
-            self._files[uri] = None if text is None else split_lines(text)
+            self._files[uri] = await self.st.lines_now(uri)
         return self._files[uri]
 
     def index(self, uri: str, lines: list[str]) -> LineIndex:
@@ -67,7 +66,7 @@ class Contents:
         return None if lines is None else "".join(lines)
 
 
-def not_taken(states: Sequence[dict]) -> list[dict]:
+def not_taken(states: Sequence[JSON]) -> list[JSON]:
     """The hunks of a decision's answer (HunkStates) whose effect did not take, with why:
     `[{hunkId, status, why}]` - what every door tells instead of a plain success."""
     out = []
@@ -103,7 +102,7 @@ class Deciding:
         feedback: str | None = None,
         text: str | None = None,
         left: dict[str, str] | None = None,
-    ) -> list[dict]:
+    ) -> list[JSON]:
         """accept / reject / undo / reapply, of given hunks or of every pending hunk of a file,
         proposal or task. All or nothing, idempotent by request id - except `pull`: a reapply
         of what can land in this checkout, where each hunk that cannot is put in `left` (its
@@ -252,7 +251,7 @@ class Deciding:
         await tx.save_hunks([rows[hid] for hid in targets])
         effects = []
         for action_name, group in journal:
-            by_uri: dict[str, list[tuple[Hunk, dict]]] = {}
+            by_uri: dict[str, list[tuple[Hunk, JSON]]] = {}
             for h, edit in group:
                 by_uri.setdefault(h.uri, []).append((h, edit))
             for uri, pairs in by_uri.items():
@@ -268,7 +267,7 @@ class Deciding:
         return h.kept and h.status == Status.PENDING and (mem is None or mem.shows_new)
 
     @staticmethod
-    def _effect_edit(h: Hunk, action: str) -> dict:
+    def _effect_edit(h: Hunk, action: str) -> JSON:
         src, dst = (h.old, h.replacement) if action == "apply" else (h.replacement, h.old)
         return {
             "hunkId": h.id,
@@ -364,7 +363,7 @@ class Deciding:
             args["left"] = left
         lsn = await tx.log(op_id, "pull" if left is not None else "reapply", args)
         effects = []
-        by_uri: dict[str, list[dict]] = {}
+        by_uri: dict[str, list[JSON]] = {}
         for h in todo:
             mem = self.st.hunks.get(h.id)
             if mem is not None:
@@ -429,17 +428,10 @@ class Deciding:
         derived = []
         for uri, hunks in by_uri.items():
             try:
-                lines = await self._current_lines(uri)
+                lines = await st.lines_now(uri)
             except StetError:
                 lines = None
             derived += self.memory.relocate(lines, hunks, buffer=uri in st.open)
         if derived:
             self.memory.derive(derived)
         await self.memory.flush_derived()
-
-    async def _current_lines(self, uri: str) -> list[str] | None:
-        doc = self.st.doc(uri)
-        if doc is not None:
-            return doc.lines
-        text = await asyncio.to_thread(read_text, self.st.ws.path_of(uri))
-        return None if text is None else split_lines(text)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..domain.anchor import Anchors, at_with_context, text_at
 from ..domain.document import Document
 from ..domain.model import Hunk
+from ..domain.shapes import JSON
 from ..domain.status import OPEN, Status
 from ..errors import StetError
 from .config import IDLE_CHECKPOINT, RETRY_DELAY
@@ -15,7 +16,7 @@ from .outside_changes import OutsideChanges
 from .state import OpenFile, ReviewState
 
 # One content change of didChange: (LSP range or None for the whole text, new text).
-ContentChange = tuple[dict | None, str]
+ContentChange = tuple[JSON | None, str]
 
 
 class Documents:

@@ -12,7 +12,7 @@ from ..domain.anchor import LineIndex, at_with_context, locate, text_at
 from ..domain.effect_outcome import Action, Found, State, outcome, settled, still_wanted
 from ..domain.hunks import Lines, Shifts, apply_edits
 from ..domain.model import Hunk, lines_of
-from ..domain.shapes import Range
+from ..domain.shapes import JSON, Range
 from ..domain.status import Status
 from ..domain.text import split_lines, text_range
 from ..domain.verdict import Verdict, classify
@@ -30,7 +30,7 @@ from .state import ReviewState
 log = logging.getLogger(__name__)
 
 # (hunk, journal entry) pairs an effect still has to carry out
-Wanted = list[tuple[Hunk, dict]]
+Wanted = list[tuple[Hunk, JSON]]
 # (first line, old lines, new lines, hunk) of an edit to make
 LineEdit = tuple[int, Lines, Lines, Hunk]
 # hunk id -> (the line its text should start at, that text, the hunk): what an edit must show
@@ -201,7 +201,9 @@ class Effects:
             end = ed[0] + len(ed[1])
         return kept, verdicts
 
-    async def _on_disk(self, effect: EffectRow, wanted: Wanted, why: Why, where: str | None = None):
+    async def _on_disk(
+        self, effect: EffectRow, wanted: Wanted, why: Why, where: str | None = None
+    ) -> tuple[dict[str, str], bool, bool]:
         # Other processes (the CLI, other windows) write files too: read, check and write under
         # one lock they all share, or two edits to one file at once could lose one of them.
         async with interprocess_lock(self.st.files_lock()):
@@ -224,7 +226,8 @@ class Effects:
                 except StetError:
                     return None
                 if not safe.exists(src) and safe.exists(dst):
-                    return e["newUri"]
+                    moved: str = e["newUri"]
+                    return moved
         return None
 
     async def _on_disk_locked(

@@ -12,8 +12,9 @@ the review's model. Otherwise `glance` answers None and the caller opens the rev
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..domain import status as status_rules
 from ..domain.status import BY_VALUE, OPEN, Status
 from ..domain.text import split_lines
 from ..errors import StetError
@@ -54,7 +55,7 @@ class Seen:
         "uri",
     )
 
-    def __init__(self, row: tuple) -> None:
+    def __init__(self, row: tuple[Any, ...]) -> None:
         (
             self.id,
             self.proposal_id,
@@ -92,11 +93,11 @@ class Seen:
 
     @property
     def gone(self) -> bool:
-        return self.status == Status.APPLIED and self.in_file is False
+        return status_rules.gone(self.status, self.in_file)
 
     @property
     def shown(self) -> bool:
-        return self.status in OPEN or self.gone
+        return status_rules.shown(self.status, self.in_file)
 
 
 def glance(db_path: str, roots: list[str]) -> list[Seen] | None:

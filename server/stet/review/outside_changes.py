@@ -16,7 +16,7 @@ from ..workspace.paths import uri_to_path
 from .config import OUTSIDE_DEBOUNCE
 from .memory import Memory
 from .stamps import Stamp, stat_of, text_hash
-from .state import ReviewState, content_digest
+from .state import ReviewState
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ class OutsideChanges:
             except Exception:
                 todo.add(uri)
                 continue
-            digest = None if text is None else content_digest(text)
+            digest = text_hash(text)
             if path in st.own_writes and st.own_writes[path] == digest:
                 continue  # what we wrote ourselves
             todo.add(uri)

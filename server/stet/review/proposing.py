@@ -3,26 +3,25 @@ answered from the store; a task's newer proposal supersedes its older overlappin
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ..domain.model import Hunk
 from ..domain.proposal import BadProposal, Change, FileOp, TextChange, VersionMismatch, check_version
 from ..domain.proposal import plan as plan_proposal
+from ..domain.shapes import JSON
 from ..domain.status import Status
 from ..domain.task import match_prior
 from ..errors import Conflict, InvalidParams, TooLarge
 from ..faults import fault
 from ..store import Tx
-from ..workspace.files import read_text
 from .config import new_id
 from .memory import Memory
 from .state import ReviewState
 
 
-def _canonical(c: Change) -> list:
+def _canonical(c: Change) -> list[object]:
     if isinstance(c, TextChange):
         return ["edit", c.uri, c.version, c.edits]
     return [c.kind, c.uri, c.new_uri, c.overwrite, c.ignore_if_exists, c.ignore_if_not_exists]
@@ -59,6 +58,19 @@ def _sha(data: object) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
+async def record_hunks(
+    tx: Tx, lsn: int, created: list[Hunk], superseded: list[Hunk], changed: Sequence[Hunk] = ()
+) -> None:
+    """Store a proposal's new hunks and the ones it supersedes (and other `changed` ones),
+    all made by operation `lsn`."""
+    for h in created:
+        h.lsn = lsn
+    await tx.add_hunks(created)
+    for h in superseded:
+        h.supersede(lsn)
+    await tx.save_hunks([*superseded, *changed])
+
+
 class Proposing:
     """propose and its helpers."""
 
@@ -76,7 +88,7 @@ class Proposing:
         *,
         edit_hash: str | None = None,
         already_in: Iterable[str] = (),
-    ) -> dict:
+    ) -> JSON:
         """Turn an agent's edit into pending hunks; the same proposal again adds nothing.
 
         Within a task, a hunk identical to one the task already has pending, accepted or
@@ -159,13 +171,7 @@ class Proposing:
                         result,
                     )
                     await tx.add_proposal(proposal_id, task_id, agent, message, edit_hash, result_hash, lsn)
-                    for h in new_hunks:
-                        h.lsn = lsn
-                    await tx.add_hunks(new_hunks)
-                    for h in replaced:
-                        h.move_to(Status.SUPERSEDED, "supersede")
-                        h.lsn = lsn
-                    await tx.save_hunks(replaced)
+                    await record_hunks(tx, lsn, new_hunks, replaced)
                 loaded = tx.hunks_since_at_commit(st.seen_lsn)
             fault("propose:after-commit")
             await self.memory.sync(loaded)
@@ -191,18 +197,18 @@ class Proposing:
                     break
         return replaced
 
-    async def _propose_result(self, proposal_id: str) -> dict | None:
+    async def _propose_result(self, proposal_id: str) -> JSON | None:
         op = await self.st.require_store().op(f"propose/{proposal_id}")
         return op.result if op is not None else None
 
-    async def replay(self, proposal_id: str, edit_hash: str) -> dict | None:
+    async def replay(self, proposal_id: str, edit_hash: str) -> JSON | None:
         """The answer of a proposal already made with this content, else None."""
         existing = await self.st.require_store().proposal(proposal_id)
         if existing is None or existing["edit_hash"] != edit_hash:
             return None
         return self.answer(proposal_id, await self._propose_result(proposal_id))
 
-    def answer(self, proposal_id: str, result: dict | None = None) -> dict:
+    def answer(self, proposal_id: str, result: JSON | None = None) -> JSON:
         """The proposal's hunks; with a task, also the earlier hunks of that task it repeated:
         `rejectedBefore` those the developer rejected (their feedback says why), including
         this proposal's own, and `alreadyProposed` the others, which were not created again."""
@@ -237,8 +243,4 @@ class Proposing:
 
     async def _texts(self, uris: set[str]) -> dict[str, str | None]:
         """The current text of each uri: the open buffer, else the file (None: no such file)."""
-        out: dict[str, str | None] = {}
-        for uri in uris:
-            doc = self.st.doc(uri)
-            out[uri] = doc.text if doc is not None else await asyncio.to_thread(read_text, self.st.ws.path_of(uri))
-        return out
+        return {uri: await self.st.text_now(uri) for uri in uris}

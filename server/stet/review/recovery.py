@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from ..domain.shapes import JSON
 from ..errors import StetError, StoreUnavailable
 from ..faults import fault
 from ..workspace.files import remove_temp_files
@@ -27,7 +28,7 @@ class Recovery:
         self.effects = effects
         self.outside = outside
 
-    async def recover(self) -> dict:
+    async def recover(self) -> JSON:
         """Bring memory, files and store into agreement after a start; safe to interrupt.
 
         Whatever happens, requests are let through afterwards: when recovery failed they
@@ -49,7 +50,7 @@ class Recovery:
             st.ready.set()
             raise
 
-    async def _recover(self) -> dict:
+    async def _recover(self) -> JSON:
         st = self.st
         loop = asyncio.get_running_loop()
         started = loop.time()

@@ -16,10 +16,12 @@ from __future__ import annotations
 import asyncio
 import builtins
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from ..domain.document import Document
 from ..domain.model import Hunk
 from ..domain.proposal import Change
+from ..domain.shapes import JSON
 from ..domain.status import Status
 from ..errors import StetError
 from ..store import StoreApi
@@ -167,7 +169,7 @@ class Review:
         changed = await self.memory.sync()
         return changed | await self.recheck.changed_files()
 
-    async def recover(self) -> dict:
+    async def recover(self) -> JSON:
         result = await self.recovery.recover()
         await self.finish_captures()
         return result
@@ -210,12 +212,12 @@ class Review:
         *,
         edit_hash: str | None = None,
         already_in: Iterable[str] = (),
-    ) -> dict:
+    ) -> JSON:
         return await self.proposing.propose(
             proposal_id, changes, task_id, agent, message, edit_hash=edit_hash, already_in=already_in
         )
 
-    async def proposal_record(self, proposal_id: str) -> dict | None:
+    async def proposal_record(self, proposal_id: str) -> JSON | None:
         """A proposal's own record (task, agent, its whole message, when it came), None if unknown."""
         return await self.state.require_store().proposal_record(proposal_id)
 
@@ -225,12 +227,12 @@ class Review:
         changes: builtins.list[Change],
         bases: dict[str, str | None],
         now: dict[str, str | None],
-        **options,
-    ) -> dict:
+        **options: Any,
+    ) -> JSON:
         """An agent's edits already in the files: proposed, and the baseline put back (see Capturing)."""
         return await self.capturing.capture(capture_id, changes, bases, now, **options)
 
-    async def replay(self, proposal_id: str, edit_hash: str) -> dict | None:
+    async def replay(self, proposal_id: str, edit_hash: str) -> JSON | None:
         return await self.proposing.replay(proposal_id, edit_hash)
 
     async def decide(
@@ -246,7 +248,7 @@ class Review:
         feedback: str | None = None,
         text: str | None = None,
         left: dict[str, str] | None = None,
-    ) -> builtins.list[dict]:
+    ) -> builtins.list[JSON]:
         states = await self.deciding.decide(
             action,
             hunk_ids,
@@ -267,7 +269,7 @@ class Review:
 
     async def pull(
         self, task_id: str | None = None, request_id: str | None = None
-    ) -> tuple[builtins.list[dict], dict[str, str]]:
+    ) -> tuple[builtins.list[JSON], dict[str, str]]:
         """Into this checkout, the applied hunks whose text is not in its files (the developer
         accepted them in another checkout): each that can land is re-applied (journaled here,
         once, where its old text is); each that cannot is returned with why and what to do about

@@ -8,21 +8,23 @@ written down here, with its type, once.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..domain.anchor import Anchors
 from ..domain.document import Document
 from ..domain.model import Hunk
 from ..domain.status import Status
+from ..domain.text import split_lines
 from ..errors import StetError, StoreUnavailable
 from ..store import StoreApi
-from ..workspace.files import read_bytes
+from ..workspace.files import read_bytes, read_text
 from ..workspace.paths import Workspace
 from .config import Editor, Limits
+from .stamps import text_hash
 
 log = logging.getLogger(__name__)
 
@@ -42,14 +44,14 @@ class Background:
 
     def __init__(self) -> None:
         self._timers: dict[str, asyncio.TimerHandle] = {}
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
 
-    def spawn(self, coro: Awaitable) -> None:
+    def spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._done)
 
-    def _done(self, task: asyncio.Task) -> None:
+    def _done(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
         exc = None if task.cancelled() else task.exception()
         if isinstance(exc, StetError):  # foreseen (the store cannot be used): said in one line
@@ -57,7 +59,7 @@ class Background:
         elif exc is not None:
             log.error("background task failed", exc_info=exc)
 
-    def later(self, key: str, delay: float, fn: Callable[[], Awaitable]) -> None:
+    def later(self, key: str, delay: float, fn: Callable[[], Awaitable[Any]]) -> None:
         """Run `fn` once, `delay` seconds after the last call with this key (a debounce)."""
         old = self._timers.pop(key, None)
         if old:
@@ -114,6 +116,22 @@ class ReviewState:
         f = self.open.get(uri)
         return f.doc if f is not None else None
 
+    async def text_now(self, uri: str) -> str | None:
+        """The file's text as the review sees it now: the open buffer, else the disk (None:
+        no such file)."""
+        doc = self.doc(uri)
+        if doc is not None:
+            return doc.text
+        return await asyncio.to_thread(read_text, self.ws.path_of(uri))
+
+    async def lines_now(self, uri: str) -> list[str] | None:
+        """`text_now` in lines (an open buffer's own, not split again)."""
+        doc = self.doc(uri)
+        if doc is not None:
+            return doc.lines
+        text = await asyncio.to_thread(read_text, self.ws.path_of(uri))
+        return None if text is None else split_lines(text)
+
     async def bytes_now(self, uri: str) -> bytes | None:
         """The file's content as the review sees it now: the open buffer, else the disk."""
         doc = self.doc(uri)
@@ -133,7 +151,7 @@ class ReviewState:
 
     def own_write(self, path: str, text: str | None) -> None:
         """Remember what Stet itself wrote, so the watcher does not take it for an outside change."""
-        self.own_writes[path] = None if text is None else content_digest(text)
+        self.own_writes[path] = text_hash(text)
 
     def counts(self) -> dict[str, int]:
         """How many hunks are in each status (every status listed)."""
@@ -155,7 +173,3 @@ class ReviewState:
     def files_lock(self) -> str:
         """The lock file every process takes to read, check and write workspace files."""
         return os.path.join(self.require_store().home, "files.lock")
-
-
-def content_digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

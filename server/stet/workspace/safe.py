@@ -300,33 +300,8 @@ def write_file(
     with folder(parent, create=create_folders) as dir_fd:
         before = entry(dir_fd, name)
         if fresh and before is not None and not stat.S_ISDIR(before.st_mode):
-            tmp = temp_name(name)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                    f.flush()
-                    os.fsync(f.fileno())
-                    written = os.fstat(f.fileno())
-                recheck(dir_fd, parent)
-                os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-            except BaseException:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(tmp, dir_fd=dir_fd)
-                raise
-            os.fsync(dir_fd)
-            return written.st_size, written.st_mtime_ns
-        if before is not None and not stat.S_ISREG(before.st_mode):
-            raise (SymlinkOnPath if stat.S_ISLNK(before.st_mode) else NotAFile)(
-                f"{path} is {_kind(before.st_mode)}, not a regular file"
-            )
-        if before is not None and before.st_nlink > 1:
-            raise CannotKeep(
-                f"{path} has {before.st_nlink} hard links: replacing it would split it from its other "
-                "names. Make this change in the editor, or remove the other links"
-            )
-        if expect is not None and (before is None or (before.st_dev, before.st_ino) != expect):
-            raise Replaced(f"{path} was replaced while Stet was writing it")
+            return _replace_own(dir_fd, parent, name, data)
+        _check_replaceable(path, before, expect)
         tmp = temp_name(name)
         mode = stat.S_IMODE(before.st_mode) if before is not None else 0o666
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd)
@@ -359,6 +334,42 @@ def write_file(
             raise
         os.fsync(dir_fd)
         return written.st_size, written.st_mtime_ns
+
+
+def _replace_own(dir_fd: int, parent: str, name: str, data: bytes) -> tuple[int, int]:
+    """write_file's `fresh`: a new file of Stet's own takes the place of whatever is there."""
+    tmp = temp_name(name)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+            written = os.fstat(f.fileno())
+        recheck(dir_fd, parent)
+        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
+    os.fsync(dir_fd)
+    return written.st_size, written.st_mtime_ns
+
+
+def _check_replaceable(path: str, before: os.stat_result | None, expect: tuple[int, int] | None) -> None:
+    """What write_file refuses to replace: not a regular file, a file with other names, or
+    another file than the one the caller read."""
+    if before is not None and not stat.S_ISREG(before.st_mode):
+        raise (SymlinkOnPath if stat.S_ISLNK(before.st_mode) else NotAFile)(
+            f"{path} is {_kind(before.st_mode)}, not a regular file"
+        )
+    if before is not None and before.st_nlink > 1:
+        raise CannotKeep(
+            f"{path} has {before.st_nlink} hard links: replacing it would split it from its other "
+            "names. Make this change in the editor, or remove the other links"
+        )
+    if expect is not None and (before is None or (before.st_dev, before.st_ino) != expect):
+        raise Replaced(f"{path} was replaced while Stet was writing it")
 
 
 def cannot_rewrite(path: str) -> str | None:
