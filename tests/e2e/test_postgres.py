@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from pygls.exceptions import JsonRpcException
 
 from stet.errors import StoreUnavailable
 from stet.store import open_store
+from stet.store.errors import ConstraintError
 from stet.store.pgconn import mask, shown
 from support.clitools import commit_all, git, make_repo, stet
 from support.engines import Databases, Engine, cluster
@@ -84,7 +84,7 @@ async def test_concurrent_writers_commit_lsns_in_order_and_a_follower_misses_non
         assert seen == list(range(1, 81))
         async with a.write() as tx:  # an op id is used once, whichever process asks
             await tx.log("c-0", "test", {})
-        with pytest.raises(sqlite3.IntegrityError):  # the same error on both engines
+        with pytest.raises(ConstraintError):  # the same error on both engines
             async with b.write() as tx:
                 await tx.log("c-0", "test", {})
         assert await follower.last_lsn() == 81

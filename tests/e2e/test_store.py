@@ -8,6 +8,7 @@ import pytest
 
 from stet.errors import StoreUnavailable
 from stet.store import Store
+from stet.store.errors import ConstraintError
 from stet.store.schema import SCHEMA_VERSION
 from support.harness import Session, rng, uri
 
@@ -68,7 +69,7 @@ async def test_transaction_rolls_back_on_error(tmp_path):
         async with store.write() as tx:
             await tx.log("op-1", "test", {})
         assert await store.last_lsn() == 1
-        with pytest.raises(sqlite3.IntegrityError):  # op ids are unique
+        with pytest.raises(ConstraintError):  # op ids are unique
             async with store.write() as tx:
                 await tx.log("op-1", "test", {})
     finally:

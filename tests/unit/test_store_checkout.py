@@ -1,5 +1,5 @@
-"""The PostgreSQL store's pure pieces: a checkout's uri translation, the statement translation,
-passwords masked."""
+"""The PostgreSQL store's pure pieces: a checkout's uri translation, passwords masked. (Its
+statements: test_store_statements.py.)"""
 
 import json
 
@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stet.store.checkout import REPO, Checkout
-from stet.store.pgconn import mask, shown, translate
+from stet.store.pgconn import mask, shown
 
 DEV = Checkout("laptop:/home/dev/shop", "file:///home/dev/shop")
 AGENT = Checkout("sandbox:/work/shop", "file:///work/shop")
@@ -29,15 +29,6 @@ def test_uris_are_stored_repository_relative_and_read_at_each_checkouts_paths():
 def test_any_text_comes_back_as_it_went_in_the_same_checkout(text):
     for value in (text, "file:///home/dev/shop/" + text, json.dumps([text, "file:///home/dev/shop/" + text])):
         assert DEV.from_store(DEV.to_store(value)) == value or REPO in value
-
-
-def test_statements_are_translated_for_postgresql():
-    assert translate("SELECT 1 FROM effects WHERE state = 'pending' AND uri = ? LIMIT 1") == (
-        "SELECT 1 FROM effects WHERE checkout = current_setting('stet.checkout') AND state = 'pending' "
-        "AND uri = %s LIMIT 1"
-    )
-    assert translate("INSERT OR IGNORE INTO t (a) VALUES (?)") == "INSERT INTO t (a) VALUES (%s) ON CONFLICT DO NOTHING"
-    assert translate("SELECT '100%' WHERE x = ?") == "SELECT '100%%' WHERE x = %s"
 
 
 def test_passwords_never_shown():

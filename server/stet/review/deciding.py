@@ -259,7 +259,19 @@ class Deciding:
                 where = "buffer" if uri in self.st.open else "file"
                 owner = owners.token() if where == "buffer" else None
                 eid = await tx.add_effect(lsn, uri, action_name, edits, where, owner)
-                effects.append(EffectRow(eid, lsn, uri, action_name, edits, "pending", 0, where, owner))
+                effects.append(
+                    EffectRow(
+                        id=eid,
+                        lsn=lsn,
+                        uri=uri,
+                        action=action_name,
+                        edits=edits,
+                        state="pending",
+                        attempts=0,
+                        target=where,
+                        owner=owner,
+                    )
+                )
         return effects
 
     def _kept_in_file(self, h: Hunk) -> bool:
@@ -375,7 +387,19 @@ class Deciding:
             where = "buffer" if uri in self.st.open else "file"
             owner = owners.token() if where == "buffer" else None
             eid = await tx.add_effect(lsn, uri, "reapply", edits, where, owner)
-            effects.append(EffectRow(eid, lsn, uri, "reapply", edits, "pending", 0, where, owner))
+            effects.append(
+                EffectRow(
+                    id=eid,
+                    lsn=lsn,
+                    uri=uri,
+                    action="reapply",
+                    edits=edits,
+                    state="pending",
+                    attempts=0,
+                    target=where,
+                    owner=owner,
+                )
+            )
         return effects
 
     def _not_here(self, h: Hunk) -> str:

@@ -11,15 +11,16 @@ from importlib import import_module
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .api import StoreApi
+    from .base import OpenResult
     from .engines import is_url, open_store
     from .rows import EffectRow, OpRow
-    from .sqlite import OpenResult, Store
+    from .sqlite import Store
     from .tx import Tx
 
 _HOME = {
     "EffectRow": "rows",
     "OpRow": "rows",
-    "OpenResult": "sqlite",
+    "OpenResult": "base",
     "Store": "sqlite",
     "StoreApi": "api",
     "Tx": "tx",

@@ -1,9 +1,11 @@
 """The one store interface the review uses, whatever the engine behind it.
 
-`Store` (SQLite, sqlite.py) and `PgStore` (PostgreSQL, postgres.py) both provide it; the
+`Store` (SQLite, sqlite.py) and `PgStore` (PostgreSQL, postgres.py), siblings on base.SqlStore
+with their own statements (sqlite_sql.py, pg_sql.py), both provide it; the
 review, the agents, the runtime and the front ends name only this (`stet.store.StoreApi`)
 and `open_store`, never an engine. Inside a `write()` or `read()` block every statement is a
-method of `Tx` (tx.py, tasks.py, captures.py): the same on both engines.
+method of `Tx` (tx.py, tasks.py, captures.py): the same on both engines. Errors below
+StoreUnavailable are the store's own (errors.py), whatever the engine.
 """
 
 from __future__ import annotations

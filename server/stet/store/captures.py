@@ -17,7 +17,7 @@ from .rows import now_iso
 from .tx import Tx
 
 
-@dataclass
+@dataclass(kw_only=True)
 class SnapshotSet:
     task_key: str
     whole: bool
@@ -26,7 +26,7 @@ class SnapshotSet:
     entries: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)  # uri -> (hash, agent hash)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class CaptureRow:
     id: str
     lsn: int
@@ -37,23 +37,20 @@ class CaptureRow:
 
 
 async def snapshot_set(tx: Tx, task_key: str) -> SnapshotSet | None:
-    rows = await tx._all("SELECT whole, consumed, lsn FROM snapshot_sets WHERE task_key = ?", (task_key,))
+    rows = await tx._all(tx.sql.snapshot_set, (task_key,))
     if not rows:
         return None
-    out = SnapshotSet(task_key, bool(rows[0][0]), list(json.loads(rows[0][1])), int(rows[0][2]))
-    for uri, h, agent in await tx._all(
-        "SELECT uri, hash, agent_hash FROM snapshots WHERE task_key = ? ORDER BY uri", (task_key,)
-    ):
+    out = SnapshotSet(
+        task_key=task_key, whole=bool(rows[0][0]), consumed=list(json.loads(rows[0][1])), lsn=int(rows[0][2])
+    )
+    for uri, h, agent in await tx._all(tx.sql.snapshot_entries, (task_key,)):
         out.entries[uri] = (h, agent)
     return out
 
 
 async def snapshot_sets(tx: Tx) -> list[tuple[str, bool, int]]:
     """(task key, whole, how many files) of every snapshot waiting for a capture."""
-    rows = await tx._all(
-        "SELECT s.task_key, s.whole, COUNT(e.uri) FROM snapshot_sets s "
-        "LEFT JOIN snapshots e ON e.task_key = s.task_key GROUP BY s.task_key ORDER BY s.task_key"
-    )
+    rows = await tx._all(tx.sql.snapshot_sets)
     return [(r[0], bool(r[1]), int(r[2])) for r in rows]
 
 
@@ -61,11 +58,7 @@ async def start_set(tx: Tx, task_key: str, whole: bool, lsn: int) -> None:
     """A new set for the task: a whole one replaces what was there; a partial one is added to."""
     if whole:
         await drop_set(tx, task_key)
-    await tx._run(
-        "INSERT INTO snapshot_sets (task_key, whole, consumed, lsn, at) VALUES (?, ?, '[]', ?, ?) "
-        "ON CONFLICT(task_key) DO UPDATE SET lsn = excluded.lsn",
-        (task_key, int(whole), lsn, now_iso()),
-    )
+    await tx._run(tx.sql.start_set, (task_key, int(whole), lsn, now_iso()))
 
 
 async def add_entries(tx: Tx, task_key: str, entries: list[tuple[str, str | None]], lsn: int) -> None:
@@ -73,17 +66,12 @@ async def add_entries(tx: Tx, task_key: str, entries: list[tuple[str, str | None
     its first content: the snapshot is the file before the agent's first write."""
     at = now_iso()
     for uri, h in entries:  # queued: sent together with the next read or the COMMIT
-        await tx._run(
-            "INSERT OR IGNORE INTO snapshots (task_key, uri, hash, agent_hash, lsn, at) VALUES (?, ?, ?, NULL, ?, ?)",
-            (task_key, uri, h, lsn, at),
-        )
+        await tx._run(tx.sql.add_entry, (task_key, uri, h, lsn, at))
 
 
 async def set_agent_hash(tx: Tx, task_key: str, uri: str, h: str | None, lsn: int) -> None:
     """What the agent left in the file at its last recorded write (hooks that see each write)."""
-    await tx._run(
-        "UPDATE snapshots SET agent_hash = ?, lsn = ? WHERE task_key = ? AND uri = ?", (h or "", lsn, task_key, uri)
-    )
+    await tx._run(tx.sql.set_agent_hash, (h or "", lsn, task_key, uri))
 
 
 async def consume(tx: Tx, task_key: str, uris: list[str], prefixes: list[str]) -> None:
@@ -91,25 +79,25 @@ async def consume(tx: Tx, task_key: str, uris: list[str], prefixes: list[str]) -
     (`prefixes`, "" for everything) are used up: no file there counts as created by the
     agent any more. Entries it could not use stay. An empty set is dropped."""
     for uri in uris:
-        await tx._run("DELETE FROM snapshots WHERE task_key = ? AND uri = ?", (task_key, uri))
-    rows = await tx._all("SELECT consumed FROM snapshot_sets WHERE task_key = ?", (task_key,))
+        await tx._run(tx.sql.drop_entry, (task_key, uri))
+    rows = await tx._all(tx.sql.consumed, (task_key,))
     if not rows:
         return
     used = list(dict.fromkeys([*json.loads(rows[0][0]), *prefixes]))
-    await tx._run("UPDATE snapshot_sets SET consumed = ? WHERE task_key = ?", (json.dumps(used), task_key))
-    left = await tx._all("SELECT 1 FROM snapshots WHERE task_key = ? LIMIT 1", (task_key,))
+    await tx._run(tx.sql.set_consumed, (json.dumps(used), task_key))
+    left = await tx._all(tx.sql.any_entry, (task_key,))
     if not left:
         await drop_set(tx, task_key)
 
 
 async def drop_set(tx: Tx, task_key: str) -> None:
-    await tx._run("DELETE FROM snapshots WHERE task_key = ?", (task_key,))
-    await tx._run("DELETE FROM snapshot_sets WHERE task_key = ?", (task_key,))
+    await tx._run(tx.sql.drop_entries, (task_key,))
+    await tx._run(tx.sql.drop_set, (task_key,))
 
 
 async def referenced(tx: Tx) -> set[str]:
     """Every content hash a snapshot still refers to (the rest may be collected)."""
-    rows = await tx._all("SELECT hash FROM snapshots WHERE hash IS NOT NULL UNION SELECT agent_hash FROM snapshots")
+    rows = await tx._all(tx.sql.referenced)
     return {r[0] for r in rows if r[0]}
 
 
@@ -118,7 +106,7 @@ async def add_capture(
 ) -> None:
     state = "pending" if restores or cleanup else "done"
     await tx._run(
-        "INSERT INTO captures (id, lsn, state, restores, cleanup, outcome, at) VALUES (?, ?, ?, ?, ?, NULL, ?)",
+        tx.sql.add_capture,
         (capture_id, lsn, state, json.dumps(restores), None if cleanup is None else json.dumps(cleanup), now_iso()),
     )
 
@@ -130,38 +118,31 @@ async def reopen_capture(
     once more (an agent run twice). The journal is opened anew with what to do this time."""
     state = "pending" if restores or cleanup else "done"
     await tx._run(
-        "UPDATE captures SET lsn = ?, state = ?, restores = ?, cleanup = ?, outcome = NULL, at = ? "
-        "WHERE id = ? AND state = 'done'",
+        tx.sql.reopen_capture,
         (lsn, state, json.dumps(restores), None if cleanup is None else json.dumps(cleanup), now_iso(), capture_id),
     )
 
 
 def _capture(r: Any) -> CaptureRow:
     return CaptureRow(
-        r[0],
-        r[1],
-        r[2],
-        json.loads(r[3]),
-        json.loads(r[4]) if r[4] else None,
-        json.loads(r[5]) if r[5] else None,
+        id=r[0],
+        lsn=r[1],
+        state=r[2],
+        restores=json.loads(r[3]),
+        cleanup=json.loads(r[4]) if r[4] else None,
+        outcome=json.loads(r[5]) if r[5] else None,
     )
 
 
-_CAPTURE = "id, lsn, state, restores, cleanup, outcome"
-
-
 async def capture(tx: Tx, capture_id: str) -> CaptureRow | None:
-    rows = await tx._all(f"SELECT {_CAPTURE} FROM captures WHERE id = ?", (capture_id,))
+    rows = await tx._all(tx.sql.capture, (capture_id,))
     return _capture(rows[0]) if rows else None
 
 
 async def open_captures(tx: Tx) -> list[CaptureRow]:
-    rows = await tx._all(f"SELECT {_CAPTURE} FROM captures WHERE state = 'pending' ORDER BY lsn")
+    rows = await tx._all(tx.sql.open_captures)
     return [_capture(r) for r in rows]
 
 
 async def finish_capture(tx: Tx, capture_id: str, outcome: dict[str, Any]) -> None:
-    await tx._run(
-        "UPDATE captures SET state = 'done', outcome = ? WHERE id = ? AND state = 'pending'",
-        (json.dumps(outcome), capture_id),
-    )
+    await tx._run(tx.sql.finish_capture, (json.dumps(outcome), capture_id))

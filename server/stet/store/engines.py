@@ -5,7 +5,12 @@ from __future__ import annotations
 import os
 
 from .api import StoreApi
-from .sqlite import OpenResult, Store
+from .base import OpenResult
+from .sqlite import Store
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .postgres import PgStore
 
 SCHEMES = ("postgresql://", "postgres://")
 
@@ -39,6 +44,6 @@ async def open_store(
     return await Store.open(db, create=create, quarantine=quarantine)
 
 
-def _conforms(store: Store) -> StoreApi:
-    """(mypy checks here that both engines' Store, PgStore being one, provide StoreApi.)"""
-    return store
+def _conforms(sqlite: Store, postgresql: PgStore) -> tuple[StoreApi, StoreApi]:
+    """(mypy checks here that both engines' stores provide StoreApi.)"""
+    return sqlite, postgresql

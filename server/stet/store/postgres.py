@@ -1,34 +1,33 @@
 """The store in PostgreSQL: one database (or one schema of it, named by the url's
 `options=-csearch_path=...`) holds one repository's review, shared by every process of every
-machine that can reach it. Same tables, same statements, same Tx as the SQLite engine (see
-pgconn.py for what differs underneath); what only a file has (identity checks, quarantine,
-the -wal) has no counterpart here.
+machine that can reach it. The same tables as the SQLite engine's, its own statements
+(pg_sql.py) and connection (pgconn.py), under the same transaction code (tx.py); what only a
+file has (identity checks, quarantine, the -wal) has no counterpart here.
 """
 
 from __future__ import annotations
 
 import socket
-import sqlite3
-from typing import Any, cast
-
-import aiosqlite
 
 from ..errors import StoreUnavailable
+from .base import OpenResult, SqlStore
 from .checkout import Checkout
-from .pgconn import Listener, PgConn, PgRaw, migrate, shown, unreachable
+from .errors import StoreError
+from .pg_sql import POSTGRES
+from .pgconn import Listener, PgLink, PgRaw, migrate, shown, unreachable
 from .rows import now_iso
-from .sqlite import OpenResult, Store, prepare_home
+from .sqlite import prepare_home
 
 
-class PgStore(Store):
+class PgStore(SqlStore):
     engine = "postgresql"
 
-    def __init__(self, conn: PgConn, url: str, home: str):
-        super().__init__(cast(aiosqlite.Connection, conn), shown(url))
+    def __init__(self, link: PgLink, url: str, home: str):
+        super().__init__(link, POSTGRES, shown(url), home)
+        self.pg = link
         self.url = url  # with its credentials: never shown (`path` is the masked url)
-        self.home = home
-        self.listener = Listener(url, conn._conn.backend_pid)
-        self.checkout: Checkout = conn._conn.checkout
+        self.listener = Listener(url, link.raw.backend_pid)
+        self.checkout: Checkout = link.raw.checkout
 
     @classmethod
     async def open_url(cls, url: str, home: str, root: str, root_uri: str, repository: str | None) -> OpenResult:
@@ -38,33 +37,30 @@ class PgStore(Store):
         machine (inbox, files lock, snapshots), the workspace's `.stet/`."""
         host = socket.gethostname()
         checkout = Checkout(f"{host}:{root}", root_uri)
-        conn = PgConn(url, checkout)
+        link = PgLink(url, checkout)
         try:
-            await conn._execute(lambda raw: migrate(raw, shown(url)), conn._conn)
-            await conn._execute(lambda raw: attach(raw, shown(url), host, root, repository), conn._conn)
-        except sqlite3.Error as exc:
-            conn.stop()
+            await link.call(lambda raw: migrate(raw, shown(url)))
+            await link.call(lambda raw: attach(raw, shown(url), host, root, repository))
+        except StoreError as exc:
+            link.stop()
             raise unreachable(url, exc) from None
         except BaseException:
-            conn.stop()
+            link.stop()
             raise
         try:
             prepare_home(home)
         except BaseException:
-            conn.stop()
+            link.stop()
             raise
         # The LISTEN connection is made when someone follows the store (data_version): a
         # command that opens it, works and exits never needs one.
-        return OpenResult(cls(conn, url, home), None)
+        return OpenResult(cls(link, url, home), None)
 
     async def check(self) -> None:
         """Nothing of a file to lose: the server keeps the store. Only a store this process
         gave up on (never, today) refuses."""
         if self.lost is not None:
             raise self.lost
-
-    async def _check_held(self) -> None:
-        await self.check()
 
     async def data_version(self) -> int:
         """Grows with every commit to this repository (LISTEN/NOTIFY): `follow.py` syncs when it
@@ -75,19 +71,20 @@ class PgStore(Store):
         return self.listener.version
 
     async def integrity(self) -> list[str]:
-        try:
-            await self.conn.execute_fetchall("SELECT 1 FROM stet_schema")
-        except sqlite3.Error as exc:
-            return [str(exc)]
+        async with self._lock:
+            try:
+                await self.pg.call(lambda raw: raw.execute("SELECT 1 FROM stet_schema").fetchall())
+            except StoreError as exc:
+                return [str(exc)]
         return ["ok"]
 
     async def close(self) -> None:
         await self.listener.stop()
         async with self._lock:
-            await self.conn.close()
+            await self.pg.close()
 
     def stop_thread(self) -> None:
-        cast(Any, self.conn).stop()
+        self.pg.stop()
 
 
 def attach(raw: PgRaw, where: str, host: str, root: str, repository: str | None) -> None:

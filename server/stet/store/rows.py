@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -14,10 +13,10 @@ from ..domain.model import Hunk, lines_of
 from ..domain.shapes import JSON
 from ..domain.status import BY_VALUE
 from ..domain.text import split_lines
+from .link import Params, Raw, Row
+from .statements import Statements
 
-# One row as sqlite3 returns it, and the parameters of one statement.
-Row = tuple[Any, ...]
-Params = Iterable[Any]
+__all__ = ["Params", "Row"]
 
 _S = TypeVar("_S", str, str | None)
 
@@ -25,6 +24,8 @@ HUNK_COLUMNS = (
     "id, proposal_id, task_id, seq, uri, kind, new_uri, status, line, old_text, new_text, "
     "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, in_file, problem, kept"
 )
+TASK_COLUMNS = "id, title, goal, agent, status, summary, created_at, updated_at, lsn"
+CAPTURE_COLUMNS = "id, lsn, state, restores, cleanup, outcome"
 
 
 def now_iso() -> str:
@@ -122,7 +123,7 @@ def hunk_values(h: Hunk) -> Row:
     )
 
 
-@dataclass
+@dataclass(kw_only=True)
 class OpRow:
     lsn: int
     op_id: str
@@ -132,7 +133,7 @@ class OpRow:
     at: str
 
 
-@dataclass
+@dataclass(kw_only=True)
 class EffectRow:
     id: int
     lsn: int
@@ -145,32 +146,42 @@ class EffectRow:
     owner: str | None = None  # the process whose editor buffer holds it (see process.py)
 
 
-OP_BY_ID = "SELECT lsn, op_id, kind, args, result, at FROM oplog WHERE op_id = ?"
-
-
 def op_row(r: Any) -> OpRow:
-    return OpRow(r[0], r[1], r[2], json.loads(r[3]), json.loads(r[4]) if r[4] else None, r[5])
+    return OpRow(
+        lsn=r[0], op_id=r[1], kind=r[2], args=json.loads(r[3]), result=json.loads(r[4]) if r[4] else None, at=r[5]
+    )
 
 
-def with_messages(raw: sqlite3.Connection, hunks: list[Hunk], cache: dict[str, str | None]) -> None:
+def effect_row(r: Any) -> EffectRow:
+    return EffectRow(
+        id=r[0],
+        lsn=r[1],
+        uri=r[2],
+        action=r[3],
+        edits=json.loads(r[4]),
+        state=r[5],
+        attempts=r[6],
+        target=r[7],
+        owner=r[8],
+    )
+
+
+def with_messages(raw: Raw, sql: Statements, hunks: list[Hunk], cache: dict[str, str | None]) -> None:
     """Give each hunk its proposal's message: one string per proposal, shared by its hunks
     (stored once, in `proposals`; hunks stored before that keep their own copy)."""
     missing = sorted({h.proposal_id for h in hunks if h.message is None and h.proposal_id not in cache})
     for i in range(0, len(missing), 500):
         chunk = missing[i : i + 500]
-        marks = ", ".join("?" * len(chunk))
-        for pid, message in raw.execute(f"SELECT id, message FROM proposals WHERE id IN ({marks})", chunk):
+        for pid, message in raw.execute(sql.messages.format(marks=sql.marks(len(chunk))), chunk):
             cache[pid] = message
     for h in hunks:
         if h.message is None:
             h.message = cache.get(h.proposal_id)
 
 
-def hunk_rows(raw: sqlite3.Connection, ids: list[str]) -> list[Row]:
+def hunk_rows(raw: Raw, sql: Statements, ids: list[str]) -> list[Row]:
     rows = []
     for i in range(0, len(ids), 500):
         chunk = ids[i : i + 500]
-        rows += raw.execute(
-            f"SELECT {HUNK_COLUMNS} FROM hunks WHERE id IN ({', '.join('?' * len(chunk))})", chunk
-        ).fetchall()
+        rows += raw.execute(sql.hunks_by_ids.format(marks=sql.marks(len(chunk))), chunk).fetchall()
     return rows

@@ -1,5 +1,5 @@
-"""Ordered migrations, for both engines. SQLite keeps the schema version in PRAGMA user_version,
-PostgreSQL in the table stet_schema; PostgreSQL runs each statement through `for_postgres`.
+"""SQLite's ordered migrations; the schema version is PRAGMA user_version. PostgreSQL's text
+of the same migrations, and its own, are in pg_schema.py: a new migration is written in both.
 
 Never edit a released migration: append a new one.
 """
@@ -166,58 +166,3 @@ MIGRATIONS: list[list[str]] = [
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
-
-# PostgreSQL runs the same list (see `for_postgres`), then these, its own, in order (their count
-# is stet_schema.pg_version): what only a store shared by several checkouts needs. They touch
-# only tables of the list above; never edit a released one either.
-POSTGRES_MIGRATIONS: list[list[str]] = [
-    # 1: lsns and effect ids from sequences (SQLite's AUTOINCREMENT keeps its own); the
-    # repository and its checkouts; what is each checkout's own: its effects journal, its file
-    # stamps and whether an applied hunk is in *its* files (hunk_in_file). The checkout of a
-    # connection is the session setting stet.checkout (store/pgconn.py sets it).
-    [
-        "CREATE SEQUENCE stet_lsn",
-        "CREATE SEQUENCE stet_effect_id",
-        """CREATE TABLE stet_repository (
-            id TEXT COLLATE "C",
-            at TEXT NOT NULL
-        )""",
-        """CREATE TABLE stet_checkouts (
-            id TEXT COLLATE "C" PRIMARY KEY,
-            host TEXT COLLATE "C" NOT NULL,
-            root TEXT COLLATE "C" NOT NULL,
-            first_seen TEXT NOT NULL,
-            last_seen TEXT NOT NULL
-        )""",
-        "ALTER TABLE effects ADD COLUMN checkout TEXT COLLATE \"C\" NOT NULL DEFAULT current_setting('stet.checkout')",
-        "CREATE INDEX effects_by_checkout ON effects(checkout, state, lsn)",
-        'ALTER TABLE file_stamps ADD COLUMN checkout TEXT COLLATE "C" NOT NULL '
-        "DEFAULT current_setting('stet.checkout')",
-        "ALTER TABLE file_stamps DROP CONSTRAINT file_stamps_pkey",
-        "ALTER TABLE file_stamps ADD PRIMARY KEY (checkout, uri)",
-        """CREATE TABLE hunk_in_file (
-            checkout TEXT COLLATE "C" NOT NULL,
-            hunk_id TEXT COLLATE "C" NOT NULL,
-            in_file BIGINT,
-            PRIMARY KEY (checkout, hunk_id)
-        )""",
-    ],
-]
-
-# Where the dialects differ, by (migration number from 1, statement index): PostgreSQL's text.
-_POSTGRES_VARIANTS: dict[tuple[int, int], str] = {}
-
-
-def for_postgres(number: int, index: int, statement: str) -> str:
-    """Statement `index` of migration `number` as PostgreSQL runs it. Mechanical where the
-    dialects differ only in names: every integer is a BIGINT (mtime_ns does not fit in 32
-    bits), AUTOINCREMENT is the store's sequences (see POSTGRES_MIGRATIONS), and text compares
-    byte by byte (COLLATE "C", as SQLite's BINARY) whatever the database's locale."""
-    variant = _POSTGRES_VARIANTS.get((number, index))
-    if variant is not None:
-        return variant
-    out = statement.replace(" INTEGER PRIMARY KEY AUTOINCREMENT", " BIGINT PRIMARY KEY")
-    out = out.replace(" INTEGER", " BIGINT")
-    if out.lstrip().upper().startswith(("CREATE TABLE", "ALTER TABLE")):
-        out = out.replace(" TEXT", ' TEXT COLLATE "C"')
-    return out

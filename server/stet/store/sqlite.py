@@ -8,47 +8,28 @@ process can follow what changed since the last lsn it saw.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
 import os
 import shutil
 import sqlite3
 import stat
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from dataclasses import dataclass
 
 import aiosqlite
 
-from ..domain.model import Hunk
-from ..domain.shapes import JSON
 from ..errors import StoreLost, StoreUnavailable
 from . import dbfiles
+from .base import OpenResult, SqlStore
+from .errors import StoreError
 from .identity import Identity
-from .rows import (
-    HUNK_COLUMNS,
-    OP_BY_ID,
-    EffectRow,
-    OpRow,
-    Params,
-    Row,
-    Shared,
-    hunk_from_row,
-    op_row,
-    with_messages,
-)
 from .schema import MIGRATIONS, SCHEMA_VERSION
-from .tx import Tx, on_thread, unavailable
+from .sqlite_link import SqliteLink
+from .sqlite_sql import SQLITE
+from .tx import unavailable
+
+__all__ = ["OpenResult", "Store", "prepare_folder", "prepare_home", "quarantine_store"]
 
 BUSY_TIMEOUT_MS = int(os.environ.get("STET_BUSY_TIMEOUT_MS", "10000"))
 _CORRUPT = {"SQLITE_CORRUPT", "SQLITE_NOTADB"}
-
-
-@dataclass
-class OpenResult:
-    store: Store
-    notice: str | None  # what the user must be told (a quarantined database)
 
 
 def _is_corrupt(exc: BaseException) -> bool:
@@ -152,21 +133,16 @@ def _refuse_symlink(path: str, what: str) -> None:
         )
 
 
-class Store:
+class Store(SqlStore):
+    """The SQLite engine's store: a file of the workspace's (or --db's), checked to be the one
+    this process opened before anything is acknowledged (identity.py)."""
+
     engine = "sqlite"
 
     def __init__(self, conn: aiosqlite.Connection, path: str):
+        super().__init__(SqliteLink(conn), SQLITE, path, os.path.dirname(path))
         self.conn = conn
-        self.path = path  # what messages name: the file, or PostgreSQL's url without its password
-        self.home = os.path.dirname(path)  # this checkout's folder for what stays local (inbox, lock)
-        self._lock = asyncio.Lock()
-        # The hunks the process using this store holds, by id: rows read again borrow their
-        # parts that never change (see rows.Shared) instead of parsing and keeping a copy.
-        self.known: Mapping[str, Hunk] = {}
         self.identity = Identity(path)
-        self._messages: dict[str, str | None] = {}  # proposal id -> its message (never changes)
-        self.lost: StoreLost | None = None  # set once: this process acknowledges nothing more
-        self.on_lost: Callable[[StoreLost], None] | None = None  # told once, when it happens
 
     # --- is it still the store? ------------------------------------------------------------
     async def check(self) -> None:
@@ -242,9 +218,9 @@ class Store:
         try:
             os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
             _refuse_symlink(os.path.dirname(self.path), "the folder")
-            await on_thread(self.conn, lambda raw: raw.execute("VACUUM INTO ?", (target,)))
+            await self._link.hop(lambda raw: raw.execute("VACUUM INTO ?", (target,)))
             os.chmod(target, 0o600)
-        except (sqlite3.Error, OSError, StoreUnavailable) as exc:
+        except (StoreError, OSError, StoreUnavailable) as exc:
             return str(exc)
         return target
 
@@ -252,12 +228,10 @@ class Store:
         """Copy every commit still only in the (deleted, still open) WAL into the database file,
         which is still the one at the store's path; None when done, else why not."""
         try:
-            busy, _, _ = await on_thread(
-                self.conn, lambda raw: raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-            )
-        except sqlite3.Error as exc:
+            row = await self._link.hop(lambda raw: raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone())
+        except StoreError as exc:
             return str(exc)
-        return None if busy == 0 else "another process kept the database busy"
+        return None if row is not None and row[0] == 0 else "another process kept the database busy"
 
     # --- opening ---------------------------------------------------------------------
     @classmethod
@@ -384,151 +358,11 @@ class Store:
         (the client went away, an exception) would never exit."""
         self.conn.stop()
 
-    # --- reads -------------------------------------------------------------------------
-    async def _read(self, sql: str, args: Params = ()) -> list[Row]:
-        async with self._lock:
-            try:
-                return [tuple(r) for r in await self.conn.execute_fetchall(sql, tuple(args))]
-            except sqlite3.Error as exc:
-                raise unavailable(self.path, exc) from None
-
     async def data_version(self) -> int:
         return int((await self._read("PRAGMA data_version"))[0][0])
 
-    async def last_lsn(self) -> int:
-        return int((await self._read("SELECT COALESCE(MAX(lsn), 0) FROM oplog"))[0][0])
-
-    async def hunks_since(self, lsn: int) -> list[Hunk]:
-        def load(raw: sqlite3.Connection) -> list[Hunk]:
-            # Read in chunks: a first load may be 100,000 rows, and holding every raw row beside
-            # the hunks built from them doubles the peak, which the process keeps as resident size.
-            out: list[Hunk] = []
-            shared = Shared(self.known)
-            cursor = raw.execute(f"SELECT {HUNK_COLUMNS} FROM hunks WHERE lsn > ? ORDER BY lsn", (lsn,))
-            try:
-                while rows := cursor.fetchmany(2000):
-                    out.extend(hunk_from_row(r, shared) for r in rows)
-            finally:
-                cursor.close()
-            with_messages(raw, out, self._messages)
-            return out
-
-        async with self._lock:
-            try:
-                hunks: list[Hunk] = await on_thread(self.conn, load)
-                return hunks
-            except sqlite3.Error as exc:
-                raise unavailable(self.path, exc) from None
-
-    async def open_effects(self) -> list[EffectRow]:
-        rows = await self._read(
-            "SELECT id, lsn, uri, action, edits, state, attempts, target, owner FROM effects "
-            "WHERE state IN ('pending', 'unsaved') ORDER BY lsn, id"
-        )
-        return [EffectRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], r[8]) for r in rows]
-
-    async def hunks_done_after(self, lsn: int) -> set[str]:
-        """The hunks that an effect journaled after `lsn` has already carried out (state done)."""
-        rows = await self._read("SELECT edits FROM effects WHERE state = 'done' AND lsn > ?", (lsn,))
-        return {e["hunkId"] for r in rows for e in json.loads(r[0])}
-
-    async def has_pending_effect(self, uri: str) -> bool:
-        rows = await self._read("SELECT 1 FROM effects WHERE state = 'pending' AND uri = ? LIMIT 1", (uri,))
-        return bool(rows)
-
-    async def proposal(self, proposal_id: str) -> JSON | None:
-        rows = await self._read("SELECT id, edit_hash, result_hash, lsn FROM proposals WHERE id = ?", (proposal_id,))
-        return dict(zip(("id", "edit_hash", "result_hash", "lsn"), rows[0])) if rows else None
-
-    async def proposal_record(self, proposal_id: str) -> JSON | None:
-        """What a proposal says of itself: its task, agent, whole message and when it came."""
-        rows = await self._read(
-            "SELECT id, task_id, agent, message, created_at FROM proposals WHERE id = ?", (proposal_id,)
-        )
-        return dict(zip(("proposalId", "taskId", "agent", "message", "createdAt"), rows[0])) if rows else None
-
-    async def ops(self, after_lsn: int = 0, limit: int = 1000) -> list[OpRow]:
-        rows = await self._read(
-            "SELECT lsn, op_id, kind, args, result, at FROM oplog WHERE lsn > ? ORDER BY lsn LIMIT ?",
-            (after_lsn, limit),
-        )
-        return [op_row(r) for r in rows]
-
-    async def stamps(self) -> dict[str, tuple[int, int, str | None]]:
-        """uri -> (size, mtime_ns, hash) of each file when Stet last judged its hunks."""
-        rows = await self._read("SELECT uri, size, mtime_ns, hash FROM file_stamps")
-        return {r[0]: (r[1], r[2], r[3]) for r in rows}
-
-    async def put_stamps(self, stamps: list[tuple[str, int, int, str | None]]) -> None:
-        """Record what files were when their hunks were judged (derived: recomputed if lost)."""
-        if not stamps:
-            return
-        async with self.write(derived=True) as tx:
-            await tx.put_stamps(stamps)
-
     async def integrity(self) -> list[str]:
         return [r[0] for r in await self._read("PRAGMA integrity_check")]
-
-    # --- writes ------------------------------------------------------------------------
-    @contextlib.asynccontextmanager
-    async def write(self, derived: bool = False) -> AsyncIterator[Tx]:
-        """One write transaction (BEGIN IMMEDIATE ... COMMIT), committed when the block ends.
-
-        The statements are sent to SQLite's thread in as few hops as the block allows: BEGIN
-        goes with the first statement, writes wait for the next read or for the COMMIT (see Tx).
-
-        `derived`: the transaction records only what recovery derives again from content and
-        the journal (an effect done, a hunk found stale or in its file, positions, stamps), so
-        it is committed with synchronous=NORMAL: no wait for the disk. A power loss may lose
-        it, never reorder it (the WAL is one file, and the next FULL commit syncs it too);
-        the contract's "Additions (second round)" allows it. Decisions are never derived.
-        """
-        async with self._lock:
-            await self._check_held()
-            tx = Tx(self.conn, "BEGIN IMMEDIATE", self.path, self.known, derived, self._messages)
-            try:
-                yield tx
-            except BaseException:
-                if tx.sent:
-                    await self._rollback(tx)
-                raise
-            try:
-                await tx._flush(tx._commit_and_read)
-            except BaseException:
-                if tx.sent:
-                    await self._rollback(tx)
-                raise
-            # Committed - into the store at the store's path? Only then may anyone acknowledge it.
-            if tx.begun:
-                await self._check_held()
-
-    async def _rollback(self, tx: Tx) -> None:
-        with contextlib.suppress(sqlite3.Error):
-            await on_thread(self.conn, tx.rollback)
-
-    @contextlib.asynccontextmanager
-    async def read(self) -> AsyncIterator[Tx]:
-        """A consistent snapshot for several reads (a deferred transaction: takes no write lock)."""
-        async with self._lock:
-            tx = Tx(self.conn, "BEGIN", self.path, self.known, messages=self._messages)
-            try:
-                yield tx
-            finally:
-                if tx.sent:
-                    with contextlib.suppress(sqlite3.Error):
-                        await self.conn.execute("COMMIT")
-
-    async def op(self, op_id: str) -> OpRow | None:
-        rows = await self._read(OP_BY_ID, (op_id,))
-        return op_row(rows[0]) if rows else None
-
-    async def save_lines(self, lines: list[tuple[int, str]], unstamp: Iterable[str] = ()) -> None:
-        """Checkpoint anchor positions. Not an operation: positions are recomputed from content.
-        (`unstamp`: see Tx.save_lines.)"""
-        if not lines:
-            return
-        async with self.write(derived=True) as tx:
-            await tx.save_lines(lines, unstamp)
 
 
 async def _pragma_int(conn: aiosqlite.Connection, name: str) -> int:

@@ -1,26 +1,25 @@
-"""One transaction, sent to SQLite's thread in as few hops as its reads allow.
+"""One transaction, sent to the store's thread in as few hops as its reads allow.
 
-Every statement lives in a method named for its intent; nothing outside the store writes SQL.
+Every statement is named in the engine's statement table (statements.py); nothing outside the
+store writes SQL, and nothing here knows the engine: it talks to a `Link` and a `Raw`
+connection (link.py) and meets only the store's own errors (errors.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
-
-import aiosqlite
 
 from ..domain.model import Hunk
 from ..domain.shapes import JSON
 from ..domain.status import Status
 from ..errors import StoreUnavailable
+from .errors import Busy, ConstraintError, StoreError
+from .link import Link, Raw
 from .rows import (
-    HUNK_COLUMNS,
-    OP_BY_ID,
     OpRow,
     Params,
     Row,
@@ -32,28 +31,10 @@ from .rows import (
     op_row,
     with_messages,
 )
+from .statements import Statements
 
 # A write waits this long in all for other processes' transactions before giving up.
 BUSY_DEADLINE = 120.0
-
-
-def on_thread(conn: aiosqlite.Connection, fn: Callable[[sqlite3.Connection], Any]) -> Awaitable[Any]:
-    """Run `fn(sqlite3 connection)` on the connection's own thread: one hop for many statements.
-
-    aiosqlite (0.22) offers no public call for this: each public method is one hop to its
-    thread for one statement, and an accept made about twenty (each a thread wake-up and an
-    event-loop wake-up). `Connection._execute` (queue a callable on that thread, await its
-    result) and `Connection._conn` (the sqlite3 connection the thread owns) are what every one
-    of aiosqlite's public methods is made of, unchanged since its early versions; the test
-    suite runs every store statement through here, so a change in aiosqlite fails loudly.
-    The store's lock keeps these calls in order with every other use of the connection.
-    """
-    return conn._execute(fn, conn._conn)  # type: ignore[no-untyped-call]
-
-
-def is_busy(exc: BaseException) -> bool:
-    name = getattr(exc, "sqlite_errorname", "") or ""
-    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in str(exc)
 
 
 def unavailable(path: str, exc: BaseException) -> StoreUnavailable:
@@ -69,9 +50,9 @@ def unavailable(path: str, exc: BaseException) -> StoreUnavailable:
 
 
 class _AsRaised(Exception):
-    """Carries a statement's sqlite3 error out of the SQLite thread, to be raised as it is."""
+    """Carries a statement's error out of the store's thread, to be raised as it is."""
 
-    def __init__(self, exc: sqlite3.Error):
+    def __init__(self, exc: StoreError):
         super().__init__(str(exc))
         self.exc = exc
 
@@ -83,24 +64,15 @@ class Later:
 
 
 class LaterHunks(Later):
-    """Hunks read at commit time (Tx.hunks_since_at_commit), built on SQLite's thread."""
+    """Hunks read at commit time (Tx.hunks_since_at_commit), built on the store's thread."""
 
     hunks: list[Hunk] | None = None
-
-
-# The ids the next rows of these AUTOINCREMENT tables get: the largest ever used, plus one.
-_NEXT_IDS = (
-    "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'oplog'), 0), "
-    "COALESCE((SELECT MAX(lsn) FROM oplog), 0)), "
-    "MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'effects'), 0), "
-    "COALESCE((SELECT MAX(id) FROM effects), 0))"
-)
 
 
 class Tx:
     """The statements available inside one transaction.
 
-    Each hop to SQLite's thread costs a thread wake-up and an event-loop wake-up, so a
+    Each hop to the store's thread costs a thread wake-up and an event-loop wake-up, so a
     transaction is sent in as few hops as its reads allow. BEGIN is sent with the first
     statement (retried while other processes hold the write lock); writes whose result nobody
     needs are queued and sent with the next read or with the COMMIT, in order; ids of new op
@@ -111,22 +83,25 @@ class Tx:
 
     def __init__(
         self,
-        conn: aiosqlite.Connection,
-        begin: str = "BEGIN IMMEDIATE",
+        link: Link,
+        sql: Statements,
+        *,
+        write: bool,
         path: str = "(store)",
         known: Mapping[str, Hunk] | None = None,
         derived: bool = False,
         messages: dict[str, str | None] | None = None,
     ):
-        self._conn = conn
+        self._link = link
+        self.sql = sql
         self._known = known
         self._messages = messages if messages is not None else {}  # proposal id -> message (Store's)
-        # A derived record (see Store.write): committed with synchronous=NORMAL, the
-        # connection's FULL restored in the same hop as the COMMIT (or the ROLLBACK).
+        # A derived record (see Store.write): committed without waiting for the disk where the
+        # engine allows it (SQLite: synchronous=NORMAL for it, FULL again with its COMMIT).
         self.derived = derived
-        self._begin_sql = begin
+        self._write = write
         self._path = path
-        self.begun = False  # BEGIN has run (set on SQLite's thread)
+        self.begun = False  # BEGIN has run (set on the store's thread)
         self.sent = False  # a hop was queued: BEGIN may run even if its caller was cancelled
         self._queue: list[tuple[str, Any, bool, bool]] = []  # (sql, parameters, executemany, raw errors)
         self._next_lsn = 0
@@ -136,78 +111,70 @@ class Tx:
         # were last judged (see put_stamps), so the next look reads them again.
         self._unstamped: set[str] = set()
 
-    async def _flush(self, then: Callable[[sqlite3.Connection], Any] | None = None) -> Any:
+    def _begin(self, raw: Raw) -> None:
+        raw.begin(self._write, self.derived)
+        self.begun = True
+        if self._write:
+            self._next_lsn, self._next_effect = raw.execute(self.sql.next_ids).fetchone() or (0, 0)
+
+    def _send(self, raw: Raw, queue: list[tuple[str, Any, bool, bool]]) -> None:
+        for sql, args, many, raw_errors in queue:
+            try:
+                if many:
+                    raw.executemany(sql, args)
+                else:
+                    raw.execute(sql, args)
+            except StoreError as exc:
+                if raw_errors or isinstance(exc, ConstraintError):
+                    raise _AsRaised(exc) from None
+                raise
+
+    async def _flush(self, then: Callable[[Raw], Any] | None = None) -> Any:
         """One hop: BEGIN if not yet, the queued writes, then `then` (a read, or the COMMIT)."""
         queue, self._queue = self._queue, []
         if not self.begun and not queue and then == self._commit_and_read:
             return None  # nothing was read or written: no transaction to commit
-        write = self._begin_sql == "BEGIN IMMEDIATE"
 
-        def run(raw: sqlite3.Connection) -> Any:
+        def run(raw: Raw) -> Any:
             if not self.begun:
-                if self.derived:
-                    raw.execute("PRAGMA synchronous=NORMAL")  # not allowed inside a transaction
-                try:
-                    raw.execute(self._begin_sql)
-                except BaseException:
-                    if self.derived:
-                        raw.execute("PRAGMA synchronous=FULL")
-                    raise
-                self.begun = True
-                if write:
-                    self._next_lsn, self._next_effect = raw.execute(_NEXT_IDS).fetchone()
-            for sql, args, many, raw_errors in queue:
-                try:
-                    if many:
-                        raw.executemany(sql, args)
-                    else:
-                        raw.execute(sql, args)
-                except sqlite3.Error as exc:
-                    if raw_errors:
-                        raise _AsRaised(exc) from None
-                    raise
+                self._begin(raw)
+            self._send(raw, queue)
             return then(raw) if then is not None else None
 
         deadline = time.monotonic() + BUSY_DEADLINE
         while True:
             try:
                 self.sent = True
-                return await on_thread(self._conn, run)
+                return await self._link.hop(run)
             except _AsRaised as wrapped:
                 raise wrapped.exc from None
-            except sqlite3.OperationalError as exc:
-                # BEGIN IMMEDIATE while other processes write: each try already waited
-                # busy_timeout inside SQLite; wait and try again until BUSY_DEADLINE, so
-                # "database is locked" never reaches a user under contention.
-                if self.begun or not is_busy(exc) or time.monotonic() >= deadline:
+            except ConstraintError:
+                raise  # a unique key met, wherever it surfaced (PostgreSQL: at the hop's end)
+            except Busy as exc:
+                # BEGIN while other processes write: each try already waited busy_timeout
+                # inside SQLite; wait and try again until BUSY_DEADLINE, so "database is
+                # locked" never reaches a user under contention.
+                if self.begun or time.monotonic() >= deadline:
                     raise unavailable(self._path, exc) from None
-            except sqlite3.Error as exc:
+            except StoreError as exc:
                 raise unavailable(self._path, exc) from None
             await asyncio.sleep(0.05)
 
-    def _commit_and_read(self, raw: sqlite3.Connection) -> None:
+    def _commit_and_read(self, raw: Raw) -> None:
         if self._unstamped:
-            raw.executemany("DELETE FROM file_stamps WHERE uri = ?", [(u,) for u in sorted(self._unstamped)])
+            raw.executemany(self.sql.unstamp, [(u,) for u in sorted(self._unstamped)])
         for sql, args, later in self._last_reads:  # after every write of the transaction
             later.rows = raw.execute(sql, args).fetchall()
             if isinstance(later, LaterHunks):
                 shared = Shared(self._known)
                 later.hunks = [hunk_from_row(r, shared) for r in later.rows]
-                with_messages(raw, later.hunks, self._messages)
+                with_messages(raw, self.sql, later.hunks, self._messages)
                 later.rows = None
-        raw.execute("COMMIT")
-        if self.derived:
-            raw.execute("PRAGMA synchronous=FULL")
+        raw.commit(self._write, self.derived)
 
-    def rollback(self, raw: sqlite3.Connection) -> None:
-        """ROLLBACK (when a transaction is open), and the connection back to synchronous=FULL."""
-        try:
-            if not raw.in_transaction:
-                return
-            raw.execute("ROLLBACK")
-        finally:
-            if self.derived:
-                raw.execute("PRAGMA synchronous=FULL")
+    def _rollback(self, raw: Raw) -> None:
+        """ROLLBACK (when a transaction is open), and the connection as it was before BEGIN."""
+        raw.rollback(self.derived)
 
     def read_at_commit(self, sql: str, args: Params = ()) -> Later:
         """A read sent with the COMMIT (it sees every write of the transaction, and no other
@@ -221,12 +188,12 @@ class Tx:
         COMMIT: what the process's next look at the store would read, without a hop of its
         own (see Memory.sync)."""
         later = LaterHunks()
-        self._last_reads.append((f"SELECT {HUNK_COLUMNS} FROM hunks WHERE lsn > ? ORDER BY lsn", (lsn,), later))
+        self._last_reads.append((self.sql.hunks_since, (lsn,), later))
         return later
 
     def pending_effect_at_commit(self, uri: str) -> Later:
         """Whether `uri` still has a pending effect once this transaction is committed."""
-        return self.read_at_commit("SELECT 1 FROM effects WHERE state = 'pending' AND uri = ? LIMIT 1", (uri,))
+        return self.read_at_commit(self.sql.pending_effect, (uri,))
 
     async def _all(self, sql: str, args: Params = ()) -> list[Row]:
         values = tuple(args)
@@ -243,7 +210,7 @@ class Tx:
             await self._flush()
 
     async def op(self, op_id: str) -> OpRow | None:
-        rows = await self._all(OP_BY_ID, (op_id,))
+        rows = await self._all(self.sql.op_by_id, (op_id,))
         return op_row(rows[0]) if rows else None
 
     async def log(self, op_id: str, kind: str, args: JSON, result: Any = None) -> int:
@@ -251,20 +218,17 @@ class Tx:
         self._next_lsn += 1
         lsn = self._next_lsn
         await self._run(
-            "INSERT INTO oplog (lsn, op_id, kind, args, result, at) VALUES (?, ?, ?, ?, ?, ?)",
+            self.sql.log_op,
             (lsn, op_id, kind, json.dumps(args), None if result is None else json.dumps(result), now_iso()),
             raw_errors=True,
         )
         return lsn
 
     async def set_result(self, lsn: int, result: Any) -> None:
-        await self._run("UPDATE oplog SET result = ? WHERE lsn = ?", (json.dumps(result), lsn))
+        await self._run(self.sql.set_result, (json.dumps(result), lsn))
 
     async def proposal(self, proposal_id: str) -> JSON | None:
-        rows = await self._all(
-            "SELECT id, task_id, agent, message, edit_hash, result_hash, lsn FROM proposals WHERE id = ?",
-            (proposal_id,),
-        )
+        rows = await self._all(self.sql.proposal, (proposal_id,))
         if not rows:
             return None
         keys = ("id", "task_id", "agent", "message", "edit_hash", "result_hash", "lsn")
@@ -280,28 +244,28 @@ class Tx:
         result_hash: str,
         lsn: int,
     ) -> None:
-        await self._run(
-            "INSERT INTO proposals (id, task_id, agent, message, edit_hash, result_hash, lsn, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (pid, task_id, agent, message, edit_hash, result_hash, lsn, now_iso()),
-        )
+        await self._run(self.sql.add_proposal, (pid, task_id, agent, message, edit_hash, result_hash, lsn, now_iso()))
 
     async def add_hunks(self, hunks: list[Hunk]) -> None:
         self._unstamped.update(h.uri for h in hunks)
-        marks = ", ".join("?" * len(HUNK_COLUMNS.split(",")))
-        self._queue.append(
-            (f"INSERT INTO hunks ({HUNK_COLUMNS}) VALUES ({marks})", [hunk_values(h) for h in hunks], True, True)
-        )
+        self._queue.append((self.sql.add_hunks, [hunk_values(h) for h in hunks], True, True))
+        if self.sql.put_in_file is not None:
+            rows = [(h.id, int(h.in_file)) for h in hunks if h.in_file is not None]
+            if rows:
+                self._queue.append((self.sql.put_in_file, rows, True, True))
 
     async def hunks(self, ids: Iterable[str]) -> dict[str, Hunk]:
         ids = list(ids)
         shared = Shared(self._known)
-        return {r[0]: hunk_from_row(r, shared) for r in await self._flush(lambda raw: hunk_rows(raw, ids))}
+        return {r[0]: hunk_from_row(r, shared) for r in await self._flush(lambda raw: hunk_rows(raw, self.sql, ids))}
 
     async def op_and_hunks(self, op_id: str, ids: Iterable[str]) -> tuple[OpRow | None, dict[str, Hunk]]:
         """`op(op_id)` and `hunks(ids)` in one hop (a decision needs both before anything else)."""
         ids = list(ids)
-        op_rows, rows = await self._flush(lambda raw: (raw.execute(OP_BY_ID, (op_id,)).fetchall(), hunk_rows(raw, ids)))
+        sql = self.sql
+        op_rows, rows = await self._flush(
+            lambda raw: (raw.execute(sql.op_by_id, (op_id,)).fetchall(), hunk_rows(raw, sql, ids))
+        )
         shared = Shared(self._known)
         return (op_row(op_rows[0]) if op_rows else None), {r[0]: hunk_from_row(r, shared) for r in rows}
 
@@ -313,15 +277,16 @@ class Tx:
         task_id: str | None = None,
         statuses: Sequence[Status] | None = None,
     ) -> list[Hunk]:
+        mark = self.sql.mark
         where, args = [], []
         for column, value in (("uri", uri), ("proposal_id", proposal_id), ("task_id", task_id)):
             if value is not None:
-                where.append(f"{column} = ?")
+                where.append(f"{column} = {mark}")
                 args.append(value)
         if statuses:
-            where.append(f"status IN ({', '.join('?' * len(statuses))})")
+            where.append(f"status IN ({self.sql.marks(len(statuses))})")
             args.extend(s.value for s in statuses)
-        sql = f"SELECT {HUNK_COLUMNS} FROM hunks"
+        sql = self.sql.hunks_select
         if where:
             sql += " WHERE " + " AND ".join(where)
         rows = await self._all(sql + " ORDER BY uri, line, seq", args)
@@ -354,28 +319,20 @@ class Tx:
             return
         if not judged:
             self._unstamped.update(h.uri for h in hunks)
-        self._queue.append(
-            (
-                "UPDATE hunks SET status = ?, line = ?, applied_text = ?, feedback = ?, version = ?, "
-                "decided_at = ?, lsn = ?, in_file = ?, problem = ?, kept = ? WHERE id = ?",
-                rows,
-                True,
-                False,
-            )
-        )
+        self._queue.append((self.sql.save_hunks, rows, True, False))
+        if self.sql.put_in_file is not None:
+            self._queue.append((self.sql.put_in_file, [(r[10], r[7]) for r in rows], True, False))
 
     async def move_hunks(self, old_uri: str, new_uri: str, lsn: int, except_id: str) -> None:
         self._unstamped.update((old_uri, new_uri))
-        await self._run(
-            "UPDATE hunks SET uri = ?, lsn = ? WHERE uri = ? AND id != ?", (new_uri, lsn, old_uri, except_id)
-        )
+        await self._run(self.sql.move_hunks, (new_uri, lsn, old_uri, except_id))
 
     async def save_lines(self, lines: list[tuple[int, str]], unstamp: Iterable[str] = ()) -> None:
         """Anchor positions, (line, hunk id): not an operation (positions follow from content).
         `unstamp`: files whose positions were followed in an editor's buffer, not on disk: their
         stamps no longer say where their hunks are in the file (see put_stamps)."""
         self._unstamped.update(unstamp)
-        self._queue.append(("UPDATE hunks SET line = ? WHERE id = ?", list(lines), True, True))
+        self._queue.append((self.sql.save_lines, list(lines), True, True))
 
     async def add_effect(
         self, lsn: int, uri: str, action: str, edits: list[JSON], target: str = "file", owner: str | None = None
@@ -384,8 +341,7 @@ class Tx:
         self._next_effect += 1
         eid = self._next_effect
         await self._run(
-            "INSERT INTO effects (id, lsn, uri, action, edits, state, target, owner, at) "
-            "VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
+            self.sql.add_effect,
             (eid, lsn, uri, action, json.dumps(edits), target, owner, now_iso()),
             raw_errors=True,
         )
@@ -393,12 +349,9 @@ class Tx:
 
     async def set_effect(self, effect_id: int, state: str, attempts: int, owner: str | None = None) -> None:
         if owner is None:
-            await self._run("UPDATE effects SET state = ?, attempts = ? WHERE id = ?", (state, attempts, effect_id))
+            await self._run(self.sql.set_effect, (state, attempts, effect_id))
         else:
-            await self._run(
-                "UPDATE effects SET state = ?, attempts = ?, owner = ? WHERE id = ?",
-                (state, attempts, owner, effect_id),
-            )
+            await self._run(self.sql.set_effect_owner, (state, attempts, owner, effect_id))
 
     async def put_stamps(self, stamps: Iterable[tuple[str, int, int, str | None]]) -> None:
         """What files were when Stet last judged their hunks: (uri, size, mtime_ns, hash).
@@ -407,15 +360,8 @@ class Tx:
         rows = list(stamps)
         self._unstamped.difference_update(r[0] for r in rows)
         if rows:
-            self._queue.append(
-                (
-                    "INSERT OR REPLACE INTO file_stamps (uri, size, mtime_ns, hash) VALUES (?, ?, ?, ?)",
-                    rows,
-                    True,
-                    False,
-                )
-            )
+            self._queue.append((self.sql.put_stamps, rows, True, False))
 
     async def settle_saved_effects(self, uri: str) -> None:
         """The editor saved `uri`: edits that lived in its unsaved buffer are in the file now."""
-        await self._run("UPDATE effects SET state = 'done' WHERE uri = ? AND state = 'unsaved'", (uri,))
+        await self._run(self.sql.settle_saved_effects, (uri,))

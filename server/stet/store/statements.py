@@ -1,0 +1,85 @@
+"""The statement table: every statement the store sends, by what it does. Each engine fills it
+with its own SQL (sqlite_sql.SQLITE, pg_sql.POSTGRES); the transaction code (tx.py, tasks.py,
+captures.py) and the stores name a statement, never write one. Parameters are in the order
+the field's comment gives; `{marks}` is filled with one parameter marker per value."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, kw_only=True)
+class Statements:
+    mark: str  # one parameter's marker: "?" | "%s"
+    # --- the op log --------------------------------------------------------------------
+    next_ids: str  # (largest lsn ever used, largest effect id ever used), under the write lock
+    last_lsn: str
+    op_by_id: str  # (op_id)
+    ops: str  # (after lsn, limit)
+    log_op: str  # (lsn, op_id, kind, args, result, at)
+    set_result: str  # (result, lsn)
+    # --- proposals ----------------------------------------------------------------------
+    proposal: str  # (id): id, task_id, agent, message, edit_hash, result_hash, lsn
+    proposal_hashes: str  # (id): id, edit_hash, result_hash, lsn
+    proposal_record: str  # (id): id, task_id, agent, message, created_at
+    add_proposal: str  # (id, task_id, agent, message, edit_hash, result_hash, lsn, created_at)
+    messages: str  # {marks}: (proposal ids) -> id, message
+    # --- hunks (rows.HUNK_COLUMNS' order) -------------------------------------------------
+    hunks_select: str  # SELECT rows.HUNK_COLUMNS FROM hunks (this checkout's in_file), no WHERE
+    hunks_since: str  # (lsn), in lsn order
+    hunks_by_ids: str  # {marks}: (ids)
+    add_hunks: str  # rows.hunk_values
+    save_hunks: str  # (status, line, applied_text, feedback, version, decided_at, lsn, in_file, problem, kept, id)
+    put_in_file: str | None  # (hunk id, in_file): where in_file is each checkout's own (PostgreSQL)
+    move_hunks: str  # (new uri, lsn, old uri, except id)
+    save_lines: str  # (line, id)
+    # --- this checkout's effects journal -------------------------------------------------
+    add_effect: str  # (id, lsn, uri, action, edits, target, owner, at)
+    set_effect: str  # (state, attempts, id)
+    set_effect_owner: str  # (state, attempts, owner, id)
+    open_effects: str  # id, lsn, uri, action, edits, state, attempts, target, owner
+    effects_done_after: str  # (lsn): edits
+    pending_effect: str  # (uri)
+    settle_saved_effects: str  # (uri)
+    # --- this checkout's file stamps ------------------------------------------------------
+    stamps: str  # uri, size, mtime_ns, hash
+    put_stamps: str  # (uri, size, mtime_ns, hash)
+    unstamp: str  # (uri)
+    # --- tasks (tasks.py; rows in TASK_COLUMNS' order) ---------------------------------------
+    task: str  # (id)
+    tasks_all: str
+    tasks_by_status: str  # (status)
+    add_task: str  # (id, title, goal, agent, created_at, updated_at, lsn)
+    touch_task: str  # (updated_at, lsn, id)
+    close_task: str  # (status, summary, updated_at, lsn, id)
+    steps: str  # (task id)
+    last_step: str  # (task id)
+    add_step: str  # (task id, n, text, status, updated_at, lsn)
+    set_step: str  # (text, status, updated_at, lsn, task id, n)
+    notes: str  # (task id)
+    last_note: str  # (task id)
+    add_note: str  # (task id, n, kind, text, why, answers, at, lsn)
+    files: str  # (task id)
+    put_file: str  # (task id, uri, hash, read_at, lsn)
+    # --- snapshots and captures (captures.py) -------------------------------------------------
+    snapshot_set: str  # (task key): whole, consumed, lsn
+    snapshot_entries: str  # (task key): uri, hash, agent_hash
+    snapshot_sets: str  # task key, whole, how many files
+    start_set: str  # (task key, whole, lsn, at)
+    add_entry: str  # (task key, uri, hash, lsn, at): kept when already there
+    set_agent_hash: str  # (agent hash, lsn, task key, uri)
+    drop_entry: str  # (task key, uri)
+    consumed: str  # (task key)
+    set_consumed: str  # (consumed, task key)
+    any_entry: str  # (task key)
+    drop_entries: str  # (task key)
+    drop_set: str  # (task key)
+    referenced: str
+    add_capture: str  # (id, lsn, state, restores, cleanup, at)
+    reopen_capture: str  # (lsn, state, restores, cleanup, at, id)
+    capture: str  # (id)
+    open_captures: str
+    finish_capture: str  # (outcome, id)
+
+    def marks(self, n: int) -> str:
+        return ", ".join([self.mark] * n)

@@ -1,0 +1,67 @@
+"""Each engine's statement table (store/sqlite_sql.py, store/pg_sql.py): every statement written
+in the engine's own SQL, and in PostgreSQL every statement on what is each checkout's own
+(its effects journal, file stamps, hunk_in_file) says which checkout it means."""
+
+import dataclasses
+import re
+
+from stet.store import pg_schema, schema
+from stet.store.pg_sql import MINE, POSTGRES
+from stet.store.sqlite_sql import SQLITE
+from stet.store.statements import Statements
+
+FIELDS = [f.name for f in dataclasses.fields(Statements) if f.name != "mark"]
+# A statement on these tables reads or writes one checkout's rows, unless it is listed below.
+PER_CHECKOUT = ("effects", "file_stamps", "hunk_in_file")
+# Said on purpose for every checkout: a hunk of the file changed, so no checkout's stamp says when
+# it was judged (pg_sql.py); the next ids are the largest ever used, by any checkout.
+EVERY_CHECKOUT = {"unstamp", "next_ids"}
+
+
+def _tables(sql: str) -> set[str]:
+    return set(re.findall(r"\b(?:FROM|INTO|UPDATE|JOIN)\s+(\w+)", sql))
+
+
+def test_each_engine_fills_every_statement_in_its_own_parameter_style():
+    for name in FIELDS:
+        lite, pg = getattr(SQLITE, name), getattr(POSTGRES, name)
+        if lite is None:
+            assert name == "put_in_file" and pg is not None  # in_file is each checkout's own only there
+            continue
+        assert "%s" not in lite and "OR IGNORE" in lite or "%s" not in lite, name
+        assert "?" not in pg and "INSERT OR " not in pg and "sqlite_" not in pg, name
+        assert lite.count("?") == pg.count("%s"), name  # the same parameters, in the same order
+        assert _tables(lite) - {"sqlite_sequence"} <= _tables(pg), name
+
+
+def test_every_postgresql_statement_on_a_checkouts_own_rows_names_the_checkout():
+    scoped = []
+    for name in FIELDS:
+        sql = getattr(POSTGRES, name)
+        if sql is None or name in EVERY_CHECKOUT:
+            continue
+        if _tables(sql) & set(PER_CHECKOUT):
+            assert MINE in sql, f"{name}: {sql}"  # written out: `checkout = {MINE}`, or the value inserted
+            scoped.append(name)
+    # (the test sees them: a renamed table would make it pass vacuously)
+    assert {"open_effects", "effects_done_after", "pending_effect", "settle_saved_effects", "stamps"} <= set(scoped)
+    assert {"set_effect", "set_effect_owner", "add_effect", "put_stamps", "put_in_file", "hunks_since"} <= set(scoped)
+
+
+def test_postgresql_schema_has_the_tables_and_columns_of_sqlites():
+    def columns(migrations: list[list[str]]) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for statements in migrations:
+            for sql in statements:
+                if m := re.match(r"CREATE TABLE (\w+) \((.*)\)$", sql, re.S):
+                    out[m[1]] = {
+                        line.split()[0] for line in m[2].split(",\n") if not line.strip().startswith("PRIMARY")
+                    }
+                elif m := re.match(r"ALTER TABLE (\w+) ADD COLUMN (\w+)", sql):
+                    out[m[1]].add(m[2])
+        return {t: {c.strip() for c in cs} for t, cs in out.items()}
+
+    assert len(pg_schema.MIGRATIONS) == len(schema.MIGRATIONS) == schema.SCHEMA_VERSION
+    lite, pg = columns(schema.MIGRATIONS), columns(pg_schema.MIGRATIONS)
+    assert lite == pg
+    assert not any("AUTOINCREMENT" in s for m in pg_schema.MIGRATIONS for s in m)
