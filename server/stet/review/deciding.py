@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..domain import fileop
 from ..domain.anchor import LineIndex, find_applied, text_at
@@ -81,6 +82,28 @@ def _bytes(text: str | None) -> int:
     return 0 if text is None else len(text.encode("utf-8", "surrogatepass"))
 
 
+@dataclass(frozen=True, kw_only=True)
+class Decision:
+    """A decision as asked: what to do to which hunks (`ids`, deduplicated), with what."""
+
+    op_id: str
+    action: str  # accept | reject | undo | reapply | pull
+    ids: list[str]
+    expected: dict[str, int] | None = None  # hunk id -> the version the caller saw
+    feedback: str | None = None
+    text: str | None = None  # accept with changes: the developer's own new text
+    left: dict[str, str] | None = None  # a pull fills it: what cannot land here, and why
+
+    def logged(self) -> JSON:
+        """Its arguments as the op log keeps them."""
+        args: JSON = {"hunkIds": self.ids}
+        if self.feedback is not None:
+            args["feedback"] = self.feedback
+        if self.text is not None:
+            args["text"] = self.text
+        return args
+
+
 class Deciding:
     """decide and its checks."""
 
@@ -139,9 +162,10 @@ class Deciding:
                         found = await tx.hunks_where(uri=uri, proposal_id=proposal_id, task_id=task_id, statuses=wanted)
                         rows = {h.id: h for h in found}
                         ids = list(rows)
-                    effects = await self._decide_in(
-                        tx, op_id, action, ids, rows, expected, feedback, text, no_revert, left
+                    asked = Decision(
+                        op_id=op_id, action=action, ids=ids, expected=expected, feedback=feedback, text=text, left=left
                     )
+                    effects, no_revert = await self._decide_in(tx, asked, rows)
                     # Until its effect has run, memory keeps the hunk where the text really is.
                     for effect in effects:
                         st.in_flight.update(e["hunkId"] for e in effect.edits)
@@ -159,44 +183,23 @@ class Deciding:
                     st.in_flight.difference_update(e["hunkId"] for e in effect.edits)
         return [st.hunks[i].state() for i in ids if i in st.hunks]
 
-    async def _decide_in(
-        self,
-        tx: Tx,
-        op_id: str,
-        action: str,
-        ids: list[str],
-        rows: dict[str, Hunk],
-        expected: dict[str, int] | None,
-        feedback: str | None,
-        text: str | None,
-        no_revert: set[str],
-        left: dict[str, str] | None,
-    ) -> list[EffectRow]:
-        for hid, version in (expected or {}).items():
-            if hid in rows and rows[hid].version != version:
-                raise Conflict(
-                    f"hunk {hid} is at version {rows[hid].version}, not {version}: it changed meanwhile",
-                    {"hunkId": hid, "version": rows[hid].version},
-                )
-        # Feedback is kept per hunk (and once in the op log), text twice: all of it counts.
-        stored = (len(ids) + 1) * _bytes(feedback) + 2 * _bytes(text) + sum(len(i) for i in ids)
-        if stored > self.st.limits.max_bytes:
-            raise TooLarge(
-                f"this decision would make Stet store {stored} bytes ({len(ids)} hunk(s) x the feedback); "
-                f"the limit is {self.st.limits.max_bytes}: give shorter feedback, or decide fewer hunks at once"
-            )
+    async def _decide_in(self, tx: Tx, d: Decision, rows: dict[str, Hunk]) -> tuple[list[EffectRow], set[str]]:
+        """Record the decision in `tx`: the effects it journals, and the undone applied hunks
+        whose change was gone already (nothing to revert)."""
+        self._check_asked(d, rows)
         seen = Contents(self.st)
-        if action in ("reapply", "pull"):
-            return await self._reapply_in(tx, op_id, ids, rows, seen, left if action == "pull" else None)
+        if d.action in ("reapply", "pull"):
+            left = d.left if d.action == "pull" else None
+            return await self._reapply_in(tx, d.op_id, d.ids, rows, seen, left), set()
         targets: dict[str, Status] = {}
-        for hid in ids:
+        for hid in d.ids:
             try:
-                target = plan(action, rows[hid].status, hid)
+                target = plan(d.action, rows[hid].status, hid)
             except TransitionError as exc:
                 raise Conflict(str(exc), {"hunkId": hid, "status": exc.current.value}) from None
             if target is not None:
                 targets[hid] = target
-        reverts = []
+        reverts, no_revert = [], set()
         for h in [rows[h] for h, t in targets.items() if rows[h].status == Status.APPLIED]:
             if await self._revert_needed(h, seen):
                 reverts.append(h)
@@ -207,22 +210,17 @@ class Deciding:
         # A kept hunk's new text was left in the file for review: rejecting it puts the old
         # text back (journaled like an undo; written only where the new text still is).
         reverts += [rows[h] for h, t in targets.items() if t == Status.REJECTED and self._kept_in_file(rows[h])]
-        args: dict[str, object] = {"hunkIds": ids}
-        if feedback is not None:
-            args["feedback"] = feedback
-        if text is not None:
-            args["text"] = text
-        lsn = await tx.log(op_id, action, args)
+        lsn = await tx.log(d.op_id, d.action, d.logged())
         stamp = now_iso()
         for hid in targets:
             mem = self.st.hunks.get(hid)
             if mem is not None:
                 rows[hid].line = mem.line
-        if text is not None and action == "accept":
+        if d.text is not None and d.action == "accept":
             for hid in targets:
                 h = rows[hid]
                 eol = detect_eol(h.old_text + "".join(c for c in (*h.ctx_before, *h.ctx_after) if c))
-                given = lines_of(normalize_eol(text, eol))
+                given = lines_of(normalize_eol(d.text, eol))
                 h.applied_text = None if given == h.new else given
         # The journal is written from the hunks as they are before this decision.
         journal = [
@@ -234,45 +232,66 @@ class Deciding:
                 ("revert", sorted(reverts, key=lambda h: h.kind != "edit")),
             )
         ]
-        reverted = {h.id for h in reverts}
+        out_of_file = {h.id for h in reverts} | no_revert
         for hid, target in targets.items():
-            h = rows[hid]
-            h.move_to(target, action)
-            h.lsn, h.problem = lsn, None
-            h.in_file = None  # only an applied hunk has one; an effect sets it when applied
-            if hid in reverted or hid in no_revert:
-                h.kept = False  # its new text is out of the file: an ordinary hunk from now on
-            if action == "undo":
-                h.feedback, h.decided_at, h.applied_text = None, None, None
-            else:
-                h.decided_at = stamp
-                if feedback is not None:
-                    h.feedback = feedback
+            self._move(d, rows[hid], target, lsn, stamp, hid in out_of_file)
         await tx.save_hunks([rows[hid] for hid in targets])
         effects = []
         for action_name, group in journal:
-            by_uri: dict[str, list[tuple[Hunk, JSON]]] = {}
+            by_uri: dict[str, list[JSON]] = {}
             for h, edit in group:
-                by_uri.setdefault(h.uri, []).append((h, edit))
-            for uri, pairs in by_uri.items():
-                edits = [edit for _, edit in pairs]
-                where = "buffer" if uri in self.st.open else "file"
-                owner = owners.token() if where == "buffer" else None
-                eid = await tx.add_effect(lsn, uri, action_name, edits, where, owner)
-                effects.append(
-                    EffectRow(
-                        id=eid,
-                        lsn=lsn,
-                        uri=uri,
-                        action=action_name,
-                        edits=edits,
-                        state="pending",
-                        attempts=0,
-                        target=where,
-                        owner=owner,
-                    )
+                by_uri.setdefault(h.uri, []).append(edit)
+            for uri, edits in by_uri.items():
+                effects.append(await self._add_effect(tx, lsn, uri, action_name, edits))
+        return effects, no_revert
+
+    def _check_asked(self, d: Decision, rows: dict[str, Hunk]) -> None:
+        """The versions the caller expects, and what the decision would store, before anything."""
+        for hid, version in (d.expected or {}).items():
+            if hid in rows and rows[hid].version != version:
+                raise Conflict(
+                    f"hunk {hid} is at version {rows[hid].version}, not {version}: it changed meanwhile",
+                    {"hunkId": hid, "version": rows[hid].version},
                 )
-        return effects
+        # Feedback is kept per hunk (and once in the op log), text twice: all of it counts.
+        stored = (len(d.ids) + 1) * _bytes(d.feedback) + 2 * _bytes(d.text) + sum(len(i) for i in d.ids)
+        if stored > self.st.limits.max_bytes:
+            raise TooLarge(
+                f"this decision would make Stet store {stored} bytes ({len(d.ids)} hunk(s) x the feedback); "
+                f"the limit is {self.st.limits.max_bytes}: give shorter feedback, or decide fewer hunks at once"
+            )
+
+    @staticmethod
+    def _move(d: Decision, h: Hunk, target: Status, lsn: int, stamp: str, out_of_file: bool) -> None:
+        """The hunk as the decision leaves it (`out_of_file`: its new text is out of the file)."""
+        h.move_to(target, d.action)
+        h.lsn, h.problem = lsn, None
+        h.in_file = None  # only an applied hunk has one; an effect sets it when applied
+        if out_of_file:
+            h.kept = False  # an ordinary hunk from now on
+        if d.action == "undo":
+            h.feedback, h.decided_at, h.applied_text = None, None, None
+        else:
+            h.decided_at = stamp
+            if d.feedback is not None:
+                h.feedback = d.feedback
+
+    async def _add_effect(self, tx: Tx, lsn: int, uri: str, action: str, edits: list[JSON]) -> EffectRow:
+        """Journal an effect: into the open buffer (this process's to settle), else the file."""
+        target = "buffer" if uri in self.st.open else "file"
+        owner = owners.token() if target == "buffer" else None
+        eid = await tx.add_effect(lsn, uri, action, edits, target, owner)
+        return EffectRow(
+            id=eid,
+            lsn=lsn,
+            uri=uri,
+            action=action,
+            edits=edits,
+            state="pending",
+            attempts=0,
+            target=target,
+            owner=owner,
+        )
 
     def _kept_in_file(self, h: Hunk) -> bool:
         mem = self.st.hunks.get(h.id)
@@ -384,22 +403,7 @@ class Deciding:
             by_uri.setdefault(h.uri, []).append(self._effect_edit(h, "apply"))
         await tx.save_hunks(todo)
         for uri, edits in by_uri.items():
-            where = "buffer" if uri in self.st.open else "file"
-            owner = owners.token() if where == "buffer" else None
-            eid = await tx.add_effect(lsn, uri, "reapply", edits, where, owner)
-            effects.append(
-                EffectRow(
-                    id=eid,
-                    lsn=lsn,
-                    uri=uri,
-                    action="reapply",
-                    edits=edits,
-                    state="pending",
-                    attempts=0,
-                    target=where,
-                    owner=owner,
-                )
-            )
+            effects.append(await self._add_effect(tx, lsn, uri, "reapply", edits))
         return effects
 
     def _not_here(self, h: Hunk) -> str:

@@ -406,35 +406,11 @@ class Effects:
         store = st.require_store()
         fault("effect:before-confirm")
         state = settled(complete, in_buffer)
-        action, was = Action(effect.action), State(effect.state)
         written = self._written.pop(effect.id, None)
         # What the effect achieved is derived (recovery finds it again in the content and the
         # journal): committed without waiting for the disk, unlike the decision itself.
         async with store.write(derived=True) as tx:
-            rows = await tx.hunks(results)
-            changed = []
-            changed_marks = []  # applied hunks back in the file: not a new version
-            placed = []  # hunks whose position alone is recorded
-            for hid, result in results.items():
-                r, mem = rows.get(hid), st.hunks.get(hid)
-                if r is None or mem is None:
-                    continue
-                out = outcome(action, was, r.status, Found(result))
-                to = out.to
-                if out.back_in_file:
-                    mem.in_file = True
-                    if r.in_file is False:
-                        r.in_file = True
-                        changed_marks.append(r)
-                r.line = mem.line
-                problem = why.stale.get(hid) if result == "stale" else None
-                if to is not None:
-                    r.move_to(to, effect.action)
-                    r.problem = problem
-                    r.in_file = mem.in_file = True if to == Status.APPLIED else None
-                    changed.append(r)
-                elif not changed_marks or changed_marks[-1] is not r:
-                    placed.append(r)
+            changed, changed_marks, placed = self._outcomes(effect, await tx.hunks(results), results, why)
             await tx.save_hunks(placed)  # positions only
             if not complete and why.waiting:
                 # The decision stands, its edit waits: say why on each hunk still waiting.
@@ -485,6 +461,35 @@ class Effects:
             st.effect_uris.discard(effect.uri)
         await self.memory.sync(loaded)
         st.on_change({effect.uri, *(m[1] for m in moves)})
+
+    def _outcomes(
+        self, effect: EffectRow, rows: dict[str, Hunk], results: dict[str, str], why: Why
+    ) -> tuple[list[Hunk], list[Hunk], list[Hunk]]:
+        """Apply the domain's outcome to each hunk's stored row: (hunks changed, applied hunks
+        back in the file - not a new version -, hunks whose position alone is recorded)."""
+        action, was = Action(effect.action), State(effect.state)
+        changed, changed_marks, placed = [], [], []
+        for hid, result in results.items():
+            r, mem = rows.get(hid), self.st.hunks.get(hid)
+            if r is None or mem is None:
+                continue
+            out = outcome(action, was, r.status, Found(result))
+            to = out.to
+            if out.back_in_file:
+                mem.in_file = True
+                if r.in_file is False:
+                    r.in_file = True
+                    changed_marks.append(r)
+            r.line = mem.line
+            problem = why.stale.get(hid) if result == "stale" else None
+            if to is not None:
+                r.move_to(to, effect.action)
+                r.problem = problem
+                r.in_file = mem.in_file = True if to == Status.APPLIED else None
+                changed.append(r)
+            elif not changed_marks or changed_marks[-1] is not r:
+                placed.append(r)
+        return changed, changed_marks, placed
 
     async def run_pending(
         self,

@@ -18,6 +18,19 @@ from .config import new_id
 from .state import ReviewState
 
 
+def _follow_neighbours(lost: list[Hunk], moved: list[tuple[int, int]]) -> None:
+    """Where a text was not found, its last known place moves like its nearest neighbour
+    above ((old line, shift) of the texts found)."""
+    moved.sort()
+    for h in lost:
+        shift = 0
+        for line, delta in moved:
+            if line > h.line:
+                break
+            shift = delta
+        h.line = max(0, h.line + shift)
+
+
 class Memory:
     """Keeps `hunks`, `by_uri` and the anchors of open documents in step with the store."""
 
@@ -149,17 +162,9 @@ class Memory:
                 continue
             tracked = buffer and h.tracked
             if h.kind != "edit":
-                if h.status in (Status.PENDING, Status.STALE):
-                    why = blocked or self._file_op_blocked(h)
-                    ok = why is None and self._file_op_applicable(h, lines)
-                    if ok and h.status == Status.STALE:
-                        derived.append((h, Status.PENDING))
-                    elif not ok and h.status == Status.PENDING:
-                        derived.append((h, Status.STALE))
-                        if why:
-                            self._why[h.id] = why
-                elif h.status == Status.APPLIED:
-                    self.set_in_file(h, self._file_op_in_place(h, lines))
+                to = self._relocate_file_op(h, lines, blocked)
+                if to is not None:
+                    derived.append((h, to))
                 continue
             if index is None:
                 h.tracked = False
@@ -207,16 +212,23 @@ class Memory:
             if h.status == Status.PENDING:
                 derived.append((h, Status.STALE))
             # An accepted hunk always has a journaled effect: running it decides (applied or stale).
-        # Where a text was not found, its last known place moves like its nearest neighbour above.
-        moved.sort()
-        for h in lost:
-            shift = 0
-            for line, delta in moved:
-                if line > h.line:
-                    break
-                shift = delta
-            h.line = max(0, h.line + shift)
+        _follow_neighbours(lost, moved)
         return derived
+
+    def _relocate_file_op(self, h: Hunk, lines: list[str] | None, blocked: str | None) -> Status | None:
+        """`relocate` for a create, delete or rename: the status change that follows, if any."""
+        if h.status in (Status.PENDING, Status.STALE):
+            why = blocked or self._file_op_blocked(h)
+            ok = why is None and self._file_op_applicable(h, lines)
+            if ok and h.status == Status.STALE:
+                return Status.PENDING
+            if not ok and h.status == Status.PENDING:
+                if why:
+                    self._why[h.id] = why
+                return Status.STALE
+        elif h.status == Status.APPLIED:
+            self.set_in_file(h, self._file_op_in_place(h, lines))
+        return None
 
     def set_in_file(self, h: Hunk, there: bool) -> None:
         """Record what the content says of an applied hunk (or a kept one waiting for review:
