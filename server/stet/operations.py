@@ -17,35 +17,35 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, TypeVar
 
-    Check = Callable[[dict, str], Any]
+    Check = Callable[[dict[str, Any], str], Any]
     Wire = tuple[tuple[str, str, Check], ...]
     Model = TypeVar("Model", bound="Params")
 
 # --- the typed params of Stet's own LSP methods, and the one place raw JSON becomes them ---
 
 
-def _opt_str(d: dict, key: str) -> str | None:
+def _opt_str(d: dict[str, Any], key: str) -> str | None:
     value = d.get(key)
     if value is not None and not isinstance(value, str):
         raise InvalidParams(f"`{key}` must be a string")
     return value
 
 
-def _req_str(d: dict, key: str) -> str:
+def _req_str(d: dict[str, Any], key: str) -> str:
     value = d.get(key)
     if not isinstance(value, str) or not value:
         raise InvalidParams(f"`{key}` is required and must be a non-empty string")
     return value
 
 
-def _hunk_ids(d: dict, key: str) -> list[str]:
+def _hunk_ids(d: dict[str, Any], key: str) -> list[str]:
     ids = d.get(key)
     if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i for i in ids):
         raise InvalidParams(f"`{key}` must be a non-empty list of hunk id strings")
     return ids
 
 
-def _versions(d: dict, key: str) -> dict[str, int] | None:
+def _versions(d: dict[str, Any], key: str) -> dict[str, int] | None:
     value = d.get(key)
     if value is None:
         return None
@@ -56,7 +56,7 @@ def _versions(d: dict, key: str) -> dict[str, int] | None:
     return value
 
 
-def _statuses(d: dict, key: str) -> set[Status] | None:
+def _statuses(d: dict[str, Any], key: str) -> set[Status] | None:
     value = d.get(key)
     if value is None:
         return None
@@ -70,12 +70,12 @@ def _statuses(d: dict, key: str) -> set[Status] | None:
         raise InvalidParams(f"`{key}` values must be among {', '.join(s.value for s in Status)}") from None
 
 
-def _no_text(d: dict, key: str) -> None:
+def _no_text(d: dict[str, Any], key: str) -> None:
     if _opt_str(d, key) is not None:
         raise InvalidParams(f"`{key}` is only for stet.accept")
 
 
-def _flag(d: dict, key: str) -> bool:
+def _flag(d: dict[str, Any], key: str) -> bool:
     return d.get(key) is True  # anything but true is no
 
 
@@ -168,14 +168,14 @@ def request(model: type[Model], params: Any, name: str) -> Model:
     return structure(model, params)
 
 
-def command(model: type[Model], args: tuple | list | None, name: str) -> Model:
+def command(model: type[Model], args: tuple[Any, ...] | list[Any] | None, name: str) -> Model:
     """A command's arguments, one params object, as `model` (see `structure`)."""
     if not args or len(args) != 1 or not isinstance(args[0], dict):
         raise InvalidParams(f"{name} takes one argument: a params object")
     return structure(model, args[0])
 
 
-def structure(model: type[Model], raw: dict) -> Model:
+def structure(model: type[Model], raw: dict[str, Any]) -> Model:
     """`raw` (a JSON object) as `model`, member by member in the order the model declares
     them; the first malformed one is InvalidParams naming it. The one converter of Stet's
     own LSP params."""

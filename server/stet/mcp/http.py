@@ -20,6 +20,10 @@ import sys
 from ..errors import InvalidParams
 from ..workspace import own
 
+TYPE_CHECKING = False  # light imports only until the token is written
+if TYPE_CHECKING:
+    from typing import Any
+
 TOKEN_FILE = "mcp-token"
 
 
@@ -48,11 +52,11 @@ def parse_address(text: str) -> tuple[str, int]:
 class BearerGuard:
     """ASGI middleware: an HTTP request without the right bearer token is answered 401 here."""
 
-    def __init__(self, app, token: str):
+    def __init__(self, app: Any, token: str) -> None:
         self.app = app
         self.expected = f"Bearer {token}".encode()
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> Any:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)  # the lifespan: opens the review once
         given = dict(scope.get("headers") or ()).get(b"authorization", b"")

@@ -17,7 +17,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -68,7 +68,7 @@ class _State:
         self.opening = asyncio.Lock()
 
 
-def _result(text: str, data: dict | list) -> CallToolResult:
+def _result(text: str, data: dict[str, Any] | list[Any]) -> CallToolResult:
     structured = data if isinstance(data, dict) else {"items": data}
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
@@ -317,7 +317,7 @@ class Tools:
         except StetError as exc:
             raise _fail(exc) from None
         hunks = review.list(task_id=task_id, proposal_id=proposal_id)
-        by_status: dict[str, list[dict]] = {s.value: [] for s in Status}
+        by_status: dict[str, list[dict[str, Any]]] = {s.value: [] for s in Status}
         for hunk in hunks:
             by_status[hunk.status.value].append(
                 {**hunk.state(), "path": t.review.ws.rel(hunk.uri), "line": hunk.line + 1}
@@ -364,7 +364,7 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
     return server
 
 
-def _proposal_text(t: Tasks, answer: dict) -> str:
+def _proposal_text(t: Tasks, answer: dict[str, Any]) -> str:
     """What the model needs from a proposal's answer."""
     lines = [f"Proposal {answer['proposalId']}:"]
     new = answer["hunks"]

@@ -26,7 +26,7 @@ class Follower:
     def __init__(self, review: Review, interval: float = INTERVAL):
         self.review = review
         self.interval = interval
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
         self.syncs = 0
 
     def start(self) -> None:

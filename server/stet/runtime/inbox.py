@@ -25,6 +25,8 @@ import json
 import logging
 import os
 import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ..agents import intake
 from ..domain import patches
@@ -32,6 +34,11 @@ from ..errors import InvalidParams, StetError, StoreUnavailable
 from ..faults import fault
 from ..review import Review
 from ..workspace import own, safe
+
+if TYPE_CHECKING:
+    from watchdog.events import FileSystemEvent
+
+    from .watcher import Watcher
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +66,7 @@ class Unparsable(Exception):
 
 
 class Inbox:
-    def __init__(self, folder: str, review: Review, warn=None):
+    def __init__(self, folder: str, review: Review, warn: Callable[[str], None] | None = None) -> None:
         self.folder = folder
         self.review = review
         self.warn = warn or (lambda message: log.warning("%s", message))
@@ -68,7 +75,7 @@ class Inbox:
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._attempts: dict[str, int] = {}
         self._lock = asyncio.Lock()
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
         self.ingested = 0
 
     def prepare(self) -> None:
@@ -78,7 +85,7 @@ class Inbox:
         for names in ((), ("done",), ("failed",)):
             own.make(home, os.path.basename(self.folder), *names)
 
-    async def start(self, watcher) -> None:
+    async def start(self, watcher: Watcher) -> None:
         """Make the folders and watch; raises as `prepare` does (then it is not used at all)."""
         self.prepare()
         watcher.watch(self.folder, self._on_event)
@@ -95,12 +102,12 @@ class Inbox:
         for task in list(self._tasks):
             task.cancel()
 
-    def _on_event(self, event) -> None:
+    def _on_event(self, event: FileSystemEvent) -> None:
         if event.is_directory:
             return
         for path in (getattr(event, "dest_path", None), event.src_path):
             if path and os.path.dirname(os.path.abspath(path)) == os.path.abspath(self.folder):
-                name = os.path.basename(path)
+                name = os.fsdecode(os.path.basename(path))  # watchdog types paths as str | bytes
                 if event.event_type == "closed":  # a writer closed it: complete unless it is still wrong
                     self._schedule(name, 0.02)
                 elif event.event_type in ("created", "modified", "moved"):
@@ -226,7 +233,7 @@ class Inbox:
                 message=meta.get("message"),
             )
 
-    def _meta(self, stem: str) -> dict:
+    def _meta(self, stem: str) -> dict[str, Any]:
         """The sidecar ID.meta.json of a patch: {"taskId"?, "agent"?, "message"?} (strings)."""
         try:  # like the proposal itself: a regular file only, never followed or waited on
             raw = self._read(stem + META, limit=1 << 20)

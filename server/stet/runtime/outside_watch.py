@@ -12,11 +12,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from typing import TYPE_CHECKING
 
 from ..review import Review
 from ..workspace.paths import path_to_uri
 from .stopping import cancel_and_wait
 from .watcher import Watcher
+
+if TYPE_CHECKING:
+    from watchdog.events import FileSystemEvent
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +37,7 @@ class OutsideWatch:
         self.watcher = watcher
         self.folders: set[str] = set()
         self._seen_generation = -1
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         self._add_folders()
@@ -62,7 +66,7 @@ class OutsideWatch:
             log.debug("watching %s for outside changes", folder)
             self.watcher.watch(folder, self._on_event)
 
-    def _on_event(self, event) -> None:
+    def _on_event(self, event: FileSystemEvent) -> None:
         log.debug("file event %s", event)
         if event.is_directory or event.event_type not in CHANGES:
             return

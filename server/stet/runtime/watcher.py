@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
 log = logging.getLogger(__name__)
@@ -38,11 +39,11 @@ class Watcher:
     def __init__(self, loop: asyncio.AbstractEventLoop | None = None, polling: bool | None = None):
         self.loop = loop or asyncio.get_event_loop()
         self.polling = polling if polling is not None else os.environ.get("STET_WATCH") == "poll"
-        self.observer = None
+        self.observer: BaseObserver | None = None
         self.watches: list[tuple[str, Callable[[FileSystemEvent], None], bool]] = []
         self.warning: str | None = None
 
-    def _new_observer(self):
+    def _new_observer(self) -> BaseObserver:
         return PollingObserver(timeout=POLL_INTERVAL) if self.polling else Observer()
 
     def watch(self, folder: str, callback: Callable[[FileSystemEvent], None], recursive: bool = False) -> None:

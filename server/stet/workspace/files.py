@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from ..errors import InvalidParams
 from . import safe
-from .safe import TEMP_MARK, is_temp_name, remove_temp_files, temp_files
+from .safe import is_temp_name, remove_temp_files, temp_files
+from .tempnames import TEMP_MARK
 
 __all__ = [
     "TEMP_MARK",

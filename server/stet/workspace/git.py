@@ -119,7 +119,7 @@ def run(
     env: Mapping[str, str] | None = None,
     ok: Iterable[int] = (0,),
     gitdir: str | None = None,
-) -> subprocess.CompletedProcess:
+) -> subprocess.CompletedProcess[bytes]:
     """Run git in `cwd`, hardened as the module says. `gitdir`: the git folder to use, named
     instead of found from `cwd` (a worktree's `.git` file is then not read at all)."""
     extra = dict(env or {})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+from collections.abc import AsyncIterator
 
 from . import own
 
@@ -15,7 +16,7 @@ except ImportError:  # not POSIX: no inter-process file lock (see interprocess_l
 
 
 @contextlib.asynccontextmanager
-async def interprocess_lock(path: str):
+async def interprocess_lock(path: str) -> AsyncIterator[None]:
     """An exclusive lock shared by every process on this machine (flock on `path`, a file of
     Stet's own folder: never a symlink, a hard link or another user's file - see own.py).
 
