@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from itertools import chain, repeat
+from typing import Any
 
 from lsprotocol import types
 
@@ -91,7 +92,7 @@ class Opening:
     def opened(self, uri: str, text: str, version: int | None) -> None:
         self.docs[uri] = Document(uri, text, version)
 
-    def changed(self, uri: str, version: int | None, changes: list[tuple[dict | None, str]]) -> None:
+    def changed(self, uri: str, version: int | None, changes: list[tuple[dict[str, Any] | None, str]]) -> None:
         doc = self.docs.get(uri)
         if doc is None:
             return

@@ -93,8 +93,8 @@ def _roots(params: types.InitializeParams) -> list[str]:
     return roots or [os.getcwd()]
 
 
-def _content_changes(params: types.DidChangeTextDocumentParams) -> list[tuple[dict | None, str]]:
-    changes: list[tuple[dict | None, str]] = []
+def _content_changes(params: types.DidChangeTextDocumentParams) -> list[tuple[dict[str, Any] | None, str]]:
+    changes: list[tuple[dict[str, Any] | None, str]] = []
     for c in params.content_changes:
         if isinstance(c, types.TextDocumentContentChangePartial):
             r = c.range
@@ -250,11 +250,11 @@ FEATURES: tuple[tuple[str, Any, Handler | Callable[..., Any]], ...] = (
 # --- Stet's own requests (operations.OPERATIONS, door "lsp") ---
 
 
-async def propose(ls: StetServer, params: Any) -> dict:
+async def propose(ls: StetServer, params: Any) -> dict[str, Any]:
     return await intake.propose_params(await _ready(ls), params)
 
 
-async def list_hunks(ls: StetServer, params: Any) -> dict:
+async def list_hunks(ls: StetServer, params: Any) -> dict[str, Any]:
     review = await _ready(ls)
     p = request(ListHunks, params if params is not None else {}, "stet/listHunks")
     hunks = review.list(
@@ -266,7 +266,7 @@ async def list_hunks(ls: StetServer, params: Any) -> dict:
     return {"hunks": [h.state() for h in hunks]}
 
 
-async def proposal(ls: StetServer, params: Any) -> dict:
+async def proposal(ls: StetServer, params: Any) -> dict[str, Any]:
     review = await _ready(ls)
     pid = request(ProposalQuery, params, "stet/proposal").proposal_id
     record = await review.proposal_record(pid)
@@ -276,7 +276,7 @@ async def proposal(ls: StetServer, params: Any) -> dict:
     return record
 
 
-async def task_context(ls: StetServer, params: Any) -> dict:
+async def task_context(ls: StetServer, params: Any) -> dict[str, Any]:
     review = await _ready(ls)
     p = request(TaskContextQuery, params, "stet/taskContext")
     context = await Tasks(review).context(p.task_id)
@@ -300,11 +300,11 @@ class DecisionCommand:
     decision: Decision
     scope: str
 
-    async def run(self, ls: StetServer, *args: Any) -> dict:
+    async def run(self, ls: StetServer, *args: Any) -> dict[str, Any]:
         return await decide(self.decision, self.scope, ls, args)
 
 
-async def decide(decision: Decision, scope: str, ls: StetServer, args: tuple) -> dict:
+async def decide(decision: Decision, scope: str, ls: StetServer, args: tuple[Any, ...]) -> dict[str, Any]:
     review = await _ready(ls)
     p = command(decision.params(scope), args, f"stet.{decision.action}")
     action, rid, feedback = decision.action, p.request_id, p.feedback
@@ -335,7 +335,7 @@ def register(server: StetServer) -> None:
             server.command(decision.lsp_command(scope))(guarded(DecisionCommand(decision, scope).run))
 
 
-def _answer(ls: StetServer, action: str, states: list[dict]) -> dict:
+def _answer(ls: StetServer, action: str, states: list[dict[str, Any]]) -> dict[str, Any]:
     """`{hunks}`, plus `notTaken` when the decision's effect did not take on some hunk - which
     the editor is also told, since most show nothing of a command's result."""
     missed = not_taken(states)

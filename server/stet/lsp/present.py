@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from lsprotocol import types
 
 from ..domain.model import Hunk, inline_message
@@ -36,7 +38,7 @@ def _what(h: Hunk) -> str:
     return f"{_size(h)} lines"
 
 
-def diagnostic_json(h: Hunk, end: tuple[int, int] | None, with_data: bool = True) -> dict:
+def diagnostic_json(h: Hunk, end: tuple[int, int] | None, with_data: bool = True) -> dict[str, Any]:
     """A diagnostic as JSON, for publishing many at once without a converter pass: built
     directly (no lsprotocol objects), the same JSON as `diagnostic` gives (tested)."""
     message, severity = _describe(h)
@@ -94,7 +96,7 @@ def diagnostic(h: Hunk, end: tuple[int, int] | None) -> types.Diagnostic:
     )
 
 
-def _cmd(title: str, name: str, arg: dict) -> types.Command:
+def _cmd(title: str, name: str, arg: dict[str, Any]) -> types.Command:
     return types.Command(title=title, command=name, arguments=[arg])
 
 
@@ -141,7 +143,9 @@ def covers(h: Hunk, first: int, last: int) -> bool:
     return h.line <= last and first <= h.line + span - 1
 
 
-def code_actions(hunks: list[Hunk], client_uri: str, first: int, last: int, end) -> list[types.CodeAction]:
+def code_actions(
+    hunks: list[Hunk], client_uri: str, first: int, last: int, end: tuple[int, int] | None
+) -> list[types.CodeAction]:
     actions = []
     here = [h for h in hunks if covers(h, first, last)]
     for h in here:

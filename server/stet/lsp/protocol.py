@@ -8,6 +8,7 @@ keeps custom params as plain JSON.
 from __future__ import annotations
 
 import logging
+from collections.abc import Generator
 from typing import Any
 
 from lsprotocol import types
@@ -27,15 +28,15 @@ from ..errors import StetError, StoreUnavailable
 log = logging.getLogger(__name__)
 
 
-def _keep_raw(obj: dict, cls: type) -> Any:
+def _keep_raw(obj: dict[str, Any], cls: type) -> Any:
     # Params of custom methods stay plain JSON (pygls would turn them into namedtuples and
     # lose keys that are not identifiers, such as the uris of WorkspaceEdit.changes).
     fields = {f: obj.get(f) for f in ("id", "method", "jsonrpc", "params", "result") if f in cls.__annotations__}
     return cls(**fields)
 
 
-def make_converter():
-    converter = default_converter()
+def make_converter() -> Any:
+    converter = default_converter()  # type: ignore[no-untyped-call]
     for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
         converter.register_structure_hook(cls, _keep_raw)
     return converter
@@ -110,7 +111,7 @@ class StetProtocol(LanguageServerProtocol):
     def send_error(self, msg_id: Any, code: int, message: str) -> None:
         self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
 
-    def structure_message(self, data: dict) -> Any:
+    def structure_message(self, data: dict[str, Any]) -> Any:
         if isinstance(data, dict) and "jsonrpc" in data and "method" in data:  # a request or notification
             msg_id, has_id = data.get("id"), "id" in data
             if not _valid_id(msg_id):
@@ -157,7 +158,7 @@ class StetProtocol(LanguageServerProtocol):
         super().handle_message(message)
 
     @lsp_method(types.INITIALIZE)
-    def lsp_initialize(self, params: types.InitializeParams):
+    def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, Any]:
         if self._initialize_seen:  # one review per process: a second initialize changes nothing
             raise JsonRpcInvalidRequest("Invalid Request: the server is already initialized")
         self._initialize_seen = True
@@ -169,16 +170,16 @@ class StetProtocol(LanguageServerProtocol):
     # Stet keeps its own copy of open documents (LSP line breaks, UTF-16, anchors), so the
     # builtin handlers only forward to ours instead of also maintaining pygls' copy.
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
-    def lsp_text_document__did_open(self, params):
+    def lsp_text_document__did_open(self, params: Any) -> Generator[Any, Any, None]:
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_OPEN)) is not None:
             yield handler, (params,), None
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(self, params):
+    def lsp_text_document__did_change(self, params: Any) -> Generator[Any, Any, None]:
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
             yield handler, (params,), None
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
-    def lsp_text_document__did_close(self, params):
+    def lsp_text_document__did_close(self, params: Any) -> Generator[Any, Any, None]:
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
             yield handler, (params,), None

@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
@@ -19,29 +20,25 @@ from .protocol import make_converter
 class Editor:
     """A scripted editor: a pygls client that keeps its buffers and answers applyEdit."""
 
-    def __init__(self, root: Path, env: dict | None = None):
+    def __init__(self, root: Path, env: dict[str, Any] | None = None) -> None:
         self.root = root
         self.env = {**os.environ, **(env or {})}
-        self.docs: dict[str, list] = {}
+        self.docs: dict[str, list[Any]] = {}
         self.client = LanguageClient("stet-demo-editor", "1", converter_factory=make_converter)
-        self.restored: asyncio.Future = asyncio.get_running_loop().create_future()
+        self.restored: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         editor = self
 
-        @self.client.feature("stet/restored")
-        def restored(ls, params):
+        def restored(ls: LanguageClient, params: Any) -> None:
             if not editor.restored.done():
                 editor.restored.set_result(params)
 
-        @self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-        def diagnostics(ls, params):
+        def diagnostics(ls: LanguageClient, params: Any) -> None:
             pass  # a real editor would draw them
 
-        @self.client.feature("stet/hunksChanged")
-        def hunks_changed(ls, params):
+        def hunks_changed(ls: LanguageClient, params: Any) -> None:
             pass
 
-        @self.client.feature(types.WORKSPACE_APPLY_EDIT)
-        def apply(ls, params: types.ApplyWorkspaceEditParams):
+        def apply(ls: LanguageClient, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
             for change in params.edit.document_changes or []:
                 if not isinstance(change, types.TextDocumentEdit):
                     return types.ApplyWorkspaceEditResult(applied=False)  # Stet sends text edits only
@@ -64,6 +61,11 @@ class Editor:
                 )
             return types.ApplyWorkspaceEditResult(applied=True)
 
+        self.client.feature("stet/restored")(restored)
+        self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)(diagnostics)
+        self.client.feature("stet/hunksChanged")(hunks_changed)
+        self.client.feature(types.WORKSPACE_APPLY_EDIT)(apply)
+
     @property
     def process(self) -> asyncio.subprocess.Process:
         process = self.client._server
@@ -75,7 +77,7 @@ class Editor:
     def pid(self) -> int:
         return self.process.pid
 
-    async def start(self) -> dict:
+    async def start(self) -> dict[str, Any]:
         await self.client.start_io(sys.executable, "-m", "stet", "serve", env=self.env, cwd=str(self.root))
         self._drain = asyncio.ensure_future(self._drain_stderr())
         root_uri = self.root.as_uri()
@@ -111,10 +113,10 @@ class Editor:
         )
         return uri
 
-    async def request(self, method: str, params: dict):
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
         return await asyncio.wait_for(self.client.protocol.send_request_async(method, params), 30)
 
-    async def command(self, name: str, params: dict):
+    async def command(self, name: str, params: dict[str, Any]) -> Any:
         return await asyncio.wait_for(
             self.client.workspace_execute_command_async(types.ExecuteCommandParams(command=name, arguments=[params])),
             30,
@@ -123,9 +125,9 @@ class Editor:
     async def kill(self) -> None:
         os.kill(self.pid, signal.SIGKILL)
         await self.process.wait()
-        await self.client.stop()
+        await self.client.stop()  # type: ignore[no-untyped-call]
 
     async def stop(self) -> None:
         await self.client.shutdown_async(None)
         self.client.exit(None)
-        await self.client.stop()
+        await self.client.stop()  # type: ignore[no-untyped-call]

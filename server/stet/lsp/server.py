@@ -43,7 +43,9 @@ class StetServer(LanguageServer):
         self.stopping = False
 
     # The editor port of the review: apply an edit to an open buffer.
-    async def apply_edit(self, uri: str, version: int | None, edits: list[tuple[dict, str]], label: str) -> bool:
+    async def apply_edit(
+        self, uri: str, version: int | None, edits: list[tuple[dict[str, Any], str]], label: str
+    ) -> bool:
         text_edits = [
             types.TextEdit(
                 range=types.Range(
@@ -99,7 +101,7 @@ class StetServer(LanguageServer):
         td = self.client_capabilities.text_document
         return bool(td and td.publish_diagnostics and td.publish_diagnostics.data_support)
 
-    def notify_json(self, method: str, params: dict) -> None:
+    def notify_json(self, method: str, params: dict[str, Any]) -> None:
         """Send a notification whose params are already plain JSON (no converter pass)."""
         if self.stopping:
             return
@@ -108,9 +110,9 @@ class StetServer(LanguageServer):
     def shutdown(self) -> None:
         if self.review is not None:
             self.review.stop_now()
-        super().shutdown()
+        super().shutdown()  # type: ignore[no-untyped-call]
 
-    def start_io(self, stdin=None, stdout=None) -> None:
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
         """Serve on stdio with Stet's own reading loop (see wire.py: broken frames resynchronise,
         unparsable bodies get a Parse error)."""
         self._stop_event = threading.Event()

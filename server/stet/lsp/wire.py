@@ -82,7 +82,7 @@ async def read_messages(
     loop is woken once per message, and nobody has to wake the reader to read the next one.
     """
     loop = asyncio.get_running_loop()
-    frames: asyncio.Queue = asyncio.Queue()
+    frames: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     room = threading.Semaphore(READ_AHEAD)  # a slow loop stops the reader, not the memory
     done = threading.Event()
     source = _own_reader(stdin)
@@ -125,7 +125,14 @@ def _own_reader(stdin: BinaryIO) -> BinaryIO:
     return stdin
 
 
-async def _handle_frames(frames, room, stop_event, handle, parse, send_error) -> None:
+async def _handle_frames(
+    frames: asyncio.Queue[tuple[str, Any]],
+    room: threading.Semaphore,
+    stop_event: threading.Event,
+    handle: Callable[[Any], None],
+    parse: Callable[[bytes], Any],
+    send_error: Callable[..., None],
+) -> None:
     while not stop_event.is_set():
         kind, value = await frames.get()
         room.release()
@@ -148,5 +155,5 @@ async def _handle_frames(frames, room, stop_event, handle, parse, send_error) ->
             log.exception("unable to handle a message")
 
 
-def load(body: bytes, object_hook) -> Any:
+def load(body: bytes, object_hook: Callable[[dict[str, Any]], Any]) -> Any:
     return json.loads(body, object_hook=object_hook)
