@@ -1,5 +1,6 @@
 """The store: SQLite (the default) or PostgreSQL (engines.py chooses). Schema and migrations, the transaction batcher, rows <-> models,
-the task tables. Every SQL statement lives here, in a method named for its intent.
+the task tables. Every SQL statement lives here, in each engine's own statement table (sqlite_sql.py,
+pg_sql.py), sent by a method named for its intent.
 
 The names below are loaded when first used: importing `stet.store.glance` (a read-only look,
 no event loop) must not import aiosqlite and asyncio with `Store`."""

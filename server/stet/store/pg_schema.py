@@ -160,9 +160,9 @@ MIGRATIONS: list[list[str]] = [
     ],
 ]
 
-# Then PostgreSQL's own, in order (their count
-# is stet_schema.pg_version): what only a store shared by several checkouts needs. They touch
-# only tables of the list above; never edit a released one either.
+# Then PostgreSQL's own, in order (their count is stet_schema.pg_version): what only a store
+# shared by several checkouts needs. They touch only tables of the list above; never edit a
+# released one either.
 POSTGRES_MIGRATIONS: list[list[str]] = [
     # 1: lsns and effect ids from sequences (SQLite's AUTOINCREMENT keeps its own); the
     # repository and its checkouts; what is each checkout's own: its effects journal, its file

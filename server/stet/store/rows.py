@@ -13,10 +13,10 @@ from ..domain.model import Hunk, lines_of
 from ..domain.shapes import JSON
 from ..domain.status import BY_VALUE
 from ..domain.text import split_lines
-from .link import Params, Raw, Row
+from .link import Params as Params
+from .link import Raw
+from .link import Row as Row
 from .statements import Statements
-
-__all__ = ["Params", "Row"]
 
 _S = TypeVar("_S", str, str | None)
 
