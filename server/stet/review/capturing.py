@@ -17,7 +17,7 @@ import logging
 from collections.abc import Mapping
 
 from ..domain.capture import settle
-from ..domain.model import Hunk
+from ..domain.model import Hunk, Kind
 from ..domain.proposal import BadProposal, Change, Plan, Planned
 from ..domain.proposal import plan as plan_proposal
 from ..domain.shapes import JSON
@@ -233,9 +233,9 @@ class Capturing:
         if keep:
             # A kept rename is done in the files: the edits of the renamed file are where it is
             # now, as after an accepted rename (a reject moves them back with the file).
-            moved = {p.uri: p.new_uri for p in planned if p.kind == "rename" and p.new_uri}
+            moved = {p.uri: p.new_uri for p in planned if p.kind == Kind.RENAME and p.new_uri}
             for h in new:
-                if h.kind == "edit" and h.uri in moved:
+                if h.kind == Kind.EDIT and h.uri in moved:
                     h.uri = moved[h.uri]
         return new
 

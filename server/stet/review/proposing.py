@@ -7,7 +7,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Sequence
 
-from ..domain.model import Hunk
+from ..domain.model import Hunk, Kind
 from ..domain.proposal import BadProposal, Change, FileOp, Plan, TextChange, VersionMismatch, check_version
 from ..domain.proposal import plan as plan_proposal
 from ..domain.shapes import JSON
@@ -199,9 +199,13 @@ class Proposing:
             mem = self.st.hunks.get(old.id)
             line = mem.line if mem is not None else old.line
             for new in new_hunks:
-                if new.uri != old.uri and not (new.kind == "rename" and old.uri == new.uri):
+                if new.uri != old.uri and not (new.kind == Kind.RENAME and old.uri == new.uri):
                     continue
-                if old.kind != "edit" or new.kind != "edit" or _overlap(line, len(old.old), new.line, len(new.old)):
+                if (
+                    old.kind != Kind.EDIT
+                    or new.kind != Kind.EDIT
+                    or _overlap(line, len(old.old), new.line, len(new.old))
+                ):
                     replaced.append(old)
                     break
         return replaced
