@@ -6,6 +6,7 @@ import itertools
 import pytest
 
 from stet.domain.effect_outcome import Action, Found, Outcome, State, outcome, settled, still_wanted
+from stet.domain.model import Kind
 from stet.domain.status import TRANSITIONS, Status
 
 P, AC, AP, R, ST, SU = (
@@ -66,3 +67,4 @@ def test_the_values_are_the_stored_words():
     assert [a.value for a in Action] == ["apply", "reapply", "revert"]
     assert [s.value for s in State] == ["pending", "unsaved", "done"]
     assert [f.value for f in Found] == ["done", "stale"]
+    assert [k.value for k in Kind] == ["edit", "create", "rename", "delete"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from . import status as rules
 from .hunks import Context, Lines
@@ -14,6 +15,15 @@ from .text import is_terminated, split_lines, utf16_len
 # most this many characters of it (a 1 MB message over 500 hunks would be 500 MB per listing).
 # The whole message is one `stet/proposal` request away.
 MESSAGE_INLINE = 4096
+
+
+class Kind(StrEnum):
+    """What a hunk changes (the stored and sent `kind`: the same words)."""
+
+    EDIT = "edit"
+    CREATE = "create"
+    RENAME = "rename"
+    DELETE = "delete"
 
 
 def inline_message(message: str | None) -> tuple[str | None, bool]:

@@ -161,7 +161,11 @@ def plan(changes: list[Change], load: Callable[[str, int | None], str | None], *
             f.text = None  # gone from its old place
         else:
             raise BadProposal(f"unknown file operation {change.kind!r}")
+    return _result(files)
 
+
+def _result(files: dict[str, _File]) -> Plan:
+    """The hunks and final texts of the files as the changes left them (by current location)."""
     result = Plan()
     by_origin: dict[str, tuple[str, _File]] = {}
     for uri, f in files.items():

@@ -248,39 +248,10 @@ def hunk_entry(h: Hunk, path: str, new_path: str | None = None) -> JSON:
     return out
 
 
-def build_context(
-    task_id: str,
-    task: TaskRow | None,
-    steps: Sequence[StepRow],
-    notes: Sequence[NoteRow],
-    files: Sequence[tuple[FileRow, bytes | None]],
-    hunks: Sequence[Hunk],
-    rel: Callable[[str], str],
-) -> JSON:
-    """The structured picture of a task for a new worker (`stet/taskContext`, `stet resume --json`).
-
-    `files` pairs each file read with its content now (None when it is gone); `rel` turns a
-    uri into the path a person would type.
-    """
-    groups: dict[str, list[JSON]] = {g: [] for g in GROUPS}
-    for h in sorted(hunks, key=lambda h: (rel(h.uri), h.line, h.proposal_id, h.seq)):
-        groups[group_of(h)].append(hunk_entry(h, rel(h.uri), rel(h.new_uri) if h.new_uri else None))
-    counts = {s.value: 0 for s in Status}
-    for h in hunks:
-        counts[h.status.value] += 1
-
-    answers = {n.answers: n for n in notes if n.kind == "answer" and n.answers is not None}
-    questions = []
-    for n in notes:
-        if n.kind == "question":
-            a = answers.get(n.n)
-            questions.append({**n.state(), "answer": None if a is None else {"text": a.text, "at": a.at, "n": a.n}})
-
-    files_read = []
-    for row, now in files:
-        files_read.append({"path": rel(row.uri), "uri": row.uri, **file_status(row, now, hunks)})
-    files_read.sort(key=lambda f: f["path"])
-
+def _open_questions(
+    questions: list[JSON], steps: Sequence[StepRow], groups: dict[str, list[JSON]], files_read: list[JSON]
+) -> list[JSON]:
+    """What a new worker must ask or check before going on."""
     open_questions: list[JSON] = []
     for q in questions:
         if q["answer"] is None:
@@ -332,6 +303,43 @@ def build_context(
                     "path": f["path"],
                 }
             )
+    return open_questions
+
+
+def build_context(
+    task_id: str,
+    task: TaskRow | None,
+    steps: Sequence[StepRow],
+    notes: Sequence[NoteRow],
+    files: Sequence[tuple[FileRow, bytes | None]],
+    hunks: Sequence[Hunk],
+    rel: Callable[[str], str],
+) -> JSON:
+    """The structured picture of a task for a new worker (`stet/taskContext`, `stet resume --json`).
+
+    `files` pairs each file read with its content now (None when it is gone); `rel` turns a
+    uri into the path a person would type.
+    """
+    groups: dict[str, list[JSON]] = {g: [] for g in GROUPS}
+    for h in sorted(hunks, key=lambda h: (rel(h.uri), h.line, h.proposal_id, h.seq)):
+        groups[group_of(h)].append(hunk_entry(h, rel(h.uri), rel(h.new_uri) if h.new_uri else None))
+    counts = {s.value: 0 for s in Status}
+    for h in hunks:
+        counts[h.status.value] += 1
+
+    answers = {n.answers: n for n in notes if n.kind == "answer" and n.answers is not None}
+    questions = []
+    for n in notes:
+        if n.kind == "question":
+            a = answers.get(n.n)
+            questions.append({**n.state(), "answer": None if a is None else {"text": a.text, "at": a.at, "n": a.n}})
+
+    files_read = []
+    for row, now in files:
+        files_read.append({"path": rel(row.uri), "uri": row.uri, **file_status(row, now, hunks)})
+    files_read.sort(key=lambda f: f["path"])
+
+    open_questions = _open_questions(questions, steps, groups, files_read)
 
     return {
         "taskId": task_id,

@@ -8,14 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from .anchor import LineIndex, at_with_context, locate, text_at
 from .hunks import Context, Lines
 
+# already done, still to do, or no longer possible
+Outcome = Literal["done", "apply", "stale"]
+
 
 @dataclass(frozen=True)
 class Verdict:
-    outcome: str  # "done" | "apply" | "stale"
+    outcome: Outcome
     line: int
 
 

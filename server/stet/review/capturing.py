@@ -17,8 +17,8 @@ import logging
 from collections.abc import Mapping
 
 from ..domain.capture import settle
-from ..domain.model import Hunk
-from ..domain.proposal import BadProposal, Change, Planned
+from ..domain.model import Hunk, Kind
+from ..domain.proposal import BadProposal, Change, Plan, Planned
 from ..domain.proposal import plan as plan_proposal
 from ..domain.shapes import JSON
 from ..domain.status import Status
@@ -37,6 +37,15 @@ from .proposing import Proposing, record_hunks
 from .state import ReviewState
 
 log = logging.getLogger(__name__)
+
+
+def _restores(targets: Mapping[str, str | None], now: Mapping[str, str | None]) -> list[JSON]:
+    """The restore journal: each file whose content must change, what it holds now, what it gets."""
+    return [
+        {"uri": uri, "expect": _hash(now.get(uri)), "text": text}
+        for uri, text in sorted(targets.items())
+        if text != now.get(uri)
+    ]
 
 
 class Capturing:
@@ -130,19 +139,11 @@ class Capturing:
         its operation's result) for a new occurrence of one: the same capture once its journal
         is finished, while the files hold the agent's version once more (an agent run twice
         before anyone reviewed). Its journal is opened anew; nothing is proposed twice."""
-        st = self.st
-        limits = st.limits
-        store = st.require_store()
-        try:
-            planned = plan_proposal(changes, lambda uri, _version: bases.get(uri), exact=True)
-        except BadProposal as exc:
-            raise InvalidParams(f"the capture could not be turned into a proposal: {exc}") from None
-        for uri, text in planned.results.items():
-            if now.get(uri) != text:  # the proposal must give exactly what the agent wrote
-                raise InvalidParams(f"the capture of {st.ws.rel(uri)} does not reproduce the file; nothing stored")
+        store = self.st.require_store()
+        planned = self._plan(changes, bases, now)
         new = self._hunks(planned.hunks, capture_id, task_id, message, keep)
-        if len(new) > limits.max_hunks:
-            raise TooLarge(f"the capture makes {len(new)} hunks; the limit is {limits.max_hunks}")
+        if len(new) > self.st.limits.max_hunks:
+            raise TooLarge(f"the capture makes {len(new)} hunks; the limit is {self.st.limits.max_hunks}")
         async with store.write() as tx:
             made = await tx.proposal(capture_id)
             again = None
@@ -158,23 +159,8 @@ class Capturing:
                 ids = {h.id for h in prior}
                 prior += [h for h in await tx.hunks_where(proposal_id=capture_id) if h.id not in ids]
             created, repeated, refused, stays, flagged = self._classify(new, prior, keep)
-            # This review's kept hunks in these files that the capture did not repeat are
-            # part of what it proposes now (their text is in its baseline no more).
-            superseded = [
-                h
-                for h in prior
-                if h.kept and h.status in (Status.PENDING, Status.STALE) and h.task_id == task_id and h.uri in uris
-                if h.id not in {r.id for r in repeated}
-            ]
-            if task_id is not None:
-                ids = {h.id for h in superseded}
-                superseded += [h for h in await self.proposing.superseded_by(tx, created, task_id) if h.id not in ids]
-            targets = settle(planned.hunks, bases, stays) if in_place else {}
-            restores = [
-                {"uri": uri, "expect": _hash(now.get(uri)), "text": text}
-                for uri, text in sorted(targets.items())
-                if text != now.get(uri)
-            ]
+            superseded = await self._superseded(tx, prior, created, repeated, task_id, uris)
+            restores = _restores(settle(planned.hunks, bases, stays) if in_place else {}, now)
             fresh_cleanup = cleanup is not None and (again is None or again.cleanup != cleanup)
             if not (created or restores or superseded or flagged):
                 if again is None:
@@ -211,6 +197,34 @@ class Capturing:
         fault("capture:after-commit")
         return ("new", None) if again is None else ("again", result)
 
+    def _plan(self, changes: list[Change], bases: Mapping[str, str | None], now: Mapping[str, str | None]) -> Plan:
+        """The changes played over `bases`: they must give exactly what the agent wrote (`now`)."""
+        try:
+            planned = plan_proposal(changes, lambda uri, _version: bases.get(uri), exact=True)
+        except BadProposal as exc:
+            raise InvalidParams(f"the capture could not be turned into a proposal: {exc}") from None
+        for uri, text in planned.results.items():
+            if now.get(uri) != text:
+                raise InvalidParams(f"the capture of {self.st.ws.rel(uri)} does not reproduce the file; nothing stored")
+        return planned
+
+    async def _superseded(
+        self, tx: Tx, prior: list[Hunk], created: list[Hunk], repeated: list[Hunk], task_id: str | None, uris: set[str]
+    ) -> list[Hunk]:
+        """This review's kept hunks in these files that the capture did not repeat are part of
+        what it proposes now (their text is in its baseline no more); and, in a task, the
+        pending hunks its new ones replace."""
+        superseded = [
+            h
+            for h in prior
+            if h.kept and h.status in (Status.PENDING, Status.STALE) and h.task_id == task_id and h.uri in uris
+            if h.id not in {r.id for r in repeated}
+        ]
+        if task_id is not None:
+            ids = {h.id for h in superseded}
+            superseded += [h for h in await self.proposing.superseded_by(tx, created, task_id) if h.id not in ids]
+        return superseded
+
     @staticmethod
     def _hunks(
         planned: list[Planned], capture_id: str, task_id: str | None, message: str | None, keep: bool
@@ -219,9 +233,9 @@ class Capturing:
         if keep:
             # A kept rename is done in the files: the edits of the renamed file are where it is
             # now, as after an accepted rename (a reject moves them back with the file).
-            moved = {p.uri: p.new_uri for p in planned if p.kind == "rename" and p.new_uri}
+            moved = {p.uri: p.new_uri for p in planned if p.kind == Kind.RENAME and p.new_uri}
             for h in new:
-                if h.kind == "edit" and h.uri in moved:
+                if h.kind == Kind.EDIT and h.uri in moved:
                     h.uri = moved[h.uri]
         return new
 

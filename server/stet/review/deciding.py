@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ..domain import fileop
 from ..domain.anchor import LineIndex, find_applied, text_at
-from ..domain.model import Hunk, lines_of
+from ..domain.model import Hunk, Kind, lines_of
 from ..domain.shapes import JSON
 from ..domain.status import BY_VALUE, Status, TransitionError, plan, why_not_taken
 from ..domain.text import detect_eol, normalize_eol
@@ -229,7 +229,7 @@ class Deciding:
                 ("apply", [rows[h] for h, t in targets.items() if t == Status.ACCEPTED]),
                 # Undo runs in the reverse order of apply: a file's edits are reverted where the
                 # file is now, before the rename that moved it there is undone.
-                ("revert", sorted(reverts, key=lambda h: h.kind != "edit")),
+                ("revert", sorted(reverts, key=lambda h: h.kind != Kind.EDIT)),
             )
         ]
         out_of_file = {h.id for h in reverts} | no_revert
@@ -317,7 +317,7 @@ class Deciding:
         The same judgement as `in_file`: a tracked position is evidence on its own."""
         ws = self.st.ws
         mem = self.st.hunks.get(h.id, h)
-        if h.kind != "edit":
+        if h.kind != Kind.EDIT:
             try:
                 text = await seen.text(h.uri)
             except StetError:  # a symlink, a FIFO, not a text file: nothing Stet may take back
@@ -343,7 +343,7 @@ class Deciding:
         if await self._in_place(h, seen):
             return True
         mem = self.st.hunks.get(h.id, h)
-        if h.kind == "edit" and mem.replacement:
+        if h.kind == Kind.EDIT and mem.replacement:
             lines = await seen.lines(h.uri) or []
             places = seen.index(h.uri, lines).positions(mem.replacement[0])
             if any(text_at(lines, mem.replacement, i) for i in places):
@@ -412,7 +412,7 @@ class Deciding:
         path = self.st.ws.rel(h.uri)
         what = (
             f"the lines it replaces ({path}, line {h.line + 1}) are not in this checkout as it expects them"
-            if h.kind == "edit"
+            if h.kind == Kind.EDIT
             else f"this checkout's {path} is not as its {h.kind} expects"
         )
         return (
@@ -423,7 +423,7 @@ class Deciding:
     async def _applicable(self, h: Hunk, seen: Contents) -> bool:
         """Can the hunk's change be made again: is the text it replaces where it was?"""
         mem = self.st.hunks.get(h.id, h)
-        if h.kind != "edit":
+        if h.kind != Kind.EDIT:
             try:
                 text = await seen.text(h.uri)
             except StetError:

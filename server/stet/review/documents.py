@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..domain.anchor import Anchors, at_with_context, text_at
 from ..domain.document import Document
-from ..domain.model import Hunk
+from ..domain.model import Hunk, Kind
 from ..domain.shapes import JSON
 from ..domain.status import OPEN, Status
 from ..errors import StetError
@@ -85,7 +85,7 @@ class Documents:
             h = self.st.hunks.get(hid)
             if h is None or hid in self.st.in_flight:
                 continue
-            if h.status == Status.APPLIED or h.kind != "edit" and h.status in OPEN:
+            if h.status == Status.APPLIED or h.kind != Kind.EDIT and h.status in OPEN:
                 # An applied hunk's text typed away or put back (an editor's undo, a redo).
                 derived.extend(self.memory.relocate(lines, [h], buffer=True))
                 continue
@@ -134,7 +134,7 @@ class Documents:
         await self.memory.checkpoint({uri})
         # A delete or rename refused for the buffer's unsaved work may go ahead once it is saved.
         doc = st.doc(uri)
-        ops = [h for h in st.by_uri.get(uri, {}).values() if h.kind != "edit" and h.status == Status.STALE]
+        ops = [h for h in st.by_uri.get(uri, {}).values() if h.kind != Kind.EDIT and h.status == Status.STALE]
         if doc is not None and ops:
             derived = self.memory.relocate(doc.lines, ops, buffer=True)
             if derived:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from ..domain.anchor import LineIndex, at_with_context, locate, text_at
 from ..domain.effect_outcome import Action, Found, State, outcome, settled, still_wanted
 from ..domain.hunks import Lines, Shifts, apply_edits
-from ..domain.model import Hunk, lines_of
+from ..domain.model import Hunk, Kind, lines_of
 from ..domain.shapes import JSON, Range
 from ..domain.status import Status
 from ..domain.text import split_lines, text_range
@@ -92,8 +92,8 @@ class Effects:
         why = Why()
         try:
             # Text edits first: a rename decided at the same time must move the edited file.
-            edits = [(h, e) for h, e in wanted if h.kind == "edit"]
-            files = [(h, e) for h, e in wanted if h.kind != "edit"]
+            edits = [(h, e) for h, e in wanted if h.kind == Kind.EDIT]
+            files = [(h, e) for h, e in wanted if h.kind != Kind.EDIT]
             results: dict[str, str]
             if edits and effect.uri in st.open:
                 results, complete, in_buffer = await self._in_buffer(effect, edits)
@@ -129,7 +129,7 @@ class Effects:
                 path = st.ws.path_of(e["uri"])
                 new_path = st.ws.path_of(e["newUri"]) if e.get("newUri") else None
                 doc = st.doc(h.uri)
-                if doc is not None and h.kind in ("delete", "rename") and effect.action != "revert":
+                if doc is not None and h.kind in (Kind.DELETE, Kind.RENAME) and effect.action != Action.REVERT:
                     on_disk = await asyncio.to_thread(read_text, path)
                     if on_disk != doc.text:  # the buffer holds unsaved work the operation would lose
                         results[h.id] = "stale"
@@ -138,7 +138,7 @@ class Effects:
                         )
                         continue
                 # The journal's before/after are relative to the action; fileops wants the hunk's own.
-                applying = effect.action != "revert"
+                applying = effect.action != Action.REVERT
                 old_text, new_text = (e["before"], e["after"]) if applying else (e["after"], e["before"])
                 verdict, reason = await asyncio.to_thread(
                     fileops.settle, e["kind"], "apply" if applying else "revert", path, new_path, old_text, new_text
@@ -158,7 +158,7 @@ class Effects:
                     st.own_write(p, await asyncio.to_thread(_text_or_none, p))
             if verdict == "done":
                 h.shows_new = applying
-                if h.kind == "rename":
+                if h.kind == Kind.RENAME:
                     pair = (e["uri"], e["newUri"]) if applying else (e["newUri"], e["uri"])
                     moves.append((*pair, h.id))
         return results, moves, complete
@@ -220,7 +220,12 @@ class Effects:
     def _moved_by(self, effect: EffectRow, files: Wanted) -> str | None:
         """The uri an apply effect's own rename already moved its file to (None: not moved)."""
         for _, e in files:
-            if effect.action == "apply" and e["kind"] == "rename" and e["uri"] == effect.uri and e.get("newUri"):
+            if (
+                effect.action == Action.APPLY
+                and e["kind"] == Kind.RENAME
+                and e["uri"] == effect.uri
+                and e.get("newUri")
+            ):
                 try:
                     src, dst = self.st.ws.path_of(e["uri"]), self.st.ws.path_of(e["newUri"])
                 except StetError:
@@ -300,7 +305,7 @@ class Effects:
             if v.outcome == "stale":
                 continue
             h.line = shifts.after(v.line)
-            h.shows_new = effect.action != "revert"
+            h.shows_new = effect.action != Action.REVERT
         return {hid: ("stale" if v.outcome == "stale" else "done") for hid, v in verdicts.items()}, True, False
 
     async def _in_buffer(self, effect: EffectRow, wanted: Wanted) -> tuple[dict[str, str], bool, bool]:
@@ -310,7 +315,7 @@ class Effects:
         results = {hid: "stale" for hid, v in verdicts.items() if v.outcome == "stale"}
         for h, _ in wanted:
             if verdicts[h.id].outcome == "done":
-                h.line, h.shows_new = verdicts[h.id].line, effect.action != "revert"
+                h.line, h.shows_new = verdicts[h.id].line, effect.action != Action.REVERT
                 results[h.id] = "done"
         if not edits:
             return results, True, True
@@ -334,7 +339,7 @@ class Effects:
         for hid, (_line, _dst, h) in expected.items():
             if hid not in unconfirmed:
                 results[hid] = "done"
-                h.shows_new = effect.action != "revert"
+                h.shows_new = effect.action != Action.REVERT
         return results, not unconfirmed, True
 
     async def _send(
@@ -343,7 +348,7 @@ class Effects:
         """Send the edit to the editor: did it take it, and the hunks whose edit it has not shown yet."""
         st = self.st
         fault("effect:before-write")
-        label = "Stet: undo change" if effect.action == "revert" else "Stet: apply accepted change"
+        label = "Stet: undo change" if effect.action == Action.REVERT else "Stet: apply accepted change"
         try:
             ok = await asyncio.wait_for(
                 st.editor.apply_edit(st.client_uri(effect.uri), version, lsp_edits, label), APPLY_TIMEOUT
@@ -494,7 +499,7 @@ class Effects:
     async def run_pending(
         self,
         uri: str | None = None,
-        states: Sequence[str] = ("pending", "unsaved"),
+        states: Sequence[str] = (State.PENDING, State.UNSAVED),
         targets: Sequence[str] = ("file", "buffer"),
     ) -> None:
         """Carry out the journaled effects left to do (of one uri, or all)."""
@@ -503,9 +508,9 @@ class Effects:
         async with st.op_lock:
             for effect in await store.open_effects():
                 if (uri is None or effect.uri == uri) and effect.state in states and effect.target in targets:
-                    if effect.state == "unsaved" and effect.uri in st.open:
+                    if effect.state == State.UNSAVED and effect.uri in st.open:
                         continue  # the buffer holds it; settled at save, close or restart
-                    if (effect.state == "unsaved" or effect.target == "buffer") and self._held_elsewhere(effect):
+                    if (effect.state == State.UNSAVED or effect.target == "buffer") and self._held_elsewhere(effect):
                         continue  # another live window's buffer holds it: that window settles it
                     await self.run_guarded(effect)
                     fault("recover:after-effect")

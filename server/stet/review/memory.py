@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from ..domain import fileop
 from ..domain.anchor import Found, LineIndex, find_applied, locate, text_at
-from ..domain.model import Hunk
+from ..domain.model import Hunk, Kind
 from ..domain.status import Status, allowed
 from ..errors import StetError
 from ..store.tx import LaterHunks
@@ -161,7 +161,7 @@ class Memory:
             if h.id in self.st.in_flight:
                 continue
             tracked = buffer and h.tracked
-            if h.kind != "edit":
+            if h.kind != Kind.EDIT:
                 to = self._relocate_file_op(h, lines, blocked)
                 if to is not None:
                     derived.append((h, to))
@@ -252,7 +252,7 @@ class Memory:
     def _file_op_applicable(self, h: Hunk, lines: list[str] | None) -> bool:
         text = None if lines is None else "".join(lines)
         target = False
-        if h.kind == "rename" and h.new_uri:
+        if h.kind == Kind.RENAME and h.new_uri:
             try:
                 target = safe.exists(self.st.ws.path_of(h.new_uri))
             except (StetError, OSError, ValueError):
@@ -277,7 +277,7 @@ class Memory:
     def _file_op_blocked(self, h: Hunk) -> str | None:
         """Why the place a file operation would put a file cannot take one (a symlink or a
         file on the way, a path Stet refuses); None when nothing is in the way."""
-        for uri in (h.new_uri,) if h.kind == "rename" else (h.uri,) if h.kind == "create" else ():
+        for uri in (h.new_uri,) if h.kind == Kind.RENAME else (h.uri,) if h.kind == Kind.CREATE else ():
             if not uri:
                 continue
             try:

@@ -7,8 +7,8 @@ import hashlib
 import json
 from collections.abc import Iterable, Sequence
 
-from ..domain.model import Hunk
-from ..domain.proposal import BadProposal, Change, FileOp, TextChange, VersionMismatch, check_version
+from ..domain.model import Hunk, Kind
+from ..domain.proposal import BadProposal, Change, FileOp, Plan, TextChange, VersionMismatch, check_version
 from ..domain.proposal import plan as plan_proposal
 from ..domain.shapes import JSON
 from ..domain.status import Status
@@ -100,33 +100,14 @@ class Proposing:
         st = self.st
         store = st.require_store()
         limits = st.limits
-        limits.check_id("proposalId", proposal_id)
-        if task_id is not None:
-            limits.check_id("taskId", task_id)
-        size = sum(
-            len(t.encode("utf-8", "surrogatepass")) for c in changes if isinstance(c, TextChange) for _, t in c.edits
-        )
-        if size > limits.max_bytes:
-            raise TooLarge(f"the proposal carries {size} bytes of text; the limit is {limits.max_bytes}")
+        self._check_asked(proposal_id, task_id, changes)
         changes = [self.normalized(c) for c in changes]  # refuses the whole proposal if any uri is outside
         edit_hash = edit_hash or _sha([_canonical(c) for c in changes])
         existing = await store.proposal(proposal_id)
         if existing is not None and existing["edit_hash"] == edit_hash:
             return self.answer(proposal_id, await self._propose_result(proposal_id))
         async with st.op_lock:
-            texts = await self._texts({u for c in changes for u in (c.uri, getattr(c, "new_uri", None)) if u})
-
-            def load(uri: str, version: int | None) -> str | None:
-                doc = st.doc(uri)
-                check_version(uri, version, doc.version if doc else None)
-                return texts[uri]
-
-            try:
-                planned = plan_proposal(changes, load)
-            except BadProposal as exc:
-                raise InvalidParams(str(exc)) from None
-            except VersionMismatch as exc:
-                raise Conflict(str(exc)) from None
+            planned = await self._plan(changes)
             result_hash = _sha(sorted(planned.results.items(), key=lambda kv: kv[0]))
             new_hunks = [p.hunk(new_id("h"), proposal_id, seq, task_id, message) for seq, p in enumerate(planned.hunks)]
             if len(new_hunks) > limits.max_hunks:
@@ -177,6 +158,34 @@ class Proposing:
             await self.memory.sync(loaded)
         return self.answer(proposal_id, result)
 
+    def _check_asked(self, proposal_id: str, task_id: str | None, changes: list[Change]) -> None:
+        limits = self.st.limits
+        limits.check_id("proposalId", proposal_id)
+        if task_id is not None:
+            limits.check_id("taskId", task_id)
+        size = sum(
+            len(t.encode("utf-8", "surrogatepass")) for c in changes if isinstance(c, TextChange) for _, t in c.edits
+        )
+        if size > limits.max_bytes:
+            raise TooLarge(f"the proposal carries {size} bytes of text; the limit is {limits.max_bytes}")
+
+    async def _plan(self, changes: list[Change]) -> Plan:
+        """The changes played over the files as they are now (open buffers at their version)."""
+        st = self.st
+        texts = await self._texts({u for c in changes for u in (c.uri, getattr(c, "new_uri", None)) if u})
+
+        def load(uri: str, version: int | None) -> str | None:
+            doc = st.doc(uri)
+            check_version(uri, version, doc.version if doc else None)
+            return texts[uri]
+
+        try:
+            return plan_proposal(changes, load)
+        except BadProposal as exc:
+            raise InvalidParams(str(exc)) from None
+        except VersionMismatch as exc:
+            raise Conflict(str(exc)) from None
+
     async def superseded_by(self, tx: Tx, new_hunks: list[Hunk], task_id: str | None) -> list[Hunk]:
         """Pending hunks of the same task whose old text a new hunk touches: the agent changed
         its mind about them. They are marked superseded, never merged with the new ones."""
@@ -190,9 +199,13 @@ class Proposing:
             mem = self.st.hunks.get(old.id)
             line = mem.line if mem is not None else old.line
             for new in new_hunks:
-                if new.uri != old.uri and not (new.kind == "rename" and old.uri == new.uri):
+                if new.uri != old.uri and not (new.kind == Kind.RENAME and old.uri == new.uri):
                     continue
-                if old.kind != "edit" or new.kind != "edit" or _overlap(line, len(old.old), new.line, len(new.old)):
+                if (
+                    old.kind != Kind.EDIT
+                    or new.kind != Kind.EDIT
+                    or _overlap(line, len(old.old), new.line, len(new.old))
+                ):
                     replaced.append(old)
                     break
         return replaced
