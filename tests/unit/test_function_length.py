@@ -1,24 +1,11 @@
 """No function in server/stet/ is longer than 80 lines (issue 22): a long function is a
-place where several steps hide. The allow-list names the ones being shortened in the rooms
-other work owns; delete an entry when its function is short, and the list when it is empty."""
+place where several steps hide. No exceptions."""
 
 import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).parents[2] / "server" / "stet"
 LIMIT = 80
-
-# qualified name (module.Class.function) -> still long, in store/, domain/ or review/
-ALLOWED = {
-    "domain.proposal.plan",
-    "domain.task.build_context",
-    "review.capturing.Capturing._store",
-    "review.deciding.Deciding._decide_in",
-    "review.effects.Effects._finish",
-    "review.memory.Memory.relocate",
-    "review.proposing.Proposing.propose",
-}
-ALLOWED_ROOMS = ("store.", "domain.", "review.")
 
 
 def _functions(node: ast.AST, prefix: str):
@@ -42,9 +29,5 @@ def long_functions() -> dict[str, int]:
 
 
 def test_no_function_over_80_lines():
-    too_long = {name: n for name, n in long_functions().items() if name not in ALLOWED}
+    too_long = long_functions()
     assert not too_long, f"functions over {LIMIT} lines: {too_long}"
-
-
-def test_the_allow_list_is_only_for_the_rooms_being_shortened():
-    assert all(name.startswith(ALLOWED_ROOMS) for name in ALLOWED)
