@@ -207,24 +207,8 @@ def read_file(dir_fd: int, name: str, where: str, limit: int | None, *, secret: 
 
 
 def place(dir_fd: int, name: str, data: bytes) -> None:
-    """Make `name` in the folder handle hold `data`: a new 0600 file beside it, fsynced, then
-    renamed over it (a rename replaces a symlink, never follows it). No one sees it half written."""
-    tmp = safe.temp_name(name)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp, dir_fd=dir_fd)
-        raise
-    os.fsync(dir_fd)
+    """Make `name` in the folder handle hold `data`, atomically (see safe.write_new)."""
+    safe.write_new(dir_fd, name, data)
 
 
 def secret(home: str, name: str, make: Callable[[], str], accept: Callable[[str], bool]) -> str:

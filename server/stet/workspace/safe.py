@@ -35,7 +35,7 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from ..errors import InvalidParams, OutsideWorkspace
 from .tempnames import TEMP_MARK  # one definition, shared with the glance
@@ -305,7 +305,7 @@ def write_file(
         tmp = temp_name(name)
         mode = stat.S_IMODE(before.st_mode) if before is not None else 0o666
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd)
-        try:
+        with renaming(dir_fd, tmp):
             try:
                 if before is not None:
                     _keep_metadata(dir_fd, name, fd, before, path)
@@ -328,32 +328,49 @@ def write_file(
                 raise Replaced(f"{path} was replaced while Stet was writing it")
             else:
                 os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp, dir_fd=dir_fd)
-            raise
-        os.fsync(dir_fd)
         return written.st_size, written.st_mtime_ns
 
 
 def _replace_own(dir_fd: int, parent: str, name: str, data: bytes) -> tuple[int, int]:
     """write_file's `fresh`: a new file of Stet's own takes the place of whatever is there."""
+    written = write_new(dir_fd, name, data, before_rename=lambda: recheck(dir_fd, parent))
+    return written.st_size, written.st_mtime_ns
+
+
+def write_new(
+    dir_fd: int, name: str, data: bytes, *, before_rename: Callable[[], None] | None = None
+) -> os.stat_result:
+    """Make `name` in the folder handle hold `data`: a new 0600 file beside it, fsynced, then
+    renamed over it (a rename replaces a symlink, never follows it). No one sees it half
+    written. Returns the new file's stat, taken before the rename (which keeps it)."""
     tmp = temp_name(name)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-            written = os.fstat(f.fileno())
-        recheck(dir_fd, parent)
+    with renaming(dir_fd, tmp):
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+            written = os.fstat(fd)
+        finally:
+            os.close(fd)
+        if before_rename is not None:
+            before_rename()
         os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    return written
+
+
+@contextlib.contextmanager
+def renaming(dir_fd: int, tmp: str) -> Iterator[None]:
+    """The block writes the temp file `tmp` and renames (or links) it into place: should it fail,
+    the temp file goes; once it has worked, the folder is synced so the new name lasts."""
+    try:
+        yield
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp, dir_fd=dir_fd)
         raise
     os.fsync(dir_fd)
-    return written.st_size, written.st_mtime_ns
 
 
 def _check_replaceable(path: str, before: os.stat_result | None, expect: tuple[int, int] | None) -> None:
