@@ -144,7 +144,7 @@ async def propose_patch(
     message: str | None = None,
     strip: int = 1,
     parsed: list[patches.FilePatch] | None = None,
-) -> tuple[dict, list[str]]:
+) -> tuple[JSON, list[str]]:
     """Propose a unified diff (`parsed`: what check_patch_text gave for this text and strip);
     returns the review's answer and notes. Raises StetError."""
     try:
@@ -176,7 +176,7 @@ async def propose_patch(
     return answer, notes
 
 
-async def propose_params(review: Review, params: object, proposal_id: str | None = None) -> dict:
+async def propose_params(review: Review, params: object, proposal_id: str | None = None) -> JSON:
     """Propose a `stet/propose` params object (as the LSP request does)."""
     from . import params as P  # the WorkspaceEdit parser: lsprotocol, loaded only for one
 
