@@ -57,26 +57,6 @@ def _strict_sequence(t: object) -> _Hook:
 _converter.register_structure_hook_factory(_is_sequence, _strict_sequence)
 
 
-def obj(params: Any, name: str) -> dict[str, Any]:
-    if not isinstance(params, dict):
-        raise InvalidParams(f"{name}: params must be an object")
-    return params
-
-
-def opt_str(d: dict[str, Any], key: str) -> str | None:
-    value = d.get(key)
-    if value is not None and not isinstance(value, str):
-        raise InvalidParams(f"`{key}` must be a string")
-    return value
-
-
-def req_str(d: dict[str, Any], key: str) -> str:
-    value = d.get(key)
-    if not isinstance(value, str) or not value:
-        raise InvalidParams(f"`{key}` is required and must be a non-empty string")
-    return value
-
-
 def workspace_edit(raw: Any) -> list[Change]:
     """The changes of a WorkspaceEdit in order: text edits per file and file operations."""
     if not isinstance(raw, dict):
