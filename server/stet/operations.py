@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .domain.status import Status
 from .errors import InvalidParams
+from .fields import obj, opt_str, req_str
 
 TYPE_CHECKING = False  # `typing` and `dataclasses` cost the CLI's start: types for mypy only
 if TYPE_CHECKING:
@@ -22,20 +23,6 @@ if TYPE_CHECKING:
     Model = TypeVar("Model", bound="Params")
 
 # --- the typed params of Stet's own LSP methods, and the one place raw JSON becomes them ---
-
-
-def _opt_str(d: dict[str, Any], key: str) -> str | None:
-    value = d.get(key)
-    if value is not None and not isinstance(value, str):
-        raise InvalidParams(f"`{key}` must be a string")
-    return value
-
-
-def _req_str(d: dict[str, Any], key: str) -> str:
-    value = d.get(key)
-    if not isinstance(value, str) or not value:
-        raise InvalidParams(f"`{key}` is required and must be a non-empty string")
-    return value
 
 
 def _hunk_ids(d: dict[str, Any], key: str) -> list[str]:
@@ -71,7 +58,7 @@ def _statuses(d: dict[str, Any], key: str) -> set[Status] | None:
 
 
 def _no_text(d: dict[str, Any], key: str) -> None:
-    if _opt_str(d, key) is not None:
+    if opt_str(d, key) is not None:
         raise InvalidParams(f"`{key}` is only for stet.accept")
 
 
@@ -94,7 +81,7 @@ class Scoped(Params):
 
     request_id: str | None
     feedback: str | None
-    WIRE: Wire = (("request_id", "requestId", _opt_str), ("feedback", "feedback", _opt_str))
+    WIRE: Wire = (("request_id", "requestId", opt_str), ("feedback", "feedback", opt_str))
 
 
 class OnHunks(Scoped):
@@ -103,7 +90,7 @@ class OnHunks(Scoped):
     expected: dict[str, int] | None
     WIRE: Wire = (
         *Scoped.WIRE,
-        ("text", "text", _opt_str),
+        ("text", "text", opt_str),
         ("hunk_ids", "hunkIds", _hunk_ids),
         ("expected", "expectedVersions", _versions),
     )
@@ -128,13 +115,13 @@ class Reapply(Scoped):
 
 class OnFile(Scoped):
     uri: str
-    WIRE: Wire = (*Scoped.WIRE, ("uri", "uri", _req_str))
+    WIRE: Wire = (*Scoped.WIRE, ("uri", "uri", req_str))
 
 
 class OnAll(Scoped):
     proposal_id: str | None
     task_id: str | None
-    WIRE: Wire = (*Scoped.WIRE, ("proposal_id", "proposalId", _opt_str), ("task_id", "taskId", _opt_str))
+    WIRE: Wire = (*Scoped.WIRE, ("proposal_id", "proposalId", opt_str), ("task_id", "taskId", opt_str))
 
 
 class ListHunks(Params):
@@ -143,29 +130,27 @@ class ListHunks(Params):
     proposal_id: str | None
     task_id: str | None
     WIRE: Wire = (
-        ("uri", "uri", _opt_str),
+        ("uri", "uri", opt_str),
         ("statuses", "status", _statuses),
-        ("proposal_id", "proposalId", _opt_str),
-        ("task_id", "taskId", _opt_str),
+        ("proposal_id", "proposalId", opt_str),
+        ("task_id", "taskId", opt_str),
     )
 
 
 class ProposalQuery(Params):
     proposal_id: str
-    WIRE: Wire = (("proposal_id", "proposalId", _req_str),)
+    WIRE: Wire = (("proposal_id", "proposalId", req_str),)
 
 
 class TaskContextQuery(Params):
     task_id: str
     markdown: bool
-    WIRE: Wire = (("task_id", "taskId", _req_str), ("markdown", "markdown", _flag))
+    WIRE: Wire = (("task_id", "taskId", req_str), ("markdown", "markdown", _flag))
 
 
 def request(model: type[Model], params: Any, name: str) -> Model:
     """A request's params as `model` (see `structure`)."""
-    if not isinstance(params, dict):
-        raise InvalidParams(f"{name}: params must be an object")
-    return structure(model, params)
+    return structure(model, obj(params, name))
 
 
 def command(model: type[Model], args: tuple[Any, ...] | list[Any] | None, name: str) -> Model:

@@ -24,11 +24,14 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote_to_bytes, urlsplit
 
 from ..domain.capture import Refused, layer, layer_files
+from ..domain.model import Hunk
 from ..domain.proposal import Change, FileOp, TextChange
 from ..domain.rebase import line_edits
+from ..domain.shapes import JSON
 from ..domain.status import Status
 from ..errors import InvalidParams
 from ..review import Review
+from ..store.captures import SnapshotSet
 from ..workspace import contents, git, tree
 from ..workspace.blobs import BlobMissing, digest
 from ..workspace.paths import path_to_uri, uri_to_path
@@ -141,7 +144,7 @@ class Capture:
             out.append(rel)
         return out
 
-    def _from_snapshot(self, current, prefixes: list[str]) -> Found:
+    def _from_snapshot(self, current: SnapshotSet, prefixes: list[str]) -> Found:
         found = Found("snapshot")
         wanted = prefixes or [""]
         seen: list[Seen] = []
@@ -315,10 +318,10 @@ class Capture:
         File operations first (a file the developer accepted creating is no agent's new file),
         then the edits, wherever the file is by then."""
 
-        def known(h) -> bool:
+        def known(h: Hunk) -> bool:
             return h.status == Status.APPLIED or (h.kept and h.status == Status.PENDING and h.task_id != task_id)
 
-        def own(h) -> bool:
+        def own(h: Hunk) -> bool:
             # Stale too: the agent changed its kept text again (the snapshot still has it).
             return h.kept and h.status in (Status.PENDING, Status.STALE) and h.task_id == task_id
 
@@ -395,7 +398,7 @@ class Capture:
         agent: str | None = None,
         keep: bool = False,
         base: str = AUTO,
-    ) -> dict:
+    ) -> JSON:
         """Capture what changed since the baseline; the answer of `Review.capture`, plus what was
         refused and which baseline was used (`proposalId` None: nothing new to propose)."""
         prefixes = [self.snapshots.rel(p) for p in paths]
@@ -440,8 +443,8 @@ class Capture:
         task_id: str | None,
         message: str | None,
         agent: str | None,
-        cleanup: dict | None,
-    ) -> dict:
+        cleanup: JSON | None,
+    ) -> JSON:
         """Propose what an agent changed in `worktree` since `tree_id` into the workspace (whose
         files are not written); `cleanup` (remove the worktree) is journaled with it."""
         await self.review.sync()
@@ -486,7 +489,7 @@ def _too_large(limit: int) -> str:
     return f"larger than {limit} bytes; left as it is"
 
 
-def _start() -> dict:
+def _start() -> JSON:
     return {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
 
 
@@ -496,7 +499,7 @@ def _key(parts: object) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def nothing(**extra) -> dict:
+def nothing(**extra: object) -> JSON:
     """The answer of a capture that proposes nothing."""
     return {
         "proposalId": None,

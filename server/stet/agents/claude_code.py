@@ -31,6 +31,7 @@ import sys
 from typing import Any
 
 from ..domain import headline
+from ..domain.shapes import JSON
 from ..errors import InvalidParams, OutsideWorkspace, StetError
 from ..review import Review
 from ..store import tasks as task_sql
@@ -52,14 +53,14 @@ def task_for(session_id: str) -> str:
     return f"claude-{safe}"
 
 
-def _payload_text(payload: dict, key: str) -> str:
+def _payload_text(payload: JSON, key: str) -> str:
     value = payload.get(key)
     if not isinstance(value, str) or not value:
         raise InvalidParams(f"the hook input has no {key}")
     return value
 
 
-def file_of(payload: dict) -> str | None:
+def file_of(payload: JSON) -> str | None:
     """The file a write tool call names (None: another tool, or no file)."""
     if payload.get("tool_name") not in WRITE_TOOLS:
         return None
@@ -68,7 +69,7 @@ def file_of(payload: dict) -> str | None:
     return path if isinstance(path, str) and path else None
 
 
-async def handle(review: Review, payload: Any, *, keep: bool = True) -> dict:
+async def handle(review: Review, payload: Any, *, keep: bool = True) -> JSON:
     """Do what one hook event asks; returns the JSON to print for Claude Code ({}: nothing)."""
     if not isinstance(payload, dict):
         raise InvalidParams("the hook input is not a JSON object")
@@ -166,7 +167,7 @@ async def _task_exists(review: Review, task_id: str) -> bool:
         return await task_sql.task(tx, task_id) is not None
 
 
-def stop_message(answer: dict, task: str) -> str:
+def stop_message(answer: JSON, task: str) -> str:
     parts = []
     if answer.get("proposalId"):
         n = len(answer["hunks"])
@@ -226,14 +227,14 @@ def hook_command(stet: list[str], keep: bool) -> str:
     return shlex.join([*stet, "hook", AGENT, *([] if keep else ["--restore"])])
 
 
-def _entry(command: str, matcher: str | None) -> dict:
+def _entry(command: str, matcher: str | None) -> JSON:
     entry: dict[str, Any] = {"hooks": [{"type": "command", "command": command}]}
     if matcher is not None:
         entry = {"matcher": matcher, **entry}
     return entry
 
 
-def settings_with(settings: Any, command: str) -> tuple[dict, list[str]]:
+def settings_with(settings: Any, command: str) -> tuple[JSON, list[str]]:
     """Claude Code's settings with Stet's hooks added (nothing removed, nothing changed that is
     there already), and what was added. Refuses settings it cannot merge into safely."""
     if not isinstance(settings, dict):
@@ -263,7 +264,7 @@ def settings_with(settings: Any, command: str) -> tuple[dict, list[str]]:
     return out, added
 
 
-def mcp_with(config: Any, stet: list[str]) -> tuple[dict, list[str], str | None]:
+def mcp_with(config: Any, stet: list[str]) -> tuple[JSON, list[str], str | None]:
     """`.mcp.json` with Stet's MCP server added; (config, what was added, a warning). Its
     `command` and `args` are run without a shell: the words go as they are."""
     if not isinstance(config, dict):

@@ -9,8 +9,10 @@ import hashlib
 from collections.abc import Callable
 
 from ..domain import patches
+from ..domain.model import Hunk
 from ..domain.proposal import Change, FileOp, TextChange
 from ..domain.rebase import ChangeDoesNotFit, line_edits, rebase
+from ..domain.shapes import JSON
 from ..domain.status import Status
 from ..errors import InvalidParams
 from ..review import Review
@@ -29,7 +31,7 @@ async def propose_patch_onto(
     proposal_id: str,
     agent: str | None,
     message: str | None,
-) -> dict:
+) -> JSON:
     """A parsed diff that does not fit the files as they are, made against them with this
     task's applied hunks taken out (see `domain.rebase`). Only plain file modifications."""
     makers: Makers = {}
@@ -58,7 +60,7 @@ async def propose_derived(
     makers: Makers,
     agent: str | None,
     message: str | None,
-) -> dict:
+) -> JSON:
     """Propose new file texts made by `makers` (uri -> text now, None for no file -> new text).
 
     The proposal is identified by the agent's own input (`key`), not by the edits derived
@@ -106,7 +108,7 @@ def input_key(kind: str, content: str) -> str:
 _START = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
 
 
-def _creates_again(make: Callable[[str | None], str], created) -> bool:
+def _creates_again(make: Callable[[str | None], str], created: Hunk) -> bool:
     """Does this change create the file (with the content) this task's create hunk made?"""
     try:
         return make(None) == created.new_text

@@ -21,6 +21,7 @@ from ..domain.rebase import ChangeDoesNotFit
 from ..domain.shapes import JSON, TextEdit
 from ..domain.text import lone_surrogate
 from ..errors import InvalidParams
+from ..fields import obj, opt_str, req_str
 from ..review import Review
 from ..workspace import safe
 from ..workspace.files import read_text
@@ -144,7 +145,7 @@ async def propose_patch(
     message: str | None = None,
     strip: int = 1,
     parsed: list[patches.FilePatch] | None = None,
-) -> tuple[dict, list[str]]:
+) -> tuple[JSON, list[str]]:
     """Propose a unified diff (`parsed`: what check_patch_text gave for this text and strip);
     returns the review's answer and notes. Raises StetError."""
     try:
@@ -176,22 +177,22 @@ async def propose_patch(
     return answer, notes
 
 
-async def propose_params(review: Review, params: object, proposal_id: str | None = None) -> dict:
+async def propose_params(review: Review, params: object, proposal_id: str | None = None) -> JSON:
     """Propose a `stet/propose` params object (as the LSP request does)."""
     from . import params as P  # the WorkspaceEdit parser: lsprotocol, loaded only for one
 
-    p = P.obj(params, "stet/propose")
+    p = obj(params, "stet/propose")
     where = lone_surrogate(p, "the proposal")  # JSON lets `\ud800` through; it is not text
     if where is not None:
         raise InvalidParams(f"{where} holds a lone UTF-16 surrogate, not text")
-    given = P.opt_str(p, "proposalId")
+    given = opt_str(p, "proposalId")
     if proposal_id is not None and given is not None and given != proposal_id:
         raise InvalidParams(f"proposalId {given!r} differs from the file's name {proposal_id!r}")
-    pid = proposal_id or P.req_str(p, "proposalId")
+    pid = proposal_id or req_str(p, "proposalId")
     return await review.propose(
         pid,
         P.workspace_edit(p.get("edit")),
-        task_id=P.opt_str(p, "taskId"),
-        agent=P.opt_str(p, "agent"),
-        message=P.opt_str(p, "message"),
+        task_id=opt_str(p, "taskId"),
+        agent=opt_str(p, "agent"),
+        message=opt_str(p, "message"),
     )

@@ -9,21 +9,24 @@ from __future__ import annotations
 
 import collections.abc
 import typing
+from collections.abc import Callable
 from typing import Any
 
 import cattrs
 from lsprotocol import converters, types
 
 from ..domain.proposal import Change, FileOp, TextChange
+from ..domain.shapes import Range
 from ..errors import InvalidParams
 
 _converter = converters.get_converter()
+_Hook = Callable[[object, object], object]  # a cattrs structure hook: (raw value, wanted type)
 
 
 # lsprotocol's converter coerces: "1", 1.5 and true become the line 1, 5 becomes the text "5",
 # {} becomes an empty list of edits. The contract says wrong types are InvalidParams: be strict.
-def _exactly(kind: type, what: str):
-    def hook(value, _type):
+def _exactly(kind: type, what: str) -> _Hook:
+    def hook(value: object, _type: object) -> object:
         if type(value) is not kind:
             raise TypeError(f"expected {what}, got {type(value).__name__} {value!r:.40}")
         return value
@@ -36,14 +39,14 @@ _converter.register_structure_hook(str, _exactly(str, "a string"))
 _converter.register_structure_hook(bool, _exactly(bool, "true or false"))
 
 
-def _is_sequence(t) -> bool:
+def _is_sequence(t: object) -> bool:
     return typing.get_origin(t) in (list, collections.abc.Sequence, collections.abc.MutableSequence)
 
 
-def _strict_sequence(t):
+def _strict_sequence(t: object) -> _Hook:
     (item,) = typing.get_args(t) or (typing.Any,)
 
-    def hook(value, _type):
+    def hook(value: object, _type: object) -> list[object]:
         if not isinstance(value, list):
             raise TypeError(f"expected a list, got {type(value).__name__}")
         return [_converter.structure(v, item) for v in value]
@@ -52,26 +55,6 @@ def _strict_sequence(t):
 
 
 _converter.register_structure_hook_factory(_is_sequence, _strict_sequence)
-
-
-def obj(params: Any, name: str) -> dict:
-    if not isinstance(params, dict):
-        raise InvalidParams(f"{name}: params must be an object")
-    return params
-
-
-def opt_str(d: dict, key: str) -> str | None:
-    value = d.get(key)
-    if value is not None and not isinstance(value, str):
-        raise InvalidParams(f"`{key}` must be a string")
-    return value
-
-
-def req_str(d: dict, key: str) -> str:
-    value = d.get(key)
-    if not isinstance(value, str) or not value:
-        raise InvalidParams(f"`{key}` is required and must be a non-empty string")
-    return value
 
 
 def workspace_edit(raw: Any) -> list[Change]:
@@ -121,7 +104,7 @@ def _file_op(change: Any) -> FileOp:
     raise InvalidParams(f"unsupported document change {type(change).__name__}")
 
 
-def _range(r: types.Range) -> dict:
+def _range(r: types.Range) -> Range:
     return {
         "start": {"line": r.start.line, "character": r.start.character},
         "end": {"line": r.end.line, "character": r.end.character},

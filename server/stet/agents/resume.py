@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from ..domain.shapes import JSON
+
 MAX_DIFF_LINES = 40
 
 STEP_ORDER = ("completed", "in_progress", "pending_confirmation", "pending")
@@ -56,7 +58,7 @@ SECTIONS = (
 )
 
 
-def render(ctx: dict) -> str:
+def render(ctx: JSON) -> str:
     """The Markdown of `stet resume`: what a new worker needs to carry the task on."""
     out = _heading(ctx) + _in_short(ctx) + _records(ctx) + _hunks(ctx)
     out += ["", "## Open questions", ""]
@@ -67,7 +69,7 @@ def render(ctx: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-def _heading(ctx: dict) -> list[str]:
+def _heading(ctx: JSON) -> list[str]:
     out: list[str] = []
     task = ctx["task"]
     if task is not None:
@@ -88,7 +90,7 @@ def _heading(ctx: dict) -> list[str]:
     return out
 
 
-def _in_short(ctx: dict) -> list[str]:
+def _in_short(ctx: JSON) -> list[str]:
     out: list[str] = []
     hunks = ctx["hunks"]
     out += ["", "## In short", ""]
@@ -122,7 +124,7 @@ def _in_short(ctx: dict) -> list[str]:
     return out
 
 
-def _records(ctx: dict) -> list[str]:
+def _records(ctx: JSON) -> list[str]:
     """Steps, decisions, questions, notes and files read."""
     out: list[str] = []
     if ctx["steps"]:
@@ -165,7 +167,7 @@ def _records(ctx: dict) -> list[str]:
     return out
 
 
-def _hunks(ctx: dict) -> list[str]:
+def _hunks(ctx: JSON) -> list[str]:
     out: list[str] = []
     hunks = ctx["hunks"]
     out += ["", "## Hunks"]
@@ -181,7 +183,7 @@ def _hunks(ctx: dict) -> list[str]:
     return out
 
 
-def _hunk_section(key: str, h: dict) -> list[str]:
+def _hunk_section(key: str, h: JSON) -> list[str]:
     out: list[str] = []
     label = {"create": " · new file", "delete": " · file deleted", "rename": " · file renamed"}.get(
         h.get("kind", "edit"), ""
@@ -210,7 +212,7 @@ def _hunk_section(key: str, h: dict) -> list[str]:
     return out
 
 
-def _file_verdict(f: dict) -> str:
+def _file_verdict(f: JSON) -> str:
     if not f["changedSinceRead"]:
         return "unchanged since read" if f["exists"] else "did not exist when read, and still does not"
     if f["changedBy"] == "task":
@@ -222,7 +224,7 @@ def _file_verdict(f: dict) -> str:
     return "**changed since read** by someone else: read it again before relying on it"
 
 
-def _hunk_body(h: dict) -> list[str]:
+def _hunk_body(h: JSON) -> list[str]:
     """A hunk's change: a diff for an edit; what happens to the file for a file operation."""
     kind = h.get("kind", "edit")
     if kind == "rename":

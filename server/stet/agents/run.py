@@ -24,6 +24,7 @@ import tempfile
 from collections.abc import Iterator
 
 from ..domain.capture import layer, layer_files
+from ..domain.shapes import JSON
 from ..domain.status import Status
 from ..errors import InvalidParams
 from ..faults import fault
@@ -46,7 +47,7 @@ class Agent:
     FORWARDED = (signal.SIGTERM, signal.SIGHUP)
 
     def __init__(self) -> None:
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.stopped: int | None = None  # the signal that asked the run to stop
 
     def _forward(self, sig: int, _frame: object = None) -> None:
@@ -149,7 +150,7 @@ class Run:
 
     async def in_place(
         self, argv: list[str], *, task_id: str | None, keep: bool, message: str | None, agent: str | None
-    ) -> tuple[int, dict]:
+    ) -> tuple[int, JSON]:
         with self.agent.signals():
             snapshots = Snapshots(self.review)
             left = await snapshots.current(task_id)
@@ -172,7 +173,7 @@ class Run:
 
     async def in_worktree(
         self, argv: list[str], *, task_id: str | None, message: str | None, agent: str | None
-    ) -> tuple[int, dict, str | None]:
+    ) -> tuple[int, JSON, str | None]:
         """(exit code, the capture's answer, the worktree's path when it is kept for the user).
 
         The worktree is the temporary folder itself, so `git worktree remove --force PATH`
@@ -216,7 +217,7 @@ class Run:
         task_id: str | None,
         message: str | None,
         agent: str | None,
-    ) -> tuple[int, dict, bool]:
+    ) -> tuple[int, JSON, bool]:
         """(exit code, the capture's answer, whether the worktree is still there for the
         caller to keep or remove: it is removed here when the agent never started, and when
         it was tampered with)."""

@@ -15,6 +15,7 @@ import asyncio
 import os
 from collections.abc import Sequence
 
+from ..domain.shapes import JSON
 from ..errors import InvalidParams, OutsideWorkspace
 from ..faults import fault
 from ..review import Review, new_id
@@ -94,7 +95,7 @@ class Snapshots:
             entries.append((self.uri(rel), None if data is None else self.blobs.put(data)))
         return entries, notes
 
-    async def take(self, task_id: str | None, paths: Sequence[str] | None, request_id: str | None = None) -> dict:
+    async def take(self, task_id: str | None, paths: Sequence[str] | None, request_id: str | None = None) -> JSON:
         """Record files as they are now: `paths` (files or folders), or the whole workspace (None).
         A whole snapshot replaces the task's earlier one; single files are added to it."""
         key = task_key(task_id)
@@ -107,7 +108,8 @@ class Snapshots:
         async with interprocess_lock(self._lock):
             prior = await store.op(op_id)
             if prior is not None:
-                return prior.result
+                answer: JSON = prior.result  # what this same snapshot answered when it ran
+                return answer
             if not whole:
                 # A file already recorded keeps its first content: nothing to read or write for it
                 # (an agent writes the same file many times in a turn; each write runs the hook).

@@ -17,14 +17,15 @@ import json
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
 
 from ..domain import task as T
 from ..domain.rebase import ChangeDoesNotFit, replace_text
+from ..domain.shapes import JSON
 from ..errors import Conflict, InvalidParams, StetError, TooLarge, UnknownTask
 from ..faults import fault
 from ..review import Review, new_id
 from ..store import tasks as sql
+from ..store.tx import Tx
 from .checks import opt_text as _opt_text
 from .checks import text as _text
 from .derived import input_key, propose_derived
@@ -37,8 +38,8 @@ class Tasks:
 
     # --- helpers ---------------------------------------------------------------------------
     async def _write(
-        self, kind: str, request_id: str | None, args: dict, do: Callable[[Any, int], Awaitable[dict]]
-    ) -> dict:
+        self, kind: str, request_id: str | None, args: JSON, do: Callable[[Tx, int], Awaitable[JSON]]
+    ) -> JSON:
         """One durable, idempotent task operation."""
         if request_id is not None:
             _text("requestId", request_id, 256)
@@ -53,7 +54,8 @@ class Tasks:
             if prior is not None:
                 if prior.kind != kind:
                     raise Conflict(f"requestId {op_id} was already used for a {prior.kind} operation, not {kind}")
-                return prior.result
+                answer: JSON = prior.result  # what this same operation answered when it ran
+                return answer
             lsn = await tx.log(op_id, kind, args)
             result = await do(tx, lsn)
             await tx.set_result(lsn, result)
@@ -61,7 +63,7 @@ class Tasks:
         return result
 
     @staticmethod
-    async def _task(tx, task_id: str) -> T.TaskRow:
+    async def _task(tx: Tx, task_id: str) -> T.TaskRow:
         row = await sql.task(tx, task_id)
         if row is None:
             raise UnknownTask(
@@ -79,7 +81,7 @@ class Tasks:
         agent: str | None = None,
         task_id: str | None = None,
         request_id: str | None = None,
-    ) -> dict:
+    ) -> JSON:
         """Start a task. Starting an existing id with the same title and goal returns it."""
         _text("title", title)
         goal = _opt_text("goal", goal)
@@ -89,7 +91,7 @@ class Tasks:
         # Without an id, the same title and goal give the same id: a retried start finds its task.
         wanted = task_id or _slug_id(title, goal)
 
-        async def do(tx, lsn):
+        async def do(tx: Tx, lsn: int) -> JSON:
             row = await sql.task(tx, wanted)
             if row is not None:
                 if row.title != title or (goal is not None and row.goal != goal):
@@ -113,7 +115,7 @@ class Tasks:
         status: str | None = None,
         n: int | None = None,
         request_id: str | None = None,
-    ) -> dict:
+    ) -> JSON:
         """Add a step, or change one: by number `n`, or by its exact text."""
         if status is not None and status not in T.STEP_STATUSES:
             raise InvalidParams(f"step status must be one of {', '.join(T.STEP_STATUSES)}, not {status!r}")
@@ -124,7 +126,7 @@ class Tasks:
         if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
             raise InvalidParams("a step number is a positive integer")
 
-        async def do(tx, lsn):
+        async def do(tx: Tx, lsn: int) -> JSON:
             await self._task(tx, task_id)
             steps = await sql.steps(tx, task_id)
             current = None
@@ -153,7 +155,7 @@ class Tasks:
         why: str | None = None,
         answers: int | None = None,
         request_id: str | None = None,
-    ) -> dict:
+    ) -> JSON:
         """Record a decision (and why), a question for the developer, an answer to one, or a note."""
         _text("note", text)
         why = _opt_text("why", why)
@@ -162,7 +164,7 @@ class Tasks:
         if (kind == "answer") != (answers is not None):
             raise InvalidParams("an answer names the question it answers (its number), and only an answer does")
 
-        async def do(tx, lsn):
+        async def do(tx: Tx, lsn: int) -> JSON:
             await self._task(tx, task_id)
             notes = await sql.notes(tx, task_id)
             if request_id is None and notes and T.is_retry(notes[-1], kind, text, why, answers, time.time()):
@@ -180,7 +182,7 @@ class Tasks:
         args = {"taskId": task_id, "kind": kind, "text": text, "why": why, "answers": answers}
         return await self._write("task.note", request_id, args, do)
 
-    async def read(self, task_id: str, paths: Sequence[str], request_id: str | None = None) -> dict:
+    async def read(self, task_id: str, paths: Sequence[str], request_id: str | None = None) -> JSON:
         """Record that the agent read these files: each with its content hash now."""
         if isinstance(paths, str) or not paths:
             raise InvalidParams("give at least one file path")
@@ -189,7 +191,7 @@ class Tasks:
         # returns the hashes first recorded.
         hashes = {uri: T.content_hash(await self.review.bytes_now(uri)) for uri in uris}
 
-        async def do(tx, lsn):
+        async def do(tx: Tx, lsn: int) -> JSON:
             await self._task(tx, task_id)
             rows = [await sql.put_file(tx, task_id, uri, hashes[uri], lsn) for uri in uris]
             await sql.touch(tx, task_id, lsn)
@@ -211,13 +213,13 @@ class Tasks:
 
     async def finish(
         self, task_id: str, status: str = "done", summary: str | None = None, request_id: str | None = None
-    ) -> dict:
+    ) -> JSON:
         """Close a task as done or abandoned (or open it again)."""
         if status not in T.TASK_STATUSES:
             raise InvalidParams(f"task status must be one of {', '.join(T.TASK_STATUSES)}, not {status!r}")
         summary = _opt_text("summary", summary)
 
-        async def do(tx, lsn):
+        async def do(tx: Tx, lsn: int) -> JSON:
             await self._task(tx, task_id)
             await sql.touch(tx, task_id, lsn, status=status, summary=summary)
             return {"task": (await self._task(tx, task_id)).state()}
@@ -230,7 +232,7 @@ class Tasks:
         return result
 
     # --- reads ----------------------------------------------------------------------------
-    async def context(self, task_id: str) -> dict:
+    async def context(self, task_id: str) -> JSON:
         """Everything a new worker needs to carry the task on (`stet/taskContext`)."""
         _text("taskId", task_id, 256)
         review = self.review
@@ -253,7 +255,7 @@ class Tasks:
                 now.append((row, None))  # outside the workspace now, or unreadable: gone for us
         return T.build_context(task_id, task, steps, notes, now, hunks, review.ws.rel)
 
-    async def list(self, status: str | None = None) -> list[dict]:
+    async def list(self, status: str | None = None) -> list[JSON]:
         """Tasks (optionally of one status), each with its hunk counts."""
         if status is not None and status not in T.TASK_STATUSES:
             raise InvalidParams(f"task status must be one of {', '.join(T.TASK_STATUSES)}, not {status!r}")
@@ -276,7 +278,7 @@ class Tasks:
         proposal_id: str | None = None,
         agent: str | None = None,
         message: str | None = None,
-    ) -> dict:
+    ) -> JSON:
         """Propose (path, old text, new text) replacements for review, as part of a task.
 
         Each old text must occur exactly once in its file; an empty old text creates a file
@@ -318,7 +320,7 @@ class Tasks:
         agent: str | None = None,
         message: str | None = None,
         strip: int = 1,
-    ) -> dict:
+    ) -> JSON:
         """Propose a unified diff as part of a task (the CLI's path: `stet propose --patch --task`).
 
         A diff that no longer fits because some of this task's hunks were applied since it
