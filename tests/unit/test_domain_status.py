@@ -4,7 +4,7 @@ import itertools
 
 import pytest
 
-from stet.domain.model import Hunk
+from stet.domain.model import Hunk, Kind
 from stet.domain.status import ACTIONS, TRANSITIONS, Status, TransitionError, allowed, check, plan
 
 ALLOWED = {
@@ -35,7 +35,7 @@ def test_every_pair_follows_protocol(frm, to):
 
 
 def _hunk(status):
-    return Hunk("h1", "p1", None, 0, "file:///a", "edit", status, 0, ("a\n",), ("b\n",), (), (), version=3)
+    return Hunk("h1", "p1", None, 0, "file:///a", Kind.EDIT, status, 0, ("a\n",), ("b\n",), (), (), version=3)
 
 
 @pytest.mark.parametrize("frm,to", list(itertools.product(Status, Status)))
