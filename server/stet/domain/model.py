@@ -37,7 +37,9 @@ def inline_message(message: str | None) -> tuple[str | None, bool]:
     return message[: MESSAGE_INLINE - 1] + "…", True
 
 
-@dataclass(slots=True)  # one per hunk, and a store may hold 100,000: no per-instance dict
+# One per hunk, and a store may hold 100,000: slots, no per-instance dict. Keyword-only: 13
+# fields of which several are strings, a positional slip would go unnoticed.
+@dataclass(slots=True, kw_only=True)
 class Hunk:
     id: str
     proposal_id: str
