@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from common import PY, fresh_dir, line, remove, summary
-from stet.domain.model import Hunk
+from stet.domain.effect_outcome import Action
+from stet.domain.model import Hunk, Kind
 from stet.domain.status import Status
 from stet.store.rows import HUNK_COLUMNS, Shared, hunk_from_row, now_iso
 from stet.store.sqlite import Store
@@ -45,7 +46,7 @@ def make_hunks(n: int, files: int = 10) -> list[Hunk]:
             task_id="t1",
             seq=i,
             uri=f"file:///ws/f{i % files}.py",
-            kind="edit",
+            kind=Kind.EDIT,
             status=Status.PENDING,
             line=i // files * 10 + 1,
             old=(f"line {i}\n",),
@@ -88,7 +89,7 @@ class Own:
             h = hunks[hid]
             h.status, h.lsn, h.version, h.decided_at = Status.ACCEPTED, lsn, h.version + 1, now_iso()
             await tx.save_hunks([h])
-            await tx.add_effect(lsn, h.uri, "apply", _edit(h))
+            await tx.add_effect(lsn, h.uri, Action.APPLY, _edit(h))
             tx.hunks_since_at_commit(lsn - 1)
 
     async def list_all(self) -> int:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from pygls.exceptions import JsonRpcException
 
+from stet.domain.effect_outcome import Action
 from stet.errors import StoreUnavailable
 from stet.store import open_store
 from stet.store.errors import ConstraintError
@@ -64,7 +65,7 @@ async def test_concurrent_writers_commit_lsns_in_order_and_a_follower_misses_non
         for i in range(40):
             async with store.write() as tx:
                 lsn = await tx.log(f"{name}-{i}", "test", {"i": i})
-                await tx.add_effect(lsn, "file:///x", "apply", [])
+                await tx.add_effect(lsn, "file:///x", Action.APPLY, [])
 
     async def follow() -> None:
         last = 0

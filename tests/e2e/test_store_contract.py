@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from stet.domain.model import Hunk
+from stet.domain.effect_outcome import Action, State
+from stet.domain.model import Hunk, Kind
 from stet.domain.status import Status
 from stet.store import StoreApi, Tx, captures, open_store, tasks
 from stet.store.errors import ConstraintError
@@ -44,7 +45,7 @@ def _hunk(hid: str, uri: str, *, proposal: str = "p1", task: str | None = "t1", 
         task_id=task,
         seq=seq,
         uri=uri,
-        kind="edit",
+        kind=Kind.EDIT,
         status=Status.PENDING,
         line=line,
         old=("line 2\n",),
@@ -89,7 +90,7 @@ async def test_op_log_proposals_and_a_unique_op_id(store):
     with pytest.raises(ConstraintError):  # an op id is used once: the same error on both engines
         async with store.write() as tx:
             await tx.log("op-p1", "propose", {})
-            await tx.add_effect(2, _uri(store, "a.py"), "apply", [])
+            await tx.add_effect(2, _uri(store, "a.py"), Action.APPLY, [])
     assert await store.last_lsn() == 1 and await store.open_effects() == []  # nothing of it stayed
 
 
@@ -149,8 +150,8 @@ async def test_the_effects_journal(store):
     edit = {"hunkId": "h1", "line": 2, "before": "line 2\n", "after": "LINE TWO\n"}
     async with store.write() as tx:
         lsn = await tx.log("op-accept", "accept", {})
-        e1 = await tx.add_effect(lsn, a, "apply", [edit])
-        e2 = await tx.add_effect(lsn, b, "apply", [{**edit, "hunkId": "h2"}], target="buffer", owner="pid-1")
+        e1 = await tx.add_effect(lsn, a, Action.APPLY, [edit])
+        e2 = await tx.add_effect(lsn, b, Action.APPLY, [{**edit, "hunkId": "h2"}], target="buffer", owner="pid-1")
         pending = tx.pending_effect_at_commit(a)
     assert e2 == e1 + 1 and pending.rows and await store.has_pending_effect(a)
     opened = await store.open_effects()
@@ -159,8 +160,8 @@ async def test_the_effects_journal(store):
         (e2, b, "pending", "buffer", "pid-1", [{**edit, "hunkId": "h2"}]),
     ]
     async with store.write(derived=True) as tx:
-        await tx.set_effect(e1, "done", 1)
-        await tx.set_effect(e2, "unsaved", 1, owner="pid-2")
+        await tx.set_effect(e1, State.DONE, 1)
+        await tx.set_effect(e2, State.UNSAVED, 1, owner="pid-2")
         after = tx.pending_effect_at_commit(a)
     assert after.rows == [] and not await store.has_pending_effect(a)
     assert await store.hunks_done_after(lsn - 1) == {"h1"} and await store.hunks_done_after(lsn) == set()
@@ -328,8 +329,8 @@ async def test_two_checkouts_of_one_review_never_see_each_others_own_rows(engine
         edit = {"hunkId": "h1", "line": 2, "before": "line 2\n", "after": "LINE TWO\n"}
         async with dev.write() as tx:
             lsn = await tx.log("op-accept", "accept", {})
-            mine = await tx.add_effect(lsn, _uri(dev, "a.py"), "apply", [edit], target="buffer", owner="dev")
-            await tx.set_effect(mine, "unsaved", 1)
+            mine = await tx.add_effect(lsn, _uri(dev, "a.py"), Action.APPLY, [edit], target="buffer", owner="dev")
+            await tx.set_effect(mine, State.UNSAVED, 1)
             h1 = (await tx.hunks(["h1"]))["h1"]
             h1.status, h1.in_file = Status.APPLIED, True
             await tx.save_hunks([h1], judged=True)
@@ -338,7 +339,7 @@ async def test_two_checkouts_of_one_review_never_see_each_others_own_rows(engine
         assert not await agent.has_pending_effect(_uri(agent, "a.py"))
         async with agent.write(derived=True) as tx:
             await tx.settle_saved_effects(_uri(agent, "a.py"))  # the agent's save settles nothing of dev's
-            await tx.set_effect(mine, "done", 9)  # nor can it finish dev's effect by its id
+            await tx.set_effect(mine, State.DONE, 9)  # nor can it finish dev's effect by its id
             await tx.put_stamps([(_uri(agent, "a.py"), 7, 8, "agent")])
             theirs = tx.pending_effect_at_commit(_uri(agent, "a.py"))
         assert theirs.rows == []

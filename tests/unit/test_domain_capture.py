@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from stet.domain.capture import layer, layer_files, settle
 from stet.domain.hunks import EDGE, diff_hunks
-from stet.domain.model import Hunk
+from stet.domain.model import Hunk, Kind
 from stet.domain.proposal import FileOp, TextChange, plan
 from stet.domain.rebase import line_edits
 from stet.domain.status import Status
@@ -43,10 +43,36 @@ def test_settle_gives_the_baseline_the_agent_version_or_any_part_between(base, n
 def hunk(old: str, new: str, line: int, base: str, status=Status.APPLIED, kind="edit", uri=U, new_uri=None) -> Hunk:
     """A hunk as the review stores it: an edit of `base` (found by diffing), or a file operation."""
     if kind != "edit":
-        lines = (tuple(split_lines(old)), tuple(split_lines(new)))
-        return Hunk("h", "p", None, 0, uri, kind, status, 0, *lines, (EDGE,), (EDGE,), new_uri)
+        return Hunk(
+            id="h",
+            proposal_id="p",
+            task_id=None,
+            seq=0,
+            uri=uri,
+            kind=Kind(kind),
+            status=status,
+            line=0,
+            old=tuple(split_lines(old)),
+            new=tuple(split_lines(new)),
+            ctx_before=(EDGE,),
+            ctx_after=(EDGE,),
+            new_uri=new_uri,
+        )
     (spec,) = diff_hunks(base, base.replace(old, new, 1))
-    return Hunk("h", "p", None, 0, uri, kind, status, spec.start, spec.old, spec.new, spec.ctx_before, spec.ctx_after)
+    return Hunk(
+        id="h",
+        proposal_id="p",
+        task_id=None,
+        seq=0,
+        uri=uri,
+        kind=Kind(kind),
+        status=status,
+        line=spec.start,
+        old=spec.old,
+        new=spec.new,
+        ctx_before=spec.ctx_before,
+        ctx_after=spec.ctx_after,
+    )
 
 
 BASE = "".join(f"line {i}\n" for i in range(1, 16))

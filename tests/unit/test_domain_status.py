@@ -4,7 +4,7 @@ import itertools
 
 import pytest
 
-from stet.domain.model import Hunk
+from stet.domain.model import Hunk, Kind
 from stet.domain.status import ACTIONS, TRANSITIONS, Status, TransitionError, allowed, check, plan
 
 ALLOWED = {
@@ -35,7 +35,21 @@ def test_every_pair_follows_protocol(frm, to):
 
 
 def _hunk(status):
-    return Hunk("h1", "p1", None, 0, "file:///a", "edit", status, 0, ("a\n",), ("b\n",), (), (), version=3)
+    return Hunk(
+        id="h1",
+        proposal_id="p1",
+        task_id=None,
+        seq=0,
+        uri="file:///a",
+        kind=Kind.EDIT,
+        status=status,
+        line=0,
+        old=("a\n",),
+        new=("b\n",),
+        ctx_before=(),
+        ctx_after=(),
+        version=3,
+    )
 
 
 @pytest.mark.parametrize("frm,to", list(itertools.product(Status, Status)))

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from stet.agents.resume import render
 from stet.domain.edits import apply_text_edits
 from stet.domain.hunks import diff_hunks
-from stet.domain.model import Hunk
+from stet.domain.model import Hunk, Kind
 from stet.domain.rebase import ChangeDoesNotFit, line_edits, rebase, replace_text
 from stet.domain.status import Status
 from stet.domain.task import FileRow, NoteRow, StepRow, TaskRow, build_context, content_hash, match_prior
@@ -27,7 +27,7 @@ def hunks_of(base: str, result: str, status=Status.PENDING, prefix="h", proposal
                 task_id="t",
                 seq=i,
                 uri=URI,
-                kind="edit",
+                kind=Kind.EDIT,
                 status=status,
                 line=s.start,
                 old=s.old,

@@ -4,7 +4,7 @@ give for `present.diagnostic`."""
 import pytest
 from lsprotocol import converters
 
-from stet.domain.model import Hunk
+from stet.domain.model import Hunk, Kind
 from stet.domain.status import Status
 from stet.lsp import present
 
@@ -20,7 +20,7 @@ def _hunk(status, old=("a\n",), new=("b\n", "c\n"), message=None, line=4, last_u
         task_id=None,
         seq=0,
         uri="file:///x",
-        kind="edit",
+        kind=Kind.EDIT,
         status=status,
         line=line,
         old=old,

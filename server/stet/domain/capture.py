@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .anchor import LineIndex, locate
 from .hunks import TextMismatch, apply_edits
-from .model import Hunk
+from .model import Hunk, Kind
 from .proposal import Planned
 from .text import split_lines
 
@@ -37,7 +37,7 @@ def layer(base: str, onto: Iterable[Hunk], out_of: Iterable[Hunk]) -> str:
     index = LineIndex(lines)
     edits: list[tuple[int, tuple[str, ...], tuple[str, ...]]] = []
     for h, forward in [*((h, True) for h in onto), *((h, False) for h in out_of)]:
-        if h.kind != "edit":
+        if h.kind != Kind.EDIT:
             continue
         there, becomes = (h.old, h.replacement) if forward else (h.replacement, h.old)
         if (
@@ -68,15 +68,15 @@ def layer_files(bases: Mapping[str, str | None], onto: Iterable[Hunk], out_of: I
     `out_of`'s taken back. Only files in `bases` are looked at."""
     out = dict(bases)
     for h, forward in [*((h, True) for h in onto), *((h, False) for h in out_of)]:
-        if h.kind == "create":
+        if h.kind == Kind.CREATE:
             before, after = (None, h.new_text) if forward else (h.new_text, None)
             if h.uri in out and out[h.uri] == before:
                 out[h.uri] = after
-        elif h.kind == "delete":
+        elif h.kind == Kind.DELETE:
             before, after = (h.old_text, None) if forward else (None, h.old_text)
             if h.uri in out and out[h.uri] == before:
                 out[h.uri] = after
-        elif h.kind == "rename" and h.new_uri is not None:
+        elif h.kind == Kind.RENAME and h.new_uri is not None:
             src, dst = (h.uri, h.new_uri) if forward else (h.new_uri, h.uri)
             if src in out and dst in out and out[src] is not None and out[dst] is None:
                 out[dst], out[src] = out[src], None
@@ -95,13 +95,13 @@ def settle(
     out: dict[str, str | None] = {}
     moved: dict[str, str] = {}  # old uri -> new uri, for renames that stay
     for p, stay in zip(planned, stays):
-        if p.kind == "rename" and p.new_uri is not None:
+        if p.kind == Kind.RENAME and p.new_uri is not None:
             out.setdefault(p.new_uri, None)
             if stay:
                 moved[p.uri] = p.new_uri
-        elif p.kind == "create":
+        elif p.kind == Kind.CREATE:
             out[p.uri] = "".join(p.spec.new) if stay else None
-        elif p.kind == "delete" and stay:
+        elif p.kind == Kind.DELETE and stay:
             out[p.uri] = None
     for uri, base in bases.items():
         if uri in out and (base is None or uri not in moved):
@@ -111,7 +111,7 @@ def settle(
         edits = [
             (p.spec.start, p.spec.old, p.spec.new)
             for p, stay in zip(planned, stays)
-            if stay and p.kind == "edit" and p.uri == uri
+            if stay and p.kind == Kind.EDIT and p.uri == uri
         ]
         text = "".join(apply_edits(split_lines(base), edits))
         if uri in moved:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from .anchor import LineIndex, locate
 from .hunks import Lines, TextMismatch, apply_edits
-from .model import Hunk
+from .model import Hunk, Kind
 from .patches import format_file
 from .status import Status
 from .text import split_lines
@@ -95,9 +95,9 @@ def export(hunks: list[Hunk], rel: Callable[[str], str], read: Callable[[str], s
     out = Exported()
     edits: dict[str, list[Hunk]] = {}
     parts: list[tuple[str, str]] = []
-    renames = [(h, h.new_uri) for h in hunks if h.kind == "rename" and h.new_uri]
+    renames = [(h, h.new_uri) for h in hunks if h.kind == Kind.RENAME and h.new_uri]
     for h in hunks:
-        if h.kind == "edit":
+        if h.kind == Kind.EDIT:
             edits.setdefault(h.uri, []).append(h)
     for r, new_uri in renames:
         # An applied rename moved the file, and its edit hunks with it.
@@ -111,10 +111,10 @@ def export(hunks: list[Hunk], rel: Callable[[str], str], read: Callable[[str], s
         out.skipped += part.skipped
         parts.append((rel(r.uri), part.diff))
     for h in hunks:
-        if h.kind == "create":
+        if h.kind == Kind.CREATE:
             parts.append((rel(h.uri), format_file(rel(h.uri), rel(h.uri), None, h.new_text)))
             out.hunk_ids.append(h.id)
-        elif h.kind == "delete":
+        elif h.kind == Kind.DELETE:
             current = read(h.uri)
             if not _in(h) and current != h.old_text:
                 out.skipped.append((h.id, f"{rel(h.uri)} changed since the deletion was proposed"))

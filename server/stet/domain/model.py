@@ -26,6 +26,10 @@ class Kind(StrEnum):
     DELETE = "delete"
 
 
+# value -> member, for reading many rows (as status.BY_VALUE)
+KIND_BY_VALUE: dict[str, Kind] = {k.value: k for k in Kind}
+
+
 def inline_message(message: str | None) -> tuple[str | None, bool]:
     """The message as a HunkState carries it, and whether it was cut."""
     if message is None or len(message) <= MESSAGE_INLINE:
@@ -33,14 +37,16 @@ def inline_message(message: str | None) -> tuple[str | None, bool]:
     return message[: MESSAGE_INLINE - 1] + "…", True
 
 
-@dataclass(slots=True)  # one per hunk, and a store may hold 100,000: no per-instance dict
+# One per hunk, and a store may hold 100,000: slots, no per-instance dict. Keyword-only: 13
+# fields of which several are strings, a positional slip would go unnoticed.
+@dataclass(slots=True, kw_only=True)
 class Hunk:
     id: str
     proposal_id: str
     task_id: str | None
     seq: int
     uri: str
-    kind: str  # edit | create | rename | delete
+    kind: Kind
     status: Status
     line: int  # first line of the anchored text in the current content
     old: Lines
@@ -142,7 +148,7 @@ class Hunk:
             "proposalId": self.proposal_id,
             "taskId": self.task_id,
             "uri": self.uri,
-            "kind": self.kind,
+            "kind": self.kind._value_,
             "status": status._value_,
             "range": self.lsp_range(),
             "oldText": "".join(self.old),

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from .edits import OverlappingEdits, apply_text_edits
 from .hunks import EDGE, HunkSpec, diff_hunks
-from .model import Hunk
+from .model import Hunk, Kind
 from .shapes import TextEdit
 from .status import Status
 from .text import _BREAK, detect_eol, split_lines
@@ -52,7 +52,7 @@ Change = TextChange | FileOp
 class Planned:
     """One hunk to be: `spec` holds the lines (for create/delete: the whole file)."""
 
-    kind: str  # edit | create | rename | delete
+    kind: Kind
     uri: str
     spec: HunkSpec
     new_uri: str | None = None
@@ -174,7 +174,7 @@ def _result(files: dict[str, _File]) -> Plan:
     for uri, f in files.items():
         if f.origin is None:
             if f.text is not None:  # created here
-                result.hunks.append(Planned("create", uri, HunkSpec(0, (), tuple(split_lines(f.text)), *WHOLE_FILE)))
+                result.hunks.append(Planned(Kind.CREATE, uri, HunkSpec(0, (), tuple(split_lines(f.text)), *WHOLE_FILE)))
                 result.results[uri] = f.text
             continue
         if uri != f.origin:
@@ -182,14 +182,14 @@ def _result(files: dict[str, _File]) -> Plan:
         if f.origin in by_origin:
             now, moved = by_origin[f.origin]
             if now != f.origin:
-                result.hunks.append(Planned("rename", f.origin, HunkSpec(0, (), (), *WHOLE_FILE), new_uri=now))
+                result.hunks.append(Planned(Kind.RENAME, f.origin, HunkSpec(0, (), (), *WHOLE_FILE), new_uri=now))
                 result.results[f.origin] = None
             for spec in diff_hunks(moved.base or "", moved.text or ""):
-                result.hunks.append(Planned("edit", f.origin, spec))
+                result.hunks.append(Planned(Kind.EDIT, f.origin, spec))
             result.results[now] = moved.text
         else:  # gone at the end
             result.hunks.append(
-                Planned("delete", f.origin, HunkSpec(0, tuple(split_lines(f.base or "")), (), *WHOLE_FILE))
+                Planned(Kind.DELETE, f.origin, HunkSpec(0, tuple(split_lines(f.base or "")), (), *WHOLE_FILE))
             )
             result.results[f.origin] = None
     return result

@@ -6,7 +6,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from ..domain.model import Hunk, inline_message
+from ..domain.model import Hunk, Kind, inline_message
 from ..domain.status import Status
 from ..domain.text import line_body
 
@@ -29,11 +29,11 @@ def _size(h: Hunk) -> str:
 
 def _what(h: Hunk) -> str:
     """What accepting the hunk does, in a few words."""
-    if h.kind == "create":
+    if h.kind == Kind.CREATE:
         return f"create this file ({len(h.new)} lines)"
-    if h.kind == "delete":
+    if h.kind == Kind.DELETE:
         return f"delete this file ({len(h.old)} lines would be lost)"
-    if h.kind == "rename":
+    if h.kind == Kind.RENAME:
         return f"rename this file to {(h.new_uri or '').rsplit('/', 1)[-1]}"
     return f"{_size(h)} lines"
 
@@ -76,7 +76,7 @@ def _describe(h: Hunk) -> tuple[str, types.DiagnosticSeverity]:
     state = "accepted, waiting to be applied" if h.status == Status.ACCEPTED else "proposed change"
     if h.kept and h.shows_new and h.status == Status.PENDING:
         state = "the agent's change, already in the file (accept keeps it, reject puts the old text back)"
-    message = f"Stet: {state}: {_what(h)}" if h.kind != "edit" else f"Stet: {state} ({_size(h)} lines)"
+    message = f"Stet: {state}: {_what(h)}" if h.kind != Kind.EDIT else f"Stet: {state} ({_size(h)} lines)"
     if h.status == Status.ACCEPTED and h.problem:
         message += f" ({h.problem})"
     if h.message:  # a long one is cut in a diagnostic: the hover and stet/proposal have the rest
@@ -118,7 +118,7 @@ def code_lenses(hunks: list[Hunk], client_uri: str) -> list[types.CodeLens]:
         here = types.Range(types.Position(h.line, 0), types.Position(h.line, 0))
         ids = {"hunkIds": [h.id]}
         if h.status == Status.PENDING:
-            label = _size(h) if h.kind == "edit" else _what(h).split(" (")[0]
+            label = _size(h) if h.kind == Kind.EDIT else _what(h).split(" (")[0]
             if h.kept and h.shows_new:  # the agent's text is there already
                 lenses.append(types.CodeLens(here, _cmd(f"Accept (keep: {label})", "stet.accept", ids)))
                 lenses.append(types.CodeLens(here, _cmd("Reject (put the old text back)", "stet.reject", ids)))
@@ -216,10 +216,10 @@ def code_actions(
 
 
 def diff_block(h: Hunk) -> str:
-    if h.kind == "rename":
+    if h.kind == Kind.RENAME:
         return f"rename from {h.uri}\nrename to {h.new_uri}"
     lines = [f"@@ -{h.line + 1},{len(h.old)} +{h.line + 1},{len(h.replacement)} @@ {h.status.value}"]
-    if h.kind in ("create", "delete"):
+    if h.kind in (Kind.CREATE, Kind.DELETE):
         lines.insert(0, f"{h.kind} file")
     lines += ["-" + line_body(x) for x in h.old]
     lines += ["+" + line_body(x) for x in h.replacement]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ..domain import fileop
 from ..domain.anchor import LineIndex, find_applied, text_at
+from ..domain.effect_outcome import Action, State
 from ..domain.model import Hunk, Kind, lines_of
 from ..domain.shapes import JSON
 from ..domain.status import BY_VALUE, Status, TransitionError, plan, why_not_taken
@@ -226,10 +227,10 @@ class Deciding:
         journal = [
             (name, [(h, self._effect_edit(h, name)) for h in group])
             for name, group in (
-                ("apply", [rows[h] for h, t in targets.items() if t == Status.ACCEPTED]),
+                (Action.APPLY, [rows[h] for h, t in targets.items() if t == Status.ACCEPTED]),
                 # Undo runs in the reverse order of apply: a file's edits are reverted where the
                 # file is now, before the rename that moved it there is undone.
-                ("revert", sorted(reverts, key=lambda h: h.kind != Kind.EDIT)),
+                (Action.REVERT, sorted(reverts, key=lambda h: h.kind != Kind.EDIT)),
             )
         ]
         out_of_file = {h.id for h in reverts} | no_revert
@@ -276,7 +277,7 @@ class Deciding:
             if d.feedback is not None:
                 h.feedback = d.feedback
 
-    async def _add_effect(self, tx: Tx, lsn: int, uri: str, action: str, edits: list[JSON]) -> EffectRow:
+    async def _add_effect(self, tx: Tx, lsn: int, uri: str, action: Action, edits: list[JSON]) -> EffectRow:
         """Journal an effect: into the open buffer (this process's to settle), else the file."""
         target = "buffer" if uri in self.st.open else "file"
         owner = owners.token() if target == "buffer" else None
@@ -287,7 +288,7 @@ class Deciding:
             uri=uri,
             action=action,
             edits=edits,
-            state="pending",
+            state=State.PENDING,
             attempts=0,
             target=target,
             owner=owner,
@@ -298,11 +299,11 @@ class Deciding:
         return h.kept and h.status == Status.PENDING and (mem is None or mem.shows_new)
 
     @staticmethod
-    def _effect_edit(h: Hunk, action: str) -> JSON:
-        src, dst = (h.old, h.replacement) if action == "apply" else (h.replacement, h.old)
+    def _effect_edit(h: Hunk, action: Action) -> JSON:
+        src, dst = (h.old, h.replacement) if action == Action.APPLY else (h.replacement, h.old)
         return {
             "hunkId": h.id,
-            "kind": h.kind,
+            "kind": h.kind.value,
             "uri": h.uri,
             "newUri": h.new_uri,
             "line": h.line,
@@ -400,10 +401,10 @@ class Deciding:
             if mem is not None:
                 h.line = mem.line
             h.lsn = lsn
-            by_uri.setdefault(h.uri, []).append(self._effect_edit(h, "apply"))
+            by_uri.setdefault(h.uri, []).append(self._effect_edit(h, Action.APPLY))
         await tx.save_hunks(todo)
         for uri, edits in by_uri.items():
-            effects.append(await self._add_effect(tx, lsn, uri, "reapply", edits))
+            effects.append(await self._add_effect(tx, lsn, uri, Action.REAPPLY, edits))
         return effects
 
     def _not_here(self, h: Hunk) -> str:

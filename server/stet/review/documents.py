@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..domain.anchor import Anchors, at_with_context, text_at
 from ..domain.document import Document
+from ..domain.effect_outcome import State
 from ..domain.model import Hunk, Kind
 from ..domain.shapes import JSON
 from ..domain.status import OPEN, Status
@@ -122,7 +123,7 @@ class Documents:
 
     async def _retry(self, uri: str) -> None:
         if self.st.store is not None and self.st.ready.is_set():
-            await self.effects.run_pending(uri, states=("pending",))
+            await self.effects.run_pending(uri, states=(State.PENDING,))
 
     async def saved(self, client_uri: str) -> None:
         st = self.st

@@ -86,7 +86,7 @@ class Effects:
             h = st.hunks.get(e["hunkId"])
             if h is None or h.id in superseded:
                 continue
-            if still_wanted(Action(effect.action), State(effect.state), h.status):
+            if still_wanted(effect.action, effect.state, h.status):
                 wanted.append((h, e))
         st.in_flight.update(h.id for h, _ in wanted)
         why = Why()
@@ -437,7 +437,7 @@ class Effects:
                     await tx.move_hunks(old_uri, new_uri, lsn, rename_id)
             # An edit now living in this window's unsaved buffer is this process's to settle.
             owner = owners.token() if state == State.UNSAVED else None
-            await tx.set_effect(effect.id, state.value, effect.attempts + (0 if complete else 1), owner)
+            await tx.set_effect(effect.id, state, effect.attempts + (0 if complete else 1), owner)
             # The edit moved the file's other hunks: record where, in the same commit, so a crash
             # right after does not leave them with stale positions (repeated lines could mislead).
             moved = [
@@ -454,7 +454,7 @@ class Effects:
                 tx.pending_effect_at_commit(effect.uri) if complete and effect.uri in st.effect_uris else None
             )
             loaded = tx.hunks_since_at_commit(st.seen_lsn)
-        effect.state = state.value
+        effect.state = state
         fault("effect:after-confirm")
         for hid in results:
             if hid in st.hunks:
@@ -472,7 +472,7 @@ class Effects:
     ) -> tuple[list[Hunk], list[Hunk], list[Hunk]]:
         """Apply the domain's outcome to each hunk's stored row: (hunks changed, applied hunks
         back in the file - not a new version -, hunks whose position alone is recorded)."""
-        action, was = Action(effect.action), State(effect.state)
+        action, was = effect.action, effect.state
         changed, changed_marks, placed = [], [], []
         for hid, result in results.items():
             r, mem = rows.get(hid), self.st.hunks.get(hid)
@@ -499,7 +499,7 @@ class Effects:
     async def run_pending(
         self,
         uri: str | None = None,
-        states: Sequence[str] = (State.PENDING, State.UNSAVED),
+        states: Sequence[State] = (State.PENDING, State.UNSAVED),
         targets: Sequence[str] = ("file", "buffer"),
     ) -> None:
         """Carry out the journaled effects left to do (of one uri, or all)."""

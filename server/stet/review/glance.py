@@ -15,6 +15,7 @@ import os
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..domain import status as status_rules
+from ..domain.effect_outcome import State
 from ..domain.status import BY_VALUE, OPEN, Status
 from ..domain.text import split_lines
 from ..errors import StetError
@@ -131,7 +132,7 @@ def _current(seen: Look, hunks: list[_H], roots: list[str]) -> list[_H] | None:
     held: set[str] = set()
     for _id, uri, state, target, owner in seen.effects:
         live = bool(owner) and _alive_elsewhere(owner)
-        if state == "pending" and not (target == "buffer" and live):
+        if state == State.PENDING and not (target == "buffer" and live):
             return None  # an edit this process would carry out (Effects.run_pending)
         if live:
             held.add(uri)  # a live editor's buffer is that file's document: recheck leaves it

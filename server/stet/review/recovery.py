@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from ..domain.effect_outcome import State
 from ..domain.shapes import JSON
 from ..errors import StetError, StoreUnavailable
 from ..faults import fault
@@ -59,13 +60,13 @@ class Recovery:
         await self.memory.sync()
         await self.remove_leftovers()
         effects = await store.open_effects()
-        st.effect_uris.update(e.uri for e in effects if e.state == "pending")
-        await self.effects.run_pending(states=("pending",), targets=("file",))
+        st.effect_uris.update(e.uri for e in effects if e.state == State.PENDING)
+        await self.effects.run_pending(states=(State.PENDING,), targets=("file",))
         await self.outside.relocate_on_disk([u for u in st.by_uri if u not in st.open])
         fault("recover:after-relocate")
         await self.memory.checkpoint()
         st.ready.set()
-        if any(e.state == "unsaved" or e.target == "buffer" for e in effects):
+        if any(e.state == State.UNSAVED or e.target == "buffer" for e in effects):
             # Edits meant for (or living in) an editor's buffer: if the editor is still there it
             # re-opens its buffers right after start; give it a moment, then settle what is left
             # in the buffer if it came back, else on disk.
@@ -84,8 +85,8 @@ class Recovery:
             await asyncio.to_thread(remove_temp_files, folders)
 
     async def _settle_buffers(self) -> None:
-        await self.effects.run_pending(states=("pending", "unsaved"), targets=("buffer",))
-        await self.effects.run_pending(states=("unsaved",), targets=("file",))
+        await self.effects.run_pending(states=(State.PENDING, State.UNSAVED), targets=("buffer",))
+        await self.effects.run_pending(states=(State.UNSAVED,), targets=("file",))
 
     async def close(self) -> None:
         st = self.st

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..domain.document import Document
+from ..domain.effect_outcome import State
 from ..domain.model import Hunk
 from ..domain.proposal import Change
 from ..domain.shapes import JSON
@@ -162,7 +163,7 @@ class Review:
     async def finish_journaled(self) -> None:
         """Carry out the journaled edits this process may finish: those for closed files (an
         edit meant for a live editor's buffer is that editor's)."""
-        await self.effects.run_pending(states=("pending",), targets=("file", "buffer"))
+        await self.effects.run_pending(states=(State.PENDING,), targets=("file", "buffer"))
 
     async def refresh(self) -> set[str]:
         """Catch up with the store and with closed files changed since Stet last looked."""
@@ -188,7 +189,7 @@ class Review:
     async def run_pending_effects(
         self,
         uri: str | None = None,
-        states: Sequence[str] = ("pending", "unsaved"),
+        states: Sequence[State] = (State.PENDING, State.UNSAVED),
         targets: Sequence[str] = ("file", "buffer"),
     ) -> None:
         await self.effects.run_pending(uri, states, targets)

@@ -8,8 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from ..domain.effect_outcome import Action, State
 from ..domain.hunks import Context, Lines
-from ..domain.model import Hunk, lines_of
+from ..domain.model import KIND_BY_VALUE, Hunk, lines_of
 from ..domain.shapes import JSON
 from ..domain.status import BY_VALUE
 from ..domain.text import split_lines
@@ -66,7 +67,7 @@ def hunk_from_row(r: Any, shared: Shared | None = None) -> Hunk:
         uri = k.uri if k.uri == r[4] else one(r[4])
         message = k.message if r[14] is None else r[14]  # the proposal's, which never changes
     else:
-        proposal_id, kind, uri = one(r[1]), one(r[5]), one(r[4])
+        proposal_id, kind, uri = one(r[1]), KIND_BY_VALUE[r[5]], one(r[4])
         old, new = shared.lines(r[9]), shared.lines(r[10])
         ctx_before, ctx_after = shared.context(r[11]), shared.context(r[12])
         message = r[14]
@@ -103,7 +104,7 @@ def hunk_values(h: Hunk) -> Row:
         h.task_id,
         h.seq,
         h.uri,
-        h.kind,
+        h.kind.value,
         h.new_uri,
         h.status.value,
         h.line,
@@ -138,9 +139,9 @@ class EffectRow:
     id: int
     lsn: int
     uri: str
-    action: str  # apply | revert
+    action: Action
     edits: list[JSON]  # [{hunkId, line, before, after, ctxBefore, ctxAfter}]
-    state: str  # pending | unsaved (applied into a buffer not saved yet) | done
+    state: State
     attempts: int
     target: str = "file"  # where it was meant to land when decided: an open "buffer" or the "file"
     owner: str | None = None  # the process whose editor buffer holds it (see process.py)
@@ -157,9 +158,9 @@ def effect_row(r: Any) -> EffectRow:
         id=r[0],
         lsn=r[1],
         uri=r[2],
-        action=r[3],
+        action=Action(r[3]),
         edits=json.loads(r[4]),
-        state=r[5],
+        state=State(r[5]),
         attempts=r[6],
         target=r[7],
         owner=r[8],

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from ..domain.effect_outcome import Action, State
 from ..domain.model import Hunk
 from ..domain.shapes import JSON
 from ..domain.status import Status
@@ -335,23 +336,23 @@ class Tx:
         self._queue.append((self.sql.save_lines, list(lines), True, True))
 
     async def add_effect(
-        self, lsn: int, uri: str, action: str, edits: list[JSON], target: str = "file", owner: str | None = None
+        self, lsn: int, uri: str, action: Action, edits: list[JSON], target: str = "file", owner: str | None = None
     ) -> int:
         await self._started()
         self._next_effect += 1
         eid = self._next_effect
         await self._run(
             self.sql.add_effect,
-            (eid, lsn, uri, action, json.dumps(edits), target, owner, now_iso()),
+            (eid, lsn, uri, action.value, json.dumps(edits), target, owner, now_iso()),
             raw_errors=True,
         )
         return eid
 
-    async def set_effect(self, effect_id: int, state: str, attempts: int, owner: str | None = None) -> None:
+    async def set_effect(self, effect_id: int, state: State, attempts: int, owner: str | None = None) -> None:
         if owner is None:
-            await self._run(self.sql.set_effect, (state, attempts, effect_id))
+            await self._run(self.sql.set_effect, (state.value, attempts, effect_id))
         else:
-            await self._run(self.sql.set_effect_owner, (state, attempts, owner, effect_id))
+            await self._run(self.sql.set_effect_owner, (state.value, attempts, owner, effect_id))
 
     async def put_stamps(self, stamps: Iterable[tuple[str, int, int, str | None]]) -> None:
         """What files were when Stet last judged their hunks: (uri, size, mtime_ns, hash).
