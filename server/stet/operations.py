@@ -9,7 +9,7 @@ review/deciding). This module is read by the CLI at every start: stdlib only.
 
 from __future__ import annotations
 
-from .domain.status import Status
+from .domain.status import Decide, Status
 from .errors import InvalidParams
 from .fields import obj, opt_str, req_str
 
@@ -180,7 +180,7 @@ class Decision:
 
     def __init__(
         self,
-        action: str,
+        action: Decide,
         help: str,  # the CLI's help and description
         scopes: tuple[str, ...] = ("hunks",),
         with_text: bool = False,  # takes the developer's own `text` for the hunk
@@ -201,11 +201,13 @@ class Decision:
 
 
 DECISIONS = (
-    Decision("accept", "accept hunks: the edit is written into the file, exactly once", ("hunks", "file", "all"), True),
-    Decision("reject", "reject hunks, optionally saying why (--feedback)", ("hunks", "file", "all")),
-    Decision("undo", "back to pending; an applied hunk's edit is reverted (if it is gone already, nothing is)"),
     Decision(
-        "reapply",
+        Decide.ACCEPT, "accept hunks: the edit is written into the file, exactly once", ("hunks", "file", "all"), True
+    ),
+    Decision(Decide.REJECT, "reject hunks, optionally saying why (--feedback)", ("hunks", "file", "all")),
+    Decision(Decide.UNDO, "back to pending; an applied hunk's edit is reverted (if it is gone already, nothing is)"),
+    Decision(
+        Decide.REAPPLY,
         "put back applied hunks whose text was removed from the file since, where the old text still is",
         journal_only=True,
     ),

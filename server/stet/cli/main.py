@@ -28,7 +28,7 @@ def exit_code(exc: StetError) -> int:
 
 # command -> (module of this package, function of the parsed arguments: it returns the exit
 # code, or a coroutine that does)
-COMMANDS = {
+COMMANDS: dict[str, tuple[str, str]] = {
     "propose": ("review", "cmd_propose"),
     "status": ("review", "cmd_status"),
     "log": ("review", "cmd_log"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import Enum, StrEnum
 
 
 class Status(str, Enum):
@@ -57,11 +57,21 @@ def shown(status: Status, in_file: bool | None) -> bool:
     return status in OPEN or gone(status, in_file)
 
 
+class Decide(StrEnum):
+    """What a developer decides of hunks (the op log's `kind` of a decision, the command's name)."""
+
+    ACCEPT = "accept"
+    REJECT = "reject"
+    UNDO = "undo"
+    REAPPLY = "reapply"  # an applied hunk whose text was removed, put back
+    PULL = "pull"  # a reapply of what can land in this checkout
+
+
 # What each developer action aims for, and the states in which it is already done.
-ACTIONS: dict[str, tuple[Status, frozenset[Status]]] = {
-    "accept": (AC, frozenset({AC, AP})),
-    "reject": (R, frozenset({R})),
-    "undo": (P, frozenset({P})),
+ACTIONS: dict[Decide, tuple[Status, frozenset[Status]]] = {
+    Decide.ACCEPT: (AC, frozenset({AC, AP})),
+    Decide.REJECT: (R, frozenset({R})),
+    Decide.UNDO: (P, frozenset({P})),
 }
 
 
@@ -80,7 +90,7 @@ def check(current: Status, target: Status, hunk_id: str = "?", action: str = "mo
         raise TransitionError(hunk_id, current, target, action)
 
 
-def plan(action: str, current: Status, hunk_id: str = "?") -> Status | None:
+def plan(action: Decide, current: Status, hunk_id: str = "?") -> Status | None:
     """The status `action` moves a hunk to, None when it is already there; raises when forbidden."""
     target, done = ACTIONS[action]
     if current in done:

@@ -12,7 +12,7 @@ from ..domain.anchor import LineIndex, find_applied, text_at
 from ..domain.effect_outcome import Action, State
 from ..domain.model import Hunk, Kind, lines_of
 from ..domain.shapes import JSON
-from ..domain.status import BY_VALUE, Status, TransitionError, plan, why_not_taken
+from ..domain.status import BY_VALUE, Decide, Status, TransitionError, plan, why_not_taken
 from ..domain.text import detect_eol, normalize_eol
 from ..domain.verdict import classify
 from ..errors import Conflict, InvalidParams, StetError, TooLarge, UnknownHunk
@@ -88,7 +88,7 @@ class Decision:
     """A decision as asked: what to do to which hunks (`ids`, deduplicated), with what."""
 
     op_id: str
-    action: str  # accept | reject | undo | reapply | pull
+    action: Decide
     ids: list[str]
     expected: dict[str, int] | None = None  # hunk id -> the version the caller saw
     feedback: str | None = None
@@ -115,7 +115,7 @@ class Deciding:
 
     async def decide(
         self,
-        action: str,
+        action: Decide,
         hunk_ids: list[str] | None = None,
         *,
         uri: str | None = None,
@@ -159,7 +159,7 @@ class Deciding:
                         if missing:
                             raise UnknownHunk(f"unknown hunk id(s): {', '.join(missing)}", {"hunkIds": missing})
                     else:
-                        wanted = [Status.PENDING] + ([Status.STALE] if action == "reject" else [])
+                        wanted = [Status.PENDING] + ([Status.STALE] if action == Decide.REJECT else [])
                         found = await tx.hunks_where(uri=uri, proposal_id=proposal_id, task_id=task_id, statuses=wanted)
                         rows = {h.id: h for h in found}
                         ids = list(rows)
@@ -189,8 +189,8 @@ class Deciding:
         whose change was gone already (nothing to revert)."""
         self._check_asked(d, rows)
         seen = Contents(self.st)
-        if d.action in ("reapply", "pull"):
-            left = d.left if d.action == "pull" else None
+        if d.action in (Decide.REAPPLY, Decide.PULL):
+            left = d.left if d.action == Decide.PULL else None
             return await self._reapply_in(tx, d.op_id, d.ids, rows, seen, left), set()
         targets: dict[str, Status] = {}
         for hid in d.ids:
@@ -217,7 +217,7 @@ class Deciding:
             mem = self.st.hunks.get(hid)
             if mem is not None:
                 rows[hid].line = mem.line
-        if d.text is not None and d.action == "accept":
+        if d.text is not None and d.action == Decide.ACCEPT:
             for hid in targets:
                 h = rows[hid]
                 eol = detect_eol(h.old_text + "".join(c for c in (*h.ctx_before, *h.ctx_after) if c))
@@ -270,7 +270,7 @@ class Deciding:
         h.in_file = None  # only an applied hunk has one; an effect sets it when applied
         if out_of_file:
             h.kept = False  # an ordinary hunk from now on
-        if d.action == "undo":
+        if d.action == Decide.UNDO:
             h.feedback, h.decided_at, h.applied_text = None, None, None
         else:
             h.decided_at = stamp
@@ -393,7 +393,7 @@ class Deciding:
         args: dict[str, object] = {"hunkIds": ids}
         if left:
             args["left"] = left
-        lsn = await tx.log(op_id, "pull" if left is not None else "reapply", args)
+        lsn = await tx.log(op_id, Decide.PULL if left is not None else Decide.REAPPLY, args)
         effects = []
         by_uri: dict[str, list[JSON]] = {}
         for h in todo:

@@ -23,7 +23,7 @@ from ..domain.effect_outcome import State
 from ..domain.model import Hunk
 from ..domain.proposal import Change
 from ..domain.shapes import JSON
-from ..domain.status import Status
+from ..domain.status import Decide, Status
 from ..errors import StetError
 from ..store import StoreApi
 from ..workspace.paths import Workspace
@@ -238,7 +238,7 @@ class Review:
 
     async def decide(
         self,
-        action: str,
+        action: Decide,
         hunk_ids: builtins.list[str] | None = None,
         *,
         uri: str | None = None,
@@ -279,7 +279,7 @@ class Review:
         if not todo:
             return [], {}
         left: dict[str, str] = {}
-        states = await self.decide("pull", todo, request_id=request_id, left=left)
+        states = await self.decide(Decide.PULL, todo, request_id=request_id, left=left)
         return [s for s in states if s["id"] not in left], left
 
     # --- the editor's documents and the files ----------------------------------------------------
