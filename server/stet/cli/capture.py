@@ -13,10 +13,22 @@ import sys
 from ..domain import headline
 from .output import one_line, print_hunks, print_json
 
+TYPE_CHECKING = False  # types for mypy only
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TextIO
+
+    from ..domain.shapes import JSON
+
 INDEX_BASE = "index"
 
 
-def add_commands(sub, common, as_json, mutation) -> None:
+def add_commands(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: argparse.ArgumentParser,
+    as_json: argparse.ArgumentParser,
+    mutation: argparse.ArgumentParser,
+) -> None:
     """Register `capture`, `snapshot` and `run` on the `stet` parser's subparsers."""
     scope = argparse.ArgumentParser(add_help=False)
     scope.add_argument(
@@ -78,14 +90,14 @@ def add_commands(sub, common, as_json, mutation) -> None:
     p.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD ARGS", help="the agent's command")
 
 
-def _report(answer: dict, stream) -> None:
+def _report(answer: JSON, stream: TextIO) -> None:
     for r in answer.get("refused", ()):
         print(f"stet: {r['path']}: {r['why']}", file=stream)
     for path in answer.get("left", ()):
         print(f"stet: {path}: changed again while being restored; left as it is", file=stream)
 
 
-def summary(answer: dict) -> str:
+def summary(answer: JSON) -> str:
     """One line saying what a capture did."""
     repeats = len(answer.get("alreadyProposed", ())) + len(answer.get("rejectedBefore", ()))
     again = f" ({repeats} change(s) proposed before, not again)" if repeats else ""
@@ -102,7 +114,7 @@ def summary(answer: dict) -> str:
     return f"proposal {answer['proposalId']}: {what}{again} (baseline: {answer.get('baseline')}); {where}"
 
 
-def rejected_lines(answer: dict, rel) -> list[str]:
+def rejected_lines(answer: JSON, rel: Callable[[str], str]) -> list[str]:
     """The changes the developer had rejected, with their feedback: not proposed again."""
     return [
         f"rejected before by the developer, not proposed again: {h['id']} {rel(h['uri'])}: "
@@ -111,11 +123,11 @@ def rejected_lines(answer: dict, rel) -> list[str]:
     ]
 
 
-def failed(answer: dict) -> bool:
+def failed(answer: JSON) -> bool:
     return bool(answer.get("refused") or answer.get("left"))
 
 
-def left_out(answer: dict, kept: bool = False) -> list[str]:
+def left_out(answer: JSON, kept: bool = False) -> list[str]:
     """After a run: the files Stet did not capture or restore, in one line each kind
     (`kept`: the worktree the agent worked in is kept for the user)."""
     out = []
@@ -134,7 +146,7 @@ def left_out(answer: dict, kept: bool = False) -> list[str]:
     return out
 
 
-async def cmd_capture(args) -> int:
+async def cmd_capture(args: argparse.Namespace) -> int:
     from ..agents.capture import AUTO, Capture
     from .session import opened
 
@@ -160,7 +172,7 @@ async def cmd_capture(args) -> int:
     return 1 if failed(answer) else 0
 
 
-async def cmd_snapshot(args) -> int:
+async def cmd_snapshot(args: argparse.Namespace) -> int:
     from ..agents.snapshots import Snapshots
     from .locate import Usage
     from .session import opened
@@ -178,7 +190,7 @@ async def cmd_snapshot(args) -> int:
     return 0
 
 
-async def cmd_run(args) -> int:
+async def cmd_run(args: argparse.Namespace) -> int:
     from ..agents.run import Run, say
     from .locate import Usage
     from .session import opened

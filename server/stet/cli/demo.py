@@ -16,6 +16,12 @@ from pathlib import Path
 
 from ..lsp.scripted_editor import Editor
 
+TYPE_CHECKING = False  # types for mypy only
+if TYPE_CHECKING:
+    from ..domain.shapes import JSON
+
+    Row = tuple[str, str, str, str]  # a hunk as the demo shows it: file, lines, status, feedback
+
 FILES = {
     "app.py": ("import util\n\n\ndef main(argv):\n    name = argv[1]\n    print('hello ' + name)\n    return 0\n"),
     "util.py": (
@@ -28,7 +34,7 @@ FILES = {
 }
 
 
-def _change(line: int, end_line: int, text: str) -> dict:
+def _change(line: int, end_line: int, text: str) -> JSON:
     return {
         "range": {"start": {"line": line, "character": 0}, "end": {"line": end_line, "character": 0}},
         "newText": text,
@@ -48,8 +54,8 @@ PROPOSAL = {
 }
 
 
-def _state(hunks: list[dict], root: Path) -> dict[str, tuple]:
-    out = {}
+def _state(hunks: list[JSON], root: Path) -> dict[str, Row]:
+    out: dict[str, Row] = {}
     for h in hunks:
         name = Path(h["uri"].removeprefix("file://")).name
         r = h["range"]
@@ -62,7 +68,7 @@ def _state(hunks: list[dict], root: Path) -> dict[str, tuple]:
     return out
 
 
-def _table(before: dict, after: dict) -> str:
+def _table(before: dict[str, Row], after: dict[str, Row]) -> str:
     rows = [("hunk", "file", "lines", "before kill -9", "after restart", "")]
     for hid in before:
         b, a = before[hid], after.get(hid)
@@ -98,7 +104,7 @@ async def _demo(root: Path) -> int:
     return 0 if ok and applied_once else 1
 
 
-async def _crash_and_restore(root: Path) -> tuple[bool, Editor, dict[str, tuple]]:
+async def _crash_and_restore(root: Path) -> tuple[bool, Editor, dict[str, Row]]:
     """Act one: propose, decide, kill -9, restart: the same review. Says whether it was."""
     for name, text in FILES.items():
         (root / name).write_text(text)
@@ -157,7 +163,7 @@ async def _crash_and_restore(root: Path) -> tuple[bool, Editor, dict[str, tuple]
     return ok and once and buffer_ok, editor, after
 
 
-async def _die_before_writing(root: Path, editor: Editor, after: dict[str, tuple]) -> bool:
+async def _die_before_writing(root: Path, editor: Editor, after: dict[str, Row]) -> bool:
     """Act two: die between the durable decision and the file write; the successor finishes."""
     say("\n6. Now a server that dies at the worst moment: after committing an accept, before writing the file.")
     dying = Editor(root, env={"STET_FAULT": "effect:before-write"})
@@ -170,7 +176,7 @@ async def _die_before_writing(root: Path, editor: Editor, after: dict[str, tuple
     except Exception:
         code = await dying.process.wait()
         say(f"   The accept was committed, then the server died (exit {code}) before touching README.md.")
-    await dying.client.stop()
+    await dying.drop()
     final = Editor(root)
     final.docs = editor.docs
     await final.start()

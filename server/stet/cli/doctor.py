@@ -8,6 +8,7 @@ import shlex
 import stat
 
 from ..domain.anchor import LineIndex, locate
+from ..domain.shapes import JSON  # at run time too: Findings subclasses list[JSON]
 from ..domain.status import Status
 from ..domain.text import split_lines
 from ..errors import StetError
@@ -18,15 +19,21 @@ from ..workspace.files import read_bytes, read_text, temp_files
 from .output import print_json
 from .session import opened
 
+TYPE_CHECKING = False  # types for mypy only
+if TYPE_CHECKING:
+    import argparse
 
-class Findings(list):
+    from ..store.rows import EffectRow
+
+
+class Findings(list[JSON]):
     """What the doctor found, in order: each a level, what, what to do, and data."""
 
-    def add(self, level: str, what: str, todo: str | None = None, **data) -> None:
+    def add(self, level: str, what: str, todo: str | None = None, **data: object) -> None:
         self.append({"level": level, "what": what, "todo": todo, **data})
 
 
-async def examine(review: Review, fix: bool = False) -> dict:
+async def examine(review: Review, fix: bool = False) -> JSON:
     store = review.require_store()
     f = Findings()
     await _check_store(review, f)
@@ -85,7 +92,7 @@ async def _check_temps(review: Review, f: Findings) -> None:
         f.add("ok", "no temp files left by interrupted writes")
 
 
-async def _check_effects(review: Review, f: Findings) -> list:
+async def _check_effects(review: Review, f: Findings) -> list[EffectRow]:
     """The accepted edits not yet written to closed files (returned), and those an editor settles."""
     store = review.require_store()
     effects = await store.open_effects()
@@ -114,7 +121,7 @@ async def _check_effects(review: Review, f: Findings) -> list:
     return pending
 
 
-async def _check_hunks(review: Review, f: Findings, pending: list) -> None:
+async def _check_hunks(review: Review, f: Findings, pending: list[EffectRow]) -> None:
     blocked = [h for h in review.list(statuses={Status.STALE, Status.ACCEPTED}) if h.problem]
     if blocked:
         f.add(
@@ -297,7 +304,7 @@ def _not_on_disk(review: Review) -> list[str]:
     return out
 
 
-async def cmd_doctor(args) -> int:
+async def cmd_doctor(args: argparse.Namespace) -> int:
     async with opened(args, repair=args.fix, tidy=False) as review:
         report = await examine(review, fix=args.fix)
     if args.json:

@@ -9,8 +9,14 @@ import sys
 
 from ..errors import InvalidParams
 
+TYPE_CHECKING = False  # types for mypy only
+if TYPE_CHECKING:
+    import argparse
 
-def add_commands(sub, common) -> None:
+    from ..domain.shapes import JSON
+
+
+def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "integrate",
         parents=[common],
@@ -46,24 +52,25 @@ def add_commands(sub, common) -> None:
     p.add_argument("--restore", action="store_true", help="at Stop, take the edits out of the files")
 
 
-def _load(path: str) -> dict:
+def _load(path: str) -> JSON:
     if not os.path.exists(path):
         return {}
     try:
         with open(path, encoding="utf-8") as f:
-            return json.load(f)
+            data: JSON = json.load(f)  # an agent's settings: a JSON object, checked by who reads it
+            return data
     except (OSError, ValueError) as exc:
         raise InvalidParams(f"{path} cannot be read as JSON ({exc}); fix it or move it aside, nothing was written")
 
 
-def _save(path: str, data: dict) -> None:
+def _save(path: str, data: JSON) -> None:
     from ..workspace.files import write_atomic
 
     os.makedirs(os.path.dirname(path), exist_ok=True)
     write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
-async def cmd_integrate(args) -> int:
+async def cmd_integrate(args: argparse.Namespace) -> int:
     from ..agents.claude_code import hook_command, mcp_with, settings_with, stet_command
     from .locate import locate
     from .session import opened
@@ -91,7 +98,7 @@ async def cmd_integrate(args) -> int:
     return 0
 
 
-async def cmd_hook(args) -> int:
+async def cmd_hook(args: argparse.Namespace) -> int:
     """Never exit 2: for Claude Code that blocks the agent's tool call. A failure is exit 1,
     shown to the user; the agent goes on."""
     try:
@@ -105,7 +112,7 @@ async def cmd_hook(args) -> int:
     return 0
 
 
-async def _hook(args) -> dict:
+async def _hook(args: argparse.Namespace) -> JSON:
     from ..agents.claude_code import handle
     from .session import opened
 

@@ -21,6 +21,13 @@ from ..errors import Conflict, StetError, UnknownHunk
 from ..operations import DECISIONS
 from .parser import build_parser, command_in
 
+TYPE_CHECKING = False  # no `typing` at the CLI's start
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine
+
+    # A subcommand: an exit code, or a coroutine giving one (a command that opens the review).
+    Command = Callable[[argparse.Namespace], int | Coroutine[object, object, int]]
+
 
 def exit_code(exc: StetError) -> int:
     return 1 if isinstance(exc, (Conflict, UnknownHunk)) else 2
@@ -75,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "mcp":
             return run_mcp(args)
         module, name = COMMANDS[args.command]
-        command = getattr(importlib.import_module(f"{__package__}.{module}"), name)
+        command: Command = getattr(importlib.import_module(f"{__package__}.{module}"), name)
         outcome = command(args)
         if not isinstance(outcome, int):
             import asyncio  # only commands that open the review need an event loop

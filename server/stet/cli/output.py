@@ -5,6 +5,17 @@ from __future__ import annotations
 import os
 import sys
 
+TYPE_CHECKING = False  # types for mypy only: the CLI imports what a command needs when it runs
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from ..domain.model import Hunk
+    from ..domain.shapes import JSON
+    from ..review import Review
+    from ..review.glance import Seen
+
+    Shown = Hunk | Seen  # a hunk of the review, or one a glance at the store saw
+
 COLOURS = {
     "pending": "33",
     "accepted": "36",
@@ -63,13 +74,13 @@ def one_line(text: str | None, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def status_cell(h) -> str:
+def status_cell(h: Shown) -> str:
     """What the STATUS column says of a hunk. (`_value_`: Enum's `value` is a slow property,
     and a status lists thousands of hunks.)"""
     return "applied (not in file)" if h.gone else h.status._value_
 
 
-def hunk_rows(rel, hunks, with_file: bool = True) -> list[list[str]]:
+def hunk_rows(rel: Callable[[str], str], hunks: Iterable[Shown], with_file: bool = True) -> list[list[str]]:
     """Table rows of hunks; `rel` gives the path a person would type for a uri."""
     rows = [["HUNK", "STATUS"] + (["FILE"] if with_file else []) + ["LINE", "CHANGE", "MESSAGE / FEEDBACK"]]
     for h in hunks:
@@ -82,7 +93,7 @@ def hunk_rows(rel, hunks, with_file: bool = True) -> list[list[str]]:
     return rows
 
 
-def print_json(data) -> None:
+def print_json(data: object) -> None:
     """Indented for a person at a terminal; one compact line for a pipe (scripts, agents), as
     `gh` does. json's C encoder only runs without indent: 1,000 hunks print several times faster
     (docs/BENCHMARKS.md §9), and an agent reads fewer tokens."""
@@ -94,7 +105,9 @@ def print_json(data) -> None:
         print(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
 
 
-def print_hunks(review, states_or_hunks, as_json: bool, extra: dict | None = None) -> None:
+def print_hunks(
+    review: Review, states_or_hunks: Iterable[JSON | Hunk], as_json: bool, extra: JSON | None = None
+) -> None:
     hunks = [review.hunks[s["id"]] if isinstance(s, dict) else s for s in states_or_hunks]
     if as_json:
         print_json({**(extra or {}), "hunks": [h.state() for h in hunks]})

@@ -10,11 +10,28 @@ from .locate import Usage, locate
 from .output import hunk_rows, one_line, paint, print_hunks, print_json, shown, status_cell, table
 from .parser import DEFAULT_EXPORT
 
+TYPE_CHECKING = False  # types for mypy only
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable, Coroutine, Sequence
+    from contextlib import AbstractAsyncContextManager
+    from typing import TypeVar
+
+    from ..domain.model import Hunk
+    from ..domain.shapes import JSON
+    from ..domain.status import Status
+    from ..review import Review
+    from ..review.glance import Seen
+    from ..workspace.paths import Workspace
+    from .output import Shown
+
+    H = TypeVar("H", Hunk, Seen)  # status lists the review's hunks, or those a glance saw
+
 # What the commands below need beyond this is imported when they run: `stet status` usually
 # reads the store without opening the review (see review/glance.py), so it loads no event loop.
 
 
-def opened(args, create: bool = False):
+def opened(args: argparse.Namespace, create: bool = False) -> AbstractAsyncContextManager[Review]:
     from .session import opened
 
     return opened(args, create)
@@ -44,7 +61,7 @@ def _read_input(name: str) -> str:
         raise InvalidParams(f"{name}: not UTF-8 text (byte {exc.start}): binary input is not accepted") from None
 
 
-async def cmd_propose(args) -> int:
+async def cmd_propose(args: argparse.Namespace) -> int:
     import json
 
     from ..agents import intake
@@ -119,11 +136,11 @@ async def cmd_propose(args) -> int:
     return 0
 
 
-def _statuses(values: list[str] | None, default=None):
+def _statuses(values: list[str] | None) -> set[Status] | None:
     from ..domain.status import Status
 
     if not values:
-        return default
+        return None
     names = [v.strip() for value in values for v in value.split(",") if v.strip()]
     try:
         return {Status(n) for n in names}
@@ -137,7 +154,7 @@ class NoMatch(UnknownHunk):
     name = "NoMatch"
 
 
-async def _scope(review, proposal: str | None, task: str | None, file: str | None) -> str | None:
+async def _scope(review: Review, proposal: str | None, task: str | None, file: str | None) -> str | None:
     """Check that each filter names something that exists; returns the file's uri (if given)."""
     from ..store import tasks as task_sql
 
@@ -157,7 +174,7 @@ async def _scope(review, proposal: str | None, task: str | None, file: str | Non
     return uri
 
 
-def cmd_status(args):
+def cmd_status(args: argparse.Namespace) -> int | Coroutine[object, object, int]:
     """Without filters that must be checked against the store, a glance
     at the store is enough when nothing needs bringing up to date; else the review opens."""
     if not (args.proposal or args.task or args.file):
@@ -178,7 +195,7 @@ def cmd_status(args):
     return _status(args)
 
 
-async def _status(args) -> int:
+async def _status(args: argparse.Namespace) -> int:
     async with opened(args) as review:
         uri = await _scope(review, args.proposal, args.task, args.file)
         scoped = review.list(uri=uri, proposal_id=args.proposal, task_id=args.task)
@@ -189,7 +206,7 @@ async def _status(args) -> int:
     return 0
 
 
-def _print_json(args, root: str, db: str, scoped) -> None:
+def _print_json(args: argparse.Namespace, root: str, db: str, scoped: Sequence[Hunk]) -> None:
     counts, gone = _counts(scoped)
     print_json(
         {
@@ -202,7 +219,7 @@ def _print_json(args, root: str, db: str, scoped) -> None:
     )
 
 
-def _counts(scoped) -> tuple[dict[str, int], int]:
+def _counts(scoped: Sequence[Shown]) -> tuple[dict[str, int], int]:
     from ..domain.status import Status
 
     counts = dict.fromkeys(Status, 0)
@@ -211,8 +228,8 @@ def _counts(scoped) -> tuple[dict[str, int], int]:
     return {s.value: n for s, n in counts.items()}, sum(1 for h in scoped if h.gone)
 
 
-def _listed(args, scoped) -> list:
-    statuses = _statuses(args.status, None)
+def _listed(args: argparse.Namespace, scoped: Sequence[H]) -> list[H]:
+    statuses = _statuses(args.status)
     if statuses is not None:
         return [h for h in scoped if h.status in statuses]
     if args.all:
@@ -220,7 +237,7 @@ def _listed(args, scoped) -> list:
     return [h for h in scoped if h.shown]  # what needs the developer: open, or applied and gone
 
 
-def _print_status(args, ws, scoped) -> None:
+def _print_status(args: argparse.Namespace, ws: Workspace, scoped: Sequence[H]) -> None:
     """The status table of `scoped` (review hunks, or what a glance saw: the same attributes)."""
     hunks = _listed(args, scoped)
     counts, gone = _counts(scoped)
@@ -231,7 +248,7 @@ def _print_status(args, ws, scoped) -> None:
         f"{k} {v}" for k, v in (("task", args.task), ("proposal", args.proposal), ("file", args.file)) if v
     )
     out = [f"{ws.roots[0]}{f' ({scope})' if scope else ''}: {summary or 'no hunks'}"]
-    by_file: dict[str, list] = {}
+    by_file: dict[str, list[H]] = {}
     for h in hunks:
         by_file.setdefault(h.uri, []).append(h)
     rel = _rel_cache(ws)
@@ -249,7 +266,7 @@ def _print_status(args, ws, scoped) -> None:
     print("\n".join(out))
 
 
-def _rel_cache(ws):
+def _rel_cache(ws: Workspace) -> Callable[[str], str]:
     """ws.rel as a table shows it, once per uri (a file's hunks share it)."""
     known: dict[str, str] = {}
 
@@ -261,7 +278,7 @@ def _rel_cache(ws):
     return rel
 
 
-async def cmd_log(args) -> int:
+async def cmd_log(args: argparse.Namespace) -> int:
     async with opened(args) as review:
         ops = await review.require_store().ops(after_lsn=args.since, limit=10**9)
         if args.limit is not None:
@@ -291,7 +308,7 @@ async def cmd_log(args) -> int:
     return 0
 
 
-async def cmd_decide(args) -> int:
+async def cmd_decide(args: argparse.Namespace) -> int:
     action = args.command
     scopes = [
         bool(args.ids),
@@ -316,7 +333,7 @@ async def cmd_decide(args) -> int:
         return _decided(review, states, args.json)
 
 
-def _decided(review, states: list[dict], as_json: bool, extra: dict | None = None) -> int:
+def _decided(review: Review, states: list[JSON], as_json: bool, extra: JSON | None = None) -> int:
     """Print a decision's answer; exit 1 when its effect did not take on some hunk (the
     decision is recorded, but the file is not as it asked), each named on stderr with why,
     or when `extra` lists hunks not pulled."""
@@ -329,7 +346,7 @@ def _decided(review, states: list[dict], as_json: bool, extra: dict | None = Non
     return 1 if missed or (extra or {}).get("notPulled") else 0
 
 
-async def cmd_pull(args) -> int:
+async def cmd_pull(args: argparse.Namespace) -> int:
     """The applied hunks whose text is not in this checkout's files, put in where they can land;
     exit 1 when some cannot (each named, with what to do about this checkout)."""
     async with opened(args) as review:
@@ -343,15 +360,16 @@ async def cmd_pull(args) -> int:
     return 1 if left else 0
 
 
-async def cmd_export(args) -> int:
+async def cmd_export(args: argparse.Namespace) -> int:
     import asyncio
 
     from ..domain.export import export
+    from ..domain.status import Status
     from ..workspace.files import read_text
 
     async with opened(args) as review:
         await _scope(review, args.proposal, args.task, None)
-        statuses = _statuses(args.status, None) or {s for s in _statuses(list(DEFAULT_EXPORT))}
+        statuses = _statuses(args.status) or {Status(s) for s in DEFAULT_EXPORT}
         hunks = review.list(statuses=statuses, proposal_id=args.proposal, task_id=args.task)
 
         def read(uri: str) -> str | None:

@@ -12,14 +12,28 @@ import sys
 from ..domain.task import NOTE_KINDS, STEP_STATUSES, TASK_STATUSES
 from .output import print_json
 
+TYPE_CHECKING = False  # types for mypy only
+if TYPE_CHECKING:
+    import argparse
 
-def add_commands(sub, common, as_json, mutation) -> None:
+
+def add_commands(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: argparse.ArgumentParser,
+    as_json: argparse.ArgumentParser,
+    mutation: argparse.ArgumentParser,
+) -> None:
     """Register `task`, `resume` and `mcp` on the `stet` parser's subparsers."""
     _add_task(sub, common, as_json, mutation)
     _add_resume_and_mcp(sub, common, as_json)
 
 
-def _add_task(sub, common, as_json, mutation) -> None:
+def _add_task(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: argparse.ArgumentParser,
+    as_json: argparse.ArgumentParser,
+    mutation: argparse.ArgumentParser,
+) -> None:
     p_task = sub.add_parser(
         "task",
         parents=[common],
@@ -52,7 +66,12 @@ def _add_task(sub, common, as_json, mutation) -> None:
     _add_task_records(tsub, common, as_json, mutation)
 
 
-def _add_task_records(tsub, common, as_json, mutation) -> None:
+def _add_task_records(
+    tsub: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: argparse.ArgumentParser,
+    as_json: argparse.ArgumentParser,
+    mutation: argparse.ArgumentParser,
+) -> None:
     """`stet task note | read | done | list`."""
     p = tsub.add_parser(
         "note",
@@ -86,7 +105,11 @@ def _add_task_records(tsub, common, as_json, mutation) -> None:
     p.add_argument("--status", choices=TASK_STATUSES, help="only tasks with this status")
 
 
-def _add_resume_and_mcp(sub, common, as_json) -> None:
+def _add_resume_and_mcp(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: argparse.ArgumentParser,
+    as_json: argparse.ArgumentParser,
+) -> None:
     p = sub.add_parser(
         "resume",
         parents=[common, as_json],
@@ -114,7 +137,7 @@ def _add_resume_and_mcp(sub, common, as_json) -> None:
     )
 
 
-async def cmd_task(args) -> int:
+async def cmd_task(args: argparse.Namespace) -> int:
     from ..agents.tasks import Tasks
     from .session import opened
 
@@ -168,7 +191,7 @@ async def cmd_task(args) -> int:
     return 0
 
 
-async def cmd_resume(args) -> int:
+async def cmd_resume(args: argparse.Namespace) -> int:
     from ..agents.resume import render
     from ..agents.tasks import Tasks
     from .session import opened

@@ -11,8 +11,12 @@ from ..workspace import own
 from .locate import STORE_DIR, STORE_FILE, Usage
 from .session import opened
 
+TYPE_CHECKING = False  # types for mypy only
+if TYPE_CHECKING:
+    import argparse
 
-def _root(args) -> str:
+
+def _root(args: argparse.Namespace) -> str:
     roots = list(getattr(args, "root", None) or [])
     root = os.path.realpath(roots[0] if roots else os.getcwd())
     if not os.path.isdir(root):
@@ -20,7 +24,7 @@ def _root(args) -> str:
     return root
 
 
-async def cmd_init(args) -> int:
+async def cmd_init(args: argparse.Namespace) -> int:
     # The store named by --db or STET_DB (a shared PostgreSQL review, say), else the folder's own.
     db = getattr(args, "db", None) or os.environ.get("STET_DB") or os.path.join(_root(args), STORE_DIR, STORE_FILE)
     args.db = db
@@ -33,7 +37,7 @@ async def cmd_init(args) -> int:
     return 0
 
 
-async def cmd_watch(args) -> int:
+async def cmd_watch(args: argparse.Namespace) -> int:
     from ..runtime.collector import tune_for_a_long_run
     from ..runtime.headless import Headless
 

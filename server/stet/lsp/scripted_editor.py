@@ -127,6 +127,10 @@ class Editor:
         await self.process.wait()
         await self.client.stop()  # type: ignore[no-untyped-call]
 
+    async def drop(self) -> None:
+        """Let go of a server that died: no shutdown to ask for."""
+        await self.client.stop()  # type: ignore[no-untyped-call]
+
     async def stop(self) -> None:
         await self.client.shutdown_async(None)
         self.client.exit(None)
