@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TypedDict
 
 from .status import Status
 
@@ -31,6 +32,21 @@ class Found(StrEnum):
 
     DONE = "done"
     STALE = "stale"
+
+
+class EffectEdit(TypedDict):
+    """One hunk's edit in a journaled effect (the `effects.edits` column), written from the
+    hunk as it was when decided: `before` is replaced by `after` at about `line`."""
+
+    hunkId: str
+    kind: str  # a Kind's value
+    uri: str
+    newUri: str | None
+    line: int
+    before: str
+    after: str
+    ctxBefore: list[str | None]
+    ctxAfter: list[str | None]
 
 
 @dataclass(frozen=True, slots=True)

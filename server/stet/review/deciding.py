@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ..domain import fileop
 from ..domain.anchor import LineIndex, find_applied, text_at
-from ..domain.effect_outcome import Action, State
+from ..domain.effect_outcome import Action, EffectEdit, State
 from ..domain.model import Hunk, Kind, lines_of
 from ..domain.shapes import JSON
 from ..domain.status import BY_VALUE, Decide, Status, TransitionError, plan, why_not_taken
@@ -239,7 +239,7 @@ class Deciding:
         await tx.save_hunks([rows[hid] for hid in targets])
         effects = []
         for action_name, group in journal:
-            by_uri: dict[str, list[JSON]] = {}
+            by_uri: dict[str, list[EffectEdit]] = {}
             for h, edit in group:
                 by_uri.setdefault(h.uri, []).append(edit)
             for uri, edits in by_uri.items():
@@ -277,7 +277,7 @@ class Deciding:
             if d.feedback is not None:
                 h.feedback = d.feedback
 
-    async def _add_effect(self, tx: Tx, lsn: int, uri: str, action: Action, edits: list[JSON]) -> EffectRow:
+    async def _add_effect(self, tx: Tx, lsn: int, uri: str, action: Action, edits: list[EffectEdit]) -> EffectRow:
         """Journal an effect: into the open buffer (this process's to settle), else the file."""
         target = "buffer" if uri in self.st.open else "file"
         owner = owners.token() if target == "buffer" else None
@@ -299,7 +299,7 @@ class Deciding:
         return h.kept and h.status == Status.PENDING and (mem is None or mem.shows_new)
 
     @staticmethod
-    def _effect_edit(h: Hunk, action: Action) -> JSON:
+    def _effect_edit(h: Hunk, action: Action) -> EffectEdit:
         src, dst = (h.old, h.replacement) if action == Action.APPLY else (h.replacement, h.old)
         return {
             "hunkId": h.id,
@@ -395,7 +395,7 @@ class Deciding:
             args["left"] = left
         lsn = await tx.log(op_id, Decide.PULL if left is not None else Decide.REAPPLY, args)
         effects = []
-        by_uri: dict[str, list[JSON]] = {}
+        by_uri: dict[str, list[EffectEdit]] = {}
         for h in todo:
             mem = self.st.hunks.get(h.id)
             if mem is not None:

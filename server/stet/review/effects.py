@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..domain.anchor import LineIndex, at_with_context, locate, text_at
-from ..domain.effect_outcome import Action, Found, State, outcome, settled, still_wanted
+from ..domain.effect_outcome import Action, EffectEdit, Found, State, outcome, settled, still_wanted
 from ..domain.hunks import Lines, Shifts, apply_edits
 from ..domain.model import Hunk, Kind, lines_of
-from ..domain.shapes import JSON, Range
+from ..domain.shapes import Range
 from ..domain.status import Status
 from ..domain.text import split_lines, text_range
 from ..domain.verdict import Verdict, classify
@@ -30,7 +30,7 @@ from .state import ReviewState
 log = logging.getLogger(__name__)
 
 # (hunk, journal entry) pairs an effect still has to carry out
-Wanted = list[tuple[Hunk, JSON]]
+Wanted = list[tuple[Hunk, EffectEdit]]
 # (first line, old lines, new lines, hunk) of an edit to make
 LineEdit = tuple[int, Lines, Lines, Hunk]
 # hunk id -> (the line its text should start at, that text, the hunk): what an edit must show
@@ -127,7 +127,8 @@ class Effects:
             path = new_path = None
             try:
                 path = st.ws.path_of(e["uri"])
-                new_path = st.ws.path_of(e["newUri"]) if e.get("newUri") else None
+                new_uri = e.get("newUri")
+                new_path = st.ws.path_of(new_uri) if new_uri else None
                 doc = st.doc(h.uri)
                 if doc is not None and h.kind in (Kind.DELETE, Kind.RENAME) and effect.action != Action.REVERT:
                     on_disk = await asyncio.to_thread(read_text, path)
@@ -224,14 +225,13 @@ class Effects:
                 effect.action == Action.APPLY
                 and e["kind"] == Kind.RENAME
                 and e["uri"] == effect.uri
-                and e.get("newUri")
+                and (moved := e.get("newUri"))
             ):
                 try:
-                    src, dst = self.st.ws.path_of(e["uri"]), self.st.ws.path_of(e["newUri"])
+                    src, dst = self.st.ws.path_of(e["uri"]), self.st.ws.path_of(moved)
                 except StetError:
                     return None
                 if not safe.exists(src) and safe.exists(dst):
-                    moved: str = e["newUri"]
                     return moved
         return None
 

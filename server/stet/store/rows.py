@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..domain.effect_outcome import Action, State
+from ..domain.effect_outcome import Action, EffectEdit, State
 from ..domain.hunks import Context, Lines
 from ..domain.model import KIND_BY_VALUE, Hunk, lines_of
 from ..domain.shapes import JSON
@@ -140,7 +140,7 @@ class EffectRow:
     lsn: int
     uri: str
     action: Action
-    edits: list[JSON]  # [{hunkId, line, before, after, ctxBefore, ctxAfter}]
+    edits: list[EffectEdit]
     state: State
     attempts: int
     target: str = "file"  # where it was meant to land when decided: an open "buffer" or the "file"

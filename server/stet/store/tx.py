@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..domain.effect_outcome import Action, State
+from ..domain.effect_outcome import Action, EffectEdit, State
 from ..domain.model import Hunk
 from ..domain.shapes import JSON
 from ..domain.status import Status
@@ -336,7 +336,13 @@ class Tx:
         self._queue.append((self.sql.save_lines, list(lines), True, True))
 
     async def add_effect(
-        self, lsn: int, uri: str, action: Action, edits: list[JSON], target: str = "file", owner: str | None = None
+        self,
+        lsn: int,
+        uri: str,
+        action: Action,
+        edits: list[EffectEdit],
+        target: str = "file",
+        owner: str | None = None,
     ) -> int:
         await self._started()
         self._next_effect += 1
