@@ -309,11 +309,7 @@ def write_file(
             try:
                 if before is not None:
                     _keep_metadata(dir_fd, name, fd, before, path)
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fsync(fd)
-                written = os.fstat(fd)
+                written = _write_all(fd, data)
             finally:
                 os.close(fd)
             recheck(dir_fd, parent)
@@ -347,17 +343,22 @@ def write_new(
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
     with renaming(dir_fd, tmp):
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-            written = os.fstat(fd)
+            written = _write_all(fd, data)
         finally:
             os.close(fd)
         if before_rename is not None:
             before_rename()
         os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     return written
+
+
+def _write_all(fd: int, data: bytes) -> os.stat_result:
+    """Write all of `data` to the open file, fsync it; its stat once durable."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.fsync(fd)
+    return os.fstat(fd)
 
 
 @contextlib.contextmanager
