@@ -177,7 +177,9 @@ async def _scope(review: Review, proposal: str | None, task: str | None, file: s
 def cmd_status(args: argparse.Namespace) -> int | Coroutine[object, object, int]:
     """Without filters that must be checked against the store, a glance
     at the store is enough when nothing needs bringing up to date; else the review opens."""
-    if not (args.proposal or args.task or args.file):
+    from . import hosting
+
+    if not (args.proposal or args.task or args.file or hosting.HOST):
         from ..review.glance import glance, glance_whole
         from ..workspace.paths import Workspace
 
