@@ -25,19 +25,21 @@ class Refused(Exception):
 def main() -> int:
     argv = sys.argv[1:]
     command = next((a for a in argv if not a.startswith("-")), None)
-    status = argv == ["resident", "--status"]  # answered by the resident itself, when one runs
+    status = command == "resident" and "--status" in argv  # answered by the resident itself, when one runs
     if command == "resident" and not status:
         return _resident(argv[1:])
     off = os.environ.get("STET_RESIDENT", "").lower() in ("off", "0", "no", "false")
+    # A call that carries a test's fault point means it for its own process (faults.py).
+    off = off or bool(os.environ.get("STET_FAULT"))
     if off or not (status or command in place.ROUTED):
-        return _resident(["--status"]) if status else _here(argv, None)
+        return _resident(argv[1:]) if status else _here(argv, None)
     request_id = os.urandom(12).hex()
     try:
         home = place.home_of_call(argv, os.getcwd(), os.environ)
     except OSError:  # the current folder deleted under the shell: the command says so
         home = None
     if home is None:
-        return _resident(["--status"]) if status else _here(argv, request_id)
+        return _resident(argv[1:]) if status else _here(argv, request_id)
     reads = command == "hook" or (command == "propose" and "-" in argv)
     stdin = _stdin() if reads else b""
     start = False
@@ -49,14 +51,11 @@ def main() -> int:
     except OSError:  # none there, a stale socket, or it died mid-call: this process does it
         answer, start = None, not status
     if isinstance(answer, tuple):
-        code, out, err = answer
-        _write(sys.stdout, out)
-        _write(sys.stderr, err)
-        return code
+        return _deliver(*answer)
     if status:
-        return _resident(["--status"])
+        return _resident(argv[1:])
     if start or answer == "start":
-        _start_resident()
+        _start_resident(place.store_options(argv))
     if reads:
         sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
     return _here(argv, request_id)
@@ -147,19 +146,41 @@ def _read_all(sock: object) -> bytes:
             raise ConnectionResetError("the resident's answer is too large")
 
 
+def _deliver(code: int, out: bytes, err: bytes) -> int:
+    """Print the resident's answer; output that cannot be written is said as cli/main says it."""
+    try:
+        _write(sys.stdout, out)
+    except BrokenPipeError:  # `stet log | head`
+        _drop(sys.stdout)
+        return 0
+    except OSError as exc:  # a full disk
+        _drop(sys.stdout)
+        print(f"stet: cannot write the output: {exc.strerror}", file=sys.stderr)
+        return 2
+    try:
+        _write(sys.stderr, err)
+    except OSError:
+        _drop(sys.stderr)
+    return code
+
+
 def _write(stream: object, data: bytes) -> None:
     if stream is None or not data:
         return
-    try:
-        stream.flush()  # type: ignore[attr-defined]
-        stream.buffer.write(data)  # type: ignore[attr-defined]
-        stream.buffer.flush()  # type: ignore[attr-defined]
-    except BrokenPipeError:  # `stet log | head`
+    stream.flush()  # type: ignore[attr-defined]
+    stream.buffer.write(data)  # type: ignore[attr-defined]
+    stream.buffer.flush()  # type: ignore[attr-defined]
+
+
+def _drop(stream: object) -> None:
+    """What is still buffered for `stream` cannot be written: send it nowhere, or Python
+    reports the failed flush again at exit."""
+    if stream is not None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, stream.fileno())  # type: ignore[attr-defined]
 
 
-def _start_resident() -> None:
+def _start_resident(options: list[str]) -> None:
     """Start this workspace's resident, detached, for the next call; it finds its store as
     this call would (same folder, same settings). Two started together: one stays."""
     devnull = os.devnull
@@ -170,7 +191,11 @@ def _start_resident() -> None:
     ]
     try:
         os.posix_spawn(
-            sys.executable, [sys.executable, "-m", "stet", "resident"], os.environ, file_actions=actions, setsid=True
+            sys.executable,
+            [sys.executable, "-m", "stet", "resident", *options],
+            os.environ,
+            file_actions=actions,
+            setsid=True,
         )
     except (OSError, AttributeError):  # no posix_spawn here: calls just run in their own process
         pass

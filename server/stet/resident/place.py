@@ -28,18 +28,45 @@ _LOOSE = ("STET_FAULT", "STET_RESIDENT")
 
 def home_of_call(argv: list[str], cwd: str, env: dict[str, str] | os._Environ[str]) -> str | None:
     """The `.stet` folder whose resident a call goes to, found as `stet` finds its store
-    (cli/locate.py); None when the call names its store or roots itself (--db, --root): it
-    then runs in its own process."""
-    if any(a.startswith(("--db", "--root")) for a in argv):
-        return None
-    db = env.get("STET_DB")
+    (cli/locate.py, `home_of`); None when there is no store to find."""
+    options = _options(argv)
+    db = options.get("--db", [None])[-1] or env.get("STET_DB")
+    roots = options.get("--root", [])
     if db and db.startswith(("postgresql://", "postgres://")):
-        return os.path.join(_up_to(cwd, ".git") or os.path.realpath(cwd), STORE_DIR)
+        return home_of(db, [roots[0] if roots else _up_to(cwd, ".git") or cwd])
     if db:
-        folder = os.path.dirname(os.path.abspath(db))
-        return folder if os.path.basename(folder) == STORE_DIR else None
+        return home_of(os.path.abspath(db), roots)
     found = _up_to(cwd, os.path.join(STORE_DIR, "stet.db"))
     return os.path.join(found, STORE_DIR) if found else None
+
+
+def home_of(db: str, roots: list[str]) -> str | None:
+    """Where the resident of the store `db` for `roots` lives: beside an SQLite store in its
+    `.stet/`; for a PostgreSQL review, in the first root's `.stet/` (one per checkout)."""
+    if db.startswith(("postgresql://", "postgres://")):
+        return os.path.join(os.path.realpath(roots[0]), STORE_DIR)
+    folder = os.path.dirname(db)
+    return folder if os.path.basename(folder) == STORE_DIR else None
+
+
+def store_options(argv: list[str]) -> list[str]:
+    """The call's --db and --root options, to start its resident with."""
+    return [arg for name, values in _options(argv).items() for value in values for arg in (name, value)]
+
+
+def _options(argv: list[str]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, value = arg.partition("=")
+        if name in ("--db", "--root"):
+            if not eq:
+                value = argv[i + 1] if i + 1 < len(argv) else ""
+                i += 1
+            found.setdefault(name, []).append(value)
+        i += 1
+    return found
 
 
 def _up_to(start: str, name: str) -> str | None:

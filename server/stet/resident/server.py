@@ -96,7 +96,7 @@ class Resident:
         argv = [os.fsdecode(a) for a in argv_raw.split(b"\0")] if argv_raw else []
         env = dict(e.split("=", 1) for e in env_raw.decode("utf-8", "surrogateescape").split("\0") if "=" in e)
         command = next((a for a in argv if not a.startswith("-")), None)
-        if argv == ["resident", "--status"]:
+        if command == "resident" and "--status" in argv:
             idle = time.monotonic() - self.last
             store = "a PostgreSQL review" if "://" in self.db else self.db  # a URL may hold a password
             said = f"resident {os.getpid()}: {self.calls} call(s) answered, store {store}, idle {idle:.0f} s\n"
@@ -208,23 +208,31 @@ def _code_stamp() -> tuple[tuple[str, int, int], ...]:
 
 
 def main(argv: list[str]) -> int:
-    """`stet resident [--stop | --status]`: run this workspace's resident (the thin client
-    starts it), stop it, or say whether one runs (--status is answered by the resident itself)."""
-    if argv and argv[0] in ("-h", "--help"):
-        print("usage: stet resident [--stop | --status]\n\n" + (__doc__ or ""))
-        return 0
+    """`stet resident [--db DB] [--root ROOT]... [--stop | --status]`: run the resident of the
+    workspace's store (the thin client starts it), stop it, or say whether one runs (--status
+    is answered by the resident itself)."""
+    parser = argparse.ArgumentParser(prog="stet resident", description=__doc__)
+    parser.add_argument("--db", help="the review store (default: as every command finds it)")
+    parser.add_argument("--root", action="append", help="a workspace root, as for every command")
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--stop", action="store_true", help="ask the running resident to stop")
+    what.add_argument("--status", action="store_true", help="say whether one runs")
+    args = parser.parse_args(argv)
     if fcntl is None:
         print("stet resident: needs a POSIX system", file=sys.stderr)
         return 2
     try:
-        db, roots = locate(argparse.Namespace(), False)
+        db, roots = locate(args, False)
     except StetError as exc:
         print(f"stet resident: {exc.message}", file=sys.stderr)
         return 2
-    home = os.path.join(roots[0], place.STORE_DIR)
-    if argv and argv[0] == "--stop":
+    home = place.home_of(db, roots)
+    if home is None:
+        print(f"stet resident: a store outside a .stet folder ({db}) has no resident", file=sys.stderr)
+        return 2
+    if args.stop:
         return _stop(home)
-    if argv and argv[0] == "--status":
+    if args.status:
         print("stet resident: none answers here")  # the thin client asked it first
         return 1
     try:
