@@ -192,6 +192,7 @@ def write() -> str:
     bulk = load_json("bulk")
     cli = load_json("cli")
     engines = load_json("engines")
+    instant = load_json("instant")
     L: list[str] = []
     w = L.append
     sizes = scale["sizes"] if scale else []
@@ -578,6 +579,36 @@ def write() -> str:
             )
         w(f"| PostgreSQL / SQLite | {engines['accept_ratio']:.2f}× | | | {engines['restart_ratio']:.2f}× |")
         w("")
+    # 11 -------------------------------------------------------------------------------------
+    if instant:
+        w("## 11. The instant path: what an agent runs often")
+        w("")
+        w(DESC_INSTANT)
+        w("")
+        for engine, res in instant.items():
+            if not isinstance(res, dict) or "resident" not in res:
+                continue
+            floor = res["python_pass"]["median"]
+            sqlite = instant.get("sqlite", {}).get("resident", {})
+            pg = engine == "postgresql"
+            w(f"**{'PostgreSQL' if pg else 'SQLite'}** (`python -c pass`: {ms(floor)} median)")
+            w("")
+            head = "| call | resident: median | p99 | ratio to `python -c pass` | own process (STET_RESIDENT=off): median | ratio |"
+            w(head + (" resident vs SQLite's |" if pg else ""))
+            w("|---|---|---|---|---|---|" + ("---|" if pg else ""))
+            for cmd, got in res["resident"].items():
+                own = res["own process"][cmd]
+                row = (
+                    f"| `stet {cmd}` | {ms(got['median'])} | {ms(got['p99'])} | {ratio(got['median'], floor):.2f}× "
+                    f"{verdict(ratio(got['median'], floor) <= 3)} | {ms(own['median'])} | {ratio(own['median'], floor):.2f}× |"
+                )
+                if pg and cmd in sqlite:
+                    r = ratio(got["median"], sqlite[cmd]["median"])
+                    row += f" {r:.2f}× {verdict(r <= 1.5)} |"
+                w(row)
+            w("")
+        w(NOTES_INSTANT)
+        w("")
     w(NOTES_METHOD)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text("\n".join(L) + "\n")
@@ -622,7 +653,9 @@ reading its answer (decisions durable, files written). The next operation starts
 `stet/hunksChanged` publication has arrived, so each is timed alone."""
 
 DESC_CLI = """Whole processes, start to exit, as a user or an agent runs them: the `stet` script pip installed in
-the venv, Stet's modules byte-compiled as an installed package's are. `stet status` and `stet accept ID` (then `stet
+the venv, Stet's modules byte-compiled as an installed package's are, each command in its own process
+(`STET_RESIDENT=off`: how every call ran before the resident process; section 11 times the calls as they run
+now, through it). `stet status` and `stet accept ID` (then `stet
 undo ID`, not timed) on a store with 1,000 pending hunks over 100 files, interleaved round by round with `python -c
 pass` in the same interpreter; `stet propose --patch` of the 50,000-line file with 500 changes into a fresh store,
 interleaved with `git diff --no-index` of the same two files (its floor is that plus `python -c pass`). The heavy
@@ -925,6 +958,25 @@ door's checks on every path and the re-check of the files, beside the service's:
 that must never be wrong. We chose one. (Making the capture machinery load lazily was tried: the accept's imports
 did not change, since what it loads is loaded anyway; not kept.) `stet propose`'s own work is the ingest of row 3 (the diff, the hashes, 500 rows) on top of the
 same imports; since `3282401` it no longer builds a WorkspaceEdit through lsprotocol and cattrs (0.5–0.9 s before)."""
+
+DESC_INSTANT = """Every command and hook an agent runs often, process start to exit, on a store of 1,000 pending hunks
+in 100 files, against `python -c pass` of the same interpreter measured in the same run, interleaved
+(`benchmarks/bench_instant.py`). The goal (issue 23): at most 3× `python -c pass`, and on PostgreSQL at
+most 1.5× SQLite. Each call is timed as users run it, `stet` handing it to the workspace's resident process
+(`stet/resident/`: the first call starts it; the rounds that start it are not counted), and in its own
+process as before the resident (`STET_RESIDENT=off`). `accept` and `reject` are each undone after (not timed);
+each `propose` is a new one-line proposal; the hooks are Claude Code's PreToolUse and PostToolUse payloads for
+one file's Edit."""
+
+NOTES_INSTANT = """**How.** `stet` starts as a thin client (`stet/resident/client.py`) that imports only what Python has
+loaded at start and `_socket` (`import socket` alone costs half of `python -c pass` here): no argparse, no json,
+no asyncio. It sends the command line, folder, environment and stdin over `.stet/resident.sock` to the
+workspace's resident process, which runs the same command code (`cli/main.py`) on the review it keeps open,
+brought up to date for the call (what other processes committed, unfinished journaled edits, files changed
+since: `review/session.catch_up`). What is left of a call is Python's start, the client, one round trip and the
+command's own work (a decision's commit and fsyncs, the file's write and fsyncs). A call no resident takes runs in
+its own process, with the same request id: a resident killed mid-call (tests/e2e/test_resident.py, and the crash
+torture's thin-client run) is replayed there, never doubled."""
 
 NOTES_METHOD = """## Method and honesty notes
 

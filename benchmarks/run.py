@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime
+import os
 import subprocess
 import sys
 import time
@@ -22,6 +23,7 @@ import bench_checkpoint
 import bench_cli
 import bench_engines
 import bench_ingest
+import bench_instant
 import bench_scale
 import bench_typing
 import report
@@ -35,6 +37,7 @@ PROFILES = {
         "checkpoint": {"intervals": [1, 5, 25, 100, None], "edits": 400, "repeats": 2},
         "bulk": {"lengths": [5000, 50000], "sizes": [10, 100, 1000, 10000], "rounds": 5},
         "cli": {"rounds": 15},
+        "instant": {"rounds": 11},
         "engines": {"hunks": 1000, "rounds": 150, "restarts": 3},
     },
     "quick": {
@@ -44,6 +47,7 @@ PROFILES = {
         "checkpoint": {"intervals": [1, 25, None], "edits": 100, "repeats": 1},
         "bulk": {"lengths": [5000, 50000], "sizes": [10, 100, 1000], "rounds": 2},
         "cli": {"rounds": 6},
+        "instant": {"rounds": 4},
         "engines": {"hunks": 1000, "rounds": 50, "restarts": 2},
     },
 }
@@ -52,7 +56,7 @@ PROFILES = {
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default="scale,ingest,typing,checkpoint,bulk,cli,engines")
+    ap.add_argument("--only", default="scale,ingest,typing,checkpoint,bulk,cli,instant,engines")
     ap.add_argument("--slow", action="store_true", help="also time the quadratic diff engines on 50,000 lines")
     ap.add_argument("--no-report", action="store_true")
     args = ap.parse_args()
@@ -91,6 +95,10 @@ def main() -> int:
         t = time.perf_counter()
         save_json("cli", bench_cli.main(p["cli"]["rounds"]))
         durations["cli"] = time.perf_counter() - t
+    if "instant" in only:
+        t = time.perf_counter()
+        save_json("instant", bench_instant.main(p["instant"]["rounds"], os.environ.get("STET_TEST_PG")))
+        durations["instant"] = time.perf_counter() - t
     if "engines" in only:
         t = time.perf_counter()
         e = p["engines"]
