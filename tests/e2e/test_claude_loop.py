@@ -15,73 +15,13 @@ from pathlib import Path
 import pytest
 
 from support.capturetools import agent_repo, hunks
+from support.claudecode import Claude
 from support.clitools import commit_all, stet, stet_json
 
 STET = f"{shlex.quote(sys.executable)} -m stet"
 S1 = "8a3d5c1e-2f4b-4e6a-9c7d-1b2e3f4a5b6c"
 S2 = "0c9b8a7d-6e5f-4a3b-8c2d-1e0f9a8b7c6d"
 FEEDBACK = "keep the limit at 10: the API gateway caps requests at 10 per second"
-
-
-class Claude:
-    """Plays one Claude Code session: the payloads it sends, field for field."""
-
-    def __init__(self, root: Path, session: str):
-        self.root, self.session = root, session
-        self.transcript = str(root.parent / f"{session}.jsonl")
-        conf = json.loads((root / ".claude" / "settings.json").read_text())["hooks"]
-        self.commands = {event: [h["command"] for e in conf[event] for h in e["hooks"]] for event in conf}
-        self.uses = 0
-
-    def payload(self, event: str, **fields: object) -> dict:
-        return {
-            "session_id": self.session,
-            "transcript_path": self.transcript,
-            "cwd": str(self.root),
-            "permission_mode": "default",
-            "hook_event_name": event,
-            **fields,
-        }
-
-    def run(self, event: str, **fields: object) -> dict:
-        (cmd,) = self.commands[event]
-        p = subprocess.run(
-            ["/bin/sh", "-c", cmd],
-            input=json.dumps(self.payload(event, **fields)),
-            capture_output=True,
-            text=True,
-            cwd=self.root,
-        )
-        assert p.returncode == 0 and p.stderr == "", (event, p.returncode, p.stderr)
-        return json.loads(p.stdout) if p.stdout.strip() else {}
-
-    def start(self, source: str = "startup") -> dict:
-        return self.run("SessionStart", source=source, model="claude-sonnet-4-5")
-
-    def prompt(self, text: str) -> dict:
-        return self.run("UserPromptSubmit", prompt=text)
-
-    def edit(self, path: str, old: str, new: str) -> dict:
-        """One Edit: PreToolUse; when allowed, the edit and PostToolUse. Returns PreToolUse's answer."""
-        self.uses += 1
-        tool_use_id = f"toolu_01{self.uses:022d}"
-        full = self.root / path
-        tool_input = {"file_path": str(full), "old_string": old, "new_string": new, "replace_all": False}
-        pre = self.run("PreToolUse", tool_name="Edit", tool_input=tool_input, tool_use_id=tool_use_id)
-        if pre:
-            return pre
-        full.write_text(full.read_text().replace(old, new, 1))
-        response = {"filePath": str(full), "oldString": old, "newString": new, "userModified": False}
-        assert (
-            self.run(
-                "PostToolUse", tool_name="Edit", tool_input=tool_input, tool_response=response, tool_use_id=tool_use_id
-            )
-            == {}
-        )
-        return {}
-
-    def stop(self) -> dict:
-        return self.run("Stop", stop_hook_active=False)
 
 
 @pytest.fixture
