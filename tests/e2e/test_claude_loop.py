@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from support import clitools
 from support.capturetools import agent_repo, hunks
 from support.claudecode import Claude
 from support.clitools import commit_all, stet, stet_json
@@ -55,6 +56,22 @@ def accept_with_text(root: Path, hunk: str, text: str) -> None:
     assert p.returncode == 0, p.stderr
 
 
+@pytest.fixture
+def any_repo(tmp_path, engine, monkeypatch):
+    """`repo`, its store on each engine in turn (the hooks and the CLI find it through STET_DB)."""
+    root = agent_repo(tmp_path / "repo")
+    clitools.ENGINE_ENV.clear()
+    if engine.pg:
+        clitools.ENGINE_ENV["STET_DB"] = engine.db(root)
+        monkeypatch.setenv("STET_DB", engine.db(root))
+    try:
+        assert stet("integrate", "claude-code", "--stet", STET, cwd=root).returncode == 0
+        commit_all(root, "claude code set up")
+        yield root
+    finally:
+        clitools.ENGINE_ENV.clear()
+
+
 def _context(answer: dict, event: str) -> str:
     out = answer["hookSpecificOutput"]
     assert out["hookEventName"] == event and set(out) == {"hookEventName", "additionalContext"}
@@ -62,7 +79,8 @@ def _context(answer: dict, event: str) -> str:
     return out["additionalContext"]
 
 
-def test_a_rejection_reaches_the_agent_and_its_next_attempt_is_denied(repo):
+def test_a_rejection_reaches_the_agent_and_its_next_attempt_is_denied(any_repo):
+    repo = any_repo
     claude = Claude(repo, S1)
     assert claude.start() == {}, "nothing to tell yet: nothing printed"
     assert claude.prompt("raise the limit to 20") == {}
@@ -175,7 +193,8 @@ def test_a_hook_never_blocks_by_accident(repo, tmp_path):
     assert p.returncode == 0 and p.stdout == "" and p.stderr.count("\n") == 1, p.stderr
 
 
-def test_status_by_turn(repo):
+def test_status_by_turn(any_repo):
+    repo = any_repo
     claude = Claude(repo, S1)
     claude.edit("a.py", "LIMIT = 10", "LIMIT = 20")
     claude.stop()
