@@ -7,6 +7,7 @@ Code reads it: exit 0, one JSON object on stdout or nothing."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -218,3 +219,30 @@ def test_status_by_turn(any_repo):
     assert p.returncode == 2 and "--turn" in p.stderr
     plain = stet("status", "--turn", f"{S1}:2", cwd=repo)
     assert plain.returncode == 0 and "b.txt" in plain.stdout and "a.py" not in plain.stdout
+
+
+def test_a_notice_never_delivered_is_told_at_the_next_prompt(repo):
+    """Told once means printed once: an answer that could not be written (Claude Code gone, its
+    pipe closed) is taken back, and the next prompt tells it."""
+    claude = Claude(repo, S1)
+    claude.edit("b.txt", "beta", "BETA")
+    claude.stop()
+    (h,) = hunks(repo, "--task", f"claude-{S1}")
+    stet("reject", h["id"], "--feedback", "keep beta", cwd=repo)
+    (cmd,) = claude.commands["UserPromptSubmit"]
+    read, write = os.pipe()
+    os.close(read)  # nobody will read the answer
+    try:
+        p = subprocess.run(
+            ["/bin/sh", "-c", cmd],
+            input=json.dumps(claude.payload("UserPromptSubmit", prompt="go on")).encode(),
+            stdout=write,
+            stderr=subprocess.PIPE,
+            cwd=repo,
+        )
+    finally:
+        os.close(write)
+    assert p.returncode == 0 and p.stderr.decode().count("\n") == 1 and b"could not be written" in p.stderr
+    told = _context(claude.prompt("go on"), "UserPromptSubmit")
+    assert "REJECTED b.txt line 2: keep beta" in told
+    assert claude.prompt("and?") == {}

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from ..domain.model import Hunk
 from ..domain.status import Status
 from ..review import Review
+from ..store import Tx
 from ..store import loop as loop_sql
 from ..store import tasks as task_sql
 
@@ -69,11 +70,10 @@ class Loop:
     def __init__(self, review: Review, agent: str, task_prefix: str | None = None) -> None:
         self.review, self.agent, self.task_prefix = review, agent, task_prefix
 
-    async def hunks(self) -> tuple[list[Hunk], dict[str, str]]:
+    async def hunks(self, tx: Tx) -> tuple[list[Hunk], dict[str, str]]:
         """The hunks of the agent's tasks, most recent first, and what it was told of them."""
-        async with self.review.require_store().read() as tx:
-            tasks = {t.id for t in await task_sql.tasks(tx) if t.agent == self.agent}
-            told = await loop_sql.told(tx, self.agent)
+        tasks = {t.id for t in await task_sql.tasks(tx) if t.agent == self.agent}
+        told = await loop_sql.told(tx, self.agent)
         prefix = self.task_prefix
         mine = [
             h
@@ -112,19 +112,22 @@ class Loop:
     async def session_context(self) -> str | None:
         """The open review, for a session that starts; None when there is nothing to tell. Every
         decision it holds counts as told from then on."""
-        mine, told = await self.hunks()
+        async with self.review.require_store().write() as tx:  # one writer at a time: told once
+            mine, told = await self.hunks(tx)
+            await self._record(tx, told, mine)
         lines = [line for h in mine if (line := self._review_line(h)) is not None]
-        await self._record(told, mine)
         if not lines:
             return None
         head = "Stet: the developer's review of your changes in this checkout (most recent first):"
         return bounded(head, lines)
 
     async def news(self) -> tuple[str | None, list[tuple[str, str | None]]]:
-        """The decisions not told yet, recorded as told; (text or None, what to give back to
-        `untell` if the text could not be delivered)."""
-        mine, told = await self.hunks()
-        fresh = [h for h in mine if (d := decision_of(h)) is not None and told.get(h.id) != d]
+        """The decisions not told yet, recorded as told (committed before the answer goes out);
+        (text or None, what to give back to `untell` if the text could not be delivered)."""
+        async with self.review.require_store().write() as tx:  # one writer at a time: told once
+            mine, told = await self.hunks(tx)
+            fresh = [h for h in mine if (d := decision_of(h)) is not None and told.get(h.id) != d]
+            await self._record(tx, told, fresh)
         if not fresh:
             return None, []
         lines = []
@@ -142,16 +145,12 @@ class Loop:
                 )
             else:
                 lines.append(f"- accepted: {self.where(h)}")
-        undo = [(h.id, told.get(h.id)) for h in fresh]
-        await self._record(told, fresh)
         head = "Stet: the developer decided on your changes since you were last told:"
-        return bounded(head, lines), undo
+        return bounded(head, lines), [(h.id, told.get(h.id)) for h in fresh]
 
-    async def _record(self, told: dict[str, str], hunks: Iterable[Hunk]) -> None:
+    async def _record(self, tx: Tx, told: dict[str, str], hunks: Iterable[Hunk]) -> None:
         changes = [(h.id, d) for h in hunks if (d := decision_of(h)) is not None and told.get(h.id) != d]
-        if changes:
-            async with self.review.require_store().write(derived=True) as tx:
-                await loop_sql.put_told(tx, self.agent, changes)
+        await loop_sql.put_told(tx, self.agent, changes)
 
     async def untell(self, undo: Sequence[tuple[str, str | None]]) -> None:
         """Take back a notice that could not be delivered: told again at the next prompt."""

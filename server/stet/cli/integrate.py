@@ -140,6 +140,7 @@ async def cmd_hook(args: argparse.Namespace) -> int:
             sys.stdout.write(json.dumps(out) + "\n")
             sys.stdout.flush()
         except OSError as exc:  # never delivered: what it told is told again at the next prompt
+            sys.stdout = open(os.devnull, "w")  # (nothing more to flush at exit)
             await _untell(args, undo)
             print(f"stet hook: the answer could not be written ({exc})", file=sys.stderr)
     return 0
