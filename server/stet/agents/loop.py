@@ -34,7 +34,8 @@ SNIPPET = 100  # characters of a hunk's text quoted in a line
 
 
 def _one_line(text: str) -> str:
-    words = " ".join(text.split())
+    """A hunk's text on one line (its lines joined by a space, each stripped), cut at SNIPPET."""
+    words = " ".join(line.strip() for line in text.splitlines() if line.strip())
     return words if len(words) <= SNIPPET else words[: SNIPPET - 1] + "…"
 
 

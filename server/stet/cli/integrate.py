@@ -25,9 +25,10 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser], commo
         help="set an agent up to work with Stet (claude-code: hooks and the MCP server)",
         description="Write the project's Claude Code configuration, merging with what is there (nothing is "
         "removed or changed): in .claude/settings.json a PreToolUse hook on Edit|MultiEdit|Write that snapshots "
-        "a file before the agent's first write, a PostToolUse hook that records what the write left, and a Stop "
-        "hook that captures the turn's edits under the task claude-<session id>; in .mcp.json Stet's MCP server "
-        "(enabled in settings.json).",
+        "a file before the agent's first write (and denies an edit the developer rejected), a PostToolUse hook "
+        "that records what the write left, a Stop hook that captures the turn's edits under the task "
+        "claude-<session id>, and SessionStart and UserPromptSubmit hooks that tell the agent the developer's "
+        "decisions; in .mcp.json Stet's MCP server (enabled in settings.json).",
     )
     p.add_argument("agent", choices=["claude-code"], help="the agent")
     p.add_argument(
