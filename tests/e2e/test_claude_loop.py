@@ -246,3 +246,26 @@ def test_a_notice_never_delivered_is_told_at_the_next_prompt(repo):
     told = _context(claude.prompt("go on"), "UserPromptSubmit")
     assert "REJECTED b.txt line 2: keep beta" in told
     assert claude.prompt("and?") == {}
+
+
+def test_a_turn_killed_after_its_commit_is_numbered_once(repo):
+    """The turn is numbered in the capture's own transaction: a Stop hook killed right after the
+    commit leaves turn 1 with its hunks, the next Stop adds no turn, and the next turn is 2."""
+    claude = Claude(repo, S1)
+    claude.edit("b.txt", "beta", "BETA")
+    (cmd,) = claude.commands["Stop"]
+    p = subprocess.run(
+        ["/bin/sh", "-c", cmd],
+        input=json.dumps(claude.payload("Stop", stop_hook_active=False)),
+        capture_output=True,
+        text=True,
+        cwd=repo,
+        env={**os.environ, "STET_FAULT": "capture:after-commit"},
+    )
+    assert p.returncode != 0 and p.returncode != 2, "killed (SIGKILL): a non-blocking error for Claude Code"
+    assert [h["turn"] for h in hunks(repo, "--task", f"claude-{S1}")] == [{"session": S1, "number": 1}]
+    claude.stop()  # finishes the journal; nothing new
+    claude.edit("a.py", "LIMIT = 10", "LIMIT = 20")
+    claude.stop()
+    turns = sorted((h["newText"], h["turn"]["number"]) for h in hunks(repo, "--task", f"claude-{S1}"))
+    assert turns == [("BETA\n", 1), ("LIMIT = 20\n", 2)]

@@ -42,7 +42,7 @@ from ..review import Review
 from ..store import tasks as task_sql
 from ..workspace import safe
 from .capture import Capture
-from .loop import LIMIT, Loop
+from .loop import LIMIT, Loop, bounded
 from .snapshots import Snapshots
 from .tasks import Tasks
 
@@ -254,7 +254,7 @@ def stop_message(answer: JSON, task: str) -> str:
         parts.append(f"Stet: {n} hunk(s) of this turn are waiting for review ({where}; task {task})")
     for r in answer.get("refused", ()):
         parts.append(f"Stet: {r['path']} not captured: {r['why']}")
-    return "\n".join(parts)
+    return bounded(parts[0], parts[1:], more="`stet status` and the capture's answer") if parts else ""
 
 
 # --- configuration -------------------------------------------------------------------------
