@@ -97,8 +97,9 @@ class HookRoute:
     first. Anything unexpected is a 500 with one line, which Claude Code treats as a
     non-blocking error: the agent goes on. Every other request goes to MCP."""
 
-    def __init__(self, app: Any, state: Any, roots: list[str]) -> None:
-        self.app, self.state, self.root = app, state, os.path.realpath(roots[0])
+    def __init__(self, app: Any, state: Any, roots: list[str], db_path: str) -> None:
+        self.app, self.state, self.roots, self.db_path = app, state, roots, db_path
+        self.root = os.path.realpath(roots[0])
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> Any:
         if scope["type"] != "http" or scope.get("path") != HOOK_PATH:
@@ -134,11 +135,15 @@ class HookRoute:
     async def _answer(self, raw: bytes, restore: bool) -> tuple[bytes, list[Any]]:
         from ..agents.claude_code import handle
         from ..errors import StoreUnavailable
+        from ..store import is_url
+        from .server import _open_again
 
         try:
             payload = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
             raise InvalidParams(f"the hook input is not JSON ({exc})") from None
+        if self.state.review is None and is_url(self.db_path):
+            await _open_again(self.state, self.roots, self.db_path)  # PostgreSQL unreachable at start
         review = self.state.review
         if review is None:
             raise self.state.error or StoreUnavailable("the review store is not open")
@@ -175,7 +180,7 @@ def serve_http(
     logging.basicConfig(level=logging.WARNING, format="stet mcp %(levelname)s: %(message)s")
     state = _State()
     server = build(db_path, roots, agent, state)
-    app = BearerGuard(HookRoute(server.streamable_http_app(host=host), state, roots), token)
+    app = BearerGuard(HookRoute(server.streamable_http_app(host=host), state, roots, db_path), token)
     shown = f"[{host}]" if ":" in host else host
     print(
         f"stet mcp: serving http://{shown}:{port}/mcp for {roots[0]}; bearer token in {token_path(token_beside)}",

@@ -45,7 +45,8 @@ directly. Work in a task: start_task once (or, when you carry on someone else's 
 get_task_context first and do what it says). Record what you read (record_files_read), what you
 decided and why (record_note), your plan (record_step). Propose changes with propose_edits or
 propose_patch: nothing is written until the developer accepts. Check review_status to see what
-was accepted, changed or rejected (with the developer's feedback) before proposing more.
+was accepted, changed or rejected (with the developer's feedback) before proposing more, or
+block on wait_for_decisions until the developer has decided a proposal.
 Re-sending a change already proposed creates nothing new; a change the developer rejected is
 reported back with their feedback instead of being asked again."""
 
