@@ -78,6 +78,9 @@ def test_integrate_writes_http_hooks(served):
         assert conf[event] == [{"hooks": [hook]}]
     assert "STET_TOKEN" not in json.dumps(conf).replace("$STET_TOKEN", "").replace('["STET_TOKEN"]', "")
     assert os.environ["STET_TOKEN"] not in json.dumps(conf), "the token never goes into the file"
+    # Command hooks added afterwards: both kinds would run, said.
+    p = stet("integrate", "claude-code", cwd=root)
+    assert p.returncode == 0 and "also has Stet's http hooks (PostToolUse, PreToolUse, SessionStart, Stop, " in p.stderr
 
 
 def test_the_loop_over_http(served):

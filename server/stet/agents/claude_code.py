@@ -342,6 +342,25 @@ def _same(a: object, hook: JSON) -> bool:
     return bool(a.get("type", "command") == hook["type"] and a.get(key) == hook[key])
 
 
+def other_kind(settings: JSON, hook: JSON) -> list[str]:
+    """The events where Stet's hooks of the other kind (command or http) are configured too:
+    both would run for each event."""
+    hooks = settings.get("hooks")
+    found = []
+    for event, _ in EVENTS:
+        entries = hooks.get(event) if isinstance(hooks, dict) else None
+        for e in entries if isinstance(entries, list) else ():
+            for h in e.get("hooks", ()) if isinstance(e, dict) and isinstance(e.get("hooks"), list) else ():
+                if not isinstance(h, dict) or h.get("type", "command") == hook["type"]:
+                    continue
+                url, command = str(h.get("url", "")), str(h.get("command", ""))
+                if url.split("?")[0].endswith(HOOK_PATH) or command.endswith(
+                    (f"hook {AGENT}", f"hook {AGENT} --restore")
+                ):
+                    found.append(event)
+    return sorted(set(found))
+
+
 def settings_with(settings: Any, hook: JSON | str) -> tuple[JSON, list[str]]:
     """Claude Code's settings with Stet's hooks added (nothing removed, nothing changed that is
     there already), and what was added. `hook`: the hook object (a command line: a command

@@ -86,7 +86,15 @@ def _save(path: str, data: JSON) -> None:
 
 
 async def cmd_integrate(args: argparse.Namespace) -> int:
-    from ..agents.claude_code import TOKEN_ENV, hook_command, http_hook, mcp_with, settings_with, stet_command
+    from ..agents.claude_code import (
+        TOKEN_ENV,
+        hook_command,
+        http_hook,
+        mcp_with,
+        other_kind,
+        settings_with,
+        stet_command,
+    )
     from .locate import locate
     from .session import opened
 
@@ -113,6 +121,14 @@ async def cmd_integrate(args: argparse.Namespace) -> int:
         _save(mcp_path, mcp)
     if warning:
         print(f"stet: {warning}", file=sys.stderr)
+    both = other_kind(settings, hook)
+    if both:
+        other = "command" if hook["type"] == "http" else "http"
+        print(
+            f"stet: {os.path.relpath(settings_path, root)} also has Stet's {other} hooks ({', '.join(both)}): "
+            "both kinds would run for each event; remove the ones you no longer want",
+            file=sys.stderr,
+        )
     done = [f"{os.path.relpath(settings_path, root)}: {a}" for a in added]
     done += [f"{os.path.relpath(mcp_path, root)}: {a}" for a in mcp_added]
     print("\n".join(done) if done else "Claude Code is already set up for Stet here")
