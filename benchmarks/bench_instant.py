@@ -1,4 +1,4 @@
-"""Benchmark 11: the instant path (issue 23). Every command and hook an agent runs often,
+"""Benchmark 12: the instant path (issue 23). Every command and hook an agent runs often,
 process start to exit, against `python -c pass` of the same interpreter, interleaved in one
 run, on a store of 1,000 pending hunks in 100 files:
 

@@ -22,6 +22,7 @@ import bench_bulk
 import bench_checkpoint
 import bench_cli
 import bench_engines
+import bench_http_hooks
 import bench_ingest
 import bench_instant
 import bench_scale
@@ -39,6 +40,7 @@ PROFILES = {
         "cli": {"rounds": 15},
         "instant": {"rounds": 11},
         "engines": {"hunks": 1000, "rounds": 150, "restarts": 3},
+        "http_hooks": {"rounds": 200},
     },
     "quick": {
         "scale": {"sizes": [100, 1000, 10000], "restarts": [3, 3, 3], "rounds": [50, 50, 100]},
@@ -49,6 +51,7 @@ PROFILES = {
         "cli": {"rounds": 6},
         "instant": {"rounds": 4},
         "engines": {"hunks": 1000, "rounds": 50, "restarts": 2},
+        "http_hooks": {"rounds": 50},
     },
 }
 
@@ -56,7 +59,7 @@ PROFILES = {
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default="scale,ingest,typing,checkpoint,bulk,cli,instant,engines")
+    ap.add_argument("--only", default="scale,ingest,typing,checkpoint,bulk,cli,instant,engines,http_hooks")
     ap.add_argument("--slow", action="store_true", help="also time the quadratic diff engines on 50,000 lines")
     ap.add_argument("--no-report", action="store_true")
     args = ap.parse_args()
@@ -104,6 +107,10 @@ def main() -> int:
         e = p["engines"]
         save_json("engines", asyncio.run(bench_engines.main(e["hunks"], e["rounds"], e["restarts"])))
         durations["engines"] = time.perf_counter() - t
+    if "http_hooks" in only:
+        t = time.perf_counter()
+        save_json("http_hooks", bench_http_hooks.main(p["http_hooks"]["rounds"]))
+        durations["http_hooks"] = time.perf_counter() - t
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO
     ).stdout.strip()

@@ -70,6 +70,9 @@ class Hunk:
     # Captured with --keep: the agent wrote the new text into the file itself and it was left
     # there, so while pending the document shows the new text (reject puts the old text back).
     kept: bool = False
+    # The Claude Code session and turn (1-based per session) whose capture proposed it: its
+    # proposal's (store table `turns`), None for hunks not captured by a turn's hook.
+    turn: tuple[str, int] | None = field(default=None, compare=False)
     # Not stored: whether the replacement (not the old text) is what the document shows now.
     shows_new: bool = field(default=False, compare=False)
     # Not stored: the line last written to the store (checkpoints write only what moved).
@@ -143,7 +146,7 @@ class Hunk:
         status = self.status
         applied = self.applied_text
         message, cut = inline_message(self.message)
-        out = {
+        out: JSON = {
             "id": self.id,
             "proposalId": self.proposal_id,
             "taskId": self.task_id,
@@ -170,6 +173,8 @@ class Hunk:
             out["messageTruncated"] = True
         if self.kept:
             out["kept"] = True
+        if self.turn is not None:
+            out["turn"] = {"session": self.turn[0], "number": self.turn[1]}
         return out
 
     @property
