@@ -355,6 +355,15 @@ def test_the_hooks_of_claude_code_through_the_resident(repo):
     done = stet("hook", "claude-code", cwd=repo, input=json.dumps({**stop_hook, "hook_event_name": "Stop"}), env=ON)
     assert done.returncode == 0, done.stderr
     assert calls(repo) == before + 3
+    # What SessionStart and UserPromptSubmit tell is recorded as told once written: only the
+    # hook's own process knows whether its stdout took it, so they run there.
+    for event in ("UserPromptSubmit", "SessionStart"):
+        extra = {"prompt": "go on"} if event == "UserPromptSubmit" else {"source": "startup"}
+        told = stet(
+            "hook", "claude-code", cwd=repo, input=json.dumps({**stop_hook, "hook_event_name": event, **extra}), env=ON
+        )
+        assert told.returncode == 0, told.stderr
+    assert calls(repo) == before + 3
     hunks = stet_json("status", cwd=repo, env={"STET_RESIDENT": "off"})["hunks"]
     assert any(h["uri"].endswith("/b.txt") for h in hunks), hunks
 

@@ -42,6 +42,11 @@ def main() -> int:
         return _resident(argv[1:]) if status else _here(argv, request_id)
     reads = command == "hook" or (command == "propose" and "-" in argv)
     stdin = _stdin() if reads else b""
+    if command == "hook" and (b"UserPromptSubmit" in stdin or b"SessionStart" in stdin):
+        # What these tell the agent is recorded as told once it is written: only this process
+        # knows whether its stdout took it (an answer it could not write is told again).
+        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+        return _here(argv, request_id)
     start = False
     try:
         answer = _ask(home, argv, request_id, stdin)
