@@ -6,9 +6,8 @@ go into one pack, `snapshots/packs/NAME.pack` (the contents one after the other,
 index line {hash: [offset, length]}, then that line's offset in 16 hex digits), written as
 they come and synced once, so that a baseline of thousands of files costs one fsync, not one
 per file. A pack is collected when none of its contents is referred to any more. The folders
-and files are Stet's own
-(own.py): a symlink, a hard link or another user's entry there is refused, never followed,
-read or written through - and never emptied by a collection."""
+and files are Stet's own (own.py): a symlink, a hard link or another user's entry there is
+refused, never followed, read or written through - and never emptied by a collection."""
 
 from __future__ import annotations
 
@@ -140,6 +139,9 @@ class Blobs:
 
     def _from_pack(self, h: str, limit: int | None) -> bytes | None:
         found = self.packed().get(h)
+        if found is None:
+            self._packed = None  # packed by another process since they were read
+            found = self.packed().get(h)
         if found is None:
             return None
         name, offset, length = found
