@@ -3,7 +3,7 @@ docs/BENCHMARKS.md (tables, plots) from what this run measured.
 
     python benchmarks/run.py            # the full set, about 5 minutes on 2 cores
     python benchmarks/run.py --quick    # smaller sizes and fewer rounds, about 3 minutes
-    python benchmarks/run.py --only ingest,typing,bulk,cli
+    python benchmarks/run.py --only ingest,typing,bulk,cli,baseline
 
 Raw results go to docs/benchmarks/*.json, plots to docs/benchmarks/*.png.
 """
@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 
+import bench_baseline
 import bench_bulk
 import bench_checkpoint
 import bench_cli
@@ -36,6 +37,7 @@ PROFILES = {
         "bulk": {"lengths": [5000, 50000], "sizes": [10, 100, 1000, 10000], "rounds": 5},
         "cli": {"rounds": 15},
         "engines": {"hunks": 1000, "rounds": 150, "restarts": 3},
+        "baseline": {"rounds": 7},
     },
     "quick": {
         "scale": {"sizes": [100, 1000, 10000], "restarts": [3, 3, 3], "rounds": [50, 50, 100]},
@@ -45,6 +47,7 @@ PROFILES = {
         "bulk": {"lengths": [5000, 50000], "sizes": [10, 100, 1000], "rounds": 2},
         "cli": {"rounds": 6},
         "engines": {"hunks": 1000, "rounds": 50, "restarts": 2},
+        "baseline": {"rounds": 3},
     },
 }
 
@@ -52,7 +55,7 @@ PROFILES = {
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default="scale,ingest,typing,checkpoint,bulk,cli,engines")
+    ap.add_argument("--only", default="scale,ingest,typing,checkpoint,bulk,cli,engines,baseline")
     ap.add_argument("--slow", action="store_true", help="also time the quadratic diff engines on 50,000 lines")
     ap.add_argument("--no-report", action="store_true")
     args = ap.parse_args()
@@ -96,6 +99,10 @@ def main() -> int:
         e = p["engines"]
         save_json("engines", asyncio.run(bench_engines.main(e["hunks"], e["rounds"], e["restarts"])))
         durations["engines"] = time.perf_counter() - t
+    if "baseline" in only:
+        t = time.perf_counter()
+        save_json("baseline", bench_baseline.main(p["baseline"]["rounds"]))
+        durations["baseline"] = time.perf_counter() - t
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO
     ).stdout.strip()
