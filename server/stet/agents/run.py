@@ -21,9 +21,8 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-from ..domain.capture import layer, layer_files
 from ..domain.shapes import JSON
 from ..domain.status import Status
 from ..errors import InvalidParams
@@ -31,8 +30,11 @@ from ..faults import fault
 from ..review import Review
 from ..workspace import contents, git, safe, worktrees
 from ..workspace.paths import uri_to_path
-from .capture import Capture, nothing
 from .snapshots import Snapshots
+
+TYPE_CHECKING = False  # types for mypy only
+if TYPE_CHECKING:
+    from .capture import Capture
 
 
 def say(text: str) -> None:
@@ -67,9 +69,12 @@ class Agent:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
 
-    async def run(self, argv: list[str], cwd: str, task_id: str | None) -> tuple[int, bool]:
+    async def run(
+        self, argv: list[str], cwd: str, task_id: str | None, meanwhile: Callable[[], object] | None = None
+    ) -> tuple[int, bool]:
         """Run the command with the terminal's stdin/stdout/stderr in `cwd`: (its exit code,
-        whether it started at all)."""
+        whether it started at all). `meanwhile` runs once the agent has started (what Stet
+        needs only after it: prepared while it works, not before it starts)."""
         env = {k: v for k, v in os.environ.items() if k != "STET_FAULT"}
         env["PWD"] = cwd  # shells and tools that trust PWD see where they are
         if task_id:
@@ -87,6 +92,8 @@ class Agent:
             return 126, False
         if self.stopped is not None:  # came while it was being started
             self.proc.send_signal(self.stopped)
+        if meanwhile is not None:
+            meanwhile()
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
             code = await asyncio.to_thread(self.proc.wait)
@@ -145,8 +152,18 @@ def agent_argv(argv: list[str], here: str, there: str, top: str, worktree: str) 
 class Run:
     def __init__(self, review: Review):
         self.review = review
-        self.capture = Capture(review)
+        self._capture: Capture | None = None
         self.agent = Agent()
+
+    @property
+    def capture(self) -> Capture:
+        """Made when first needed: its modules are imported while the agent works, not before
+        it starts (`stet run`'s time before the agent is Stet's overhead)."""
+        if self._capture is None:
+            from .capture import Capture
+
+            self._capture = Capture(self.review)
+        return self._capture
 
     async def in_place(
         self, argv: list[str], *, task_id: str | None, keep: bool, message: str | None, agent: str | None
@@ -163,7 +180,7 @@ class Run:
                     say(f"proposal {first['proposalId']}: {len(first['hunks'])} hunk(s) from the earlier run")
             await snapshots.take(task_id, None)
             fault("run:after-snapshot")
-            code, _ = await self.agent.run(argv, os.getcwd(), task_id)
+            code, _ = await self.agent.run(argv, os.getcwd(), task_id, meanwhile=lambda: self.capture)
             fault("run:after-agent")
             answer = await self.capture.run(task_id=task_id, keep=keep, message=message, agent=agent)
             # The run is over: what its snapshot could not be used for (nothing changed, a file
@@ -235,7 +252,9 @@ class Run:
         argv, notes = agent_argv(argv, here, there, top, path)
         for note in notes:
             say(note)
-        code, ran = await self.agent.run(argv, there, task_id)
+        code, ran = await self.agent.run(argv, there, task_id, meanwhile=lambda: self.capture)
+        from .capture import nothing
+
         if not ran:
             await asyncio.to_thread(git.remove_worktree, top, path)
             return code, nothing(baseline="worktree", refused=[], keep=False), False
@@ -272,6 +291,8 @@ class Run:
                 texts[uri] = None if data is None else data.decode("utf-8")
             except (contents.NotAFile, OSError, UnicodeDecodeError):
                 continue
+        from ..domain.capture import layer, layer_files
+
         layered = layer_files(texts, [h for h in applied if h.kind != "edit"], [])
         carried = 0
         for uri, text in layered.items():
