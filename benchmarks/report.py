@@ -194,6 +194,7 @@ def write() -> str:
     cli = load_json("cli")
     engines = load_json("engines")
     instant = load_json("instant")
+    start = load_json("server_start")
     hooks = load_json("http_hooks")
     baseline = load_json("baseline")
     L: list[str] = []
@@ -615,6 +616,17 @@ def write() -> str:
                 w(row)
             w("")
         w(NOTES_INSTANT)
+        w("")
+    if start:
+        w("**The editor's server: spawn to `stet/restored` on an empty store, and the imports it cannot do without**")
+        w("(`benchmarks/bench_server_start.py`, each a fresh interpreter, interleaved):")
+        w("")
+        w("| process | median | p99 |")
+        w("|---|---|---|")
+        for name, got in start.items():
+            w(f"| {name} | {ms(got['median'])} | {ms(got['p99'])} |")
+        w("")
+        w(NOTES_SERVER_START)
         w("")
     if baseline:
         section_baseline(w, baseline)
@@ -1098,6 +1110,13 @@ since: `review/session.catch_up`). What is left of a call is Python's start, the
 command's own work (a decision's commit and fsyncs, the file's write and fsyncs). A call no resident takes runs in
 its own process, with the same request id: a resident killed mid-call (tests/e2e/test_resident.py, and the crash
 torture's thin-client run) is replayed there, never doubled."""
+
+NOTES_SERVER_START = """`import lsprotocol.types` is most of the server's start: pygls imports it whole (`pygls.lsp.server`
+needs its classes, about a thousand attrs classes built at import), so no lazy import in Stet can take it off. What
+lazy imports could take off was taken: watchdog (about 22 ms under `-X importtime`) is imported when watching
+starts, after `stet/restored`. Stet's own modules are about 30 ms of the imports. A resident process cannot serve
+an editor's stdio without a process in between that would itself start Python and forward every message; the
+editor's server is already a long-running process, started once per window."""
 
 NOTES_METHOD = """## Method and honesty notes
 
