@@ -763,13 +763,14 @@ agent itself with `posix_spawnp` (the agent keeps the terminal: stdin, the foreg
 and asks the resident to capture (`--phase finish`, `Run.finish`); without a resident the whole run is done in-process
 as before, and a resident gone by the end leaves the capture to the client's own process (the baseline is in the
 store). What is left before the agent starts: Python's start and the client's light imports (about `python -c pass` +
-2 ms), the resident's per-call catch-up (what other processes committed, files changed since: 2 ms), the listing (three
-git processes, about 6 ms on a quiet machine), reading and packing the files, and the baseline's durability: the pack's
-fsync, its folder's and its parent's, then the commit's (four syncs of 1-4 ms each on this VM's disk, where the copy
-floor has one). In a first run of this benchmark on a loaded machine (`python -c pass` 14.6 ms) the goal was met: 44.2
-ms against 51.0 ms (3.04×; in its own process 202 ms, 13.9×); on a quiet one (10.7 ms) it was missed by 4 ms: 38.7 ms
-against 34.7 ms (3.62×; in its own process 140 ms, 13.1×). The ways left to take it under: one git process less for the
-listing, and the packs folder's parent synced once per process instead of per pack."""
+2 ms), the resident's per-call catch-up (what other processes committed, files changed since: about 2 ms), the listing
+(three git processes, about 6 ms on a quiet machine), reading and packing the files, and the baseline's durability: the
+pack's fsync, its folder's, then the commit's (three syncs of 1-4 ms each on this VM's disk, where the copy floor has
+one; the packs folder's name is synced into its parent once per process, not per pack: 19.9 ms against 25.9 ms for
+`Run.begin` alone, interleaved). The margin depends on the disk's flush time more than on the CPU: before that last
+change, on a quiet machine (`python -c pass` 11.1 ms) this benchmark gave 38.3 ms against a goal of 36.0 ms (missed by
+2.3 ms), on a loaded one (14.6 ms) 44.2 ms against 51.0 ms. What could still go: one git process of the listing (git's
+hardening runs `git config` before each command that may read the work tree)."""
 
 
 DESC_ENGINES = """The same workspace ({hunks} pending hunks) on each store engine (`benchmarks/bench_engines.py`):
