@@ -208,3 +208,32 @@ def test_stopping_a_run_through_the_resident_stops_the_agent_and_captures(repo, 
     assert [h["newText"] for h in hunks(repo)] == ["delta\n"], "what the agent did is captured"
     assert (repo / "b.txt").read_text() == "alpha\nbeta\ngamma\n"
     assert snapshots_left(repo) == 0
+
+
+def test_sigterm_while_the_resident_takes_the_baseline_stops_the_run_before_the_agent(repo, tmp_path):
+    made(repo)
+    slow = subprocess.Popen(  # a resident that pauses once the baseline is taken
+        [sys.executable, "-m", "stet", "resident"],
+        cwd=repo,
+        env={**os.environ, **ON, "STET_FAULT": "run:after-snapshot~3"},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    marker = tmp_path / "ran"
+    try:
+        wait_for(lambda: resident_pid(repo) == slow.pid, "the pausing resident to answer")
+        full = {**os.environ, **ON, "NO_COLOR": "1"}
+        proc = subprocess.Popen(
+            [*STET, "run", "--", "touch", str(marker)], cwd=repo, env=full, stderr=subprocess.PIPE, text=True
+        )
+        wait_for(lambda: snapshots_left(repo) == 1, "the resident to take the baseline")
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        slow.terminate()
+        slow.wait(timeout=60)
+    assert proc.returncode == 143, err
+    assert "stopped before the agent started" in err and not marker.exists()
+    assert snapshots_left(repo) == 0, "the run ended: its baseline is gone"
+    assert hunks(repo) == []
