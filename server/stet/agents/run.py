@@ -8,6 +8,11 @@ result is proposed into the workspace (carried onto the files as they are by the
 
 The command's output is untouched (it writes to the terminal directly) and its exit code is
 what `stet run` exits with; Stet's own lines go to stderr.
+
+A run in place is `Run.begin` (the baseline), the agent, `Run.finish` (the capture): in this
+process (`in_place`), or the halves done by the workspace's resident while the thin client runs
+the agent itself (resident/run.py); the baseline is in the store, so either half may be done
+by any process.
 """
 
 from __future__ import annotations
