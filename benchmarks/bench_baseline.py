@@ -8,7 +8,9 @@ file, one fsync: done inside this process, so no start-up in it).
   are new to it);
 - `stet run -- date +%s%N` on a repository of 100 files with 1,000 pending hunks in its store: the
   time from this process starting `stet` until the agent prints its start time (everything Stet does
-  before the agent runs: start, imports, opening the review, the baseline), and end to end;
+  before the agent runs), and end to end; as users run it (the thin client: the workspace's resident
+  takes the baseline, the client starts the agent, the resident captures) and in its own process
+  (STET_RESIDENT=off: start, imports, opening the review, the baseline, all in `stet`'s process);
 - `stet run -- date +%s%N` on the 2,000-file repository, end to end (the baseline before, the
   capture - nothing to propose - and the baseline's removal after).
 - how many fsyncs `snapshot --all` makes (strace -f, when strace is installed; not timed).
@@ -68,12 +70,36 @@ def copy_floor(root: Path) -> float:
     return time.perf_counter() - t0
 
 
-def run_agent(root: Path) -> tuple[float, float]:
+RESIDENT = {k: v for k, v in os.environ.items() if k != "STET_RESIDENT"}  # as users run it
+
+
+def run_agent(root: Path, resident: bool = False) -> tuple[float, float]:
     """`stet run -- date +%s%N`: (seconds until the agent started, seconds end to end)."""
-    t0 = time.time_ns()
-    took, out = checked([*STET, "run", "--", "date", "+%s%N"], root)
+    if not resident:
+        t0 = time.time_ns()
+        took, out = checked([*STET, "run", "--", "date", "+%s%N"], root)
+    else:
+        t0 = time.time_ns()
+        p = subprocess.run([*STET, "run", "--", "date", "+%s%N"], cwd=root, capture_output=True, env=RESIDENT)
+        took = (time.time_ns() - t0) / 1e9
+        if p.returncode != 0:
+            raise RuntimeError(f"stet run: exit {p.returncode}: {p.stderr.decode()[-500:]}")
+        out = p.stdout
     started = int(out.decode().split()[-1])
     return (started - t0) / 1e9, took
+
+
+def resident(root: Path, up: bool) -> None:
+    """Start the workspace's resident and wait until it answers (untimed), or stop it."""
+    if not up:
+        subprocess.run([*STET, "resident", "--stop"], cwd=root, capture_output=True, env=RESIDENT)
+        return
+    subprocess.run([*STET, "status"], cwd=root, capture_output=True, env=RESIDENT, check=True)
+    deadline = time.monotonic() + 60
+    while subprocess.run([*STET, "resident", "--status"], cwd=root, capture_output=True, env=RESIDENT).returncode:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the resident did not start")
+        time.sleep(0.05)
 
 
 def fsyncs(argv: list[str], cwd: Path) -> int | None:
@@ -105,10 +131,13 @@ def main(rounds: int) -> dict:
         git_repo(big, BIG_FILES)
         with_hunks(small, git_repo(small, SMALL_FILES))
         floor, true_, snap, before, run_small, run_big, copy_big, copy_small = ([] for _ in range(8))
+        before_own, run_small_own = [], []
+        resident(small, True)
         for r in range(rounds + 1):
             t_pass, _ = checked([PY, "-c", "pass"], small)
             t_true, _ = checked(["true"], small)
-            t_before, t_small = run_agent(small)
+            t_before, t_small = run_agent(small, resident=True)
+            t_before_own, t_small_own = run_agent(small)
             c_small = copy_floor(small)
             fresh_store(big)
             _, t_big = run_agent(big)
@@ -118,11 +147,12 @@ def main(rounds: int) -> dict:
             if r == 0:
                 continue  # warms the file cache
             for xs, x in zip(
-                (floor, true_, snap, before, run_small, run_big, copy_big, copy_small),
-                (t_pass, t_true, t_snap, t_before, t_small, t_big, c_big, c_small),
+                (floor, true_, snap, before, run_small, run_big, copy_big, copy_small, before_own, run_small_own),
+                (t_pass, t_true, t_snap, t_before, t_small, t_big, c_big, c_small, t_before_own, t_small_own),
                 strict=True,
             ):
                 xs.append(x)
+        resident(small, False)
         fresh_store(big)
         syncs = fsyncs([*STET, "snapshot", "--all", "--task", "b"], big)
         return {
@@ -134,6 +164,8 @@ def main(rounds: int) -> dict:
             "copy_small": summary(copy_small),
             "run_before_agent": summary(before),
             "run_small": summary(run_small),
+            "run_before_agent_own": summary(before_own),
+            "run_small_own": summary(run_small_own),
             "run_big": summary(run_big),
             "files_big": BIG_FILES,
             "files_small": SMALL_FILES,
@@ -161,7 +193,10 @@ def show(d: dict) -> None:
         f"stet run, before the agent starts ({d['files_small']} files)  median {b:7.1f} ms  ratio {b / base:.2f}x"
         f"  goal <= 3x + copy ({goal:.1f} ms: copy {d['copy_small']['median']:.1f} ms)"
     )
+    own = d["run_before_agent_own"]["median"]
+    print(f"  the same in its own process (resident off)   median {own:7.1f} ms  ratio {own / base:.2f}x")
     print(f"stet run -- date, {d['files_small']} files, end to end     median {d['run_small']['median']:7.1f} ms")
+    print(f"  the same in its own process (resident off)   median {d['run_small_own']['median']:7.1f} ms")
     print(f"stet run -- date, {d['files_big']:,} files, end to end   median {d['run_big']['median']:7.1f} ms")
 
 

@@ -8,6 +8,11 @@ result is proposed into the workspace (carried onto the files as they are by the
 
 The command's output is untouched (it writes to the terminal directly) and its exit code is
 what `stet run` exits with; Stet's own lines go to stderr.
+
+A run in place is `Run.begin` (the baseline), the agent, `Run.finish` (the capture): in this
+process (`in_place`), or the halves done by the workspace's resident while the thin client runs
+the agent itself (resident/run.py); the baseline is in the store, so either half may be done
+by any process.
 """
 
 from __future__ import annotations
@@ -169,24 +174,36 @@ class Run:
         self, argv: list[str], *, task_id: str | None, keep: bool, message: str | None, agent: str | None
     ) -> tuple[int, JSON]:
         with self.agent.signals():
-            snapshots = Snapshots(self.review)
-            left = await snapshots.current(task_id)
-            if left is not None and left.whole:
-                # An earlier run of this task was interrupted before its capture: what its agent
-                # left is captured first, against its own baseline, so nothing is taken for baseline.
-                say("capturing what an interrupted earlier run left first")
-                first = await self.capture.run(task_id=task_id, keep=keep, message=message, agent=agent)
-                if first.get("proposalId"):
-                    say(f"proposal {first['proposalId']}: {len(first['hunks'])} hunk(s) from the earlier run")
-            await snapshots.take(task_id, None)
-            fault("run:after-snapshot")
+            await self.begin(task_id, keep=keep, message=message, agent=agent)
             code, _ = await self.agent.run(argv, os.getcwd(), task_id, meanwhile=lambda: self.capture)
-            fault("run:after-agent")
-            answer = await self.capture.run(task_id=task_id, keep=keep, message=message, agent=agent)
-            # The run is over: what its snapshot could not be used for (nothing changed, a file
-            # refused) must not be taken for an interrupted run's work by the next one.
-            await snapshots.drop(task_id)
+            answer = await self.finish(task_id, keep=keep, message=message, agent=agent)
         return code, answer
+
+    async def begin(self, task_id: str | None, *, keep: bool, message: str | None, agent: str | None) -> None:
+        """Before the agent of an in-place run starts: its baseline, the whole workspace, kept
+        in the store. The agent may run in another process (the thin client runs it when the
+        resident did this): `finish`, in whichever process, finds the baseline there."""
+        snapshots = Snapshots(self.review)
+        left = await snapshots.current(task_id)
+        if left is not None and left.whole:
+            # An earlier run of this task was interrupted before its capture: what its agent
+            # left is captured first, against its own baseline, so nothing is taken for baseline.
+            say("capturing what an interrupted earlier run left first")
+            first = await self.capture.run(task_id=task_id, keep=keep, message=message, agent=agent)
+            if first.get("proposalId"):
+                say(f"proposal {first['proposalId']}: {len(first['hunks'])} hunk(s) from the earlier run")
+        await snapshots.take(task_id, None)
+        fault("run:after-snapshot")
+
+    async def finish(self, task_id: str | None, *, keep: bool, message: str | None, agent: str | None) -> JSON:
+        """After the agent of an in-place run ended: what it wrote, captured against the
+        baseline `begin` kept; the capture's answer."""
+        fault("run:after-agent")
+        answer = await self.capture.run(task_id=task_id, keep=keep, message=message, agent=agent)
+        # The run is over: what its snapshot could not be used for (nothing changed, a file
+        # refused) must not be taken for an interrupted run's work by the next one.
+        await Snapshots(self.review).drop(task_id)
+        return answer
 
     async def in_worktree(
         self, argv: list[str], *, task_id: str | None, message: str | None, agent: str | None

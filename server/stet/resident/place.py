@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import os
 
-# The calls worth a resident: what agents and hooks run often. Others (run, watch, serve,
-# doctor, init, demo, mcp...) hold a terminal, run long or repair: they run in their own process.
+# The calls worth a resident: what agents and hooks run often. Others (watch, serve, doctor,
+# init, demo, mcp...) hold a terminal, run long or repair: they run in their own process; so
+# does `run`'s agent, between the two halves a resident may do for it (run_phase).
 ROUTED = frozenset(("status", "show", "log", "propose", "hook", "accept", "reject", "undo", "pull", "resume", "task"))
+
 
 SOCKET = "resident.sock"
 PIDFILE = "resident.pid"
@@ -24,6 +26,13 @@ _IFMT, _IFDIR, _IFSOCK = 0o170000, 0o040000, 0o140000
 # Set by tests and tools, not a part of what a command does: a resident serves calls that
 # differ only in these.
 _LOOSE = ("STET_FAULT", "STET_RESIDENT")
+
+
+def run_phase(argv: list[str]) -> bool:
+    """Whether a call is a half of an in-place `stet run` (`run --phase begin|finish ...`, as
+    resident/run.py asks): the resident answers those, never a whole run (it holds a terminal)."""
+    at = next((n for n, a in enumerate(argv) if not a.startswith("-")), None)
+    return at is not None and argv[at] == "run" and argv[at + 1 : at + 2] == ["--phase"]
 
 
 def home_of_call(argv: list[str], cwd: str, env: dict[str, str] | os._Environ[str]) -> str | None:

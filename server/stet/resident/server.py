@@ -101,7 +101,7 @@ class Resident:
             store = "a PostgreSQL review" if "://" in self.db else self.db  # a URL may hold a password
             said = f"resident {os.getpid()}: {self.calls} call(s) answered, store {store}, idle {idle:.0f} s\n"
             return [b"done", b"0", said.encode(), b""]
-        if command not in place.ROUTED:
+        if command not in place.ROUTED and not place.run_phase(argv):
             return _declined("not a call a resident answers")
         if place.env_key(env) != self.env_key:
             return _declined("other STET_* settings")

@@ -25,6 +25,10 @@ from . import own, safe
 FOLDER = "snapshots"
 PACKS = "packs"
 PACK_SUFFIX = ".pack"
+# The packs folders (device, inode) whose name this process has synced into their parent: a
+# process that keeps packing (the resident, one baseline per `stet run`) syncs it once, not
+# once per pack. Another packs folder (removed and made again) is synced again.
+_NAMED: set[tuple[int, int]] = set()
 _TRAILER = 16  # the index line's offset, in hex
 
 
@@ -299,8 +303,11 @@ class Packing:
         os.rename(self._tmp, self._name, src_dir_fd=self._dir, dst_dir_fd=self._dir)
         self._tmp = ""
         os.fsync(self._dir)
-        with own.folder(self.blobs.home, FOLDER) as top:
-            os.fsync(top)  # the packs folder may be new
+        st = os.fstat(self._dir)
+        if (st.st_dev, st.st_ino) not in _NAMED:
+            with own.folder(self.blobs.home, FOLDER) as top:
+                os.fsync(top)  # the packs folder may be new
+            _NAMED.add((st.st_dev, st.st_ino))
         if self.blobs._packed is not None:
             for h, (offset, length) in self._index.items():
                 self.blobs._packed[h] = (self._name, offset, length)
