@@ -21,6 +21,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from common import PY, compile_server, fresh_dir, make_files, remove, save_json, summary
 from workload import write_file
@@ -95,11 +96,31 @@ def one_round(root: Path, env: dict, ids: list[str], files: list[Path], r: int, 
     return t
 
 
+def fresh_database(admin: str) -> str:
+    """A database of its own for the run, in the cluster `admin` names (dropped by `drop_database`)."""
+    import psycopg
+
+    name = f"stet_bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    parts = urlsplit(admin)
+    return urlunsplit(parts._replace(path="/" + name))
+
+
+def drop_database(admin: str, url: str) -> None:
+    import psycopg
+
+    name = urlsplit(url).path.lstrip("/")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 def engine(rounds: int, pg: str | None) -> dict:
     root = fresh_dir("instant-pg" if pg else "instant")
     base_env = {k: v for k, v in os.environ.items() if not k.startswith("STET_")}
-    if pg:
-        base_env["STET_DB"] = pg
+    db = fresh_database(pg) if pg else None
+    if db:
+        base_env["STET_DB"] = db
         base_env["STET_REPOSITORY"] = f"bench-{uuid.uuid4().hex[:10]}"
     try:
         ids, files = setup(root, {**base_env, "STET_RESIDENT": "off"})
@@ -108,7 +129,7 @@ def engine(rounds: int, pg: str | None) -> dict:
         subprocess.run(
             ["git", "-c", "user.email=b@b", "-c", "user.name=b", "commit", "-qm", "base"], cwd=root, check=True
         )
-        has_show = subprocess.run(STET + ["show", "--help"], cwd=root, capture_output=True).returncode == 0
+        has_show = subprocess.run(STET + ["show", "--help"], cwd=root, env=base_env, capture_output=True).returncode == 0
         samples: dict[str, dict[str, list[float]]] = {m: {} for m in MODES}
         floor: list[float] = []
         for r in range(rounds + 2):
@@ -123,7 +144,10 @@ def engine(rounds: int, pg: str | None) -> dict:
         subprocess.run(STET + ["resident", "--stop"], cwd=root, env=base_env, capture_output=True)
         return {"python_pass": summary(floor), **{m: {k: summary(v) for k, v in s.items()} for m, s in samples.items()}}
     finally:
+        subprocess.run(STET + ["resident", "--stop"], cwd=root, env=base_env, capture_output=True)
         remove(root)
+        if pg and db:
+            drop_database(pg, db)  # WITH (FORCE): a resident still stopping is disconnected
 
 
 def main(rounds: int, pg: str | None) -> dict:

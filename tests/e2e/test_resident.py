@@ -287,21 +287,27 @@ def test_it_stops_when_idle_and_when_its_folder_is_removed(repo):
     assert p.returncode == 2 and "no Stet store" in p.stderr
 
 
-def test_other_settings_or_another_store_run_in_their_own_process(repo, tmp_path):
+def test_other_settings_take_over_and_another_store_has_its_own(repo, tmp_path):
     propose(repo)
-    started(repo)
-    before = calls(repo)
-    # Other STET_* settings than the resident's: declined, answered here, the same answer.
-    p = stet("status", "--json", cwd=repo, env={**ON, "STET_SYNC_INTERVAL": "0.3"})
+    pid = started(repo)
+    # Other STET_* settings than the resident's: answered here, the same answer; the newest
+    # settings win: that resident stops and one with the caller's settings takes its place.
+    other_settings = {**ON, "STET_SYNC_INTERVAL": "0.3"}
+    p = stet("status", "--json", cwd=repo, env=other_settings)
     assert p.returncode == 0 and json.loads(p.stdout)["counts"]["pending"] == 1
-    # --db names its own store: never sent to a resident.
+    wait_for(lambda: not alive(pid), "the resident of the old settings to stop")
+    new = wait_for(lambda: resident_pid(repo) not in (None, pid) and resident_pid(repo), "the new resident")
+    before = calls(repo)
+    assert stet("status", cwd=repo, env=other_settings).returncode == 0
+    assert calls(repo) == before + 1 and resident_pid(repo) == new
+    # --db names another store: its call goes to that store's resident, never to this one.
     other = make_repo(tmp_path / "other")
     (other / "a.txt").write_bytes(BASE)
     commit_all(other)
     propose(other)
-    p = stet("status", "--json", "--db", str(other / ".stet" / "stet.db"), cwd=repo, env=ON)
+    p = stet("status", "--json", "--db", str(other / ".stet" / "stet.db"), cwd=repo, env=other_settings)
     assert p.returncode == 0 and json.loads(p.stdout)["root"] == str(other.resolve())
-    assert calls(repo) == before, "neither call was answered by the resident"
+    assert calls(repo) == before + 1, "not answered by this store's resident"
     stop(other)
 
 

@@ -104,7 +104,9 @@ class Resident:
         if command not in place.ROUTED and not place.run_phase(argv):
             return _declined("not a call a resident answers")
         if place.env_key(env) != self.env_key:
-            return _declined("other STET_* settings")
+            # The newest settings win: this resident stops and the caller starts one with its own.
+            self.stopping.set()
+            return _declined("other STET_* settings", replace=True)
         if _code_stamp() != self.code:
             self.stopping.set()  # Stet was upgraded or edited: a new resident runs the new code
             return _declined("newer code on disk", replace=True)
