@@ -129,7 +129,9 @@ def engine(rounds: int, pg: str | None) -> dict:
         subprocess.run(
             ["git", "-c", "user.email=b@b", "-c", "user.name=b", "commit", "-qm", "base"], cwd=root, check=True
         )
-        has_show = subprocess.run(STET + ["show", "--help"], cwd=root, env=base_env, capture_output=True).returncode == 0
+        has_show = (
+            subprocess.run(STET + ["show", "--help"], cwd=root, env=base_env, capture_output=True).returncode == 0
+        )
         samples: dict[str, dict[str, list[float]]] = {m: {} for m in MODES}
         floor: list[float] = []
         for r in range(rounds + 2):
