@@ -165,6 +165,7 @@ class MHunk:
     # part's change would be under the rest's: not a decision the torture makes).
     rest_id: str | None = None
     split_into: tuple = ()  # superseded by a split: its part and its rest
+    split_from: str | None = None  # a part or a rest: the hunk it was split from
 
 
 @dataclass
@@ -789,6 +790,7 @@ class Run:
                 {h["feedback"]},
                 after_first=after,
                 on_part=on_part,
+                split_from=m.id,
             )
             made.append(self.hunks[h["id"]])
         if specs[1][3]:  # the rest of an accepted part
@@ -841,18 +843,21 @@ class Run:
                 )
             actual_tokens = self.tokens_of(actual)
             for m in mine:
-                problems += self.check_range(m, by_id[m.id], actual_tokens, where)
+                problems += self.check_range(m, by_id[m.id], actual_tokens, where, by_id)
             for m in mine:
                 status = by_id[m.id]["status"]
                 if not m.old:
-                    if status == "stale" and not m.on_part:  # (a rest's context may be the part's text)
+                    if status == "stale" and not m.split_from:  # (a part's context may be its siblings' text)
                         problems.append(f"{m.id} (an insertion whose context is intact) is stale")
                     continue
-                intact = self.intact(expected if m.on_part else base, m.old)
+                # A part's lines are its siblings' too: they are judged in the file with the applied
+                # hunks (its siblings included), as the others are in the base (no applied hunk
+                # touches their lines).
+                intact = self.intact(expected if m.split_from else base, m.old)
                 if status == "pending" and not intact:
                     problems.append(f"{m.id} is pending but its old text is gone from the {where}")
                 if status == "stale" and intact:
-                    seen = expected if m.on_part else base
+                    seen = expected if m.split_from else base
                     i = seen.index(m.old[0])
                     problems.append(
                         f"{m.id} is stale but its old text is all there in the {where}: "
@@ -860,10 +865,17 @@ class Run:
                     )
         return problems
 
-    def check_range(self, m: MHunk, h: dict, actual: list[str], where: str) -> list[str]:
+    def check_range(self, m: MHunk, h: dict, actual: list[str], where: str, by_id: dict) -> list[str]:
         """The reported range is on the hunk's text as the document is now: its old text for a
-        pending hunk, its new text for an applied one (which must say it is in the file)."""
+        pending hunk, its new text for an applied one (which must say it is in the file) - or,
+        for an accepted part whose rest is applied too, somewhere under the rest's."""
         line = h["range"]["start"]["line"]
+        if h["status"] == "applied" and self.under_rest(m, by_id):
+            return (
+                []
+                if h.get("inFile") is True
+                else [f"{m.id} is applied under its rest, but inFile is {h.get('inFile')}"]
+            )
         if h["status"] == "applied":
             repl = self.applied_tokens(h) or m.new
             out = (
@@ -1197,6 +1209,16 @@ class Run:
             s, "stet.reject", "reject", {"hunkIds": [h.id for h in hs], "feedback": self.rnd.choice(FEEDBACKS)}, hs
         )
 
+    def under_rest(self, m: MHunk, by_id: dict) -> bool:
+        """An accepted part whose rest (or a part of it, split again) is applied."""
+        todo = [m.rest_id] if m.rest_id else []
+        while todo:
+            h = self.hunks[todo.pop()]
+            if by_id[h.id]["status"] == "applied":
+                return True
+            todo.extend(h.split_into)
+        return False
+
     def undoable(self, m: MHunk | FHunk) -> bool:
         """Not an accepted part whose rest (or a part of its rest, split again) may be applied on
         top of it: the part's change would be under theirs, its context theirs."""
@@ -1518,8 +1540,8 @@ class Run:
         cands = []
         for m in self.hunks.values():
             f = self.files[m.file]
-            if not self.is_open(f) or not m.old:
-                continue
+            if not self.is_open(f) or not m.old or m.split_from:
+                continue  # (the parts of a hunk share its lines and context: typing there is typing in theirs)
             repl = next(iter(m.texts)) if len(m.texts) == 1 else None
             if m.statuses == closure({"pending"}) and self.intact(self.base(f), m.old):
                 cands.append((m, f, m.old))
