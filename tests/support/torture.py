@@ -4,7 +4,9 @@ One *run* is a fresh workspace (four files: LF, CRLF, non-ASCII text in a sub-fo
 fresh store. It goes through *rounds*; a round is one life of a server process: start (the
 editor re-opens the buffers it still has), check the contract, a few random operations
 (proposals, accept / accept with the developer's text / reject / undo by hunk, file or
-proposal, replays of earlier requestIds, buffers opened, typed in, saved, closed, files
+proposal, some lines of a hunk accepted or rejected (the hunk split into the part and the
+rest, whose texts the model stages and trims itself; the parts are not undone, marred or typed
+next to here: their lines are their siblings' too), replays of earlier requestIds, buffers opened, typed in, saved, closed, files
 changed on disk by someone else, decisions from the `stet` CLI as a second writer on the store,
 proposals dropped into .stet/inbox/, and file operations: CreateFile with its content,
 RenameFile - sometimes with an edit of the renamed file in the same proposal - and DeleteFile,
@@ -113,16 +115,22 @@ def stage_lines(old: tuple, new: tuple, sel_old: set, sel_new: set) -> tuple:
     return (*(t for i, t in enumerate(old) if i not in sel_old), *(t for j, t in enumerate(new) if j in sel_new))
 
 
-def trimmed(old: tuple, new: tuple, after: str | None) -> tuple[tuple, tuple, str | None]:
-    """A change without the lines both sides share at either end, and the token it goes
-    before (`after`: the one after the untrimmed change)."""
+def trimmed(old: tuple, new: tuple, after: str | None, before: str | None) -> tuple:
+    """A change without the lines both sides share at either end, the token it goes before
+    (`after`: the one after the untrimmed change) and the one it goes after (`before`: the one
+    before the untrimmed change)."""
     pre = 0
     while pre < min(len(old), len(new)) and old[pre] == new[pre]:
         pre += 1
     suf = 0
     while suf < min(len(old), len(new)) - pre and old[-1 - suf] == new[-1 - suf]:
         suf += 1
-    return old[pre : len(old) - suf], new[pre : len(new) - suf], old[len(old) - suf] if suf else after
+    return (
+        old[pre : len(old) - suf],
+        new[pre : len(new) - suf],
+        old[len(old) - suf] if suf else after,
+        old[pre - 1] if pre else before,
+    )
 
 
 def closure(statuses: set[str]) -> set[str]:
@@ -166,6 +174,7 @@ class MHunk:
     rest_id: str | None = None
     split_into: tuple = ()  # superseded by a split: its part and its rest
     split_from: str | None = None  # a part or a rest: the hunk it was split from
+    after_last: str | None = None  # a part's insertion: the token it goes after, when that is there
 
 
 @dataclass
@@ -775,7 +784,7 @@ class Run:
         m.statuses = {"superseded"}
         m.split_into = (states[0]["id"], states[1]["id"])
         made = []
-        for (old, new, after, on_part), h in zip(specs, states):
+        for (old, new, after, before, on_part), h in zip(specs, states):
             if (tuple(self.tokens_of(h["oldText"])), tuple(self.tokens_of(h["newText"]))) != (old, new):
                 self.violation(f"a part of {m.id} is {h['oldText']!r} -> {h['newText']!r}, not {old} -> {new}")
                 raise Violation()
@@ -791,9 +800,10 @@ class Run:
                 after_first=after,
                 on_part=on_part,
                 split_from=m.id,
+                after_last=before,
             )
             made.append(self.hunks[h["id"]])
-        if specs[1][3]:  # the rest of an accepted part
+        if specs[1][4]:  # the rest of an accepted part
             made[0].rest_id = made[1].id
         if m.pid in self.proposals:  # the proposal's hunks, as a replay of it answers them
             self.proposals[m.pid]["ids"] = sorted({*self.proposals[m.pid]["ids"], *(h.id for h in made)})
@@ -928,6 +938,8 @@ class Run:
 
     @staticmethod
     def insertion_point(tokens: list[str], m: MHunk) -> int | None:
+        if m.after_last is not None and m.after_last in tokens:
+            return tokens.index(m.after_last) + 1
         if m.after_first is None:
             return len(tokens)
         return tokens.index(m.after_first) if m.after_first in tokens else None
@@ -1219,16 +1231,12 @@ class Run:
             todo.extend(h.split_into)
         return False
 
-    def undoable(self, m: MHunk | FHunk) -> bool:
-        """Not an accepted part whose rest (or a part of its rest, split again) may be applied on
-        top of it: the part's change would be under theirs, its context theirs."""
-        todo = [m.rest_id] if isinstance(m, MHunk) and m.rest_id else []
-        while todo:
-            h = self.hunks[todo.pop()]
-            if h.statuses & {"accepted", "applied"}:
-                return False
-            todo.extend(h.split_into)
-        return True
+    @staticmethod
+    def undoable(m: MHunk | FHunk) -> bool:
+        """Not a part or a rest: their lines and context are their siblings' too, so what an
+        undo of one finds depends on what was decided of the others - beyond what this model
+        tracks line by line (tests/e2e/test_parts.py and test_lsp_parts.py undo parts)."""
+        return not (isinstance(m, MHunk) and m.split_from)
 
     def op_undo(self, s):
         hs = [h for h in self.pick({"accepted", "applied", "rejected"}, self.rnd.choice([1, 1, 2])) if self.undoable(h)]
@@ -1266,9 +1274,13 @@ class Run:
         sel_old = {i for side, i in chosen if side == "old"}
         sel_new = {j for side, j in chosen if side == "new"}
         base = self.base(self.files[m.file])
-        if m.marred or (m.old and not self.intact(base, m.old)):
-            return None
+        if m.marred or (m.old and not self.intact(base, m.old)) or (not m.old and m.after_first not in (*base, None)):
+            return None  # (its lines or its place are not all in the base: beyond this model)
         after = m.after_first if not m.old else (base[base.index(m.old[-1]) + 1] if base[-1] != m.old[-1] else None)
+        first = base.index(m.old[0]) if m.old else (base.index(after) if after is not None else len(base))
+        before = base[first - 1] if first > 0 else None
+        if m.after_last is not None:  # a part split again: what it goes after, as the model knows it
+            before = m.after_last
         made = stage_lines(m.old, m.new, sel_old, sel_new)
         if action == "accept":
             rest = (made, m.new)
@@ -1277,7 +1289,7 @@ class Run:
                 m.old,
                 stage_lines(m.old, m.new, set(range(len(m.old))) - sel_old, set(range(len(m.new))) - sel_new),
             )
-        specs = ((*trimmed(m.old, made, after), False), (*trimmed(*rest, after), action == "accept"))
+        specs = ((*trimmed(m.old, made, after, before), False), (*trimmed(*rest, after, before), action == "accept"))
         params = {
             "hunkId": m.id,
             "old": [[i, i] for i in sorted(sel_old)],
@@ -1603,7 +1615,8 @@ class Run:
         cands = [
             h
             for h in self.hunks.values()
-            if h.old and h.statuses <= {"pending", "stale"} and len(h.marred) < len(h.old)
+            # (a part's lines may be in its applied sibling's text: not marred here)
+            if h.old and h.statuses <= {"pending", "stale"} and len(h.marred) < len(h.old) and not h.split_from
         ]
         cands = [
             h for h in cands if self.is_open(self.files[h.file]) or self.files[h.file].quiet_after < time.monotonic()
