@@ -129,3 +129,43 @@ def test_the_log_records_the_part_as_a_decision(repo):
     assert last["kind"] == "reject" and last["args"]["hunkIds"] == [out["part"]["id"]]
     assert last["args"]["split"] == {"hunkId": hid, "old": [[1, 1]], "new": [], "restId": out["rest"]["id"]}
     assert json.dumps(last["args"]["feedback"]) == '"keep l6"'
+
+
+def _capture_kept(root: Path) -> str:
+    """The agent wrote the change itself; captured with --keep, its text stays in the file."""
+    (root / "f.txt").write_bytes(EDITED)
+    out = stet_json("capture", "--keep", "-m", "letters", cwd=root)
+    (hunk,) = out["hunks"]
+    assert hunk["kept"] and (root / "f.txt").read_bytes() == EDITED
+    return hunk["id"]
+
+
+def test_accepting_lines_of_a_kept_hunk_writes_nothing_and_keeps_the_rest_in_the_file(repo):
+    hid = _capture_kept(repo)
+    out = stet_json("accept", hid, "--old", "1", "--new", "1-2", cwd=repo)
+    part, rest = out["part"], out["rest"]
+    assert part["status"] == "applied" and part["inFile"] is True
+    assert rest["status"] == "pending" and rest["kept"] and rest["inFile"] is True
+    assert (repo / "f.txt").read_bytes() == EDITED, "the agent's text stays for review"
+    # rejecting the rest puts the accepted part's text in the file
+    stet_json("reject", rest["id"], "--feedback", "not C, D", cwd=repo)
+    assert _lines((repo / "f.txt").read_bytes()) == ["l1", "l2", "l3", "l4", "l6", "l7", "A", "B", "l8", "l9", "l10"]
+    status = {h["id"]: h for h in stet_json("status", "--all", cwd=repo)["hunks"]}
+    assert status[part["id"]]["status"] == "applied" and status[part["id"]]["inFile"] is True
+
+
+def test_rejecting_lines_of_a_kept_hunk_takes_them_out_of_the_file(repo):
+    hid = _capture_kept(repo)
+    out = stet_json("reject", hid, "--new", "3-4", "--feedback", "no C or D", cwd=repo)
+    part, rest = out["part"], out["rest"]
+    assert part["status"] == "rejected" and part["feedback"] == "no C or D"
+    assert rest["status"] == "pending" and rest["kept"] and rest["inFile"] is True
+    # the complement stays in the file for review: l5-l7 gone, A and B there
+    assert _lines((repo / "f.txt").read_bytes()) == ["l1", "l2", "l3", "l4", "A", "B", "l8", "l9", "l10"]
+    stet_json("accept", rest["id"], cwd=repo)
+    assert _lines((repo / "f.txt").read_bytes()) == ["l1", "l2", "l3", "l4", "A", "B", "l8", "l9", "l10"]
+    assert {h["status"] for h in stet_json("status", "--all", cwd=repo)["hunks"]} == {
+        "superseded",
+        "rejected",
+        "applied",
+    }

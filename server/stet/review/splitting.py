@@ -13,10 +13,12 @@ A selection of every line decides the whole hunk through `Deciding` (no split).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from ..domain.effect_outcome import Action
+from ..domain.hunks import Lines
 from ..domain.model import Hunk, Kind
-from ..domain.parts import BadSelection, Piece, Selection, split
+from ..domain.parts import BadSelection, Piece, Selection, split, stage
 from ..domain.shapes import JSON
 from ..domain.status import Decide, Status, TransitionError, plan
 from ..errors import Conflict, InvalidParams, TooLarge, UnknownHunk
@@ -30,6 +32,14 @@ from .memory import Memory
 from .state import ReviewState
 
 Ranges = Sequence[Sequence[int]]
+
+
+class Shown(NamedTuple):
+    """Where the split hunk is in the document (`line`), and for a rejected part of a hunk kept
+    in the file for review, the text the document shows once its lines are taken out."""
+
+    line: int
+    kept_after: Lines | None
 
 
 class Splitting:
@@ -71,9 +81,9 @@ class Splitting:
                     pieces = self._pieces(action, h, old, new)
                     if pieces is not None:
                         effect = await self._split_in(tx, op_id, action, h, *pieces, old, new, feedback)
-                        made = (*pieces, effect)
+                        made = (pieces[0], pieces[1], effect)
                         # Until the part's edit has run, memory keeps both where the text really is.
-                        st.in_flight.update(p.id for p in pieces)
+                        st.in_flight.update((pieces[0].id, pieces[1].id))
                         if effect is not None:
                             st.effect_uris.add(effect.uri)
                 loaded = tx.hunks_since_at_commit(st.seen_lsn)
@@ -111,7 +121,7 @@ class Splitting:
         rest = hunks.get(rest_id) if rest_id is not None else None
         return {"part": None if part is None else part.state(), "rest": None if rest is None else rest.state()}
 
-    def _pieces(self, action: Decide, h: Hunk, old: Ranges, new: Ranges) -> tuple[Hunk, Hunk] | None:
+    def _pieces(self, action: Decide, h: Hunk, old: Ranges, new: Ranges) -> tuple[Hunk, Hunk, Shown] | None:
         """The part and the rest as new hunks (not stored yet), None for the whole hunk; the
         selection checked first (InvalidParams), then whether the hunk can be split now."""
         try:
@@ -131,11 +141,6 @@ class Splitting:
             )
         if h.kind != Kind.EDIT:
             raise InvalidParams(f"hunk {h.id} is a file {h.kind.value}: only an edit's lines can be decided apart")
-        if h.kept:
-            raise Conflict(
-                f"hunk {h.id} was kept in the file for review: decide it whole (its lines apart: not yet)",
-                {"hunkId": h.id, "status": h.status.value},
-            )
         try:
             out = split(h.old, h.new, h.ctx_before, h.ctx_after, sel, accept=action == Decide.ACCEPT)
         except BadSelection as exc:
@@ -144,7 +149,14 @@ class Splitting:
             return None
         mem = self.st.hunks.get(h.id)
         line = mem.line if mem is not None else h.line
-        return self._hunk(h, out.part, line), self._hunk(h, out.rest, line)
+        part, rest = self._hunk(h, out.part, line), self._hunk(h, out.rest, line)
+        # Kept in the file for review (the agent's text is what the document shows): so is the
+        # rest's, and a rejected part's lines are taken out of it (see _split_in).
+        rest.kept = h.kept and (mem.shows_new if mem is not None else h.shown_when_loaded())
+        shows = None
+        if rest.kept and action != Decide.ACCEPT:
+            shows = stage(h.old, h.new, sel.complement(h.old, h.new))
+        return part, rest, Shown(line, shows)
 
     @staticmethod
     def _hunk(h: Hunk, piece: Piece, line: int) -> Hunk:
@@ -158,6 +170,7 @@ class Splitting:
         h: Hunk,
         part: Hunk,
         rest: Hunk,
+        shown: Shown,
         old: Ranges,
         new: Ranges,
         feedback: str | None,
@@ -175,6 +188,11 @@ class Splitting:
         part.decided_at = stamp
         if feedback is not None:
             part.feedback = feedback
+        if rest.kept and action == Decide.ACCEPT:
+            # The document shows the whole hunk's new text, the kept rest's: the part's change
+            # is in it already, under the rest's. Nothing to write.
+            part.move_to(Status.APPLIED, "accept")
+            part.in_file = True
         h.move_to(Status.SUPERSEDED, "split")
         h.parts = (part.id, rest.id)
         h.in_file, h.kept, h.problem = None, False, None
@@ -183,7 +201,11 @@ class Splitting:
         await tx.add_hunks([part, rest])
         await tx.save_hunks([h])
         await tx.set_parts(h.id, h.parts)
-        if action != Decide.ACCEPT:
+        if shown.kept_after is not None:  # a rejected part's lines taken out of the agent's text
+            edit = self.deciding.effect_edit(h, Action.REVERT)
+            edit["hunkId"], edit["line"], edit["after"] = rest.id, shown.line, "".join(shown.kept_after)
+            return await self.deciding.add_effect(tx, lsn, h.uri, Action.REVERT, [edit])
+        if action != Decide.ACCEPT or rest.kept:
             return None
         return await self.deciding.add_effect(
             tx, lsn, h.uri, Action.APPLY, [self.deciding.effect_edit(part, Action.APPLY)]

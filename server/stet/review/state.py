@@ -106,8 +106,9 @@ class ReviewState:
         self.background = Background()
 
     def under_its_rest(self, h: Hunk) -> bool:
-        """An accepted part whose rest (or a part of the rest, split again) is accepted too:
-        the part's change is in the file under theirs, where its own new text need not be."""
+        """An accepted part whose rest (or a part of the rest, split again) is accepted too, or
+        kept in the file for review: the part's change is in the file under theirs, where its
+        own new text need not be."""
         original = self.hunks.get(self.split_from.get(h.id, ""))
         if original is None or original.parts is None or original.parts[0] != h.id:
             return False
@@ -116,7 +117,7 @@ class ReviewState:
             rest = self.hunks.get(todo.pop())
             if rest is None:
                 continue
-            if rest.status in (Status.ACCEPTED, Status.APPLIED) and rest.in_file is not False:
+            if (rest.status in (Status.ACCEPTED, Status.APPLIED) or rest.kept_pending) and rest.in_file is not False:
                 return True
             if rest.parts is not None:
                 todo.extend(rest.parts)
