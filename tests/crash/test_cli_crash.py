@@ -106,3 +106,24 @@ def test_accepted_part_killed_then_finished_exactly_once(repo, point):
     assert (repo / "a.txt").read_bytes() == want, "nothing done twice"
     stet_json("accept", rest_id, cwd=repo)
     assert (repo / "a.txt").read_bytes() == BASE.replace(b"line 5\nline 6\nline 7\n", b"A\nB\nC\nD\n")
+
+
+@pytest.mark.parametrize("point", ["split:after-commit", "effect:before-write", "effect:after-write"])
+def test_rejected_lines_of_a_kept_hunk_killed_then_taken_out_once(repo, point):
+    """The agent's text kept in the file for review; some of its lines rejected, the CLI killed:
+    the next process takes exactly those lines out, once."""
+    (repo / "a.txt").write_bytes(BASE.replace(b"line 5\nline 6\nline 7\n", b"A\nB\nC\nD\n"))
+    (h,) = stet_json("capture", "--keep", cwd=repo)["hunks"]
+    args = ("reject", h["id"], "--new", "3-4", "--feedback", "no C or D", "--request-id", "r-kept")
+    p = stet(*args, cwd=repo, env={"STET_FAULT": point})
+    assert p.returncode == -signal.SIGKILL, (p.returncode, p.stderr)
+    want = BASE.replace(b"line 5\nline 6\nline 7\n", b"A\nB\n")
+    hunks = {x["id"]: x for x in stet_json("status", "--all", cwd=repo)["hunks"]}
+    part_id, rest_id = hunks[h["id"]]["parts"]
+    assert hunks[part_id]["status"] == "rejected" and hunks[rest_id]["status"] == "pending"
+    assert hunks[rest_id]["kept"] and hunks[rest_id]["inFile"] is True
+    assert (repo / "a.txt").read_bytes() == want
+    again = stet_json(*args, cwd=repo)
+    assert (again["part"]["id"], again["rest"]["id"]) == (part_id, rest_id)
+    stet("doctor", "--fix", cwd=repo)
+    assert (repo / "a.txt").read_bytes() == want
