@@ -2,7 +2,8 @@
 the same run, interleaved: `python -c pass` in the same interpreter (the least any Python
 command costs), and for `stet propose` of a big diff `git diff --no-index` of the same two files
 plus `python -c pass`. Stet runs as users run it: the `stet` script pip installed in the
-venv, its modules byte-compiled (common.compile_server).
+venv, its modules byte-compiled (common.compile_server), each command in its own process
+(STET_RESIDENT=off: the path before the resident; bench_instant.py times both).
 
 - `stet status`, `stet status --json` and `stet accept ID` (then `stet undo ID`, not timed) on a store with 1,000
   pending hunks in 100 files;
@@ -31,9 +32,13 @@ STET = [str(_SCRIPT)] if _SCRIPT.exists() else [PY, "-m", "stet"]
 HEAVY = ("pygls", "lsprotocol", "cattrs", "mcp", "watchdog", "pydantic", "starlette", "uvicorn", "anyio")
 
 
+# Each command in its own process, as before the resident (benchmark 14, bench_instant.py, times both).
+OWN = {**os.environ, "STET_RESIDENT": "off"}
+
+
 def run(argv: list[str], cwd: Path, stdin: bytes | None = None) -> tuple[float, subprocess.CompletedProcess]:
     t0 = time.perf_counter()
-    p = subprocess.run(argv, cwd=cwd, input=stdin, capture_output=True)
+    p = subprocess.run(argv, cwd=cwd, input=stdin, capture_output=True, env=OWN)
     return time.perf_counter() - t0, p
 
 
@@ -47,7 +52,7 @@ def checked(argv: list[str], cwd: Path, stdin: bytes | None = None) -> tuple[flo
 def heavy_imports(argv: list[str], cwd: Path, stdin: bytes | None = None) -> list[str]:
     """The heavy top-level packages a command imports."""
     script = argv[1:] if argv[0] == PY else argv
-    p = subprocess.run([PY, "-X", "importtime", *script], cwd=cwd, input=stdin, capture_output=True)
+    p = subprocess.run([PY, "-X", "importtime", *script], cwd=cwd, input=stdin, capture_output=True, env=OWN)
     seen = set()
     for row in p.stderr.decode(errors="replace").splitlines():
         if row.startswith("import time:") and "|" in row:

@@ -3,7 +3,7 @@ docs/BENCHMARKS.md (tables, plots) from what this run measured.
 
     python benchmarks/run.py            # the full set, about 5 minutes on 2 cores
     python benchmarks/run.py --quick    # smaller sizes and fewer rounds, about 3 minutes
-    python benchmarks/run.py --only ingest,typing,bulk,cli
+    python benchmarks/run.py --only ingest,typing,bulk,cli,baseline
 
 Raw results go to docs/benchmarks/*.json, plots to docs/benchmarks/*.png.
 """
@@ -13,15 +13,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime
+import os
 import subprocess
 import sys
 import time
 
+import bench_baseline
 import bench_bulk
 import bench_checkpoint
 import bench_cli
 import bench_engines
+import bench_http_hooks
 import bench_ingest
+import bench_instant
 import bench_scale
 import bench_typing
 import report
@@ -35,7 +39,10 @@ PROFILES = {
         "checkpoint": {"intervals": [1, 5, 25, 100, None], "edits": 400, "repeats": 2},
         "bulk": {"lengths": [5000, 50000], "sizes": [10, 100, 1000, 10000], "rounds": 5},
         "cli": {"rounds": 15},
+        "instant": {"rounds": 11},
         "engines": {"hunks": 1000, "rounds": 150, "restarts": 3},
+        "http_hooks": {"rounds": 200},
+        "baseline": {"rounds": 7},
     },
     "quick": {
         "scale": {"sizes": [100, 1000, 10000], "restarts": [3, 3, 3], "rounds": [50, 50, 100]},
@@ -44,7 +51,10 @@ PROFILES = {
         "checkpoint": {"intervals": [1, 25, None], "edits": 100, "repeats": 1},
         "bulk": {"lengths": [5000, 50000], "sizes": [10, 100, 1000], "rounds": 2},
         "cli": {"rounds": 6},
+        "instant": {"rounds": 4},
         "engines": {"hunks": 1000, "rounds": 50, "restarts": 2},
+        "http_hooks": {"rounds": 50},
+        "baseline": {"rounds": 3},
     },
 }
 
@@ -52,7 +62,7 @@ PROFILES = {
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default="scale,ingest,typing,checkpoint,bulk,cli,engines")
+    ap.add_argument("--only", default="scale,ingest,typing,checkpoint,bulk,cli,instant,engines,http_hooks,baseline")
     ap.add_argument("--slow", action="store_true", help="also time the quadratic diff engines on 50,000 lines")
     ap.add_argument("--no-report", action="store_true")
     args = ap.parse_args()
@@ -91,11 +101,23 @@ def main() -> int:
         t = time.perf_counter()
         save_json("cli", bench_cli.main(p["cli"]["rounds"]))
         durations["cli"] = time.perf_counter() - t
+    if "instant" in only:
+        t = time.perf_counter()
+        save_json("instant", bench_instant.main(p["instant"]["rounds"], os.environ.get("STET_TEST_PG")))
+        durations["instant"] = time.perf_counter() - t
     if "engines" in only:
         t = time.perf_counter()
         e = p["engines"]
         save_json("engines", asyncio.run(bench_engines.main(e["hunks"], e["rounds"], e["restarts"])))
         durations["engines"] = time.perf_counter() - t
+    if "http_hooks" in only:
+        t = time.perf_counter()
+        save_json("http_hooks", bench_http_hooks.main(p["http_hooks"]["rounds"]))
+        durations["http_hooks"] = time.perf_counter() - t
+    if "baseline" in only:
+        t = time.perf_counter()
+        save_json("baseline", bench_baseline.main(p["baseline"]["rounds"]))
+        durations["baseline"] = time.perf_counter() - t
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO
     ).stdout.strip()

@@ -1,3 +1,5 @@
+import os
+
 import pytest
 from hypothesis import settings
 
@@ -8,6 +10,11 @@ from support.harness import Session, write
 # deadline only produces flaky failures. Speed is measured in benchmarks/.
 settings.register_profile("stet", deadline=None)
 settings.load_profile("stet")
+
+# `stet` hands calls to a resident process it starts (stet/resident/): the tests of that path
+# turn it on themselves (tests/e2e/test_resident.py, the torture's thin-client run); the rest
+# run each command in its own process, as they were written to, and leave no process behind.
+os.environ.setdefault("STET_RESIDENT", "off")
 
 
 @pytest.fixture

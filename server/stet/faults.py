@@ -44,6 +44,7 @@ POINTS = (
 # Capture's points (tests/crash/test_capture_crash.py): the proposal and its restore journal
 # commit together; the files are restored after, one at a time, then the journal is closed.
 CAPTURE_POINTS = (
+    "snapshot:pack-written",
     "snapshot:after-blobs",
     "capture:after-commit",
     "capture:after-restore",

@@ -288,6 +288,7 @@ OPERATIONS = (
     Operation("propose_edits", mcp="propose_edits", mutating=True),
     Operation("propose_patch", mcp="propose_patch", mutating=True),
     Operation("review_status", mcp="review_status"),
+    Operation("wait_for_decisions", mcp="wait_for_decisions"),
     Operation("finish_task", mcp="finish_task", mutating=True),
 )
 

@@ -8,10 +8,12 @@ the agent leaves, and the hunks the proposal must hold."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
 import signal
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -20,7 +22,7 @@ import pytest
 
 from stet.faults import CAPTURE_POINTS
 from support.capturetools import AGENT, agent_repo, captures, hunks, kinds, review_summary
-from support.clitools import STET, git, snapshot, stet, stet_json
+from support.clitools import STET, commit_all, git, make_repo, snapshot, stet, stet_json
 from support.figures import FIGURES
 
 EXPECTED = {
@@ -147,6 +149,92 @@ def test_snapshot_killed_after_its_contents_before_its_record(template, tmp_path
     assert stet_json("capture", "--task", "t", cwd=root)["baseline"] == "snapshot"
     assert model.check() == "after"
     assert not [f for _, _, fs in os.walk(root / ".stet" / "snapshots") for f in fs], "nothing left behind"
+
+
+BASELINE_STEPS = ["snapshot:pack-written", "snapshot:after-blobs"]
+
+
+def snapshot_rows(root: Path, task: str) -> dict[str, str | None]:
+    """The baseline recorded for `task` in the store: uri -> content hash (empty: none)."""
+    db = root / ".stet" / "stet.db"
+    if not db.exists() or db.stat().st_size == 0:
+        return {}
+    with sqlite3.connect(db) as conn:
+        if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'snapshots'").fetchall():
+            return {}  # killed while the store was being made
+        return dict(conn.execute("SELECT uri, hash FROM snapshots WHERE task_key = ?", (task,)).fetchall())
+
+
+@pytest.mark.parametrize("point", BASELINE_STEPS)
+def test_run_killed_while_its_baseline_is_kept(template, tmp_path, point):
+    """The baseline's contents go into one pack synced once: killed when it is written and synced
+    but not yet named, or named but not yet recorded, no baseline is recorded, the agent never
+    ran, and the next run neither takes the leftovers for an interrupted run nor keeps them."""
+    root, model = fresh(template, tmp_path, agent_ran=False)
+    killed(stet("run", "--task", "t", "--", *AGENT, "1", cwd=root, env={"STET_FAULT": point}), point)
+    assert snapshot_rows(root, "t") == {}, "no half baseline recorded"
+    left = [f for _, _, fs in os.walk(root / ".stet" / "snapshots") for f in fs]
+    assert len(left) == 1, left  # the pack (or its temp file), nothing recorded names it
+    model.agent_files = model.baseline
+    assert model.check() == "before"
+    p = stet("run", "--task", "t", "--", *AGENT, "1", cwd=root)
+    assert p.returncode == 0 and "interrupted earlier run" not in p.stderr, p.stderr
+    assert model.check() == "after"
+    assert not [f for _, _, fs in os.walk(root / ".stet" / "snapshots") for f in fs], "nothing left behind"
+
+
+def test_a_big_baseline_killed_at_random_instants_is_whole_or_absent(tmp_path):
+    """`stet snapshot --all` of many files killed with SIGKILL at random instants: the store
+    holds either the whole baseline, every content readable and equal to the file, or none."""
+    rng = random.Random(int(os.environ.get("STET_CAPTURE_SEED", "14")))
+    root = make_repo(tmp_path / "big")
+    files = {f"src/d{k % 7}/f{k:04d}.py": f"# file {k}\n".encode() + os.urandom(200).hex().encode() for k in range(600)}
+    for rel, data in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    commit_all(root)
+    uris = {(root / rel).resolve().as_uri(): data for rel, data in files.items()}
+    env = {k: v for k, v in os.environ.items() if k not in ("STET_DB", "STET_FAULT")}
+    outcomes = {"whole": 0, "absent": 0}
+    hi = 1.0
+    for n in range(int(os.environ.get("STET_CAPTURE_ROUNDS", "10"))):
+        shutil.rmtree(root / ".stet", ignore_errors=True)
+        proc = subprocess.Popen([*STET, "snapshot", "--all", "--task", "b"], cwd=root, env=env, stderr=subprocess.PIPE)
+        delay = rng.uniform(0.05, hi)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+        rows = snapshot_rows(root, "b")
+        if rows:
+            outcomes["whole"] += 1
+            assert set(rows) == set(uris), "a recorded baseline lists every file"
+            kept = contents_kept(root)
+            assert all(kept.get(h) == uris[u] for u, h in rows.items()), "and keeps every content"
+            hi = max(0.2, delay * 0.9)
+        else:
+            outcomes["absent"] += 1
+            hi *= 1.25
+        if proc.returncode == -signal.SIGKILL:
+            count("SIGKILL at a random instant")
+    FIGURES["baseline: random kills"] = (
+        f"{sum(outcomes.values())} rounds of snapshot --all of {len(files)} files: {outcomes['whole']} whole, "
+        f"{outcomes['absent']} absent; 0 half"
+    )
+    assert outcomes["absent"], "some kills came before the record"
+
+
+def contents_kept(root: Path) -> dict[str, bytes]:
+    """hash -> content of everything under .stet/snapshots/ (own files and packs)."""
+    out = {}
+    for path in (root / ".stet" / "snapshots").rglob("*"):
+        if path.is_file() and path.name.endswith(".pack") and not path.name.startswith("."):
+            data = path.read_bytes()
+            start = int(data[-16:], 16)
+            for h, (offset, length) in json.loads(data[start:-16]).items():
+                out[h] = data[offset : offset + length]
+        elif path.is_file() and len(path.name) == 64:
+            out[path.name] = path.read_bytes()
+    return out
 
 
 RUN_STEPS = [

@@ -38,6 +38,17 @@ async def test_crash_torture_keeps_the_contract():
     )
 
 
+async def test_crash_torture_through_the_thin_client_keeps_the_contract():
+    """The same torture with its terminal calls going through the thin client to the
+    workspace's resident process (stet/resident/), which is SIGKILLed too, often while a call
+    is in flight: the client then replays the call in its own process by its request id."""
+    seconds = float(os.environ.get("STET_TORTURE_RESIDENT_SECONDS", "45"))
+    stats = await torture(seeds=[21], rounds=20, workers=2, seconds=seconds, cover=False, resident=True)
+    FIGURES["crash torture through the thin client"] = stats.line()
+    assert not stats.violations, "\n".join(stats.violations)
+    assert stats.resident_calls >= 10 and stats.resident_kills >= 1, stats.line()  # it really went that way
+
+
 async def test_crash_torture_on_postgresql_keeps_the_contract():
     """The same torture with the store in PostgreSQL (fewer rounds: CI's budget). The store
     cannot be removed under the server there, so no round removes it."""

@@ -166,6 +166,19 @@ def test_a_snapshot_folder_or_content_planted_as_a_symlink_is_refused(ws, tmp_pa
     assert os.listdir(user.path.parent) == ["notes.txt"]
 
 
+def test_a_packs_folder_planted_as_a_symlink_gets_nothing(ws, tmp_path):
+    """A whole baseline goes into one pack in .stet/snapshots/packs/: planted as a symlink to
+    the user's folder, it is refused - nothing written there, nothing removed from it."""
+    user = UserFile(tmp_path / "home" / "docs" / "report.pack")
+    (ws / "b.py").write_text("b\n")
+    blobs = ws / ".stet" / "snapshots"
+    blobs.mkdir(mode=0o700)
+    os.symlink(user.path.parent, blobs / "packs")
+    refused(stet("snapshot", "--all", "--task", "t", cwd=ws), "packs", "symlink")
+    user.untouched()
+    assert os.listdir(user.path.parent) == ["report.pack"]
+
+
 # --- the inbox's state --------------------------------------------------------------------------
 def test_inbox_state_planted_as_symlinks_is_replaced_never_followed(ws, tmp_path):
     inbox = ws / ".stet" / "inbox"

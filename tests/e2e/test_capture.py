@@ -12,7 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from support.capturetools import AGENT, B_BASE, OLD, agent_repo, captures, duplicates, hunks, kinds, review_summary
+from support.capturetools import (
+    AGENT,
+    B_BASE,
+    OLD,
+    agent_repo,
+    captures,
+    duplicates,
+    hunks,
+    kept_contents,
+    kinds,
+    review_summary,
+)
 from support.clitools import commit_all, git, make_repo, snapshot, stet, stet_json
 from support.scripted_agent import A_BASE, EDITS, NEW_PY, R_BASE, S_TEXT
 
@@ -162,20 +173,20 @@ def test_a_snapshot_attributes_to_the_agent_only_what_it_changed(repo):
     # The developer has work in progress nobody committed; then the agent starts.
     (repo / "b.txt").write_text(B_BASE.replace("beta", "beta (mine)"))
     assert stet("task", "start", "Round 1", "--id", "t1", "--snapshot", cwd=repo).returncode == 0
-    blobs = repo / ".stet" / "snapshots"
-    assert sum(len(files) for _, _, files in os.walk(blobs)) >= 5
+    assert len(kept_contents(repo)) >= 5
     assert agent(repo, "1").returncode == 0
     answer = stet_json("capture", "--task", "t1", cwd=repo)
     assert answer["baseline"] == "snapshot" and tally(answer["hunks"]) == ROUND1
     assert (repo / "b.txt").read_text() == B_BASE.replace("beta", "beta (mine)"), "the developer's text stays"
     assert {h["taskId"] for h in answer["hunks"]} == {"t1"}
     # The snapshot was used up by the capture: its contents are collected.
-    assert sum(len(files) for _, _, files in os.walk(blobs)) == 0
+    assert kept_contents(repo) == []
     # A task's snapshot goes when the task ends.
     stet("task", "start", "Round 2", "--id", "t2", "--snapshot", cwd=repo)
-    assert sum(len(files) for _, _, files in os.walk(blobs)) > 0
+    assert len(kept_contents(repo)) > 0
     assert stet("task", "done", "t2", cwd=repo).returncode == 0
-    assert sum(len(files) for _, _, files in os.walk(blobs)) == 0
+    assert kept_contents(repo) == []
+    assert [f for _, _, files in os.walk(repo / ".stet" / "snapshots") for f in files] == [], "no pack left"
 
 
 def test_base_ref_and_exact_bytes(tmp_path):

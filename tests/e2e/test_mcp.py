@@ -1,6 +1,8 @@
 """`stet mcp` through the official MCP client over stdio: the tools, their errors, and
 durability (SIGKILL after an acknowledged write; a crash between commit and answer)."""
 
+import asyncio
+
 from support.harness import Session, read
 from support.workers import Worker, call, mcp_client, stet_json
 
@@ -14,6 +16,7 @@ TOOLS = {
     "propose_edits",
     "propose_patch",
     "review_status",
+    "wait_for_decisions",
     "finish_task",
 }
 
@@ -163,3 +166,36 @@ async def test_propose_patch_takes_git_diffs_and_explains_bad_ones(ws):
         assert error and "InvalidParams" in text
         error, text, _ = await call(mcp, "propose_patch", task_id="t1", patch=patch.replace(" gamma", " delta"))
         assert error and "does not match the patch" in text
+
+
+async def test_wait_for_decisions_blocks_until_the_developer_decided(ws):
+    """An MCP agent blocks on the review instead of polling: the tool answers once every hunk of
+    the proposal is decided (here by the developer's command line, another process), with the
+    decisions and the feedback; before that, on its timeout, with what is still waiting."""
+    async with mcp_client(ws, "--agent", "claude") as mcp:
+        _, _, data = await call(mcp, "start_task", title="Shout", goal="upper-case b.txt")
+        task = data["task"]["id"]
+        edits = [
+            {"path": "b.txt", "old_text": "alpha\n", "new_text": "ALPHA\n"},
+            {"path": "b.txt", "old_text": "gamma\n", "new_text": "GAMMA\n"},
+        ]
+        _, _, data = await call(mcp, "propose_edits", task_id=task, edits=edits, proposal_id="p-shout")
+        alpha, gamma = sorted(data["hunks"], key=lambda h: h["range"]["start"]["line"])
+        error, text, data = await call(mcp, "wait_for_decisions", proposal_id="p-shout", timeout_seconds=0.3)
+        assert not error and data["timedOut"] and [h["status"] for h in data["hunks"]] == ["pending", "pending"]
+        assert "timed out" in text
+
+        waiting = asyncio.ensure_future(call(mcp, "wait_for_decisions", proposal_id="p-shout", timeout_seconds=60))
+        await asyncio.to_thread(stet_json, ws, "reject", alpha["id"], "--feedback", "alpha stays lower case")
+        await asyncio.sleep(0.5)
+        assert not waiting.done(), "one hunk is still waiting"
+        await asyncio.to_thread(stet_json, ws, "accept", gamma["id"])
+        error, text, data = await asyncio.wait_for(waiting, 30)
+        assert not error and not data["timedOut"]
+        by_id = {h["id"]: h for h in data["hunks"]}
+        assert by_id[alpha["id"]]["status"] == "rejected"
+        assert by_id[alpha["id"]]["feedback"] == "alpha stays lower case"
+        assert by_id[gamma["id"]]["status"] == "applied"
+        assert "developer: alpha stays lower case" in text
+        error, text, _ = await call(mcp, "wait_for_decisions", proposal_id="p-none", timeout_seconds=1)
+        assert error and "unknown proposal" in text

@@ -6,7 +6,6 @@ import asyncio
 import errno
 import threading
 
-from stet.runtime import watcher as watch
 from stet.runtime.watcher import Watcher
 
 
@@ -36,11 +35,13 @@ async def test_events_are_delivered_on_the_loop_thread(tmp_path):
 
 
 async def test_inotify_limits_fall_back_to_polling(tmp_path, monkeypatch):
-    class Exhausted(watch.Observer):
+    import watchdog.observers  # imported by the watcher when it starts (after recovery)
+
+    class Exhausted(watchdog.observers.Observer):
         def schedule(self, *args, **kwargs):
             raise OSError(errno.ENOSPC, "inotify watch limit reached")
 
-    monkeypatch.setattr(watch, "Observer", Exhausted)
+    monkeypatch.setattr(watchdog.observers, "Observer", Exhausted)
     w = Watcher(asyncio.get_running_loop(), polling=False)
     w.start()
     try:

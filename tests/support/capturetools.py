@@ -3,6 +3,7 @@ and reading the store's state."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import sys
 from pathlib import Path
@@ -72,3 +73,17 @@ def review_summary(db: Path) -> tuple:
         )
     finally:
         conn.close()
+
+
+def kept_contents(root: Path) -> list[str]:
+    """The hashes of the contents kept under .stet/snapshots/: one file each, or in a pack (its
+    index, read as the format says: the contents, an index line, that line's offset in hex)."""
+    folder = root / ".stet" / "snapshots"
+    out: list[str] = []
+    for path in sorted(folder.rglob("*")) if folder.exists() else []:
+        if path.is_file() and path.parent.name == "packs" and path.name.endswith(".pack"):
+            data = path.read_bytes()
+            out += list(json.loads(data[int(data[-16:], 16) : -16]))
+        elif path.is_file():
+            out.append(path.name)
+    return out

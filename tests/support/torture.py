@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -243,6 +244,8 @@ class Stats:
     blocked_stale_seen: int = 0  # checks that found a blocked file operation stale, as it must be
     store_losses: int = 0  # stores removed under a running server
     store_loss_refusals: int = 0  # decisions refused (-32005) after the store was removed
+    resident_calls: int = 0  # CLI calls made through the thin client with a resident on
+    resident_kills: int = 0  # residents SIGKILLed while a CLI call was (maybe) in flight
     timing: dict = field(default_factory=dict)  # seconds spent per phase
     violations: list = field(default_factory=list)
 
@@ -268,6 +271,8 @@ class Stats:
             "blocked_stale_seen",
             "store_losses",
             "store_loss_refusals",
+            "resident_calls",
+            "resident_kills",
         ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for mine, theirs in ((self.fault_kills, other.fault_kills), (self.ops, other.ops), (self.timing, other.timing)):
@@ -283,6 +288,7 @@ class Stats:
             f"replays={self.replays} editor_crashes={self.editor_crashes} file_ops={self.fop_proposals} "
             f"(kills in flight {self.fop_kills}, checks {self.fop_checks}, seen applied {self.fop_applied_seen}) "
             f"blockers={self.blocks} (seen stale {self.blocked_stale_seen}) store_losses={self.store_losses} (refused after: {self.store_loss_refusals}) "
+            f"resident_calls={self.resident_calls} (resident kills {self.resident_kills}) "
             f"violations={len(self.violations)}"
         )
 
@@ -293,6 +299,9 @@ class Violation(Exception):
 
 # The PostgreSQL database of the run in progress (each run's task has its own), None for SQLite.
 DB: ContextVar[str | None] = ContextVar("DB", default=None)
+# Whether the run's CLI calls go through the thin client to a resident process (stet/resident/),
+# which the run then also kills with SIGKILL, sometimes while a call is in flight.
+RESIDENT: ContextVar[bool] = ContextVar("RESIDENT", default=False)
 
 
 async def run_cli(cwd: Path, *args: str, env: dict | None = None) -> tuple[int, str, str]:
@@ -300,6 +309,8 @@ async def run_cli(cwd: Path, *args: str, env: dict | None = None) -> tuple[int, 
     full = {k: v for k, v in os.environ.items() if k not in ("STET_DB", "STET_FAULT")}
     if DB.get():
         full["STET_DB"] = DB.get()
+    full["STET_RESIDENT"] = "on" if RESIDENT.get() else "off"
+    full["STET_RESIDENT_IDLE"] = "60"
     full.update(env or {})
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -978,7 +989,7 @@ class Run:
             "replay": 3,
             "accept_lines": 6,
             "reject_lines": 4,
-            "cli": 6,
+            "cli": 30 if RESIDENT.get() else 6,  # through the thin client: more of them
             "inbox": 4,
             "fop_propose": 9,
             "fop_accept": 8,
@@ -1394,9 +1405,17 @@ class Run:
 
     async def cli_decision(self, h: MHunk | FHunk, action: str, args: list[str]) -> None:
         # The workspace has two folders: the terminal says so, as docs/cli.md asks.
+        killer = None
+        if RESIDENT.get():
+            self.stats.resident_calls += 1
+            if self.rnd.random() < 0.5:  # the resident dies while the call may be in flight
+                delay = self.rnd.uniform(0.0, 0.12)
+                killer = asyncio.get_running_loop().call_later(delay, self.kill_resident)
         code, out, err = await run_cli(
             self.root, *args[:1], "--root", str(self.root), "--root", str(self.root2), *args[1:]
         )
+        if killer is not None:
+            killer.cancel()
         if isinstance(h, MHunk):
             self.files[h.file].quiet_after = time.monotonic() + 0.6
         if code == 0:
@@ -1444,6 +1463,24 @@ class Run:
         if failed:
             self.violation(f"inbox refused a valid proposal: {failed[0].read_text()[:300]}")
             raise Violation()
+
+    def kill_resident(self) -> bool:
+        """SIGKILL the workspace's resident process, if one runs."""
+        try:
+            pid = int((self.root / ".stet" / "resident.pid").read_text().strip() or 0)
+        except (OSError, ValueError) as exc:
+            self.note(f"resident kill: no pid ({exc})")
+            return False
+        if pid <= 0:
+            self.note("resident kill: none runs")
+            return False
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            self.note(f"resident kill: {pid} gone")
+            return False
+        self.stats.resident_kills += 1
+        return True
 
     async def cli_task_fault(self) -> None:
         """`stet task start` killed at task:after-commit, then retried with its requestId: one task."""
@@ -2046,7 +2083,9 @@ async def run_one(
     deadline: float | None = None,
     force_mode: str | None = None,
     pg: str | None = None,
+    resident: bool = False,
 ) -> Path:
+    RESIDENT.set(resident)
     databases = None
     if pg:  # a fresh database for the run, dropped after it (kept when it failed)
         from support.engines import Databases
@@ -2067,6 +2106,8 @@ async def run_one(
 
         traceback.print_exc()
         await run.kill()
+    if resident:
+        await _end_resident(run)
     failed = any(v.startswith(f"seed {seed} ") for v in stats.violations)
     if failed:
         print(f"--- seed {seed}: last steps ---", file=sys.stderr)
@@ -2082,6 +2123,26 @@ async def run_one(
     return root
 
 
+async def _end_resident(run: Run) -> None:
+    """The run's resident goes with it: killed, and waited for (it holds the run's database)."""
+    pid_file = run.root / ".stet" / "resident.pid"
+    try:
+        pid = int(pid_file.read_text().strip() or 0)
+    except (OSError, ValueError):
+        return
+    if pid <= 0:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        await asyncio.sleep(0.05)
+
+
 async def torture(
     seeds: list[int],
     rounds: int,
@@ -2090,6 +2151,7 @@ async def torture(
     verbose: bool = False,
     cover: bool = True,
     pg: str | None = None,
+    resident: bool = False,
 ) -> Stats:
     """Runs with the given seeds (then fresh ones while time is left), `workers` at a time."""
     stats = Stats()
@@ -2106,7 +2168,7 @@ async def torture(
                 seed, next_seed = next_seed, next_seed + 1
             else:
                 return
-            await run_one(seed, rounds, stats, verbose, deadline=deadline, pg=pg)
+            await run_one(seed, rounds, stats, verbose, deadline=deadline, pg=pg, resident=resident)
 
     await asyncio.gather(*(worker() for _ in range(workers)))
     if cover:
@@ -2138,10 +2200,12 @@ def main(argv=None) -> int:
     ap.add_argument("--soak", action="store_true", help="keep starting runs with new seeds until --seconds")
     ap.add_argument("--seconds", type=float, default=3600)
     ap.add_argument("--verbose", "-v", action="store_true")
+    ap.add_argument("--resident", action="store_true", help="terminal calls through the thin client to a resident")
     args = ap.parse_args(argv)
     seeds = args.seed or [int(time.time()) % 100000]
     started = time.monotonic()
-    stats = asyncio.run(torture(seeds, args.rounds, args.workers, args.seconds if args.soak else None, args.verbose))
+    seconds = args.seconds if args.soak else None
+    stats = asyncio.run(torture(seeds, args.rounds, args.workers, seconds, args.verbose, resident=args.resident))
     print(stats.line())
     print(f"fault points fired: {json.dumps(stats.fault_kills, sort_keys=True)}")
     print(f"operations: {json.dumps(stats.ops, sort_keys=True)}")

@@ -12,7 +12,7 @@ from stet.store.statements import Statements
 
 FIELDS = [f.name for f in dataclasses.fields(Statements) if f.name != "mark"]
 # A statement on these tables reads or writes one checkout's rows, unless it is listed below.
-PER_CHECKOUT = ("effects", "file_stamps", "hunk_in_file")
+PER_CHECKOUT = ("effects", "file_stamps", "hunk_in_file", "agent_told")
 # Said on purpose for every checkout: a hunk of the file changed, so no checkout's stamp says when
 # it was judged (pg_sql.py); the next ids are the largest ever used, by any checkout.
 EVERY_CHECKOUT = {"unstamp", "next_ids"}
@@ -46,6 +46,7 @@ def test_every_postgresql_statement_on_a_checkouts_own_rows_names_the_checkout()
     # (the test sees them: a renamed table would make it pass vacuously)
     assert {"open_effects", "effects_done_after", "pending_effect", "settle_saved_effects", "stamps"} <= set(scoped)
     assert {"set_effect", "set_effect_owner", "add_effect", "put_stamps", "put_in_file", "hunks_since"} <= set(scoped)
+    assert {"told", "put_told", "drop_told"} <= set(scoped)
 
 
 def test_postgresql_schema_has_the_tables_and_columns_of_sqlites():

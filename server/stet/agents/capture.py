@@ -398,9 +398,11 @@ class Capture:
         agent: str | None = None,
         keep: bool = False,
         base: str = AUTO,
+        turn_of: str | None = None,
     ) -> JSON:
         """Capture what changed since the baseline; the answer of `Review.capture`, plus what was
-        refused and which baseline was used (`proposalId` None: nothing new to propose)."""
+        refused and which baseline was used (`proposalId` None: nothing new to propose).
+        `turn_of`: the agent's session this capture is the next turn of."""
         prefixes = [self.snapshots.rel(p) for p in paths]
         await self.review.sync()  # the developer may have decided meanwhile (layered below)
         found = await self.find(task_id, prefixes, base)
@@ -429,6 +431,7 @@ class Capture:
             message=message,
             edit_hash=key,
             consume=consume,
+            turn_of=turn_of,
         )
         if consume is not None:
             await self.snapshots.collect()

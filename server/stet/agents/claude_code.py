@@ -4,6 +4,10 @@ Claude Code runs a hook command with one JSON object on stdin (`session_id`, `cw
 `hook_event_name`, and for tool events `tool_name` and `tool_input`, whose `file_path`
 names the file an Edit, MultiEdit or Write changes). Stet's one hook command handles:
 
+- SessionStart: tell the session the open review of Claude Code's tasks (agents/loop.py);
+- UserPromptSubmit: tell it the decisions made since it was last told, each once;
+- PreToolUse on Edit|MultiEdit|Write: deny an edit that would make again a change the
+  developer rejected, with their feedback as the reason;
 - PreToolUse on Edit|MultiEdit|Write: snapshot the file before the agent's first write to it
   in this turn (a file already recorded keeps its first content);
 - PostToolUse on the same tools: remember what the write left, so a change made after it (the
@@ -32,11 +36,13 @@ from typing import Any
 
 from ..domain import headline
 from ..domain.shapes import JSON
+from ..domain.status import Status
 from ..errors import InvalidParams, OutsideWorkspace, StetError
 from ..review import Review
 from ..store import tasks as task_sql
 from ..workspace import safe
 from .capture import Capture
+from .loop import LIMIT, Loop, bounded
 from .snapshots import Snapshots
 from .tasks import Tasks
 
@@ -69,36 +75,109 @@ def file_of(payload: JSON) -> str | None:
     return path if isinstance(path, str) and path else None
 
 
-async def handle(review: Review, payload: Any, *, keep: bool = True) -> JSON:
-    """Do what one hook event asks; returns the JSON to print for Claude Code ({}: nothing)."""
+async def handle(review: Review, payload: Any, *, keep: bool = True, undo: list[Any] | None = None) -> JSON:
+    """Do what one hook event asks; returns the JSON to print for Claude Code ({}: nothing).
+    `undo` receives what to give `Loop.untell` when the answer could not be delivered."""
     if not isinstance(payload, dict):
         raise InvalidParams("the hook input is not a JSON object")
     event = _payload_text(payload, "hook_event_name")
     session = _payload_text(payload, "session_id")
     task = task_for(session)
-    snapshots = Snapshots(review)
     if event in ("PreToolUse", "PostToolUse"):
-        path = file_of(payload)
-        if path is None:
-            return {}
-        try:
-            snapshots.rel(path)
-        except OutsideWorkspace:
-            return {}  # not a file of this workspace (or Stet's and git's own): not reviewed here
-        if event == "PreToolUse":
-            if not await _task_exists(review, task):  # the first write of the session starts it
-                await Tasks(review).start(f"Claude Code session {session[:8]}", agent="claude-code", task_id=task)
-            await snapshots.take(task, [path])
-        else:
-            await snapshots.agent_wrote(task, path)
-        return {}
+        return await _tool_event(review, payload, event, session, task)
     if event == "Stop":
+        snapshots = Snapshots(review)
         if await snapshots.current(task) is None:
             return {}  # the agent wrote nothing in this turn
         message = headline.line(AGENT, turn_prompt(payload.get("transcript_path")))
-        answer = await Capture(review).run(task_id=task, keep=keep, agent=AGENT, message=message)
+        answer = await Capture(review).run(task_id=task, keep=keep, agent=AGENT, message=message, turn_of=session)
         return {"systemMessage": stop_message(answer, task)} if answer.get("proposalId") or answer["refused"] else {}
+    if event == "SessionStart":
+        text = await loop(review).session_context()
+        return _context(event, text)
+    if event == "UserPromptSubmit":
+        text, told = await loop(review).news()
+        if undo is not None:
+            undo.extend(told)
+        return _context(event, text)
     return {}
+
+
+def loop(review: Review) -> Loop:
+    """The loop of Claude Code's tasks: those it started (agent claude-code), and its hooks'."""
+    return Loop(review, AGENT, task_prefix="claude-")
+
+
+def _context(event: str, text: str | None) -> JSON:
+    return {} if text is None else {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+
+
+async def _tool_event(review: Review, payload: JSON, event: str, session: str, task: str) -> JSON:
+    path = file_of(payload)
+    if path is None:
+        return {}
+    snapshots = Snapshots(review)
+    try:
+        rel = snapshots.rel(path)
+    except OutsideWorkspace:
+        return {}  # not a file of this workspace (or Stet's and git's own): not reviewed here
+    if event == "PostToolUse":
+        await snapshots.agent_wrote(task, path)
+        return {}
+    denied = await _denied(review, payload, rel, snapshots.uri(rel))
+    if denied is not None:
+        return denied
+    if not await _task_exists(review, task):  # the first write of the session starts it
+        await Tasks(review).start(f"Claude Code session {session[:8]}", agent="claude-code", task_id=task)
+    await snapshots.take(task, [path])
+    return {}
+
+
+async def _denied(review: Review, payload: JSON, rel: str, uri: str) -> JSON | None:
+    """The deny answer when the tool call would make again a change the developer rejected."""
+    if not review.list(statuses=(Status.REJECTED,)):
+        return None  # nothing was ever rejected: nothing to read
+    raw = await review.bytes_now(uri)
+    try:
+        before = "" if raw is None else raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    after = edited(before, payload.get("tool_name"), payload.get("tool_input"))
+    if after is None:
+        return None
+    hunk = loop(review).rejected_redo(rel, uri, before, after)
+    if hunk is None:
+        return None
+    feedback = " ".join((hunk.feedback or "").split()) or "(no reason given)"
+    reason = f"The developer rejected this change to {rel}: {feedback}"
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason[:LIMIT],
+        }
+    }
+
+
+def edited(before: str, tool: object, tool_input: object) -> str | None:
+    """The file's text once the tool call is made (Edit: old_string -> new_string, once or with
+    replace_all everywhere; MultiEdit: its edits in order; Write: content); None when it cannot
+    be told (the call will fail, or its input is not what Claude Code sends)."""
+    if not isinstance(tool_input, dict):
+        return None
+    if tool == "Write":
+        content = tool_input.get("content")
+        return content if isinstance(content, str) else None
+    edits = [tool_input] if tool == "Edit" else tool_input.get("edits") if tool == "MultiEdit" else None
+    if not isinstance(edits, list):
+        return None
+    text = before
+    for e in edits:
+        old, new = (e.get("old_string"), e.get("new_string")) if isinstance(e, dict) else (None, None)
+        if not isinstance(old, str) or not isinstance(new, str) or not old or old not in text:
+            return None
+        text = text.replace(old, new) if e.get("replace_all") is True else text.replace(old, new, 1)
+    return text
 
 
 def turn_prompt(transcript: object) -> str | None:
@@ -175,7 +254,7 @@ def stop_message(answer: JSON, task: str) -> str:
         parts.append(f"Stet: {n} hunk(s) of this turn are waiting for review ({where}; task {task})")
     for r in answer.get("refused", ()):
         parts.append(f"Stet: {r['path']} not captured: {r['why']}")
-    return "\n".join(parts)
+    return bounded(parts[0], parts[1:], more="`stet status` and the capture's answer") if parts else ""
 
 
 # --- configuration -------------------------------------------------------------------------
@@ -227,16 +306,67 @@ def hook_command(stet: list[str], keep: bool) -> str:
     return shlex.join([*stet, "hook", AGENT, *([] if keep else ["--restore"])])
 
 
-def _entry(command: str, matcher: str | None) -> JSON:
-    entry: dict[str, Any] = {"hooks": [{"type": "command", "command": command}]}
-    if matcher is not None:
-        entry = {"matcher": matcher, **entry}
-    return entry
+HOOK_PATH = "/hooks/claude-code"  # the route of `stet mcp --http` that answers Claude Code's HTTP hooks
+TOKEN_ENV = "STET_TOKEN"
+HTTP_TIMEOUT = 10  # seconds Claude Code waits for an HTTP hook's answer (then goes on without it)
+# The events Stet's hooks handle, and the matcher of each (None: every occurrence).
+EVENTS: tuple[tuple[str, str | None], ...] = (
+    ("SessionStart", None),
+    ("UserPromptSubmit", None),
+    ("PreToolUse", MATCHER),
+    ("PostToolUse", MATCHER),
+    ("Stop", None),
+)
 
 
-def settings_with(settings: Any, command: str) -> tuple[JSON, list[str]]:
+def command_hook(command: str) -> JSON:
+    return {"type": "command", "command": command}
+
+
+def http_hook(port: int, keep: bool) -> JSON:
+    """Claude Code's `http` hook pointing at `stet mcp --http PORT` on this machine; the token
+    goes through the environment variable STET_TOKEN (allowedEnvVars), never into the file."""
+    return {
+        "type": "http",
+        "url": f"http://127.0.0.1:{port}{HOOK_PATH}" + ("" if keep else "?restore=1"),
+        "headers": {"Authorization": f"Bearer ${TOKEN_ENV}"},
+        "allowedEnvVars": [TOKEN_ENV],
+        "timeout": HTTP_TIMEOUT,
+    }
+
+
+def _same(a: object, hook: JSON) -> bool:
+    if not isinstance(a, dict):
+        return False
+    key = "url" if hook["type"] == "http" else "command"
+    return bool(a.get("type", "command") == hook["type"] and a.get(key) == hook[key])
+
+
+def other_kind(settings: JSON, hook: JSON) -> list[str]:
+    """The events where Stet's hooks of the other kind (command or http) are configured too:
+    both would run for each event."""
+    hooks = settings.get("hooks")
+    found = []
+    for event, _ in EVENTS:
+        entries = hooks.get(event) if isinstance(hooks, dict) else None
+        for e in entries if isinstance(entries, list) else ():
+            for h in e.get("hooks", ()) if isinstance(e, dict) and isinstance(e.get("hooks"), list) else ():
+                if not isinstance(h, dict) or h.get("type", "command") == hook["type"]:
+                    continue
+                url, command = str(h.get("url", "")), str(h.get("command", ""))
+                if url.split("?")[0].endswith(HOOK_PATH) or command.endswith(
+                    (f"hook {AGENT}", f"hook {AGENT} --restore")
+                ):
+                    found.append(event)
+    return sorted(set(found))
+
+
+def settings_with(settings: Any, hook: JSON | str) -> tuple[JSON, list[str]]:
     """Claude Code's settings with Stet's hooks added (nothing removed, nothing changed that is
-    there already), and what was added. Refuses settings it cannot merge into safely."""
+    there already), and what was added. `hook`: the hook object (a command line: a command
+    hook). Refuses settings it cannot merge into safely."""
+    if isinstance(hook, str):
+        hook = command_hook(hook)
     if not isinstance(settings, dict):
         raise InvalidParams("the settings file does not hold a JSON object; fix it or move it aside")
     out = copy.deepcopy(settings)
@@ -244,18 +374,17 @@ def settings_with(settings: Any, command: str) -> tuple[JSON, list[str]]:
     if not isinstance(hooks, dict):
         raise InvalidParams('"hooks" in the settings is not an object; fix it first')
     added = []
-    for event, matcher in (("PreToolUse", MATCHER), ("PostToolUse", MATCHER), ("Stop", None)):
+    for event, matcher in EVENTS:
         entries = hooks.setdefault(event, [])
         if not isinstance(entries, list):
             raise InvalidParams(f'"hooks.{event}" in the settings is not a list; fix it first')
         present = any(
-            isinstance(e, dict)
-            and isinstance(e.get("hooks"), list)
-            and any(isinstance(h, dict) and h.get("command") == command for h in e["hooks"])
+            isinstance(e, dict) and isinstance(e.get("hooks"), list) and any(_same(h, hook) for h in e["hooks"])
             for e in entries
         )
         if not present:
-            entries.append(_entry(command, matcher))
+            entry: dict[str, Any] = {"hooks": [dict(hook)]}
+            entries.append({"matcher": matcher, **entry} if matcher is not None else entry)
             added.append(f"hooks.{event}")
     servers = out.setdefault("enabledMcpjsonServers", [])
     if isinstance(servers, list) and SERVER not in servers:

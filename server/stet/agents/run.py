@@ -8,6 +8,11 @@ result is proposed into the workspace (carried onto the files as they are by the
 
 The command's output is untouched (it writes to the terminal directly) and its exit code is
 what `stet run` exits with; Stet's own lines go to stderr.
+
+A run in place is `Run.begin` (the baseline), the agent, `Run.finish` (the capture): in this
+process (`in_place`), or the halves done by the workspace's resident while the thin client runs
+the agent itself (resident/run.py); the baseline is in the store, so either half may be done
+by any process.
 """
 
 from __future__ import annotations
@@ -21,9 +26,8 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-from ..domain.capture import layer, layer_files
 from ..domain.shapes import JSON
 from ..domain.status import Status
 from ..errors import InvalidParams
@@ -31,8 +35,11 @@ from ..faults import fault
 from ..review import Review
 from ..workspace import contents, git, safe, worktrees
 from ..workspace.paths import uri_to_path
-from .capture import Capture, nothing
 from .snapshots import Snapshots
+
+TYPE_CHECKING = False  # types for mypy only
+if TYPE_CHECKING:
+    from .capture import Capture
 
 
 def say(text: str) -> None:
@@ -67,9 +74,12 @@ class Agent:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
 
-    async def run(self, argv: list[str], cwd: str, task_id: str | None) -> tuple[int, bool]:
+    async def run(
+        self, argv: list[str], cwd: str, task_id: str | None, meanwhile: Callable[[], object] | None = None
+    ) -> tuple[int, bool]:
         """Run the command with the terminal's stdin/stdout/stderr in `cwd`: (its exit code,
-        whether it started at all)."""
+        whether it started at all). `meanwhile` runs once the agent has started (what Stet
+        needs only after it: prepared while it works, not before it starts)."""
         env = {k: v for k, v in os.environ.items() if k != "STET_FAULT"}
         env["PWD"] = cwd  # shells and tools that trust PWD see where they are
         if task_id:
@@ -87,6 +97,8 @@ class Agent:
             return 126, False
         if self.stopped is not None:  # came while it was being started
             self.proc.send_signal(self.stopped)
+        if meanwhile is not None:
+            meanwhile()
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
             code = await asyncio.to_thread(self.proc.wait)
@@ -145,31 +157,53 @@ def agent_argv(argv: list[str], here: str, there: str, top: str, worktree: str) 
 class Run:
     def __init__(self, review: Review):
         self.review = review
-        self.capture = Capture(review)
+        self._capture: Capture | None = None
         self.agent = Agent()
+
+    @property
+    def capture(self) -> Capture:
+        """Made when first needed: its modules are imported while the agent works, not before
+        it starts (`stet run`'s time before the agent is Stet's overhead)."""
+        if self._capture is None:
+            from .capture import Capture
+
+            self._capture = Capture(self.review)
+        return self._capture
 
     async def in_place(
         self, argv: list[str], *, task_id: str | None, keep: bool, message: str | None, agent: str | None
     ) -> tuple[int, JSON]:
         with self.agent.signals():
-            snapshots = Snapshots(self.review)
-            left = await snapshots.current(task_id)
-            if left is not None and left.whole:
-                # An earlier run of this task was interrupted before its capture: what its agent
-                # left is captured first, against its own baseline, so nothing is taken for baseline.
-                say("capturing what an interrupted earlier run left first")
-                first = await self.capture.run(task_id=task_id, keep=keep, message=message, agent=agent)
-                if first.get("proposalId"):
-                    say(f"proposal {first['proposalId']}: {len(first['hunks'])} hunk(s) from the earlier run")
-            await snapshots.take(task_id, None)
-            fault("run:after-snapshot")
-            code, _ = await self.agent.run(argv, os.getcwd(), task_id)
-            fault("run:after-agent")
-            answer = await self.capture.run(task_id=task_id, keep=keep, message=message, agent=agent)
-            # The run is over: what its snapshot could not be used for (nothing changed, a file
-            # refused) must not be taken for an interrupted run's work by the next one.
-            await snapshots.drop(task_id)
+            await self.begin(task_id, keep=keep, message=message, agent=agent)
+            code, _ = await self.agent.run(argv, os.getcwd(), task_id, meanwhile=lambda: self.capture)
+            answer = await self.finish(task_id, keep=keep, message=message, agent=agent)
         return code, answer
+
+    async def begin(self, task_id: str | None, *, keep: bool, message: str | None, agent: str | None) -> None:
+        """Before the agent of an in-place run starts: its baseline, the whole workspace, kept
+        in the store. The agent may run in another process (the thin client runs it when the
+        resident did this): `finish`, in whichever process, finds the baseline there."""
+        snapshots = Snapshots(self.review)
+        left = await snapshots.current(task_id)
+        if left is not None and left.whole:
+            # An earlier run of this task was interrupted before its capture: what its agent
+            # left is captured first, against its own baseline, so nothing is taken for baseline.
+            say("capturing what an interrupted earlier run left first")
+            first = await self.capture.run(task_id=task_id, keep=keep, message=message, agent=agent)
+            if first.get("proposalId"):
+                say(f"proposal {first['proposalId']}: {len(first['hunks'])} hunk(s) from the earlier run")
+        await snapshots.take(task_id, None)
+        fault("run:after-snapshot")
+
+    async def finish(self, task_id: str | None, *, keep: bool, message: str | None, agent: str | None) -> JSON:
+        """After the agent of an in-place run ended: what it wrote, captured against the
+        baseline `begin` kept; the capture's answer."""
+        fault("run:after-agent")
+        answer = await self.capture.run(task_id=task_id, keep=keep, message=message, agent=agent)
+        # The run is over: what its snapshot could not be used for (nothing changed, a file
+        # refused) must not be taken for an interrupted run's work by the next one.
+        await Snapshots(self.review).drop(task_id)
+        return answer
 
     async def in_worktree(
         self, argv: list[str], *, task_id: str | None, message: str | None, agent: str | None
@@ -235,7 +269,9 @@ class Run:
         argv, notes = agent_argv(argv, here, there, top, path)
         for note in notes:
             say(note)
-        code, ran = await self.agent.run(argv, there, task_id)
+        code, ran = await self.agent.run(argv, there, task_id, meanwhile=lambda: self.capture)
+        from .capture import nothing
+
         if not ran:
             await asyncio.to_thread(git.remove_worktree, top, path)
             return code, nothing(baseline="worktree", refused=[], keep=False), False
@@ -272,6 +308,8 @@ class Run:
                 texts[uri] = None if data is None else data.decode("utf-8")
             except (contents.NotAFile, OSError, UnicodeDecodeError):
                 continue
+        from ..domain.capture import layer, layer_files
+
         layered = layer_files(texts, [h for h in applied if h.kind != "edit"], [])
         carried = 0
         for uri, text in layered.items():

@@ -4,8 +4,8 @@ agent only what the agent changed.
 A task's snapshot is either whole (`stet task start --snapshot`, `stet run`: every file of
 the workspace; a file it does not list did not exist) or made of single files (`stet
 snapshot PATHS`, the Claude Code hook before the agent's first write to a file). A file
-keeps the content first recorded. Contents live in `.stet/snapshots/` by hash, written
-(and synced) before the record that names them commits; what no record names any more is
+keeps the content first recorded. Contents live in `.stet/snapshots/` by hash (many at once
+in one pack, synced once), written (and synced) before the record that names them commits; what no record names any more is
 collected when a capture uses it up or the task ends.
 """
 
@@ -77,22 +77,24 @@ class Snapshots:
         return list(dict.fromkeys(out))
 
     def _store_contents(self, rels: Sequence[str]) -> tuple[list[tuple[str, str | None]], list[str]]:
-        """(uri, content hash or None) of each file, contents kept; and notes on files skipped."""
+        """(uri, content hash or None) of each file, contents kept - together, in one pack synced
+        once however many files (not one fsync per file); and notes on files skipped."""
         entries, notes = [], []
         limit = self.review.state.limits.max_bytes
-        for rel in rels:
-            if not tree.is_text_name(rel):
-                notes.append(f"{tree.shown(rel)}: not snapshotted (its name is not UTF-8)")
-                continue
-            try:  # a file over the limit is refused by its size: never read, never kept
-                data = contents.read_regular(os.path.join(self.root, rel), limit)
-            except contents.TooLarge:
-                notes.append(f"{rel}: not snapshotted (larger than {limit} bytes)")
-                continue
-            except (contents.NotAFile, OSError) as exc:
-                notes.append(f"{rel}: not snapshotted ({exc})")
-                continue
-            entries.append((self.uri(rel), None if data is None else self.blobs.put(data)))
+        with self.blobs.packing(lambda: fault("snapshot:pack-written")) as pack:
+            for rel in rels:
+                if not tree.is_text_name(rel):
+                    notes.append(f"{tree.shown(rel)}: not snapshotted (its name is not UTF-8)")
+                    continue
+                try:  # a file over the limit is refused by its size: never read, never kept
+                    data = contents.read_regular(os.path.join(self.root, rel), limit)
+                except contents.TooLarge:
+                    notes.append(f"{rel}: not snapshotted (larger than {limit} bytes)")
+                    continue
+                except (contents.NotAFile, OSError) as exc:
+                    notes.append(f"{rel}: not snapshotted ({exc})")
+                    continue
+                entries.append((self.uri(rel), None if data is None else pack.add(data)))
         return entries, notes
 
     async def take(self, task_id: str | None, paths: Sequence[str] | None, request_id: str | None = None) -> JSON:

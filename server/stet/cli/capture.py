@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from ..domain.shapes import JSON
 
 INDEX_BASE = "index"
+PHASES = ("begin", "finish")
+BEGUN = "stet-run-begun"  # the first field of `begin`'s answer (client.py reads it)
 
 
 def add_commands(
@@ -87,6 +89,11 @@ def add_commands(
         "SIGTERM is passed on to the agent.",
     )
     p.add_argument("--worktree", action="store_true", help="let the agent work in a temporary git worktree")
+    # The thin client's halves of an in-place run (stet/resident/client.py): the resident takes
+    # the baseline (`begin`), the client runs the agent itself, then `finish` captures, in the
+    # resident or, when it is gone, in the client's own process. Not for people: not shown.
+    p.add_argument("--phase", choices=PHASES, help=argparse.SUPPRESS)
+    p.add_argument("--code", type=int, default=0, help=argparse.SUPPRESS)
     p.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD ARGS", help="the agent's command")
 
 
@@ -191,7 +198,7 @@ async def cmd_snapshot(args: argparse.Namespace) -> int:
 
 
 async def cmd_run(args: argparse.Namespace) -> int:
-    from ..agents.run import Run, say
+    from ..agents.run import Run
     from .locate import Usage
     from .session import opened
 
@@ -200,26 +207,41 @@ async def cmd_run(args: argparse.Namespace) -> int:
         raise Usage("give the agent's command after --: stet run [--task T] [--worktree] -- CMD ARGS...")
     if args.worktree and args.keep:
         raise Usage("--keep and --worktree do not go together: with --worktree your files are never written")
+    if args.worktree and args.phase:
+        raise Usage("--phase is a part of a run in place (the thin client's), not of --worktree")
     name, start = headline.program(argv)  # `claude -p "fix it"`: claude; `python ../agent.py`: agent.py
     agent = args.agent or name
     message = args.message or headline.line(agent, headline.asked(argv[start:]))  # "claude: fix it"
     async with opened(args, create=True) as review:
         runner = Run(review)
         kept = None
-        if args.worktree:
+        if args.phase == "begin":
+            await runner.begin(args.task, keep=args.keep, message=message, agent=agent)
+            # What the client needs to start the agent itself: NUL-separated, argv cannot hold one.
+            sys.stdout.write("\0".join([BEGUN, args.task or "", *argv]))
+            return 0
+        if args.phase == "finish":
+            code = args.code
+            answer = await runner.finish(args.task, keep=args.keep, message=message, agent=agent)
+        elif args.worktree:
             code, answer, kept = await runner.in_worktree(argv, task_id=args.task, message=message, agent=agent)
         else:
             code, answer = await runner.in_place(argv, task_id=args.task, keep=args.keep, message=message, agent=agent)
-        say(summary(answer))
-        for line in rejected_lines(answer, review.ws.rel):
-            say(line)
-        _report(answer, sys.stderr)
-        for line in left_out(answer, kept is not None):
-            say(line)
-        if kept:
-            why = f"the agent exited with code {code}" if code else "not everything could be proposed"
-            say(
-                f"the worktree is kept at {kept} ({why}); remove it with `git worktree remove --force {shlex.quote(kept)}`"
-            )
+        _said(review.ws.rel, answer, code, kept)
     # The agent's own failure comes first; else files Stet refused are exit 1, as for `capture`.
     return code or (1 if failed(answer) else 0)
+
+
+def _said(rel: Callable[[str], str], answer: JSON, code: int, kept: str | None) -> None:
+    """What a run tells on stderr once it has captured."""
+    from ..agents.run import say
+
+    say(summary(answer))
+    for line in rejected_lines(answer, rel):
+        say(line)
+    _report(answer, sys.stderr)
+    for line in left_out(answer, kept is not None):
+        say(line)
+    if kept:
+        why = f"the agent exited with code {code}" if code else "not everything could be proposed"
+        say(f"the worktree is kept at {kept} ({why}); remove it with `git worktree remove --force {shlex.quote(kept)}`")

@@ -9,6 +9,8 @@ import sys
 
 from ..errors import InvalidParams
 
+DEFAULT_PORT = 8765
+
 TYPE_CHECKING = False  # types for mypy only
 if TYPE_CHECKING:
     import argparse
@@ -23,9 +25,10 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser], commo
         help="set an agent up to work with Stet (claude-code: hooks and the MCP server)",
         description="Write the project's Claude Code configuration, merging with what is there (nothing is "
         "removed or changed): in .claude/settings.json a PreToolUse hook on Edit|MultiEdit|Write that snapshots "
-        "a file before the agent's first write, a PostToolUse hook that records what the write left, and a Stop "
-        "hook that captures the turn's edits under the task claude-<session id>; in .mcp.json Stet's MCP server "
-        "(enabled in settings.json).",
+        "a file before the agent's first write (and denies an edit the developer rejected), a PostToolUse hook "
+        "that records what the write left, a Stop hook that captures the turn's edits under the task "
+        "claude-<session id>, and SessionStart and UserPromptSubmit hooks that tell the agent the developer's "
+        "decisions; in .mcp.json Stet's MCP server (enabled in settings.json).",
     )
     p.add_argument("agent", choices=["claude-code"], help="the agent")
     p.add_argument(
@@ -40,13 +43,25 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser], commo
         action="store_true",
         help="take the agent's edits out of the files at the end of each turn (default: leave them for review)",
     )
+    p.add_argument(
+        "--http",
+        nargs="?",
+        const=DEFAULT_PORT,
+        type=int,
+        metavar="PORT",
+        help=f"write HTTP hooks answered by a running `stet mcp --http PORT` (default {DEFAULT_PORT}) instead of "
+        "command hooks; Claude Code sends the token from the environment variable STET_TOKEN",
+    )
 
     p = sub.add_parser(
         "hook",
         parents=[common],
         help="the command an agent's hooks run (reads the hook's JSON on stdin)",
-        description="Run by Claude Code's hooks (see `stet integrate claude-code`). Exit 0 on success; on an error "
-        "exit 1 with the reason on stderr, which Claude Code shows to the user without blocking the agent.",
+        description="Run by Claude Code's hooks (see `stet integrate claude-code`): SessionStart tells the session "
+        "the open review, UserPromptSubmit the decisions made since it was last told, PreToolUse denies an edit the "
+        "developer rejected (and records the file's baseline), PostToolUse records what the agent wrote, Stop "
+        "captures the turn. Always exit 0 (a hook never blocks the agent by accident): the answer's JSON on stdout, "
+        "or on an error one line on stderr.",
     )
     p.add_argument("agent", choices=["claude-code"], help="the agent")
     p.add_argument("--restore", action="store_true", help="at Stop, take the edits out of the files")
@@ -71,7 +86,15 @@ def _save(path: str, data: JSON) -> None:
 
 
 async def cmd_integrate(args: argparse.Namespace) -> int:
-    from ..agents.claude_code import hook_command, mcp_with, settings_with, stet_command
+    from ..agents.claude_code import (
+        TOKEN_ENV,
+        hook_command,
+        http_hook,
+        mcp_with,
+        other_kind,
+        settings_with,
+        stet_command,
+    )
     from .locate import locate
     from .session import opened
 
@@ -82,7 +105,13 @@ async def cmd_integrate(args: argparse.Namespace) -> int:
         pass  # the store exists from now on: the hooks find it
     settings_path = os.path.join(root, ".claude", "settings.json")
     mcp_path = os.path.join(root, ".mcp.json")
-    settings, added = settings_with(_load(settings_path), hook_command(stet, keep=not args.restore))
+    if args.http is not None:
+        if not 0 < args.http < 65536:
+            raise InvalidParams(f"--http takes a port (1-65535), not {args.http}")
+        hook = http_hook(args.http, keep=not args.restore)
+    else:
+        hook = {"type": "command", "command": hook_command(stet, keep=not args.restore)}
+    settings, added = settings_with(_load(settings_path), hook)
     mcp, mcp_added, warning = mcp_with(_load(mcp_path), stet)
     if note:
         print(f"stet: {note}", file=sys.stderr)
@@ -92,27 +121,61 @@ async def cmd_integrate(args: argparse.Namespace) -> int:
         _save(mcp_path, mcp)
     if warning:
         print(f"stet: {warning}", file=sys.stderr)
+    both = other_kind(settings, hook)
+    if both:
+        other = "command" if hook["type"] == "http" else "http"
+        print(
+            f"stet: {os.path.relpath(settings_path, root)} also has Stet's {other} hooks ({', '.join(both)}): "
+            "both kinds would run for each event; remove the ones you no longer want",
+            file=sys.stderr,
+        )
     done = [f"{os.path.relpath(settings_path, root)}: {a}" for a in added]
     done += [f"{os.path.relpath(mcp_path, root)}: {a}" for a in mcp_added]
     print("\n".join(done) if done else "Claude Code is already set up for Stet here")
+    if args.http is not None:
+        print(
+            f"stet: the hooks are answered by `stet mcp --http {args.http}` (keep it running); start Claude Code with "
+            f"{TOKEN_ENV} set to the token: export {TOKEN_ENV}=$(cat .stet/mcp-token)",
+            file=sys.stderr,
+        )
     return 0
 
 
 async def cmd_hook(args: argparse.Namespace) -> int:
-    """Never exit 2: for Claude Code that blocks the agent's tool call. A failure is exit 1,
-    shown to the user; the agent goes on."""
+    """Always exit 0: exit 2 blocks the agent's tool call, and a hook must never block it by
+    accident. A failure is one line on stderr; the agent goes on."""
+    undo: list[tuple[str, str | None]] = []
     try:
-        out = await _hook(args)
+        out = await _hook(args, undo)
     except Exception as exc:  # any failure: said, never blocking
         name = getattr(exc, "name", type(exc).__name__)
-        print(f"stet hook: {name}: {getattr(exc, 'message', exc)}", file=sys.stderr)
-        return 1
+        message = " ".join(str(getattr(exc, "message", exc)).split())
+        print(f"stet hook: {name}: {message}"[:1000], file=sys.stderr)
+        return 0
     if out:
-        print(json.dumps(out))
+        try:
+            sys.stdout.write(json.dumps(out) + "\n")
+            sys.stdout.flush()
+        except OSError as exc:  # never delivered: what it told is told again at the next prompt
+            sys.stdout = open(os.devnull, "w")  # (nothing more to flush at exit)
+            await _untell(args, undo)
+            print(f"stet hook: the answer could not be written ({exc})", file=sys.stderr)
     return 0
 
 
-async def _hook(args: argparse.Namespace) -> JSON:
+async def _untell(args: argparse.Namespace, undo: list[tuple[str, str | None]]) -> None:
+    from ..agents.claude_code import loop
+    from .session import opened
+
+    if undo:
+        try:
+            async with opened(args) as review:
+                await loop(review).untell(undo)
+        except Exception as exc:  # said; the notice is lost, never told twice
+            print(f"stet hook: {type(exc).__name__}: {exc}"[:1000], file=sys.stderr)
+
+
+async def _hook(args: argparse.Namespace, undo: list[tuple[str, str | None]]) -> JSON:
     from ..agents.claude_code import handle
     from .session import opened
 
@@ -125,4 +188,4 @@ async def _hook(args: argparse.Namespace) -> JSON:
     if isinstance(cwd, str) and os.path.isdir(cwd):
         os.chdir(cwd)  # the store is found from the session's folder, as the agent sees it
     async with opened(args) as review:
-        return await handle(review, payload, keep=not args.restore)
+        return await handle(review, payload, keep=not args.restore, undo=undo)

@@ -56,61 +56,100 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, request_id: str | None = None) -> int:
+    """Run one command in this process. `request_id` (the thin client's, see stet/resident/)
+    is the id of a change the command makes when none was given: a call retried after a
+    resident process died mid-request is then replayed, never done twice."""
     argv = sys.argv[1:] if argv is None else argv
-    parser = build_parser(command_in(argv))
-    args = parser.parse_args(argv)
-    for name, value in vars(args).items():
-        # Bytes that are not UTF-8 reach argv as surrogate escapes: refuse them before the store sees them.
-        if lone_surrogate(value) is not None:
-            print(f"stet: InvalidParams: the {name.replace('_', '-')} argument is not UTF-8 text", file=sys.stderr)
-            return 2
-    if args.command == "serve":
-        from ..lsp.serve import serve
-
-        serve(getattr(args, "db", None))
-        return 0
-    if args.command == "demo":
-        from .demo import run_demo
-
-        return run_demo(keep=args.keep)
+    args = None
     try:
-        os.getcwd()
-    except FileNotFoundError:  # deleted under the shell (`git clean`, `rm -r` of the folder)
-        print("stet: the current folder no longer exists: cd into the workspace again", file=sys.stderr)
-        return 2
-    try:
-        if args.command == "mcp":
-            return run_mcp(args)
-        module, name = COMMANDS[args.command]
-        command: Command = getattr(importlib.import_module(f"{__package__}.{module}"), name)
-        outcome = command(args)
+        args, outcome = start(argv, request_id)
         if not isinstance(outcome, int):
             import asyncio  # only commands that open the review need an event loop
 
             outcome = asyncio.run(outcome)
-        if sys.stdout is not None:
-            sys.stdout.flush()  # a full disk or a closed pipe is found here, not at exit
-        return outcome
-    except StetError as exc:
+        return finished(outcome)
+    except BaseException as exc:
+        return failed(args, exc)
+
+
+async def run_async(argv: list[str], request_id: str | None = None) -> int:
+    """`main` inside a running event loop (the resident process's)."""
+    args = None
+    try:
+        args, outcome = start(argv, request_id)
+        if not isinstance(outcome, int):
+            outcome = await outcome
+        return finished(outcome)
+    except BaseException as exc:
+        return failed(args, exc)
+
+
+def start(
+    argv: list[str], request_id: str | None
+) -> tuple[argparse.Namespace | None, int | Coroutine[object, object, int]]:
+    """The parsed arguments and what the command returns: its exit code, or a coroutine."""
+    parser = build_parser(command_in(argv))
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # usage printed (exit 2), or --help (exit 0)
+        return None, exc.code if isinstance(exc.code, int) else 2
+    for name, value in vars(args).items():
+        # Bytes that are not UTF-8 reach argv as surrogate escapes: refuse them before the store sees them.
+        if lone_surrogate(value) is not None:
+            print(f"stet: InvalidParams: the {name.replace('_', '-')} argument is not UTF-8 text", file=sys.stderr)
+            return args, 2
+    if request_id is not None and getattr(args, "request_id", "") is None:
+        args.request_id = f"cli-{request_id}"
+    if args.command == "serve":
+        from ..lsp.serve import serve
+
+        serve(getattr(args, "db", None))
+        return args, 0
+    if args.command == "demo":
+        from .demo import run_demo
+
+        return args, run_demo(keep=args.keep)
+    try:
+        os.getcwd()
+    except FileNotFoundError:  # deleted under the shell (`git clean`, `rm -r` of the folder)
+        print("stet: the current folder no longer exists: cd into the workspace again", file=sys.stderr)
+        return args, 2
+    if args.command == "mcp":
+        return args, run_mcp(args)
+    module, name = COMMANDS[args.command]
+    command: Command = getattr(importlib.import_module(f"{__package__}.{module}"), name)
+    return args, command(args)
+
+
+def finished(code: int) -> int:
+    if sys.stdout is not None:
+        sys.stdout.flush()  # a full disk or a closed pipe is found here, not at exit
+    return code
+
+
+def failed(args: argparse.Namespace | None, exc: BaseException) -> int:
+    """The exit code of a command that raised `exc` (said on stderr); anything else is raised again."""
+    if isinstance(exc, StetError):
         if getattr(args, "json", False):
             from .output import print_json
 
             print_json({"error": {"code": exc.code, "name": exc.name, "message": exc.message, "data": exc.data}})
         print(f"stet: {exc.name}: {exc.message}", file=sys.stderr)
         return exit_code(exc)
-    except KeyboardInterrupt:
+    if isinstance(exc, KeyboardInterrupt):
         return 130
-    except BrokenPipeError:  # `stet log | head`
+    if isinstance(exc, BrokenPipeError):  # `stet log | head`
         _drop_stdout()
         return 0
-    except OSError as exc:  # output that cannot be written: a full disk, `-o` into a missing folder
+    if isinstance(exc, OSError):  # output that cannot be written: a full disk, `-o` into a missing folder
         if exc.filename is None and exc.errno in _WRITE_ERRORS:
             print(f"stet: cannot write the output: {exc.strerror}", file=sys.stderr)
         else:
             print(f"stet: {exc.filename or 'error'}: {exc.strerror or exc}", file=sys.stderr)
         _drop_stdout()
         return 2
+    raise exc
 
 
 _WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.EPIPE, errno.EROFS}

@@ -158,6 +158,12 @@ def _status(sub: Sub, o: Parents) -> None:
     p.add_argument("--proposal", help="only this proposal")
     p.add_argument("--task", help="only this task")
     p.add_argument("--file", metavar="PATH", help="only this file")
+    p.add_argument(
+        "--turn",
+        metavar="TURN",
+        help="only the hunks a Claude Code turn's hooks captured: `last` (the latest turn), N (turn N of the "
+        "latest session) or SESSION:N",
+    )
 
 
 def _show(sub: Sub, o: Parents) -> None:

@@ -177,7 +177,9 @@ async def _scope(review: Review, proposal: str | None, task: str | None, file: s
 def cmd_status(args: argparse.Namespace) -> int | Coroutine[object, object, int]:
     """Without filters that must be checked against the store, a glance
     at the store is enough when nothing needs bringing up to date; else the review opens."""
-    if not (args.proposal or args.task or args.file):
+    from . import hosting
+
+    if not (args.proposal or args.task or args.file or args.turn or hosting.HOST):
         from ..review.glance import glance, glance_whole
         from ..workspace.paths import Workspace
 
@@ -199,11 +201,31 @@ async def _status(args: argparse.Namespace) -> int:
     async with opened(args) as review:
         uri = await _scope(review, args.proposal, args.task, args.file)
         scoped = review.list(uri=uri, proposal_id=args.proposal, task_id=args.task)
+        if args.turn:
+            turn = await _turn(review, args.turn)
+            scoped = [h for h in scoped if h.turn == turn]
         if not args.json:
             _print_status(args, review.ws, scoped)
             return 0
         _print_json(args, review.ws.roots[0], review.require_store().path, scoped)
     return 0
+
+
+async def _turn(review: Review, spec: str) -> tuple[str, int] | None:
+    """The turn `--turn` names: `last`, N (of the latest session's turns) or SESSION:N; None
+    when no turn was captured yet."""
+    from ..store import loop as loop_sql
+
+    session, _, number = spec.rpartition(":")
+    if spec != "last" and not (number.isdigit() and int(number) > 0):
+        raise InvalidParams(f"--turn takes `last`, N or SESSION:N (N from 1), not {spec!r}")
+    if session:
+        return session, int(number)
+    async with review.require_store().read() as tx:
+        last = await loop_sql.last_turn(tx)
+    if last is None:
+        return None
+    return last if spec == "last" else (last[0], int(number))
 
 
 def _print_json(args: argparse.Namespace, root: str, db: str, scoped: Sequence[Hunk]) -> None:

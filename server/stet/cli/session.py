@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from ..review import Review, open_review
+from . import hosting
 from .locate import locate
 
 
@@ -22,6 +23,9 @@ async def opened(
     `tidy`: remove the temp files killed writes left (every command but `stet doctor`, which
     reports them and removes them only with --fix)."""
     db, roots = locate(args, create)
+    if hosting.HOST is not None and not repair:
+        yield await hosting.HOST(db, roots)  # the resident's: kept open for the next call
+        return
     result = await open_review(roots, db, create=create, quarantine=repair, tidy=tidy)
     if result.notice:
         print(f"stet: {result.notice}", file=sys.stderr)

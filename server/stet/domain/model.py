@@ -72,6 +72,9 @@ class Hunk:
     kept: bool = False
     # Split into a part decided and the rest (docs/protocol.md, "Parts of a hunk"): their ids.
     parts: tuple[str, str] | None = None
+    # The Claude Code session and turn (1-based per session) whose capture proposed it: its
+    # proposal's (store table `turns`), None for hunks not captured by a turn's hook.
+    turn: tuple[str, int] | None = field(default=None, compare=False)
     # Not stored: whether the replacement (not the old text) is what the document shows now.
     shows_new: bool = field(default=False, compare=False)
     # Not stored: the line last written to the store (checkpoints write only what moved).
@@ -194,6 +197,8 @@ class Hunk:
             out["kept"] = True
         if self.parts is not None:
             out["parts"] = list(self.parts)
+        if self.turn is not None:
+            out["turn"] = {"session": self.turn[0], "number": self.turn[1]}
         return out
 
     @property

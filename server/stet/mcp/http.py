@@ -7,6 +7,9 @@ request without it, or with another, is answered 401 before it reaches MCP: noth
 or stored. This module imports the MCP SDK only to serve: the token is written first. It listens on 127.0.0.1
 unless told otherwise; the tools, their answers and their idempotency are those of stdio
 (one review, opened once for the process, serves every session).
+
+The same server answers Claude Code's HTTP hooks (`stet integrate claude-code --http`) at
+`POST /hooks/claude-code`, behind the same token: `HookRoute`.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 TOKEN_FILE = "mcp-token"
+HOOK_PATH = "/hooks/claude-code"  # (agents.claude_code.HOOK_PATH: the same route, kept light here)
+MAX_HOOK_BODY = 64 << 20  # bytes of one hook event (a Write carries a whole file)
 
 
 def token_path(db_path: str) -> str:
@@ -79,6 +84,88 @@ class BearerGuard:
         await send({"type": "http.response.body", "body": body})
 
 
+async def _respond(send: Any, status: int, body: bytes, kind: bytes = b"application/json") -> None:
+    headers = [(b"content-type", kind), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class HookRoute:
+    """ASGI: `POST /hooks/claude-code` answers Claude Code's HTTP hooks as `stet hook claude-code`
+    answers its command hooks (the same `handle`, the same JSON; an empty body when there is
+    nothing to say), over the review this process holds, brought up to date with the store
+    first. Anything unexpected is a 500 with one line, which Claude Code treats as a
+    non-blocking error: the agent goes on. Every other request goes to MCP."""
+
+    def __init__(self, app: Any, state: Any, roots: list[str], db_path: str) -> None:
+        self.app, self.state, self.roots, self.db_path = app, state, roots, db_path
+        self.root = os.path.realpath(roots[0])
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> Any:
+        if scope["type"] != "http" or scope.get("path") != HOOK_PATH:
+            return await self.app(scope, receive, send)
+        if scope.get("method") != "POST":
+            return await _respond(send, 405, b"stet: POST the hook's JSON here\n", b"text/plain")
+        restore = b"restore=1" in (scope.get("query_string") or b"").split(b"&")
+        try:
+            raw = await self._body(receive)
+            body, undo = await self._answer(raw, restore)
+        except Exception as exc:  # any failure: said on one line, never blocking the agent
+            name = getattr(exc, "name", type(exc).__name__)
+            line = " ".join(str(getattr(exc, "message", exc)).split())
+            return await _respond(send, 500, f"stet hook: {name}: {line}"[:1000].encode() + b"\n", b"text/plain")
+        try:
+            await _respond(send, 200, body)
+        except Exception:  # never delivered: told again at the next prompt
+            await self._untell(undo)
+            raise
+
+    async def _body(self, receive: Any) -> bytes:
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > MAX_HOOK_BODY:
+                raise InvalidParams(f"the hook input is larger than {MAX_HOOK_BODY} bytes")
+            chunks.append(chunk)
+            if not message.get("more_body"):
+                return b"".join(chunks)
+
+    async def _answer(self, raw: bytes, restore: bool) -> tuple[bytes, list[Any]]:
+        from ..agents.claude_code import handle
+        from ..errors import StoreUnavailable
+        from ..store import is_url
+        from .server import _open_again
+
+        try:
+            payload = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise InvalidParams(f"the hook input is not JSON ({exc})") from None
+        if self.state.review is None and is_url(self.db_path):
+            await _open_again(self.state, self.roots, self.db_path)  # PostgreSQL unreachable at start
+        review = self.state.review
+        if review is None:
+            raise self.state.error or StoreUnavailable("the review store is not open")
+        cwd = payload.get("cwd") if isinstance(payload, dict) else None
+        if isinstance(cwd, str) and not _inside(os.path.realpath(cwd), self.root):
+            return b"", []  # a session in another folder: not this review's
+        await review.sync()  # what other processes decided since: the answer says what the store says
+        undo: list[Any] = []
+        out = await handle(review, payload, keep=not restore, undo=undo)
+        return (json.dumps(out).encode() if out else b""), undo
+
+    async def _untell(self, undo: list[Any]) -> None:
+        from ..agents.claude_code import loop
+
+        if undo and self.state.review is not None:
+            await loop(self.state.review).untell(undo)
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
 def serve_http(
     db_path: str, roots: list[str], address: str, agent: str | None = None, token_beside: str | None = None
 ) -> None:
@@ -93,7 +180,7 @@ def serve_http(
     logging.basicConfig(level=logging.WARNING, format="stet mcp %(levelname)s: %(message)s")
     state = _State()
     server = build(db_path, roots, agent, state)
-    app = BearerGuard(server.streamable_http_app(host=host), token)
+    app = BearerGuard(HookRoute(server.streamable_http_app(host=host), state, roots, db_path), token)
     shown = f"[{host}]" if ":" in host else host
     print(
         f"stet mcp: serving http://{shown}:{port}/mcp for {roots[0]}; bearer token in {token_path(token_beside)}",

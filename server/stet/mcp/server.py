@@ -27,8 +27,9 @@ from pydantic import BaseModel, Field
 from .. import __version__
 from ..agents.resume import render
 from ..agents.tasks import Tasks
+from ..domain.model import Hunk
 from ..domain.status import Status
-from ..errors import StetError, StoreUnavailable
+from ..errors import StetError, StoreUnavailable, UnknownHunk
 from ..operations import offered_by
 from ..review import Review, open_review
 from ..runtime.collector import tune_for_a_long_run
@@ -36,6 +37,7 @@ from ..store import is_url
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+WAIT_POLL = 0.25  # seconds between two looks at the store while wait_for_decisions waits
 
 INSTRUCTIONS = """\
 Stet puts your edits in front of the developer for review, hunk by hunk, instead of writing files
@@ -43,7 +45,8 @@ directly. Work in a task: start_task once (or, when you carry on someone else's 
 get_task_context first and do what it says). Record what you read (record_files_read), what you
 decided and why (record_note), your plan (record_step). Propose changes with propose_edits or
 propose_patch: nothing is written until the developer accepts. Check review_status to see what
-was accepted, changed or rejected (with the developer's feedback) before proposing more.
+was accepted, changed or rejected (with the developer's feedback) before proposing more, or
+block on wait_for_decisions until the developer has decided a proposal.
 Re-sending a change already proposed creates nothing new; a change the developer rejected is
 reported back with their feedback instead of being asked again."""
 
@@ -135,6 +138,12 @@ DESCRIPTIONS = {
         "See where the developer's review stands: every hunk of a task (or of the workspace) by status, "
         "with the developer's feedback on rejected hunks and their own text on hunks they changed before accepting. "
         "Check it before proposing more."
+    ),
+    "wait_for_decisions": (
+        "Wait until the developer has decided every hunk of a proposal (accepted, rejected, or replaced), or until "
+        "the timeout, then get the decisions: each hunk's status, the developer's feedback on rejected hunks and "
+        "their own text on hunks they changed before accepting. Call it after propose_edits or propose_patch instead "
+        "of polling review_status; on a timeout, the hunks still waiting are listed and you may wait again."
     ),
     "finish_task": (
         "Close the task: done when the goal is met (and the developer has nothing pending), or abandoned. "
@@ -338,6 +347,29 @@ class Tools:
                 lines.append(line)
         return _result("\n".join(lines) if lines else "No hunks.", {"hunks": by_status})
 
+    async def wait_for_decisions(
+        self,
+        proposal_id: Annotated[str, Field(description="The proposal id (from propose_edits or propose_patch).")],
+        timeout_seconds: Annotated[
+            float, Field(description="How long to wait at most, in seconds (0 to 600).", ge=0, le=600)
+        ] = 60,
+    ) -> CallToolResult:
+        review = (await self.tasks()).review
+        deadline = asyncio.get_running_loop().time() + timeout_seconds
+        while True:
+            try:
+                await review.refresh()  # what other processes decided, and the files as they are
+            except StetError as exc:
+                raise _fail(exc) from None
+            hunks = review.list(proposal_id=proposal_id)
+            if not hunks:
+                raise _fail(UnknownHunk(f"unknown proposal {proposal_id}", {"proposalId": proposal_id}))
+            waiting = [h for h in hunks if h.status in (Status.PENDING, Status.STALE)]
+            if not waiting or asyncio.get_running_loop().time() >= deadline:
+                break
+            await asyncio.sleep(WAIT_POLL)
+        return _decisions_result(review, proposal_id, hunks, timed_out=bool(waiting))
+
     async def finish_task(
         self,
         task_id: Annotated[str, Field(description="The task id.")],
@@ -362,6 +394,35 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
         name = str(op.mcp)
         server.add_tool(getattr(tools, name), name=name, description=DESCRIPTIONS[name])
     return server
+
+
+def _decisions_result(review: Review, proposal_id: str, hunks: list[Hunk], timed_out: bool) -> CallToolResult:
+    """The decisions on a proposal's hunks, for the model and as data."""
+    items = []
+    for h in hunks:
+        item: dict[str, Any] = {
+            "id": h.id,
+            "path": review.ws.rel(h.uri),
+            "line": h.line + 1,
+            "status": h.status.value,
+            "feedback": h.feedback,
+        }
+        if h.applied_text is not None:
+            item["appliedText"] = "".join(h.applied_text)
+        items.append(item)
+    lines = [
+        f"Proposal {proposal_id}: "
+        + ("still waiting for the developer (timed out)" if timed_out else "every hunk is decided")
+    ]
+    for i in items:
+        line = f"- {i['id']} {i['path']} line {i['line']}: {i['status']}"
+        if i["status"] == "rejected":
+            line += f" - developer: {' '.join((i['feedback'] or 'no feedback given').split())}"
+        if "appliedText" in i:
+            line += f" - accepted with the developer's own text: {i['appliedText']!r}"
+        lines.append(line)
+    data = {"proposalId": proposal_id, "timedOut": timed_out, "hunks": items}
+    return _result("\n".join(lines), data)
 
 
 def _proposal_text(t: Tasks, answer: dict[str, Any]) -> str:

@@ -27,6 +27,7 @@ from ..errors import Conflict, InvalidParams, StetError, TooLarge
 from ..faults import fault
 from ..store import Tx
 from ..store import captures as sql
+from ..store import loop as loop_sql
 from ..workspace import contents, git
 from ..workspace.blobs import digest
 from ..workspace.locks import interprocess_lock
@@ -70,12 +71,14 @@ class Capturing:
         edit_hash: str,
         consume: tuple[str, list[str], list[str]] | None = None,
         cleanup: JSON | None = None,
+        turn_of: str | None = None,
     ) -> JSON:
         """Store the proposal of `changes` (made against `bases`, giving `now`: the agent's
         version, by normalised uri) with its restore journal, then restore. `in_place`: the
         files hold `now` (the agent wrote them); else they hold `bases` (the agent worked
         elsewhere) and nothing is written. `consume`: (task key, uris, prefixes) of the
-        snapshot entries this capture used."""
+        snapshot entries this capture used. `turn_of`: the agent's session whose turn this
+        capture is (numbered in the same transaction as the proposal)."""
         st = self.st
         store = st.require_store()
         limits = st.limits
@@ -111,6 +114,7 @@ class Capturing:
                     edit_hash=edit_hash,
                     consume=consume,
                     cleanup=cleanup,
+                    turn_of=turn_of,
                 )
                 if outcome == "nothing":
                     return result or {}
@@ -133,6 +137,7 @@ class Capturing:
         edit_hash: str,
         consume: tuple[str, list[str], list[str]] | None,
         cleanup: JSON | None,
+        turn_of: str | None = None,
     ) -> tuple[str, JSON | None]:
         """Commit the proposal with its restore journal: ("new", None); ("nothing", the
         answer) when there is nothing new; ("replay", None) for a capture made before; ("again",
@@ -183,6 +188,7 @@ class Capturing:
             if again is None:
                 lsn = await tx.log(f"propose/{capture_id}", "capture", args, result)
                 await tx.add_proposal(capture_id, task_id, agent, message, edit_hash, edit_hash, lsn)
+                await loop_sql.add_turn(tx, capture_id, turn_of)
             else:
                 lsn = await tx.log(new_id("op-"), "capture", {**args, "again": True}, result)
             for h in flagged:  # its text is in the file now (kept), or taken out (not)

@@ -13,26 +13,28 @@ import logging
 import os
 from collections.abc import Callable
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
-from watchdog.observers import Observer
-from watchdog.observers.api import BaseObserver
-from watchdog.observers.polling import PollingObserver
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from watchdog.events import FileSystemEvent, FileSystemEventHandler
+    from watchdog.observers.api import BaseObserver
 
 log = logging.getLogger(__name__)
 
 POLL_INTERVAL = 0.5
 
 
-class _Relay(FileSystemEventHandler):
-    def __init__(self, loop: asyncio.AbstractEventLoop, callback: Callable[[FileSystemEvent], None]):
-        self.loop = loop
-        self.callback = callback
+def _relay(loop: asyncio.AbstractEventLoop, callback: Callable[[FileSystemEvent], None]) -> FileSystemEventHandler:
+    """A watchdog handler that hands each event to `callback` on the loop."""
+    from watchdog.events import FileSystemEventHandler
 
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        try:
-            self.loop.call_soon_threadsafe(self.callback, event)
-        except RuntimeError:  # the loop is closed: we are shutting down
-            pass
+    class Relay(FileSystemEventHandler):
+        def on_any_event(self, event: FileSystemEvent) -> None:
+            try:
+                loop.call_soon_threadsafe(callback, event)
+            except RuntimeError:  # the loop is closed: we are shutting down
+                pass
+
+    return Relay()
 
 
 class Watcher:
@@ -44,14 +46,20 @@ class Watcher:
         self.warning: str | None = None
 
     def _new_observer(self) -> BaseObserver:
-        return PollingObserver(timeout=POLL_INTERVAL) if self.polling else Observer()
+        if self.polling:
+            from watchdog.observers.polling import PollingObserver
+
+            return PollingObserver(timeout=POLL_INTERVAL)
+        from watchdog.observers import Observer
+
+        return Observer()
 
     def watch(self, folder: str, callback: Callable[[FileSystemEvent], None], recursive: bool = False) -> None:
         """Call `callback(event)` on the loop for every change under `folder`."""
         self.watches.append((folder, callback, recursive))
         if self.observer is not None:
             try:
-                self.observer.schedule(_Relay(self.loop, callback), folder, recursive=recursive)
+                self.observer.schedule(_relay(self.loop, callback), folder, recursive=recursive)
             except OSError as exc:
                 self._fall_back(exc)
 
@@ -59,7 +67,7 @@ class Watcher:
         observer = self.observer = self._new_observer()
         try:
             for folder, callback, recursive in self.watches:
-                observer.schedule(_Relay(self.loop, callback), folder, recursive=recursive)
+                observer.schedule(_relay(self.loop, callback), folder, recursive=recursive)
             observer.start()
         except OSError as exc:
             self._fall_back(exc)

@@ -16,7 +16,18 @@ from ..errors import StoreLost
 from .api import StoreApi
 from .errors import StoreError
 from .link import Link, Raw
-from .rows import EffectRow, OpRow, Params, Row, Shared, effect_row, hunk_from_row, op_row, with_messages
+from .rows import (
+    EffectRow,
+    OpRow,
+    Params,
+    ProposalInfo,
+    Row,
+    Shared,
+    effect_row,
+    hunk_from_row,
+    op_row,
+    with_messages,
+)
 from .statements import Statements
 from .tx import Tx, unavailable
 
@@ -39,7 +50,7 @@ class SqlStore:
         # The hunks the process using this store holds, by id: rows read again borrow their
         # parts that never change (see rows.Shared) instead of parsing and keeping a copy.
         self.known: Mapping[str, Hunk] = {}
-        self._messages: dict[str, str | None] = {}  # proposal id -> its message (never changes)
+        self._messages: dict[str, ProposalInfo] = {}  # proposal id -> its message and turn (never change)
         self.lost: StoreLost | None = None  # set once: this process acknowledges nothing more
         self.on_lost: Callable[[StoreLost], None] | None = None  # told once, when it happens
 

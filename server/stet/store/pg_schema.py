@@ -158,7 +158,21 @@ MIGRATIONS: list[list[str]] = [
         )""",
         "CREATE INDEX captures_open ON captures(state)",
     ],
-    # 7
+    # 7 (agent_told's key is made in POSTGRES_MIGRATIONS[1], with its checkout)
+    [
+        """CREATE TABLE turns (
+            proposal_id TEXT COLLATE "C" PRIMARY KEY,
+            session TEXT COLLATE "C" NOT NULL,
+            number BIGINT NOT NULL
+        )""",
+        "CREATE UNIQUE INDEX turns_by_session ON turns(session, number)",
+        """CREATE TABLE agent_told (
+            agent TEXT COLLATE "C" NOT NULL,
+            hunk_id TEXT COLLATE "C" NOT NULL,
+            decision TEXT COLLATE "C" NOT NULL
+        )""",
+    ],
+    # 8
     [
         'ALTER TABLE hunks ADD COLUMN parts TEXT COLLATE "C"',
     ],
@@ -198,5 +212,11 @@ POSTGRES_MIGRATIONS: list[list[str]] = [
             in_file BIGINT,
             PRIMARY KEY (checkout, hunk_id)
         )""",
+    ],
+    # 2: what an agent was told is each checkout's own (each checkout runs its own agent).
+    [
+        'ALTER TABLE agent_told ADD COLUMN checkout TEXT COLLATE "C" NOT NULL '
+        "DEFAULT current_setting('stet.checkout')",
+        "ALTER TABLE agent_told ADD PRIMARY KEY (checkout, agent, hunk_id)",
     ],
 ]

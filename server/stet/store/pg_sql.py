@@ -55,7 +55,10 @@ POSTGRES = Statements(
         "INSERT INTO proposals (id, task_id, agent, message, edit_hash, result_hash, lsn, created_at) "
         "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
     ),
-    messages="SELECT id, message FROM proposals WHERE id IN ({marks})",
+    messages=(
+        "SELECT p.id, p.message, t.session, t.number FROM proposals p "
+        "LEFT JOIN turns t ON t.proposal_id = p.id WHERE p.id IN ({marks})"
+    ),
     hunks_select=_HUNKS,
     hunks_since=f"{_HUNKS} WHERE lsn > %s ORDER BY lsn",
     hunks_by_ids=_HUNKS + " WHERE id IN ({marks})",
@@ -153,4 +156,17 @@ POSTGRES = Statements(
     capture=f"SELECT {CAPTURE_COLUMNS} FROM captures WHERE id = %s",
     open_captures=f"SELECT {CAPTURE_COLUMNS} FROM captures WHERE state = 'pending' ORDER BY lsn",
     finish_capture="UPDATE captures SET state = 'done', outcome = %s WHERE id = %s AND state = 'pending'",
+    add_turn=(
+        "INSERT INTO turns (proposal_id, session, number) "
+        "SELECT %s, %s, COALESCE(MAX(number), 0) + 1 FROM turns WHERE session = %s ON CONFLICT DO NOTHING"
+    ),
+    last_turn=(
+        "SELECT t.session, t.number FROM turns t JOIN proposals p ON p.id = t.proposal_id ORDER BY p.lsn DESC LIMIT 1"
+    ),
+    told=f"SELECT hunk_id, decision FROM agent_told WHERE checkout = {MINE} AND agent = %s",
+    put_told=(
+        f"INSERT INTO agent_told (checkout, agent, hunk_id, decision) VALUES ({MINE}, %s, %s, %s) "
+        "ON CONFLICT (checkout, agent, hunk_id) DO UPDATE SET decision = EXCLUDED.decision"
+    ),
+    drop_told=f"DELETE FROM agent_told WHERE checkout = {MINE} AND agent = %s AND hunk_id = %s",
 )

@@ -169,17 +169,25 @@ def effect_row(r: Any) -> EffectRow:
     )
 
 
-def with_messages(raw: Raw, sql: Statements, hunks: list[Hunk], cache: dict[str, str | None]) -> None:
-    """Give each hunk its proposal's message: one string per proposal, shared by its hunks
-    (stored once, in `proposals`; hunks stored before that keep their own copy)."""
-    missing = sorted({h.proposal_id for h in hunks if h.message is None and h.proposal_id not in cache})
+# proposal id -> (its message, its turn): what its hunks share, never changed once stored
+ProposalInfo = tuple[str | None, tuple[str, int] | None]
+
+
+def with_messages(raw: Raw, sql: Statements, hunks: list[Hunk], cache: dict[str, ProposalInfo]) -> None:
+    """Give each hunk its proposal's message and turn: one string per proposal, shared by its
+    hunks (stored once, in `proposals` and `turns`; hunks stored before that keep their own
+    copy of the message)."""
+    missing = sorted({h.proposal_id for h in hunks if h.proposal_id not in cache})
     for i in range(0, len(missing), 500):
         chunk = missing[i : i + 500]
-        for pid, message in raw.execute(sql.messages.format(marks=sql.marks(len(chunk))), chunk):
-            cache[pid] = message
+        for pid, message, session, number in raw.execute(sql.messages.format(marks=sql.marks(len(chunk))), chunk):
+            cache[pid] = (message, None if session is None else (session, int(number)))
     for h in hunks:
-        if h.message is None:
-            h.message = cache.get(h.proposal_id)
+        info = cache.get(h.proposal_id)
+        if info is not None:
+            if h.message is None:
+                h.message = info[0]
+            h.turn = info[1]
 
 
 def hunk_rows(raw: Raw, sql: Statements, ids: list[str]) -> list[Row]:

@@ -163,7 +163,25 @@ MIGRATIONS: list[list[str]] = [
         )""",
         "CREATE INDEX captures_open ON captures(state)",
     ],
-    # 7: a hunk split into a part decided and the rest (docs/protocol.md, "Parts of a hunk"):
+    # 7: the agent's loop. `turns`: the Claude Code session and turn (numbered from 1 per
+    # session) a hook's capture was made in, one row per captured proposal. `agent_told`: the
+    # last decision of each hunk an agent was told (`decision`: its kind and when it was made),
+    # so each decision is told once (agents/loop.py).
+    [
+        """CREATE TABLE turns (
+            proposal_id TEXT PRIMARY KEY,
+            session TEXT NOT NULL,
+            number INTEGER NOT NULL
+        )""",
+        "CREATE UNIQUE INDEX turns_by_session ON turns(session, number)",
+        """CREATE TABLE agent_told (
+            agent TEXT NOT NULL,
+            hunk_id TEXT NOT NULL,
+            decision TEXT NOT NULL,
+            PRIMARY KEY (agent, hunk_id)
+        )""",
+    ],
+    # 8: a hunk split into a part decided and the rest (docs/protocol.md, "Parts of a hunk"):
     # the ids of its two parts, a JSON list.
     [
         "ALTER TABLE hunks ADD COLUMN parts TEXT",

@@ -28,7 +28,10 @@ SQLITE = Statements(
         "INSERT INTO proposals (id, task_id, agent, message, edit_hash, result_hash, lsn, created_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
     ),
-    messages="SELECT id, message FROM proposals WHERE id IN ({marks})",
+    messages=(
+        "SELECT p.id, p.message, t.session, t.number FROM proposals p "
+        "LEFT JOIN turns t ON t.proposal_id = p.id WHERE p.id IN ({marks})"
+    ),
     hunks_select=_HUNKS,
     hunks_since=f"{_HUNKS} WHERE lsn > ? ORDER BY lsn",
     hunks_by_ids=_HUNKS + " WHERE id IN ({marks})",
@@ -102,4 +105,17 @@ SQLITE = Statements(
     capture=f"SELECT {CAPTURE_COLUMNS} FROM captures WHERE id = ?",
     open_captures=f"SELECT {CAPTURE_COLUMNS} FROM captures WHERE state = 'pending' ORDER BY lsn",
     finish_capture="UPDATE captures SET state = 'done', outcome = ? WHERE id = ? AND state = 'pending'",
+    add_turn=(
+        "INSERT OR IGNORE INTO turns (proposal_id, session, number) "
+        "SELECT ?, ?, COALESCE(MAX(number), 0) + 1 FROM turns WHERE session = ?"
+    ),
+    last_turn=(
+        "SELECT t.session, t.number FROM turns t JOIN proposals p ON p.id = t.proposal_id ORDER BY p.lsn DESC LIMIT 1"
+    ),
+    told="SELECT hunk_id, decision FROM agent_told WHERE agent = ?",
+    put_told=(
+        "INSERT INTO agent_told (agent, hunk_id, decision) VALUES (?, ?, ?) "
+        "ON CONFLICT (agent, hunk_id) DO UPDATE SET decision = excluded.decision"
+    ),
+    drop_told="DELETE FROM agent_told WHERE agent = ? AND hunk_id = ?",
 )

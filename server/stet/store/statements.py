@@ -23,7 +23,7 @@ class Statements:
     proposal_hashes: str  # (id): id, edit_hash, result_hash, lsn
     proposal_record: str  # (id): id, task_id, agent, message, created_at
     add_proposal: str  # (id, task_id, agent, message, edit_hash, result_hash, lsn, created_at)
-    messages: str  # {marks}: (proposal ids) -> id, message
+    messages: str  # {marks}: (proposal ids) -> id, message, turn session, turn number
     # --- hunks (rows.HUNK_COLUMNS' order) -------------------------------------------------
     hunks_select: str  # SELECT rows.HUNK_COLUMNS FROM hunks (this checkout's in_file), no WHERE
     hunks_since: str  # (lsn), in lsn order
@@ -81,6 +81,12 @@ class Statements:
     capture: str  # (id)
     open_captures: str
     finish_capture: str  # (outcome, id)
+    # --- the agent's loop (loop.py) -------------------------------------------------------------
+    add_turn: str  # (proposal id, session, session): numbered after the session's last; kept when there
+    last_turn: str  # session, number of the latest turn (by its proposal's lsn)
+    told: str  # (agent): hunk id, decision - this checkout's
+    put_told: str  # (agent, hunk id, decision)
+    drop_told: str  # (agent, hunk id)
 
     def marks(self, n: int) -> str:
         return ", ".join([self.mark] * n)

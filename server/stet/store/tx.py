@@ -23,6 +23,7 @@ from .link import Link, Raw
 from .rows import (
     OpRow,
     Params,
+    ProposalInfo,
     Row,
     Shared,
     hunk_from_row,
@@ -91,12 +92,12 @@ class Tx:
         path: str = "(store)",
         known: Mapping[str, Hunk] | None = None,
         derived: bool = False,
-        messages: dict[str, str | None] | None = None,
+        messages: dict[str, ProposalInfo] | None = None,
     ):
         self._link = link
         self.sql = sql
         self._known = known
-        self._messages = messages if messages is not None else {}  # proposal id -> message (Store's)
+        self._messages = messages if messages is not None else {}  # proposal id -> message, turn (Store's)
         # A derived record (see Store.write): committed without waiting for the disk where the
         # engine allows it (SQLite: synchronous=NORMAL for it, FULL again with its COMMIT).
         self.derived = derived

@@ -1,0 +1,87 @@
+"""`stet` as it starts: the thin client. It hands a call an agent runs often to the resident
+process of its workspace and prints the answer; any other call, or one no resident takes, runs
+in this process as it always did (cli/main.py), with the same request id, so that a call whose
+resident died mid-way is replayed there, never done twice. Where no resident answers, it starts
+one for the next call (STET_RESIDENT=off: never).
+
+It imports only what Python has loaded at start (os, sys, io) and `_socket`: `import socket`
+alone costs half of `python -c pass`."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+
+from . import place
+from .ask import Refused, ask, deliver, start_resident
+
+
+def main() -> int:
+    argv = sys.argv[1:]
+    command = next((a for a in argv if not a.startswith("-")), None)
+    status = command == "resident" and "--status" in argv  # answered by the resident itself, when one runs
+    if command == "resident" and not status:
+        return _resident(argv[1:])
+    off = os.environ.get("STET_RESIDENT", "").lower() in ("off", "0", "no", "false")
+    # A call that carries a test's fault point means it for its own process (faults.py).
+    off = off or bool(os.environ.get("STET_FAULT"))
+    if command == "run" and not off:
+        from . import run
+
+        home = run.home(argv) if run.takes(argv) else None
+        return run.run(argv, home) if home else _here(argv, None)
+    if off or not (status or command in place.ROUTED):
+        return _resident(argv[1:]) if status else _here(argv, None)
+    request_id = os.urandom(12).hex()
+    try:
+        home = place.home_of_call(argv, os.getcwd(), os.environ)
+    except OSError:  # the current folder deleted under the shell: the command says so
+        home = None
+    if home is None:
+        return _resident(argv[1:]) if status else _here(argv, request_id)
+    reads = command == "hook" or (command == "propose" and "-" in argv)
+    stdin = _stdin() if reads else b""
+    if command == "hook" and (b"UserPromptSubmit" in stdin or b"SessionStart" in stdin):
+        # What these tell the agent is recorded as told once it is written: only this process
+        # knows whether its stdout took it (an answer it could not write is told again).
+        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+        return _here(argv, request_id)
+    start = False
+    try:
+        answer = ask(home, argv, request_id, stdin)
+    except Refused as exc:
+        print(f"stet: {exc} (the call runs without the resident)", file=sys.stderr)
+        answer = None
+    except OSError:  # none there, a stale socket, or it died mid-call: this process does it
+        answer, start = None, not status
+    if isinstance(answer, tuple):
+        return deliver(*answer)
+    if status:
+        return _resident(argv[1:])
+    if start or answer == "start":
+        start_resident(place.store_options(argv))
+    if reads:
+        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+    return _here(argv, request_id)
+
+
+def _resident(argv: list[str]) -> int:
+    from .server import main as resident
+
+    return resident(argv)
+
+
+def _here(argv: list[str], request_id: str | None) -> int:
+    from ..cli.main import main as run
+
+    return run(argv, request_id)
+
+
+def _stdin() -> bytes:
+    if sys.stdin is None:
+        return b""
+    try:
+        return sys.stdin.buffer.read()
+    except OSError:
+        return b""

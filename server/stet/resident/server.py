@@ -1,0 +1,356 @@
+"""`stet resident`: the process that keeps a workspace's review open and answers the thin
+client's calls (client.py) on `.stet/resident.sock`.
+
+A call is the command line the user typed, run by the same code as in its own process
+(cli/main.py), on this process's review brought up to date first (review/session.catch_up:
+what other processes committed, unfinished journaled edits, files changed since), one call at
+a time. Its output is captured and sent back whole. A call this process should not answer (another
+store, other STET_* settings, newer code on disk, a store lost) is declined: the client runs
+it itself. Killed at any point (SIGKILL included), nothing is lost or doubled: a decision is
+acknowledged only after its commit, its edit is journaled, and the client replays the call in
+its own process with the same request id, which the operation log answers once.
+
+It stops after STET_RESIDENT_IDLE seconds without a call (600), when its socket or folder is
+removed or replaced (`git clean -fdx`), when its store is lost, and on SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import io
+import logging
+import os
+import signal
+import sys
+import time
+import traceback
+
+from ..cli import hosting
+from ..cli import main as cli_main
+from ..cli.locate import locate
+from ..errors import StetError, StoreLost
+from ..review import Review, open_review
+from ..review.session import catch_up
+from ..workspace import own
+from . import place, wire
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no resident
+    fcntl = None  # type: ignore[assignment]
+
+log = logging.getLogger(__name__)
+
+IDLE = float(os.environ.get("STET_RESIDENT_IDLE", "600"))
+TICK = 1.0  # seconds between looks at the socket, the folder and the idle time
+
+
+class Resident:
+    def __init__(self, review: Review, db: str, roots: list[str], home: str, folder: int):
+        self.review, self.db, self.roots, self.home, self.folder = review, db, roots, home, folder
+        self.lock = asyncio.Lock()  # one call at a time: a call owns the process's cwd, env and stdio
+        self.last = time.monotonic()
+        self.stopping = asyncio.Event()
+        self.env_key = place.env_key(os.environ)
+        self.code = _code_stamp()
+        self.socket_id: tuple[int, int] | None = None
+        self.calls = 0
+
+    async def host(self, db: str, roots: list[str]) -> Review:
+        """hosting.HOST: the review of a command's store, if it is this one, brought up to date."""
+        if db != self.db or roots != self.roots:
+            raise hosting.NotHere(db)
+        await self.review.require_store().check()
+        lag = await catch_up(self.review)
+        if lag:
+            print(f"stet: {lag}", file=sys.stderr)
+        return self.review
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            sock = writer.get_extra_info("socket")
+            peer = wire.peer_uid(sock)
+            if peer is not None and peer != os.geteuid():
+                log.warning("refused a connection from uid %s", peer)
+                return
+            data = await reader.read(wire.MOST + 1)
+            parts = wire.unpack(data) if len(data) <= wire.MOST else None
+            if parts is None or len(parts) != 7:
+                return  # not a whole call: nothing was done
+            async with self.lock:
+                self.last = time.monotonic()
+                answer = await self.answer(parts)
+                self.last = time.monotonic()
+            writer.write(wire.pack([wire.MAGIC, *answer]))
+            await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass  # the client went away: what it asked for is done (or not) as if it had stayed
+        finally:
+            writer.close()
+
+    async def answer(self, parts: list[bytes]) -> list[bytes]:
+        """[b"done", exit code, stdout, stderr], or [b"declined", why, b"start" when a new
+        resident should take over (this one stops), b""]."""
+        _, request_id, cwd, tty, argv_raw, env_raw, stdin = parts
+        argv = [os.fsdecode(a) for a in argv_raw.split(b"\0")] if argv_raw else []
+        env = dict(e.split("=", 1) for e in env_raw.decode("utf-8", "surrogateescape").split("\0") if "=" in e)
+        command = next((a for a in argv if not a.startswith("-")), None)
+        if command == "resident" and "--status" in argv:
+            idle = time.monotonic() - self.last
+            store = "a PostgreSQL review" if "://" in self.db else self.db  # a URL may hold a password
+            said = f"resident {os.getpid()}: {self.calls} call(s) answered, store {store}, idle {idle:.0f} s\n"
+            return [b"done", b"0", said.encode(), b""]
+        if command not in place.ROUTED and not place.run_phase(argv):
+            return _declined("not a call a resident answers")
+        if place.env_key(env) != self.env_key:
+            return _declined("other STET_* settings")
+        if _code_stamp() != self.code:
+            self.stopping.set()  # Stet was upgraded or edited: a new resident runs the new code
+            return _declined("newer code on disk", replace=True)
+        try:
+            await self.review.require_store().check()
+        except StoreLost:
+            self.stopping.set()
+            return _declined("the store was lost", replace=True)
+        self.calls += 1
+        return await self._run(argv, request_id.decode(), os.fsdecode(cwd), tty == b"1", env, stdin)
+
+    async def _run(
+        self, argv: list[str], request_id: str, cwd: str, tty: bool, env: dict[str, str], stdin: bytes
+    ) -> list[bytes]:
+        out, err = _Output(tty), _Output(False)
+        with _as_the_caller(cwd, env, stdin, out, err) as ok:
+            if not ok:
+                return _declined("the call's folder is gone")
+            try:
+                code = await cli_main.run_async(argv, request_id)
+            except hosting.NotHere:
+                return _declined("another store")
+            except Exception:  # a bug: said as the command's own process would, then a fresh resident
+                traceback.print_exc()
+                code = 1
+                self.stopping.set()
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+                sys.stderr.flush()
+        return [b"done", str(code).encode(), out.buffer.getvalue(), err.buffer.getvalue()]  # type: ignore[attr-defined]
+
+    async def watch(self) -> None:
+        """Stop when idle, or when the socket is no longer this process's (removed, replaced)."""
+        while not self.stopping.is_set():
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), TICK)
+            if self.lock.locked():
+                continue
+            if time.monotonic() - self.last > IDLE or self._socket_now() != self.socket_id:
+                self.stopping.set()
+
+    def _socket_now(self) -> tuple[int, int] | None:
+        try:
+            st = os.stat(os.path.join(self.home, place.SOCKET), follow_symlinks=False)
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino)
+
+
+class _Output(io.TextIOWrapper):
+    """A call's stdout or stderr, kept in memory; a terminal if the caller's is one (colours)."""
+
+    def __init__(self, tty: bool):
+        super().__init__(io.BytesIO(), encoding="utf-8", errors="surrogateescape", line_buffering=False)
+        self._tty = tty
+
+    def isatty(self) -> bool:
+        return self._tty
+
+
+@contextlib.contextmanager
+def _as_the_caller(cwd: str, env: dict[str, str], stdin: bytes, out: _Output, err: _Output):  # type: ignore[no-untyped-def]
+    """The caller's folder, environment and stdio for the call, this process's after it."""
+    saved = (os.getcwd(), dict(os.environ), sys.stdin, sys.stdout, sys.stderr)
+    try:
+        os.chdir(cwd)
+    except OSError:
+        yield False
+        return
+    os.environ.clear()
+    os.environ.update(env)
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+    sys.stdout, sys.stderr = out, err
+    try:
+        yield True
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved[2], saved[3], saved[4]
+        os.environ.clear()
+        os.environ.update(saved[1])
+        with contextlib.suppress(OSError):
+            os.chdir(saved[0])
+
+
+def _declined(why: str, replace: bool = False) -> list[bytes]:
+    return [b"declined", why.encode(), b"start" if replace else b"", b""]
+
+
+def _code_stamp() -> tuple[tuple[str, int, int], ...]:
+    """Stet's modules as they are on disk (name, size, mtime): a resident never answers with
+    code older than what a new process would run."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in files:
+            if name.endswith(".py"):
+                with contextlib.suppress(OSError):
+                    st = os.stat(os.path.join(folder, name))
+                    out.append((os.path.join(folder, name), st.st_size, st.st_mtime_ns))
+    return tuple(sorted(out))
+
+
+def main(argv: list[str]) -> int:
+    """`stet resident [--db DB] [--root ROOT]... [--stop | --status]`: run the resident of the
+    workspace's store (the thin client starts it), stop it, or say whether one runs (--status
+    is answered by the resident itself)."""
+    parser = argparse.ArgumentParser(prog="stet resident", description=__doc__)
+    parser.add_argument("--db", help="the review store (default: as every command finds it)")
+    parser.add_argument("--root", action="append", help="a workspace root, as for every command")
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--stop", action="store_true", help="ask the running resident to stop")
+    what.add_argument("--status", action="store_true", help="say whether one runs")
+    args = parser.parse_args(argv)
+    if fcntl is None:
+        print("stet resident: needs a POSIX system", file=sys.stderr)
+        return 2
+    try:
+        db, roots = locate(args, False)
+    except StetError as exc:
+        print(f"stet resident: {exc.message}", file=sys.stderr)
+        return 2
+    home = place.home_of(db, roots)
+    if home is None:
+        print(f"stet resident: a store outside a .stet folder ({db}) has no resident", file=sys.stderr)
+        return 2
+    if args.stop:
+        return _stop(home)
+    if args.status:
+        print("stet resident: none answers here")  # the thin client asked it first
+        return 1
+    try:
+        return asyncio.run(_serve(db, roots, home))
+    except StetError as exc:
+        print(f"stet resident: {exc.name}: {exc.message}", file=sys.stderr)
+        return 1
+
+
+def _stop(home: str) -> int:
+    try:
+        with own.folder(home, create=False) as folder:
+            data = own.read_file(folder, place.PIDFILE, os.path.join(home, place.PIDFILE), 64)
+    except (FileNotFoundError, StetError):
+        data = None
+    pid = int(data) if data and data.strip().isdigit() else 0
+    if pid <= 0:
+        print("stet resident: none runs here")
+        return 0
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    print(f"stet resident: asked {pid} to stop")
+    return 0
+
+
+async def _serve(db: str, roots: list[str], home: str) -> int:
+    folder = own.open_home(home, create=True)  # 0700, this user's, no symlink (own.py)
+    try:
+        pid_fd = _lock(folder, home)
+        if pid_fd is None:
+            return 0  # another resident serves this workspace
+        try:
+            stale = _stale_socket(folder, home)  # refused before the log takes stderr: said to the caller
+            _log_to(folder, home)
+            return await _listen(db, roots, home, folder, pid_fd, stale)
+        finally:
+            os.ftruncate(pid_fd, 0)  # kept (a lock file is never removed), emptied: none runs
+            os.close(pid_fd)
+    finally:
+        os.close(folder)
+
+
+def _lock(folder: int, home: str) -> int | None:
+    """The pid file, locked (None: another resident holds it). One that is not Stet's own (a
+    symlink, another user's) raises NotStets: refused, never followed."""
+    fd = own.open_file(folder, place.PIDFILE, os.path.join(home, place.PIDFILE), os.O_RDWR | os.O_CREAT)
+    assert fd is not None and fcntl is not None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _log_to(folder: int, home: str) -> None:
+    """Started detached, its warnings go to .stet/resident.log."""
+    if sys.stderr is not None and sys.stderr.isatty():
+        return
+    where = os.path.join(home, place.LOG)
+    fd = own.open_file(folder, place.LOG, where, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    if fd is not None:
+        os.dup2(fd, 2)
+        os.close(fd)
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s resident %(process)d: %(message)s")
+
+
+async def _listen(db: str, roots: list[str], home: str, folder: int, pid_fd: int, stale: bool) -> int:
+    import socket
+
+    opened = await open_review(roots, db, create=False, quarantine=False)
+    resident = Resident(opened.review, db, roots, home, folder)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        if stale:
+            os.unlink(place.SOCKET, dir_fd=folder)  # a dead resident's: we hold the lock it held
+        mask = os.umask(0o177)  # the socket is born 0600
+        try:
+            sock.bind(place.address(folder, home))
+        finally:
+            os.umask(mask)
+        st = os.stat(place.SOCKET, dir_fd=folder, follow_symlinks=False)
+        resident.socket_id = (st.st_dev, st.st_ino)
+        os.ftruncate(pid_fd, 0)
+        os.pwrite(pid_fd, f"{os.getpid()}\n".encode(), 0)
+        server = await asyncio.start_unix_server(resident.handle, sock=sock)
+        hosting.HOST = resident.host
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, resident.stopping.set)
+        await resident.watch()
+        server.close()
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(server.wait_closed(), 5)
+        return 0
+    finally:
+        hosting.HOST = None
+        sock.close()
+        if resident.socket_id is not None:
+            _forget(folder, place.SOCKET, resident.socket_id)
+        await opened.review.close()
+
+
+def _stale_socket(folder: int, home: str) -> bool:
+    """Whether a socket is left at the resident's place (by a resident that died: the pid file's
+    lock is ours). What is not a socket of this user is refused: never removed or used."""
+    try:
+        why = place.socket_problem(folder, home)
+    except FileNotFoundError:
+        return False
+    if why:
+        raise own.NotStets(why)
+    return True
+
+
+def _forget(folder: int, name: str, ident: tuple[int, int]) -> None:
+    """Remove `name` if it is still the file this process made (not one put there since)."""
+    with contextlib.suppress(OSError):
+        st = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        if (st.st_dev, st.st_ino) == ident:
+            os.unlink(name, dir_fd=folder)

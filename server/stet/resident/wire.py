@@ -1,0 +1,48 @@
+"""The resident's wire format: a message is a list of byte strings, each sent as a 4-byte
+big-endian length and the bytes. The client sends one message and shuts its side; the
+resident answers one message and closes. No json, no struct: the client imports neither."""
+
+from __future__ import annotations
+
+MAGIC = b"stet-resident 1"
+MOST = 256 << 20  # bytes of one message, at most (a propose's input is bounded far below)
+
+
+def pack(parts: list[bytes]) -> bytes:
+    out = bytearray()
+    for part in parts:
+        out += len(part).to_bytes(4, "big")
+        out += part
+    return bytes(out)
+
+
+def unpack(data: bytes) -> list[bytes] | None:
+    """The parts of one whole message; None when it is cut short or not one."""
+    parts: list[bytes] = []
+    at = 0
+    while at < len(data):
+        if at + 4 > len(data):
+            return None
+        size = int.from_bytes(data[at : at + 4], "big")
+        at += 4
+        if at + size > len(data):
+            return None
+        parts.append(data[at : at + size])
+        at += size
+    if not parts or parts[0] != MAGIC:
+        return None
+    return parts
+
+
+def peer_uid(sock: object) -> int | None:
+    """The uid of the process at the other end of a Unix socket (Linux SO_PEERCRED), or None
+    where the system cannot tell."""
+    import _socket
+
+    option = getattr(_socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    raw = sock.getsockopt(_socket.SOL_SOCKET, option, 12)  # type: ignore[attr-defined]
+    import sys
+
+    return int.from_bytes(raw[4:8], sys.byteorder)  # struct ucred: pid, uid, gid
