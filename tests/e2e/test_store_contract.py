@@ -371,3 +371,23 @@ def test_every_public_method_of_the_store_interface_is_run_here():
         }
     missing = sorted(n for n in names if f".{n}" not in source and f"{n}(" not in source and f".{n} " not in source)
     assert not missing, missing
+
+
+async def test_a_split_hunk_keeps_its_parts(store):
+    """A hunk split into a part and the rest (docs/protocol.md, "Parts of a hunk"): the new hunks
+    are added and the original names them, read back as it was written."""
+    a = _uri(store, "a.py")
+    h1 = _hunk("h1", a)
+    await _propose(store, [h1])
+    part, rest = _hunk("h1a", a, seq=0), _hunk("h1b", a, seq=0)
+    async with store.write() as tx:
+        split = await tx.log("op-split", "accept", {"hunkIds": ["h1a"], "split": {"hunkId": "h1", "restId": "h1b"}})
+        h1.move_to(Status.SUPERSEDED, "split")
+        h1.lsn = part.lsn = rest.lsn = split
+        await tx.add_hunks([part, rest])
+        await tx.save_hunks([h1])
+        await tx.set_parts("h1", ("h1a", "h1b"))
+    now = {h.id: h for h in await store.hunks_since(0)}
+    assert now["h1"].status == Status.SUPERSEDED and now["h1"].parts == ("h1a", "h1b")
+    assert now["h1"].state()["parts"] == ["h1a", "h1b"]
+    assert now["h1a"].parts is None and "parts" not in now["h1a"].state()

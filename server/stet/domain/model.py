@@ -70,6 +70,8 @@ class Hunk:
     # Captured with --keep: the agent wrote the new text into the file itself and it was left
     # there, so while pending the document shows the new text (reject puts the old text back).
     kept: bool = False
+    # Split into a part decided and the rest (docs/protocol.md, "Parts of a hunk"): their ids.
+    parts: tuple[str, str] | None = None
     # The Claude Code session and turn (1-based per session) whose capture proposed it: its
     # proposal's (store table `turns`), None for hunks not captured by a turn's hook.
     turn: tuple[str, int] | None = field(default=None, compare=False)
@@ -92,6 +94,26 @@ class Hunk:
         """Replaced by a later proposal (operation `lsn`): its text no longer kept in the file."""
         self.move_to(Status.SUPERSEDED, "supersede")
         self.lsn, self.kept, self.in_file = lsn, False, None
+
+    def split_off(self, hunk_id: str, line: int, old: Lines, new: Lines, before: Context, after: Context) -> Hunk:
+        """A new pending hunk of the same proposal, task and message: a part of this one, or
+        its rest (docs/protocol.md, "Parts of a hunk")."""
+        return Hunk(
+            id=hunk_id,
+            proposal_id=self.proposal_id,
+            task_id=self.task_id,
+            seq=self.seq,
+            uri=self.uri,
+            kind=self.kind,
+            status=Status.PENDING,
+            line=line,
+            old=old,
+            new=new,
+            ctx_before=before,
+            ctx_after=after,
+            new_uri=self.new_uri,
+            message=self.message,
+        )
 
     @property
     def old_text(self) -> str:
@@ -173,6 +195,8 @@ class Hunk:
             out["messageTruncated"] = True
         if self.kept:
             out["kept"] = True
+        if self.parts is not None:
+            out["parts"] = list(self.parts)
         if self.turn is not None:
             out["turn"] = {"session": self.turn[0], "number": self.turn[1]}
         return out

@@ -72,6 +72,8 @@ class Memory:
 
     def _merge(self, row: Hunk, indexes: dict[str, LineIndex]) -> list[tuple[Hunk, Status]]:
         st = self.st
+        if row.parts is not None:
+            st.split_from.update(dict.fromkeys(row.parts, row.id))
         old = st.hunks.get(row.id)
         f = st.open.get(row.uri)
         if old is None:
@@ -104,6 +106,7 @@ class Memory:
             "task_id",
             "problem",
             "kept",
+            "parts",
         ):
             setattr(old, name, getattr(row, name))
         if f is None or row.status != Status.APPLIED or old.in_file is None:
@@ -157,6 +160,7 @@ class Memory:
         derived = []
         moved: list[tuple[int, int]] = []  # (old line, shift) of the texts found
         lost: list[Hunk] = []
+        parts: list[Hunk] = []  # applied parts of hunks not found: judged once their rests are
         for h in hunks:
             if h.id in self.st.in_flight:
                 continue
@@ -174,16 +178,7 @@ class Memory:
                     self.set_in_file(h, not h.replacement and bool(h.old))  # a deletion stays done
                 continue
             if h.status == Status.APPLIED:
-                found = find_applied(index, h.replacement, h.old, h.line, h.ctx_before, h.ctx_after, tracked=tracked)
-                if found:
-                    h.line, h.shows_new, h.tracked = found.line, True, buffer
-                    self.set_in_file(h, True)
-                    continue
-                self.set_in_file(h, False)
-                found = locate(index, h.old, h.line, h.ctx_before, h.ctx_after, trust_hint=False)
-                if found:
-                    h.line, h.shows_new = found.line, False
-                h.tracked = buffer and found is not None
+                self._relocate_applied(h, index, buffer, parts)
                 continue
             found = None
             if h.kept:
@@ -213,7 +208,27 @@ class Memory:
                 derived.append((h, Status.STALE))
             # An accepted hunk always has a journaled effect: running it decides (applied or stale).
         _follow_neighbours(lost, moved)
+        for h in parts:
+            self.set_in_file(h, self.st.under_its_rest(h))
         return derived
+
+    def _relocate_applied(self, h: Hunk, index: LineIndex, buffer: bool, parts: list[Hunk]) -> None:
+        """Is an applied hunk's new text in the document, and where. A part of a hunk whose
+        text is not found goes to `parts`: it is in the file if its rest is applied over it."""
+        tracked = buffer and h.tracked
+        found = find_applied(index, h.replacement, h.old, h.line, h.ctx_before, h.ctx_after, tracked=tracked)
+        if found:
+            h.line, h.shows_new, h.tracked = found.line, True, buffer
+            self.set_in_file(h, True)
+            return
+        if h.id in self.st.split_from:
+            parts.append(h)
+        else:
+            self.set_in_file(h, False)
+        found = locate(index, h.old, h.line, h.ctx_before, h.ctx_after, trust_hint=False)
+        if found:
+            h.line, h.shows_new = found.line, False
+        h.tracked = buffer and found is not None
 
     def _relocate_file_op(self, h: Hunk, lines: list[str] | None, blocked: str | None) -> Status | None:
         """`relocate` for a create, delete or rename: the status change that follows, if any."""

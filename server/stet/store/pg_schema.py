@@ -172,6 +172,10 @@ MIGRATIONS: list[list[str]] = [
             decision TEXT COLLATE "C" NOT NULL
         )""",
     ],
+    # 8
+    [
+        'ALTER TABLE hunks ADD COLUMN parts TEXT COLLATE "C"',
+    ],
 ]
 
 # Then PostgreSQL's own, in order (their count is stet_schema.pg_version): what only a store

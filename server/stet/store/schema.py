@@ -181,6 +181,11 @@ MIGRATIONS: list[list[str]] = [
             PRIMARY KEY (agent, hunk_id)
         )""",
     ],
+    # 8: a hunk split into a part decided and the rest (docs/protocol.md, "Parts of a hunk"):
+    # the ids of its two parts, a JSON list.
+    [
+        "ALTER TABLE hunks ADD COLUMN parts TEXT",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
