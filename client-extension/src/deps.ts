@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import { StetClient } from './client';
 import { ProposalEditor } from './editProposal';
-import { showDiff } from './diff';
+import { ProposalContent, showDiff } from './diff';
 import { InlineBlocks } from './inlineBlocks';
 import { REVIEW_SCHEME, ReviewContent } from './review';
 import { StatusView } from './status';
@@ -21,6 +21,8 @@ export interface Deps {
   editor: ProposalEditor;
   starter: ServerStarter;
   review: ReviewContent;
+  /** The proposal side of the two-pane Diff (stet-proposal:). */
+  proposals: ProposalContent;
   blocks: InlineBlocks;
   status: StatusView;
   /**
@@ -31,7 +33,7 @@ export interface Deps {
   refreshLenses: () => void;
   onRefreshLenses: vscode.Event<void>;
   /** The optional reason for a rejection: null for none, undefined when the developer cancelled. */
-  askRejectFeedback: (hunkIds: string[]) => Promise<string | null | undefined>;
+  askRejectFeedback: (hunkIds: string[], what?: string) => Promise<string | null | undefined>;
 }
 
 /** Server uris and editor uris compare after going through vscode.Uri (percent-encoding, drive letters). */

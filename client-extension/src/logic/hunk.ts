@@ -28,9 +28,16 @@ export interface HunkState {
   agent?: string | null;
   message: string | null;
   feedback: string | null;
+  /** A hunk decided in parts (superseded): the ids of its part and of what was left of it. Optional. */
+  parts?: string[] | null;
+  /** The agent's turn that made it (hunks captured from Claude Code's hooks). Optional. */
+  turn?: Turn | null;
   version: number;
   decidedAt: string | null;
 }
+
+/** A turn of an agent's session: the captures made while it answered one prompt. */
+export interface Turn { session: string; number: number }
 
 export const STATUSES: HunkStatus[] = ['pending', 'accepted', 'applied', 'rejected', 'stale', 'superseded'];
 
