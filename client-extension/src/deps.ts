@@ -7,6 +7,7 @@ import { ProposalContent, showDiff } from './diff';
 import { InlineBlocks } from './inlineBlocks';
 import { REVIEW_SCHEME, ReviewContent } from './review';
 import { StatusView } from './status';
+import { HunkTree, Node } from './treeView';
 import { hunkAtLine } from './logic/decorations';
 import { errorText } from './logic/errors';
 import { HunkState, lineLabel } from './logic/hunk';
@@ -25,6 +26,9 @@ export interface Deps {
   proposals: ProposalContent;
   blocks: InlineBlocks;
   status: StatusView;
+  /** The Stet view (its turn filter). */
+  tree: HunkTree;
+  treeView: vscode.TreeView<Node>;
   /**
    * Asks VS Code for the file editors' lenses again (ours and the server's). VS Code cancels a pending lens
    * update when the editor text loses focus (a click on a block's button, a quick pick): after a

@@ -9,6 +9,7 @@ import * as navigate from './commands/navigate';
 import * as parts from './commands/parts';
 import * as reviewCommands from './commands/review';
 import * as server from './commands/server';
+import * as turns from './commands/turns';
 import { Decorator } from './decorator';
 import { ProposalContent } from './diff';
 import { Deps, normalize } from './deps';
@@ -54,12 +55,12 @@ export function activate(context: vscode.ExtensionContext) {
   const lensRefresh = new vscode.EventEmitter<void>();
   context.subscriptions.push(lensRefresh);
   const deps: Deps = {
-    model, client, output, editor, starter, review, proposals, blocks, status, askRejectFeedback,
+    model, client, output, editor, starter, review, proposals, blocks, status, tree, treeView, askRejectFeedback,
     refreshLenses: () => lensRefresh.fire(), onRefreshLenses: lensRefresh.event,
   };
   const notifier = new ProposalNotifier(model, status, (proposalId) => vscode.commands.executeCommand('stet.reviewProposal', { type: 'proposal', group: { proposalId } }));
   context.subscriptions.push(notifier);
-  for (const module of [decide, bulk, navigate, diff, parts, server]) module.register(context, deps);
+  for (const module of [decide, bulk, navigate, diff, parts, turns, server]) module.register(context, deps);
   reviewCommands.register(context, deps, () => notifier.latest);
 
   void starter.startIfWanted(false);

@@ -3,12 +3,14 @@
 // Reject lenses inside the diff and for the keys there).
 import { HunkState, compareByPosition, lastOldLine, replacementText } from './hunk';
 import { lineStarts, matchesOldText, offsetAt, splitLines } from './text';
+import { inTurn, shortSession } from './turns';
 
 export type Scope =
   | { kind: 'all' }
   | { kind: 'proposal'; proposalId: string }
   | { kind: 'task'; taskId: string }
-  | { kind: 'file'; uri: string };
+  | { kind: 'file'; uri: string }
+  | { kind: 'turn'; session: string; number: number };
 
 export function inScope(h: HunkState, scope: Scope): boolean {
   switch (scope.kind) {
@@ -16,6 +18,7 @@ export function inScope(h: HunkState, scope: Scope): boolean {
     case 'proposal': return h.proposalId === scope.proposalId;
     case 'task': return h.taskId === scope.taskId;
     case 'file': return h.uri === scope.uri;
+    case 'turn': return inTurn(h, scope);
   }
 }
 
@@ -26,6 +29,7 @@ export function scopeKey(scope: Scope): string {
     case 'proposal': return `proposal:${scope.proposalId}`;
     case 'task': return `task:${scope.taskId}`;
     case 'file': return `file:${scope.uri}`;
+    case 'turn': return `turn:${scope.number}:${scope.session}`;
   }
 }
 
@@ -38,6 +42,11 @@ export function parseScopeKey(key: string): Scope | undefined {
   if (kind === 'proposal') return { kind, proposalId: value };
   if (kind === 'task') return { kind, taskId: value };
   if (kind === 'file') return { kind, uri: value };
+  if (kind === 'turn') {
+    const j = value.indexOf(':');
+    const number = Number(value.slice(0, j));
+    return j > 0 && Number.isInteger(number) ? { kind, number, session: value.slice(j + 1) } : undefined;
+  }
   return undefined;
 }
 
@@ -48,6 +57,7 @@ export function scopeTitle(scope: Scope, fileLabel?: string): string {
     case 'proposal': return `Stet: proposal ${scope.proposalId}`;
     case 'task': return `Stet: task ${scope.taskId}`;
     case 'file': return `Stet: ${fileLabel ?? scope.uri.split('/').pop() ?? scope.uri}`;
+    case 'turn': return `Stet: turn ${scope.number} (session ${shortSession(scope.session)})`;
   }
 }
 
