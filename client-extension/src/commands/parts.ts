@@ -1,14 +1,15 @@
 // Deciding part of a hunk: *Accept Selected Lines* / *Reject Selected Lines* on a selection inside a hunk —
-// in the file (its old lines), or on either side of a review or a Diff (like the Source Control view's
+// in the file, or on either side of a review or a Diff (like the Source Control view's
 // *Stage Selected Ranges*) — and *Choose Lines…*, a list of the hunk's lines to tick, for what a selection
 // cannot reach (the new lines of a block in the file). The server splits the hunk (stet.acceptLines /
 // stet.rejectLines): the part is decided, the rest stays pending as a hunk of its own.
 import * as vscode from 'vscode';
 import { Deps, describe, target } from '../deps';
 import { PROPOSAL_SCHEME } from '../diff';
+import { inlineStyle } from '../logic/decorations';
 import { errorText } from '../logic/errors';
 import { HunkState } from '../logic/hunk';
-import { LineChoice, Part, inPart, lineChoices, parsePartResult, partFromChoices, partLabel, partOf, partParams, selectedLines, splittable } from '../logic/parts';
+import { LineChoice, Part, filePartOf, inPart, lineChoices, newTextInFile, parsePartResult, partFromChoices, partLabel, partOf, partParams, selectedLines, splittable } from '../logic/parts';
 import { reviewHunks } from '../logic/review';
 import { parseReviewUri } from '../review';
 
@@ -19,10 +20,14 @@ export function selectionParts(deps: Deps, ed: vscode.TextEditor | undefined): P
   if (!ed) return [];
   const lines = selectedLines(ed.selections);
   const uri = ed.document.uri;
-  const oldSide = (hunks: HunkState[]) => hunks.filter(splittable).flatMap((h) => partOf(h, 'old', h.range.start.line, lines) ?? []);
+  // The current side of a review is the file as it is: a kept capture's new lines, else the old lines.
+  const oldSide = (hunks: HunkState[]) => hunks.filter(splittable).flatMap((h) => partOf(h, newTextInFile(h) ? 'new' : 'old', h.range.start.line, lines) ?? []);
   const newSide = (placed: { hunk: HunkState; line: number }[]) =>
     placed.filter((p) => splittable(p.hunk)).flatMap((p) => partOf(p.hunk, 'new', p.line, lines) ?? []);
-  if (uri.scheme === 'file') return oldSide(deps.model.forUri(uri.toString()));
+  if (uri.scheme === 'file') {
+    const style = inlineStyle(vscode.workspace.getConfiguration('stet').get('inlineProposal'));
+    return deps.model.forUri(uri.toString()).filter(splittable).flatMap((h) => filePartOf(h, lines, style) ?? []);
+  }
   const q = parseReviewUri(uri);
   if (q) return q.side === 'base' ? oldSide(reviewHunks(deps.model.forUri(q.uri), q.scopeValue)) : newSide(deps.review.placed(uri));
   if (uri.scheme === PROPOSAL_SCHEME) return newSide(deps.proposals.placed(uri));

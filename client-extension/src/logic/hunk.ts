@@ -24,6 +24,8 @@ export interface HunkState {
    * null for every other status. Older servers do not send it: missing counts as null.
    */
   inFile?: boolean | null;
+  /** Captured with its new text left in the file (`--keep`, Claude Code's hooks): the file shows the new text while pending. */
+  kept?: boolean;
   /** The agent that proposed it, when the server says (optional; not in every server). */
   agent?: string | null;
   message: string | null;

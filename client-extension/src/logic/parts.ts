@@ -2,13 +2,15 @@
 // stet.acceptLines / stet.rejectLines take 0-based inclusive index ranges into the hunk's old lines and
 // its new lines), and how a part is called in messages ("-2 +2", as `stet show` numbers them).
 //
-// An editor shows one side of a hunk: a file (and the current side of a review) shows its old lines, the
-// proposal side of a review its new lines. The selected lines of that side are taken as they are; the
-// other side, which the selection cannot reach, follows the rule of VS Code's *Stage Selected Ranges*:
-// line by line when the hunk has as many old lines as new lines (a replacement of line i by line i), else
-// all of them. A side with no lines (an insertion seen in the file, a deletion in the proposal) is touched
-// by a selection on the line just above or below where it sits, and stands for the whole hunk.
+// The rule is the server's (git gui's *Stage Lines*): a selected old line is removed, a selected new line
+// is added, and every line not selected stays as it is (its change stays pending). So a part holds what
+// the selection shows: on the current side of a review or a Diff, its old lines; on the proposal side, its
+// new lines; in the file, the old lines, with the new text shown on them as ghost text (`old ⟶ new`) —
+// or, for a hunk whose new text the agent already left in the file (a kept capture), the new lines. A side
+// with no lines (an insertion seen from the old side, a deletion from the new side) is touched by a
+// selection on the line just above or below where it sits, and stands for the whole hunk.
 import { HunkState } from './hunk';
+import { InlineStyle, showsAsBlock } from './decorations';
 import { splitLines } from './text';
 
 export interface PositionLike { line: number; character: number }
@@ -52,18 +54,37 @@ const upTo = (n: number) => Array.from({ length: n }, (_, i) => i);
  */
 export function partOf(h: HunkState, side: Side, first: number, lines: ReadonlySet<number>): Part | undefined {
   const c = lineCounts(h);
-  const n = c[side];
-  const other = side === 'old' ? c.new : c.old;
-  let picked: number[];
-  if (n === 0) {
+  if (c[side] === 0) {
     if (!lines.has(first) && !lines.has(first - 1)) return undefined;
-    picked = [];
-  } else {
-    picked = upTo(n).filter((i) => lines.has(first + i));
-    if (!picked.length) return undefined;
+    return { hunkId: h.id, old: upTo(c.old), new: upTo(c.new) };
   }
-  const across = other === n ? picked : upTo(other);
-  return side === 'old' ? { hunkId: h.id, old: picked, new: across } : { hunkId: h.id, old: across, new: picked };
+  const picked = upTo(c[side]).filter((i) => lines.has(first + i));
+  if (!picked.length) return undefined;
+  return side === 'old' ? { hunkId: h.id, old: picked, new: [] } : { hunkId: h.id, old: [], new: picked };
+}
+
+/** Does the file show the hunk's new lines (the agent left them there: a kept capture, still in the file)? */
+export function newTextInFile(h: HunkState): boolean {
+  return h.kept === true && h.inFile !== false;
+}
+
+/**
+ * The part a selection in the file stands for, as the file shows the hunk (`style`: stet.inlineProposal):
+ * its old lines; with the new text as ghost text, old line i also carries new line i, and the last old line
+ * the new lines beyond (as `marksFor` draws them); a kept hunk's new lines.
+ */
+export function filePartOf(h: HunkState, lines: ReadonlySet<number>, style: InlineStyle): Part | undefined {
+  const first = h.range.start.line;
+  if (newTextInFile(h)) return partOf(h, 'new', first, lines);
+  const part = partOf(h, 'old', first, lines);
+  const c = lineCounts(h);
+  if (!part || style === 'off' || showsAsBlock(h, style) || c.old === 0) return part;
+  const carried = new Set<number>();
+  for (const i of part.old) {
+    if (i < c.new) carried.add(i);
+    if (i === c.old - 1) for (let j = i + 1; j < c.new; j++) carried.add(j);
+  }
+  return { ...part, new: [...carried].sort((a, b) => a - b) };
 }
 
 /** Does the part hold every changed line of its hunk (the server then decides the hunk whole)? */
