@@ -9,8 +9,7 @@ import { PROPOSAL_SCHEME } from '../diff';
 import { inlineStyle } from '../logic/decorations';
 import { errorText } from '../logic/errors';
 import { HunkState } from '../logic/hunk';
-import { LineChoice, Part, filePartOf, inPart, lineChoices, newTextInFile, parsePartResult, partFromChoices, partLabel, partOf, partParams, selectedLines, splittable } from '../logic/parts';
-import { reviewHunks } from '../logic/review';
+import { LineChoice, Part, filePartOf, inPart, lineChoices, parsePartResult, partFromChoices, partLabel, partOf, partParams, selectedLines, splittable } from '../logic/parts';
 import { parseReviewUri } from '../review';
 
 type Verdict = 'accept' | 'reject';
@@ -20,8 +19,7 @@ export function selectionParts(deps: Deps, ed: vscode.TextEditor | undefined): P
   if (!ed) return [];
   const lines = selectedLines(ed.selections);
   const uri = ed.document.uri;
-  // The current side of a review is the file as it is: a kept capture's new lines, else the old lines.
-  const oldSide = (hunks: HunkState[]) => hunks.filter(splittable).flatMap((h) => partOf(h, newTextInFile(h) ? 'new' : 'old', h.range.start.line, lines) ?? []);
+  const oldSide = (hunks: HunkState[]) => hunks.filter(splittable).flatMap((h) => partOf(h, 'old', h.range.start.line, lines) ?? []);
   const newSide = (placed: { hunk: HunkState; line: number }[]) =>
     placed.filter((p) => splittable(p.hunk)).flatMap((p) => partOf(p.hunk, 'new', p.line, lines) ?? []);
   if (uri.scheme === 'file') {
@@ -29,7 +27,7 @@ export function selectionParts(deps: Deps, ed: vscode.TextEditor | undefined): P
     return deps.model.forUri(uri.toString()).filter(splittable).flatMap((h) => filePartOf(h, lines, style) ?? []);
   }
   const q = parseReviewUri(uri);
-  if (q) return q.side === 'base' ? oldSide(reviewHunks(deps.model.forUri(q.uri), q.scopeValue)) : newSide(deps.review.placed(uri));
+  if (q) return q.side === 'base' ? oldSide(deps.review.placedBase(uri)) : newSide(deps.review.placed(uri));
   if (uri.scheme === PROPOSAL_SCHEME) return newSide(deps.proposals.placed(uri));
   return [];
 }

@@ -1,7 +1,7 @@
 // The review surface: which hunks a review shows (one file, a proposal, a task, or everything pending),
 // the text of each file with those hunks applied, and where each hunk lands in that text (for the Accept /
 // Reject lenses inside the diff and for the keys there).
-import { HunkState, compareByPosition, lastOldLine, replacementText } from './hunk';
+import { HunkState, Position, compareByPosition, lastOldLine, replacementText } from './hunk';
 import { lineStarts, matchesOldText, offsetAt, splitLines } from './text';
 import { inTurn, shortSession } from './turns';
 
@@ -86,6 +86,43 @@ export interface Layout {
 export function baseText(fileText: string | undefined, hunks: HunkState[]): string {
   if (hunks.some((h) => h.kind === 'create')) return '';
   return fileText ?? '';
+}
+
+const newlines = (t: string) => (t.match(/\r\n|\r|\n/g) ?? []).length;
+
+/** Where a text ends when it starts at `start`. */
+function endOf(start: Position, text: string): Position {
+  const n = newlines(text);
+  const tail = text.slice(Math.max(text.lastIndexOf('\n'), text.lastIndexOf('\r')) + 1);
+  return n ? { line: start.line + n, character: tail.length } : { line: start.line, character: start.character + text.length };
+}
+
+/**
+ * The current side of a review when some of its hunks are kept captures (the agent left their new text in
+ * the file, where their range is): that text with those hunks' old text put back, and every hunk with its
+ * range in it — so the review shows a kept hunk as the change it is, like any other.
+ */
+export function unkeep(text: string, hunks: HunkState[]): { text: string; hunks: HunkState[] } {
+  const starts = lineStarts(text);
+  let out = '';
+  let at = 0;
+  let delta = 0;
+  const moved: HunkState[] = [];
+  for (const h of hunks.slice().sort(compareByPosition)) {
+    const from = offsetAt(text, starts, h.range.start);
+    const to = offsetAt(text, starts, h.range.end);
+    const start = { line: h.range.start.line + delta, character: h.range.start.character };
+    const kept = h.kind === 'edit' && h.kept === true && h.inFile !== false && from >= at && text.slice(from, to) === h.newText;
+    if (!kept) {
+      moved.push(delta ? { ...h, range: { start, end: { line: h.range.end.line + delta, character: h.range.end.character } } } : h);
+      continue;
+    }
+    out += text.slice(at, from) + h.oldText;
+    at = to;
+    moved.push({ ...h, range: { start, end: endOf(start, h.oldText) } });
+    delta += newlines(h.oldText) - newlines(h.newText);
+  }
+  return { text: out + text.slice(at), hunks: moved };
 }
 
 /**
