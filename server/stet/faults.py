@@ -29,6 +29,7 @@ _PASSES: dict[str, int] = {}
 POINTS = (
     "propose:after-commit",
     "decide:after-commit",
+    "split:after-commit",
     "effect:before-write",
     "effect:after-write",
     "effect:before-confirm",

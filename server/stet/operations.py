@@ -62,6 +62,19 @@ def _no_text(d: dict[str, Any], key: str) -> None:
         raise InvalidParams(f"`{key}` is only for stet.accept")
 
 
+def _ranges(d: dict[str, Any], key: str) -> list[list[int]]:
+    """0-based inclusive [first, last] line ranges; absent: none."""
+    value = d.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(
+        isinstance(r, list) and len(r) == 2 and all(isinstance(i, int) and not isinstance(i, bool) for i in r)
+        for r in value
+    ):
+        raise InvalidParams(f"`{key}` must be a list of [first, last] line ranges (0-based, inclusive)")
+    return value
+
+
 def _flag(d: dict[str, Any], key: str) -> bool:
     return d.get(key) is True  # anything but true is no
 
@@ -111,6 +124,20 @@ class OnHunksNoText(Scoped):
 class Reapply(Scoped):
     hunk_ids: list[str]
     WIRE: Wire = (*Scoped.WIRE, ("text", "text", _no_text), ("hunk_ids", "hunkIds", _hunk_ids))
+
+
+class OnLines(Scoped):
+    """Some lines of one hunk (docs/protocol.md, "Parts of a hunk")."""
+
+    hunk_id: str
+    old: list[list[int]]
+    new: list[list[int]]
+    WIRE: Wire = (
+        *Scoped.WIRE,
+        ("hunk_id", "hunkId", req_str),
+        ("old", "old", _ranges),
+        ("new", "new", _ranges),
+    )
 
 
 class OnFile(Scoped):
@@ -175,8 +202,9 @@ def structure(model: type[Model], raw: dict[str, Any]) -> Model:
 
 class Decision:
     """A decision kind. Over LSP it is the command `stet.<action>` on hunk ids, plus
-    `stet.<action>File` / `stet.<action>All` for the wider scopes it offers; in the CLI,
-    `stet <action>` with hunk ids (and --file / --proposal / --task when it has scopes)."""
+    `stet.<action>File` / `stet.<action>All` / `stet.<action>Lines` for the other scopes it
+    offers; in the CLI, `stet <action>` with hunk ids (and --file / --proposal / --task, and
+    --old / --new for some lines of one hunk, when it has those scopes)."""
 
     def __init__(
         self,
@@ -190,21 +218,30 @@ class Decision:
         self.with_text, self.journal_only = with_text, journal_only
 
     def lsp_command(self, scope: str) -> str:
-        return f"stet.{self.action}" + {"hunks": "", "file": "File", "all": "All"}[scope]
+        return f"stet.{self.action}" + {"hunks": "", "file": "File", "all": "All", "lines": "Lines"}[scope]
 
     def params(self, scope: str) -> type[Scoped]:
         if scope == "file":
             return OnFile
         if scope == "all":
             return OnAll
+        if scope == "lines":
+            return OnLines
         return OnHunks if self.with_text else Reapply if self.journal_only else OnHunksNoText
 
 
 DECISIONS = (
     Decision(
-        Decide.ACCEPT, "accept hunks: the edit is written into the file, exactly once", ("hunks", "file", "all"), True
+        Decide.ACCEPT,
+        "accept hunks (or some lines of one: --old/--new): the edit is written into the file, exactly once",
+        ("hunks", "file", "all", "lines"),
+        True,
     ),
-    Decision(Decide.REJECT, "reject hunks, optionally saying why (--feedback)", ("hunks", "file", "all")),
+    Decision(
+        Decide.REJECT,
+        "reject hunks (or some lines of one: --old/--new), optionally saying why (--feedback)",
+        ("hunks", "file", "all", "lines"),
+    ),
     Decision(Decide.UNDO, "back to pending; an applied hunk's edit is reverted (if it is gone already, nothing is)"),
     Decision(
         Decide.REAPPLY,
@@ -237,6 +274,7 @@ OPERATIONS = (
     Operation("propose", lsp="stet/propose", cli="propose", mutating=True),
     Operation("list_hunks", lsp="stet/listHunks", cli="status", params=ListHunks),
     Operation("proposal", lsp="stet/proposal", params=ProposalQuery),
+    Operation("show", cli="show"),
     *(Operation(d.action, cli=d.action, mutating=True) for d in DECISIONS),
     Operation("log", cli="log"),
     Operation("pull", cli="pull", mutating=True),

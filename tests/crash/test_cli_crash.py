@@ -70,3 +70,39 @@ def test_propose_killed_after_commit_then_retried(repo):
     assert len(again["hunks"]) == 1
     assert db_summary(repo / ".stet" / "stet.db") == before, "the retry added nothing"
     assert (repo / "a.txt").read_bytes() == BASE
+
+
+def _propose_letters(root) -> str:
+    diff = "--- a/a.txt\n+++ b/a.txt\n@@ -5,3 +5,4 @@\n-line 5\n-line 6\n-line 7\n+A\n+B\n+C\n+D\n"
+    (h,) = stet_json("propose", "--patch", "-", "--id", "p2", cwd=root, input=diff)["hunks"]
+    return h["id"]
+
+
+@pytest.mark.parametrize(
+    "point", ["split:after-commit", "effect:before-write", "effect:after-write", "effect:before-confirm"]
+)
+def test_accepted_part_killed_then_finished_exactly_once(repo, point):
+    """Some lines accepted (old 1, new 1-2 of [l5, l6, l7] -> [A, B, C, D]), the CLI killed:
+    the split was committed whole, the part's edit lands exactly once, the rest stays pending
+    where the part put its old text, and the same request again answers the same split."""
+    hid = _propose_letters(repo)
+    args = ("accept", hid, "--old", "1", "--new", "1-2", "--request-id", "r-split")
+    p = stet(*args, cwd=repo, env={"STET_FAULT": point})
+    assert p.returncode == -signal.SIGKILL, (p.returncode, p.stderr)
+    conn = sqlite3.connect(repo / ".stet" / "stet.db")
+    try:
+        rows = dict(conn.execute("SELECT status, COUNT(*) FROM hunks GROUP BY status").fetchall())
+    finally:
+        conn.close()
+    assert rows == {"superseded": 1, "accepted": 1, "pending": 1}, "the split was committed whole before the kill"
+    hunks = {h["id"]: h for h in stet_json("status", "--all", cwd=repo)["hunks"]}
+    part_id, rest_id = hunks[hid]["parts"]
+    assert hunks[part_id]["status"] == "applied" and hunks[rest_id]["status"] == "pending"
+    want = BASE.replace(b"line 5\nline 6\nline 7\n", b"line 6\nline 7\nA\nB\n")
+    assert (repo / "a.txt").read_bytes() == want
+    again = stet_json(*args, cwd=repo)
+    assert (again["part"]["id"], again["rest"]["id"]) == (part_id, rest_id)
+    stet("doctor", "--fix", cwd=repo)
+    assert (repo / "a.txt").read_bytes() == want, "nothing done twice"
+    stet_json("accept", rest_id, cwd=repo)
+    assert (repo / "a.txt").read_bytes() == BASE.replace(b"line 5\nline 6\nline 7\n", b"A\nB\nC\nD\n")

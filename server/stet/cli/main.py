@@ -38,6 +38,7 @@ def exit_code(exc: StetError) -> int:
 COMMANDS: dict[str, tuple[str, str]] = {
     "propose": ("review", "cmd_propose"),
     "status": ("review", "cmd_status"),
+    "show": ("review", "cmd_show"),
     "log": ("review", "cmd_log"),
     **{d.action: ("review", "cmd_decide") for d in DECISIONS},
     "pull": ("review", "cmd_pull"),

@@ -44,7 +44,7 @@ _TASK_COMMANDS = {"task", "resume", "mcp"}
 _CAPTURE_COMMANDS = {"capture", "snapshot", "run"}
 _INTEGRATE_COMMANDS = {"integrate", "hook"}
 COMMANDS = [
-    *"serve demo propose status log".split(),
+    *"serve demo propose status show log".split(),
     *(d.action for d in DECISIONS),
     *"pull export doctor init watch".split(),
     *sorted(_TASK_COMMANDS | _CAPTURE_COMMANDS | _INTEGRATE_COMMANDS),
@@ -160,6 +160,28 @@ def _status(sub: Sub, o: Parents) -> None:
     p.add_argument("--file", metavar="PATH", help="only this file")
 
 
+def _show(sub: Sub, o: Parents) -> None:
+    text = "a hunk's changed lines, numbered as --old (-1..-m) and --new (+1..+n) of accept and reject take them"
+    p = sub.add_parser("show", parents=[o.common, o.as_json], help=text, description=text)
+    p.add_argument("id", metavar="HUNK_ID", help="a hunk id (see `stet status`)")
+
+
+def line_list(value: str) -> list[list[int]]:
+    """--old / --new: 1-based line numbers and ranges, comma-separated (`1,3-4`), as 0-based
+    inclusive [first, last] ranges."""
+    out = []
+    for item in value.split(","):
+        first, dash, last = item.strip().partition("-")
+        try:
+            a, b = int(first), int(last) if dash else int(first)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not line numbers and ranges like 1,3-4: {value!r}") from None
+        if a < 1 or b < a:
+            raise argparse.ArgumentTypeError(f"{item.strip()!r}: lines are numbered from 1, a range as FIRST-LAST")
+        out.append([a - 1, b - 1])
+    return out
+
+
 def _log(sub: Sub, o: Parents) -> None:
     p = sub.add_parser("log", parents=[o.common, o.as_json], help="the operation log (every proposal and decision)")
     p.add_argument("--since", type=_count, default=0, metavar="LSN", help="only operations after this lsn")
@@ -175,6 +197,14 @@ def _decision(decision: Decision, sub: Sub, o: Parents) -> None:
         p.add_argument("--file", help=f"{name} every pending hunk of this file")
         p.add_argument("--proposal", help=f"{name} every pending hunk of this proposal")
         p.add_argument("--task", help=f"{name} every pending hunk of this task")
+    if "lines" in decision.scopes:
+        lines = "1-based, comma-separated numbers and ranges (1,3-4) as `stet show` numbers them"
+        p.add_argument(
+            "--old", type=line_list, metavar="LIST", help=f"{name} only these old lines of one hunk: {lines}"
+        )
+        p.add_argument(
+            "--new", type=line_list, metavar="LIST", help=f"{name} only these new lines of one hunk: {lines}"
+        )
 
 
 def _pull(sub: Sub, o: Parents) -> None:
@@ -244,6 +274,7 @@ _ADD: dict[str, Callable[[Sub, Parents], None]] = {
     "demo": _demo,
     "propose": _propose,
     "status": _status,
+    "show": _show,
     "log": _log,
     **{d.action: functools.partial(_decision, d) for d in DECISIONS},
     "pull": _pull,

@@ -1,4 +1,4 @@
-"""The review commands: propose, status, log, accept / reject / undo, export."""
+"""The review commands: propose, status, show, log, accept / reject / undo, export."""
 
 from __future__ import annotations
 
@@ -308,8 +308,61 @@ async def cmd_log(args: argparse.Namespace) -> int:
     return 0
 
 
+async def cmd_show(args: argparse.Namespace) -> int:
+    """A hunk's changed lines, numbered as --old and --new take them: -1..-m, then +1..+n."""
+    async with opened(args) as review:
+        h = review.hunks.get(args.id)
+        if h is None:
+            raise UnknownHunk(f"unknown hunk id(s): {args.id}", {"hunkIds": [args.id]})
+        if args.json:
+            print_json({"hunk": h.state(), "old": list(h.old), "new": list(h.new)})
+            return 0
+        print(f"{h.id}  {shown(review.ws.rel(h.uri))}:{h.line + 1}  {h.status.value}")
+        for sign, lines in (("-", h.old), ("+", h.new)):
+            for i, line in enumerate(lines, 1):
+                body = line.rstrip("\r\n")
+                end = "" if body != line else "  (no line end)"
+                print(f"{sign}{i:<4} {body}{end}")
+    return 0
+
+
+async def _decide_lines(args: argparse.Namespace) -> int:
+    """accept / reject of some lines of one hunk (--old / --new): the part and the rest."""
+    action = args.command
+    if len(args.ids) != 1 or args.file or args.proposal or args.task:
+        raise Usage(f"--old / --new {action} some lines of one hunk: give exactly one hunk id")
+    async with opened(args) as review:
+        answer = await review.decide_lines(
+            action,
+            args.ids[0],
+            args.old or [],
+            args.new or [],
+            feedback=getattr(args, "feedback", None),
+            request_id=args.request_id,
+        )
+        part, rest = answer["part"], answer["rest"]
+        if args.json:
+            print_json(answer)
+        else:
+            print_hunks(review, [s for s in (part, rest) if s is not None], False)
+        if rest is None:
+            print(
+                f"stet: every changed line of {args.ids[0]} was selected: the whole hunk was decided", file=sys.stderr
+            )
+        from ..review import not_taken
+
+        missed = not_taken([part])
+        for m in missed:
+            print(
+                f"stet: {m['hunkId']} did not take effect ({m['status']}): {one_line(m['why'], 300)}", file=sys.stderr
+            )
+        return 1 if missed else 0
+
+
 async def cmd_decide(args: argparse.Namespace) -> int:
     action = args.command
+    if getattr(args, "old", None) is not None or getattr(args, "new", None) is not None:
+        return await _decide_lines(args)
     scopes = [
         bool(args.ids),
         bool(getattr(args, "file", None)),

@@ -70,6 +70,8 @@ class Hunk:
     # Captured with --keep: the agent wrote the new text into the file itself and it was left
     # there, so while pending the document shows the new text (reject puts the old text back).
     kept: bool = False
+    # Split into a part decided and the rest (docs/protocol.md, "Parts of a hunk"): their ids.
+    parts: tuple[str, str] | None = None
     # Not stored: whether the replacement (not the old text) is what the document shows now.
     shows_new: bool = field(default=False, compare=False)
     # Not stored: the line last written to the store (checkpoints write only what moved).
@@ -143,7 +145,7 @@ class Hunk:
         status = self.status
         applied = self.applied_text
         message, cut = inline_message(self.message)
-        out = {
+        out: JSON = {
             "id": self.id,
             "proposalId": self.proposal_id,
             "taskId": self.task_id,
@@ -170,6 +172,8 @@ class Hunk:
             out["messageTruncated"] = True
         if self.kept:
             out["kept"] = True
+        if self.parts is not None:
+            out["parts"] = list(self.parts)
         return out
 
     @property

@@ -38,7 +38,7 @@ TRANSITIONS: dict[tuple[Status, Status], str] = {
     (AC, ST): "old text gone",
     (ST, P): "old text found again",
     (ST, R): "reject",
-    (P, SU): "replaced by a later proposal",
+    (P, SU): "replaced by a later proposal, or split into a part decided and the rest",
     (ST, SU): "replaced by a later capture (a kept hunk the agent changed again)",
     (AC, P): "undo",
     (R, P): "undo",

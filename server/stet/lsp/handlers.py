@@ -29,6 +29,7 @@ from ..operations import (
     OnFile,
     OnHunks,
     OnHunksNoText,
+    OnLines,
     ProposalQuery,
     Reapply,
     TaskContextQuery,
@@ -314,6 +315,10 @@ async def decide(decision: Decision, scope: str, ls: StetServer, args: tuple[Any
         states = await review.decide(
             action, p.hunk_ids, expected=p.expected, text=p.text, request_id=rid, feedback=feedback
         )
+    elif isinstance(p, OnLines):
+        answer = await review.decide_lines(action, p.hunk_id, p.old, p.new, feedback=feedback, request_id=rid)
+        missed = _told_not_taken(ls, action, [answer["part"]] if answer["part"] else [])
+        return {**answer, "notTaken": missed} if missed else answer
     elif isinstance(p, OnFile):
         states = await review.decide(action, uri=p.uri, request_id=rid, feedback=feedback)
     else:
@@ -338,10 +343,15 @@ def register(server: StetServer) -> None:
 def _answer(ls: StetServer, action: str, states: list[dict[str, Any]]) -> dict[str, Any]:
     """`{hunks}`, plus `notTaken` when the decision's effect did not take on some hunk - which
     the editor is also told, since most show nothing of a command's result."""
+    missed = _told_not_taken(ls, action, states)
+    return {"hunks": states, "notTaken": missed} if missed else {"hunks": states}
+
+
+def _told_not_taken(ls: StetServer, action: str, states: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The hunks whose decision's effect did not take (docs/protocol.md, `notTaken`), each
+    also shown to the developer."""
     missed = not_taken(states)
-    if not missed:
-        return {"hunks": states}
     for m in missed:
         text = f"Stet: {action} of {m['hunkId']} did not take effect ({m['status']}): {m['why']}"
         ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, text))
-    return {"hunks": states, "notTaken": missed}
+    return missed

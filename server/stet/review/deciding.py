@@ -178,7 +178,7 @@ class Deciding:
                 for effect in effects:
                     await self.effects.run_guarded(effect)
                 if no_revert:
-                    await self._recheck(no_revert)
+                    await self.recheck(no_revert)
             finally:
                 for effect in effects:
                     st.in_flight.difference_update(e["hunkId"] for e in effect.edits)
@@ -225,7 +225,7 @@ class Deciding:
                 h.applied_text = None if given == h.new else given
         # The journal is written from the hunks as they are before this decision.
         journal = [
-            (name, [(h, self._effect_edit(h, name)) for h in group])
+            (name, [(h, self.effect_edit(h, name)) for h in group])
             for name, group in (
                 (Action.APPLY, [rows[h] for h, t in targets.items() if t == Status.ACCEPTED]),
                 # Undo runs in the reverse order of apply: a file's edits are reverted where the
@@ -243,7 +243,7 @@ class Deciding:
             for h, edit in group:
                 by_uri.setdefault(h.uri, []).append(edit)
             for uri, edits in by_uri.items():
-                effects.append(await self._add_effect(tx, lsn, uri, action_name, edits))
+                effects.append(await self.add_effect(tx, lsn, uri, action_name, edits))
         return effects, no_revert
 
     def _check_asked(self, d: Decision, rows: dict[str, Hunk]) -> None:
@@ -277,7 +277,7 @@ class Deciding:
             if d.feedback is not None:
                 h.feedback = d.feedback
 
-    async def _add_effect(self, tx: Tx, lsn: int, uri: str, action: Action, edits: list[EffectEdit]) -> EffectRow:
+    async def add_effect(self, tx: Tx, lsn: int, uri: str, action: Action, edits: list[EffectEdit]) -> EffectRow:
         """Journal an effect: into the open buffer (this process's to settle), else the file."""
         target = "buffer" if uri in self.st.open else "file"
         owner = owners.token() if target == "buffer" else None
@@ -299,7 +299,7 @@ class Deciding:
         return h.kept and h.status == Status.PENDING and (mem is None or mem.shows_new)
 
     @staticmethod
-    def _effect_edit(h: Hunk, action: Action) -> EffectEdit:
+    def effect_edit(h: Hunk, action: Action) -> EffectEdit:
         src, dst = (h.old, h.replacement) if action == Action.APPLY else (h.replacement, h.old)
         return {
             "hunkId": h.id,
@@ -401,10 +401,10 @@ class Deciding:
             if mem is not None:
                 h.line = mem.line
             h.lsn = lsn
-            by_uri.setdefault(h.uri, []).append(self._effect_edit(h, Action.APPLY))
+            by_uri.setdefault(h.uri, []).append(self.effect_edit(h, Action.APPLY))
         await tx.save_hunks(todo)
         for uri, edits in by_uri.items():
-            effects.append(await self._add_effect(tx, lsn, uri, Action.REAPPLY, edits))
+            effects.append(await self.add_effect(tx, lsn, uri, Action.REAPPLY, edits))
         return effects
 
     def _not_here(self, h: Hunk) -> str:
@@ -446,7 +446,7 @@ class Deciding:
         )
         return v.outcome != "stale"
 
-    async def _recheck(self, ids: set[str]) -> None:
+    async def recheck(self, ids: set[str]) -> None:
         """Hunks back to pending without a revert: pending where their old text is, else stale."""
         st = self.st
         by_uri: dict[str, list[Hunk]] = {}

@@ -104,6 +104,7 @@ class Memory:
             "task_id",
             "problem",
             "kept",
+            "parts",
         ):
             setattr(old, name, getattr(row, name))
         if f is None or row.status != Status.APPLIED or old.in_file is None:

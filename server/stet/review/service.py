@@ -37,6 +37,7 @@ from .outside_changes import OutsideChanges
 from .proposing import Proposing
 from .recheck import Recheck
 from .recovery import Recovery
+from .splitting import Ranges, Splitting
 from .state import ReviewState
 
 
@@ -56,6 +57,7 @@ class Review:
         self.outside = OutsideChanges(st, self.memory)
         self.proposing = Proposing(st, self.memory)
         self.deciding = Deciding(st, self.memory, self.effects)
+        self.splitting = Splitting(st, self.memory, self.effects, self.deciding)
         self.documents = Documents(st, self.memory, self.effects, self.outside)
         self.capturing = Capturing(st, self.memory, self.proposing, self.outside)
         self.recovery = Recovery(st, self.memory, self.effects, self.outside)
@@ -267,6 +269,20 @@ class Review:
         held = self.state.hunks
         await self._judge_unjudged(held[s["id"]].uri for s in states if s.get("id") in held)
         return states
+
+    async def decide_lines(
+        self,
+        action: Decide,
+        hunk_id: str,
+        old: Ranges,
+        new: Ranges,
+        *,
+        feedback: str | None = None,
+        request_id: str | None = None,
+    ) -> JSON:
+        """Accept or reject some lines of a hunk (0-based inclusive ranges of its old and new
+        lines): `{"part": HunkState, "rest": HunkState | None}`."""
+        return await self.splitting.decide_lines(action, hunk_id, old, new, feedback=feedback, request_id=request_id)
 
     async def pull(
         self, task_id: str | None = None, request_id: str | None = None

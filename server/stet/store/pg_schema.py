@@ -158,6 +158,10 @@ MIGRATIONS: list[list[str]] = [
         )""",
         "CREATE INDEX captures_open ON captures(state)",
     ],
+    # 7
+    [
+        'ALTER TABLE hunks ADD COLUMN parts TEXT COLLATE "C"',
+    ],
 ]
 
 # Then PostgreSQL's own, in order (their count is stet_schema.pg_version): what only a store

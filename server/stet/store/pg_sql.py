@@ -18,7 +18,7 @@ CHANNEL = "stet"
 HUNK_COLUMNS = (
     "id, proposal_id, task_id, seq, uri, kind, new_uri, status, line, old_text, new_text, "
     "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, "
-    f"(SELECT f.in_file FROM hunk_in_file f WHERE f.hunk_id = hunks.id AND f.checkout = {MINE}), problem, kept"
+    f"(SELECT f.in_file FROM hunk_in_file f WHERE f.hunk_id = hunks.id AND f.checkout = {MINE}), problem, kept, parts"
 )
 _HUNKS = f"SELECT {HUNK_COLUMNS} FROM hunks"
 
@@ -62,8 +62,8 @@ POSTGRES = Statements(
     # hunks.in_file is written as the SQLite engine writes it, and read from hunk_in_file.
     add_hunks=(
         "INSERT INTO hunks (id, proposal_id, task_id, seq, uri, kind, new_uri, status, line, old_text, new_text, "
-        "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, in_file, problem, kept) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, in_file, problem, kept, parts) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
     ),
     save_hunks=(
         "UPDATE hunks SET status = %s, line = %s, applied_text = %s, feedback = %s, version = %s, "
@@ -75,6 +75,7 @@ POSTGRES = Statements(
     ),
     move_hunks="UPDATE hunks SET uri = %s, lsn = %s WHERE uri = %s AND id != %s",
     save_lines="UPDATE hunks SET line = %s WHERE id = %s",
+    set_parts="UPDATE hunks SET parts = %s WHERE id = %s",
     # effects.checkout defaults to this connection's checkout (POSTGRES_MIGRATIONS[0]); said here too.
     add_effect=(
         "INSERT INTO effects (id, lsn, uri, action, edits, state, target, owner, at, checkout) "

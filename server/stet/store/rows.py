@@ -23,7 +23,7 @@ _S = TypeVar("_S", str, str | None)
 
 HUNK_COLUMNS = (
     "id, proposal_id, task_id, seq, uri, kind, new_uri, status, line, old_text, new_text, "
-    "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, in_file, problem, kept"
+    "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, in_file, problem, kept, parts"
 )
 TASK_COLUMNS = "id, title, goal, agent, status, summary, created_at, updated_at, lsn"
 CAPTURE_COLUMNS = "id, lsn, state, restores, cleanup, outcome"
@@ -94,6 +94,7 @@ def hunk_from_row(r: Any, shared: Shared | None = None) -> Hunk:
         in_file=None if r[19] is None else bool(r[19]),
         problem=r[20],
         kept=bool(r[21]),
+        parts=None if r[22] is None else tuple(json.loads(r[22])),
     )
 
 
@@ -121,6 +122,7 @@ def hunk_values(h: Hunk) -> Row:
         None if h.in_file is None else int(h.in_file),
         h.problem,
         int(h.kept),
+        None if h.parts is None else json.dumps(list(h.parts)),
     )
 
 

@@ -163,6 +163,11 @@ MIGRATIONS: list[list[str]] = [
         )""",
         "CREATE INDEX captures_open ON captures(state)",
     ],
+    # 7: a hunk split into a part decided and the rest (docs/protocol.md, "Parts of a hunk"):
+    # the ids of its two parts, a JSON list.
+    [
+        "ALTER TABLE hunks ADD COLUMN parts TEXT",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -33,6 +33,7 @@ class Statements:
     put_in_file: str | None  # (hunk id, in_file): where in_file is each checkout's own (PostgreSQL)
     move_hunks: str  # (new uri, lsn, old uri, except id)
     save_lines: str  # (line, id)
+    set_parts: str  # (parts, id): a hunk split in two (a JSON list of their ids)
     # --- this checkout's effects journal -------------------------------------------------
     add_effect: str  # (id, lsn, uri, action, edits, target, owner, at)
     set_effect: str  # (state, attempts, id)

@@ -324,6 +324,10 @@ class Tx:
         if self.sql.put_in_file is not None:
             self._queue.append((self.sql.put_in_file, [(r[10], r[7]) for r in rows], True, False))
 
+    async def set_parts(self, hunk_id: str, parts: tuple[str, str]) -> None:
+        """A hunk split into a part decided and the rest (saved with its status by save_hunks)."""
+        await self._run(self.sql.set_parts, (json.dumps(list(parts)), hunk_id), raw_errors=True)
+
     async def move_hunks(self, old_uri: str, new_uri: str, lsn: int, except_id: str) -> None:
         self._unstamped.update((old_uri, new_uri))
         await self._run(self.sql.move_hunks, (new_uri, lsn, old_uri, except_id))

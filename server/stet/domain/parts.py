@@ -1,0 +1,129 @@
+"""Parts of a hunk: deciding some of its lines, by `git gui`'s *Stage Lines* rule.
+
+A hunk is walked as a unified diff shows it, all its old lines, then all its new lines: a
+selected old line is removed, an unselected one stays; a selected new line is added, an
+unselected one is left out. What the selection makes is the *part*; what is left of the hunk
+is the *rest*, a hunk of its own:
+
+- after an accepted part, from the part's text to the hunk's full new text;
+- after a rejected part, from the hunk's old text to the complement selection's text.
+
+Pieces are trimmed of the lines they leave as they are (those become their context), so a
+piece is a change of whole lines like any hunk. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .hunks import CONTEXT, Context, Lines
+from .text import detect_eol, is_terminated
+
+
+class BadSelection(ValueError):
+    """A selection that names no line, or a line the hunk does not have."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Indices (0-based) of the hunk's old lines and of its new lines."""
+
+    old: frozenset[int]
+    new: frozenset[int]
+
+    @classmethod
+    def of(
+        cls,
+        old: Sequence[str],
+        new: Sequence[str],
+        old_ranges: Iterable[Sequence[int]],
+        new_ranges: Iterable[Sequence[int]],
+    ) -> Selection:
+        """From inclusive [first, last] ranges, checked against the hunk's `old` and `new` lines."""
+        sel = cls(_indices(old_ranges, len(old), "old"), _indices(new_ranges, len(new), "new"))
+        if not sel.old and not sel.new:
+            raise BadSelection("the selection names no changed line of the hunk")
+        return sel
+
+    def whole(self, old: Sequence[str], new: Sequence[str]) -> bool:
+        return len(self.old) == len(old) and len(self.new) == len(new)
+
+    def complement(self, old: Sequence[str], new: Sequence[str]) -> Selection:
+        return Selection(frozenset(range(len(old))) - self.old, frozenset(range(len(new))) - self.new)
+
+
+def _indices(ranges: Iterable[Sequence[int]], size: int, side: str) -> frozenset[int]:
+    out: set[int] = set()
+    for r in ranges:
+        first, last = r[0], r[1]
+        if first > last:
+            raise BadSelection(f"{side} range [{first}, {last}]: its first line is after its last")
+        if first < 0 or last >= size:
+            raise BadSelection(
+                f"{side} range [{first}, {last}] is outside the hunk: it has {size} {side} line(s) (0-based indices)"
+            )
+        out.update(range(first, last + 1))
+    return frozenset(out)
+
+
+def stage(old: Lines, new: Lines, sel: Selection) -> Lines:
+    """The text the selection makes of the hunk (Stage Lines). A line that had no line end
+    (the file's last) and is no longer last gets the hunk's line end."""
+    lines = [line for i, line in enumerate(old) if i not in sel.old]
+    lines += [line for j, line in enumerate(new) if j in sel.new]
+    eol = detect_eol("".join((*old, *new)))
+    return tuple(line if k == len(lines) - 1 or is_terminated(line) else line + eol for k, line in enumerate(lines))
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A change of some lines: `old` replaced by `new`, starting `offset` lines below the
+    hunk's first line, with its own context."""
+
+    offset: int
+    old: Lines
+    new: Lines
+    ctx_before: Context
+    ctx_after: Context
+
+
+@dataclass(frozen=True)
+class Split:
+    """What deciding a selection makes of a hunk. `rest` None: the selection was, in effect,
+    the whole hunk (no split)."""
+
+    part: Piece
+    rest: Piece | None
+
+
+def split(old: Lines, new: Lines, ctx_before: Context, ctx_after: Context, sel: Selection, *, accept: bool) -> Split:
+    """The part and the rest of a hunk (`old` -> `new`) for `sel`, accepted or rejected.
+    Raises BadSelection when the part would change nothing."""
+    whole = Piece(0, old, new, ctx_before, ctx_after)
+    if sel.whole(old, new):
+        return Split(whole, None)
+    made = stage(old, new, sel)
+    if made == old:
+        raise BadSelection("the selected lines change nothing: the lines they remove are the lines they add")
+    if accept:
+        rest_old, rest_new = made, new
+    else:
+        rest_old, rest_new = old, stage(old, new, sel.complement(old, new))
+    if rest_old == rest_new:
+        return Split(whole, None)
+    return Split(trim(old, made, ctx_before, ctx_after), trim(rest_old, rest_new, ctx_before, ctx_after))
+
+
+def trim(old: Lines, new: Lines, ctx_before: Context, ctx_after: Context) -> Piece:
+    """`old` -> `new` without the lines they share at either end; those become context."""
+    n = min(len(old), len(new))
+    pre = 0
+    while pre < n and old[pre] == new[pre]:
+        pre += 1
+    suf = 0
+    while suf < n - pre and old[len(old) - 1 - suf] == new[len(new) - 1 - suf]:
+        suf += 1
+    before = (*ctx_before, *old[:pre])[-CONTEXT:] if pre else ctx_before
+    after = (*old[len(old) - suf :], *ctx_after)[:CONTEXT] if suf else ctx_after
+    return Piece(pre, old[pre : len(old) - suf], new[pre : len(new) - suf], before, after)

@@ -1,0 +1,208 @@
+"""Deciding some lines of a hunk (docs/protocol.md, "Parts of a hunk"): the hunk is split into
+the part decided and the rest, in one durable operation of the decision path.
+
+One transaction: the op log entry (an `accept` or `reject` of the part, so whoever reads
+decisions reads this one too; its `split` says what was split and the rest's id, and a replay
+of its requestId answers from it), the original hunk `superseded` with its two `parts`, the
+part (accepted, with its journaled edit, or rejected with the feedback) and the rest (pending)
+as new hunks of the same task, proposal and message. Then, as any accept, the edit is carried
+out exactly once; the rest, whose old text is the part's new text, is judged once it is there.
+A selection of every line decides the whole hunk through `Deciding` (no split).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ..domain.effect_outcome import Action
+from ..domain.model import Hunk, Kind
+from ..domain.parts import BadSelection, Piece, Selection, split
+from ..domain.shapes import JSON
+from ..domain.status import Decide, Status, TransitionError, plan
+from ..errors import Conflict, InvalidParams, TooLarge, UnknownHunk
+from ..faults import fault
+from ..store import EffectRow, Tx
+from ..store.rows import now_iso
+from .config import new_id
+from .deciding import Deciding
+from .effects import Effects
+from .memory import Memory
+from .state import ReviewState
+
+Ranges = Sequence[Sequence[int]]
+
+
+class Splitting:
+    """accept / reject of a part of a hunk."""
+
+    def __init__(self, state: ReviewState, memory: Memory, effects: Effects, deciding: Deciding):
+        self.st = state
+        self.memory = memory
+        self.effects = effects
+        self.deciding = deciding
+
+    async def decide_lines(
+        self,
+        action: Decide,
+        hunk_id: str,
+        old: Ranges,
+        new: Ranges,
+        *,
+        feedback: str | None = None,
+        request_id: str | None = None,
+    ) -> JSON:
+        """Accept or reject the selected lines of a hunk: `{"part": HunkState, "rest":
+        HunkState | None}` (None: the selection was the whole hunk, decided as it is)."""
+        st = self.st
+        store = st.require_store()
+        if request_id is not None:
+            st.limits.check_id("requestId", request_id)
+        if feedback is not None and 3 * len(feedback.encode("utf-8", "surrogatepass")) > st.limits.max_bytes:
+            raise TooLarge(f"the feedback is larger than Stet keeps (limit {st.limits.max_bytes} bytes)")
+        op_id = request_id or new_id("op-")
+        async with st.op_lock:
+            made: tuple[Hunk, Hunk, EffectRow | None] | None = None
+            async with store.write() as tx:
+                prior, rows = await tx.op_and_hunks(op_id, [hunk_id])
+                if prior is None:
+                    h = rows.get(hunk_id)
+                    if h is None:
+                        raise UnknownHunk(f"unknown hunk id(s): {hunk_id}", {"hunkIds": [hunk_id]})
+                    pieces = self._pieces(action, h, old, new)
+                    if pieces is not None:
+                        effect = await self._split_in(tx, op_id, action, h, *pieces, old, new, feedback)
+                        made = (*pieces, effect)
+                        # Until the part's edit has run, memory keeps both where the text really is.
+                        st.in_flight.update(p.id for p in pieces)
+                        if effect is not None:
+                            st.effect_uris.add(effect.uri)
+                loaded = tx.hunks_since_at_commit(st.seen_lsn)
+            if prior is not None:  # a replay: the first answer, as the store has it now
+                await self.memory.sync(loaded)
+                ids = list(prior.args.get("hunkIds") or [hunk_id])
+                return self._answer(ids[0], (prior.args.get("split") or {}).get("restId"))
+            if made is not None:
+                part, rest, effect = made
+                try:
+                    fault("split:after-commit")
+                    await self.memory.sync(loaded)
+                    if effect is not None:
+                        await self.effects.run_guarded(effect)
+                finally:
+                    st.in_flight.difference_update((part.id, rest.id))
+                # The rest's old text is what the file holds now (the part's new text, once
+                # accepted): judged against the content like any hunk, from where it was made.
+                mem = st.hunks.get(rest.id)
+                if mem is not None:
+                    mem.line = rest.line
+                await self.deciding.recheck({rest.id})
+        if made is None:  # every changed line: the hunk decided as it is (the op lock taken there)
+            return await self._whole(action, hunk_id, feedback, op_id)
+        return self._answer(part.id, rest.id)
+
+    async def _whole(self, action: Decide, hunk_id: str, feedback: str | None, op_id: str) -> JSON:
+        """Every changed line selected: the hunk decided as it is, through the decision path."""
+        states = await self.deciding.decide(action, [hunk_id], request_id=op_id, feedback=feedback)
+        return {"part": states[0] if states else self.st.hunks[hunk_id].state(), "rest": None}
+
+    def _answer(self, part_id: str, rest_id: str | None) -> JSON:
+        hunks = self.st.hunks
+        part = hunks.get(part_id)
+        rest = hunks.get(rest_id) if rest_id is not None else None
+        return {"part": None if part is None else part.state(), "rest": None if rest is None else rest.state()}
+
+    def _pieces(self, action: Decide, h: Hunk, old: Ranges, new: Ranges) -> tuple[Hunk, Hunk] | None:
+        """The part and the rest as new hunks (not stored yet), None for the whole hunk; the
+        selection checked first (InvalidParams), then whether the hunk can be split now."""
+        try:
+            sel = Selection.of(h.old, h.new, old, new)
+        except BadSelection as exc:
+            raise InvalidParams(f"hunk {h.id}: {exc}", {"hunkId": h.id}) from None
+        if sel.whole(h.old, h.new):
+            return None
+        try:
+            plan(action, h.status, h.id)
+        except TransitionError as exc:
+            raise Conflict(str(exc), {"hunkId": h.id, "status": exc.current.value}) from None
+        if h.status != Status.PENDING:
+            raise Conflict(
+                f"cannot decide lines of hunk {h.id}: it is {h.status.value}; only a pending hunk is split",
+                {"hunkId": h.id, "status": h.status.value},
+            )
+        if h.kind != Kind.EDIT:
+            raise InvalidParams(f"hunk {h.id} is a file {h.kind.value}: only an edit's lines can be decided apart")
+        if h.kept:
+            raise Conflict(
+                f"hunk {h.id} was kept in the file for review: decide it whole (its lines apart: not yet)",
+                {"hunkId": h.id, "status": h.status.value},
+            )
+        try:
+            out = split(h.old, h.new, h.ctx_before, h.ctx_after, sel, accept=action == Decide.ACCEPT)
+        except BadSelection as exc:
+            raise InvalidParams(f"hunk {h.id}: {exc}", {"hunkId": h.id}) from None
+        if out.rest is None:
+            return None
+        mem = self.st.hunks.get(h.id)
+        line = mem.line if mem is not None else h.line
+        return self._hunk(h, out.part, line), self._hunk(h, out.rest, line)
+
+    @staticmethod
+    def _hunk(h: Hunk, piece: Piece, line: int) -> Hunk:
+        return replace(
+            h,
+            id=new_id("h"),
+            status=Status.PENDING,
+            line=line + piece.offset,
+            old=piece.old,
+            new=piece.new,
+            ctx_before=piece.ctx_before,
+            ctx_after=piece.ctx_after,
+            feedback=None,
+            version=1,
+            decided_at=None,
+            applied_text=None,
+            in_file=None,
+            problem=None,
+            kept=False,
+            parts=None,
+        )
+
+    async def _split_in(
+        self,
+        tx: Tx,
+        op_id: str,
+        action: Decide,
+        h: Hunk,
+        part: Hunk,
+        rest: Hunk,
+        old: Ranges,
+        new: Ranges,
+        feedback: str | None,
+    ) -> EffectRow | None:
+        """Record the split in `tx`; the accepted part's journaled edit (None for a reject)."""
+        args: JSON = {
+            "hunkIds": [part.id],
+            "split": {"hunkId": h.id, "old": [list(r) for r in old], "new": [list(r) for r in new], "restId": rest.id},
+        }
+        if feedback is not None:
+            args["feedback"] = feedback
+        lsn = await tx.log(op_id, action, args)
+        stamp = now_iso()
+        part.move_to(Status.ACCEPTED if action == Decide.ACCEPT else Status.REJECTED, action)
+        part.decided_at = stamp
+        if feedback is not None:
+            part.feedback = feedback
+        h.move_to(Status.SUPERSEDED, "split")
+        h.parts = (part.id, rest.id)
+        h.in_file, h.kept, h.problem = None, False, None
+        for each in (part, rest, h):
+            each.lsn = lsn
+        await tx.add_hunks([part, rest])
+        await tx.save_hunks([h])
+        await tx.set_parts(h.id, h.parts)
+        if action != Decide.ACCEPT:
+            return None
+        return await self.deciding.add_effect(
+            tx, lsn, h.uri, Action.APPLY, [self.deciding.effect_edit(part, Action.APPLY)]
+        )

@@ -1,0 +1,122 @@
+"""Parts of a hunk through the real language server: stet.acceptLines / stet.rejectLines on
+closed files and in an open buffer, their answers, replays and refusals."""
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from support.harness import Session, read, rng, uri
+
+# a.py holds "line 1".."line 10": lines 5-7 (0-based 4-6) replaced by A..D
+OLD = ["line 5\n", "line 6\n", "line 7\n"]
+NEW = ["A\n", "B\n", "C\n", "D\n"]
+
+
+@pytest.fixture
+async def session(ws, engine):
+    s = Session(ws, init_options={"db": engine.db(ws)} if engine.pg else None)
+    await s.start()
+    yield s
+    if s.client is not None and s.client._server.returncode is None:
+        await s.stop()
+
+
+async def _propose(session, ws) -> dict:
+    res = await session.propose("p1", {uri(ws / "a.py"): [(rng(4, 0, 7, 0), "".join(NEW))]}, message="letters")
+    (h,) = res["hunks"]
+    assert h["oldText"] == "".join(OLD) and h["newText"] == "".join(NEW)
+    return h
+
+
+def _file(ws) -> list[str]:
+    return read(ws / "a.py").splitlines()
+
+
+async def test_accept_lines_on_a_closed_file(ws, session):
+    h = await _propose(session, ws)
+    res = await session.command(
+        "stet.acceptLines", {"hunkId": h["id"], "old": [[0, 0]], "new": [[0, 1]], "requestId": "r1"}
+    )
+    part, rest = res["part"], res["rest"]
+    assert part["status"] == "applied" and rest["status"] == "pending"
+    assert _file(ws)[3:9] == ["line 4", "line 6", "line 7", "A", "B", "line 8"]
+    hunks = {x["id"]: x for x in await session.hunks()}
+    assert hunks[h["id"]]["status"] == "superseded" and hunks[h["id"]]["parts"] == [part["id"], rest["id"]]
+    assert rest["message"] == part["message"] == "letters" and rest["proposalId"] == "p1"
+    again = await session.command(
+        "stet.acceptLines", {"hunkId": h["id"], "old": [[0, 0]], "new": [[0, 1]], "requestId": "r1"}
+    )
+    assert (again["part"]["id"], again["rest"]["id"]) == (part["id"], rest["id"])
+    assert len(await session.hunks()) == 3, "the same requestId twice: one split"
+    await session.command("stet.accept", {"hunkIds": [rest["id"]]})
+    assert _file(ws)[4:8] == ["A", "B", "C", "D"]
+
+
+async def test_accept_lines_in_an_open_buffer(ws, session):
+    h = await _propose(session, ws)
+    a = session.open(ws / "a.py")
+    res = await session.command("stet.acceptLines", {"hunkId": h["id"], "new": [[2, 3]], "old": [[0, 2]]})
+    part, rest = res["part"], res["rest"]
+    assert part["status"] == "applied"
+    assert session.text(a).splitlines()[3:7] == ["line 4", "C", "D", "line 8"]
+    # the rest adds A and B before C (the lines it shares with the file are its context)
+    assert rest["status"] == "pending" and rest["oldText"] == "" and rest["newText"] == "A\nB\n"
+    assert rest["range"] == rng(4, 0, 4, 0)
+    await session.command("stet.accept", {"hunkIds": [rest["id"]]})
+    assert session.text(a).splitlines()[3:9] == ["line 4", "A", "B", "C", "D", "line 8"]
+
+
+async def test_reject_lines_with_feedback(ws, session):
+    h = await _propose(session, ws)
+    res = await session.command(
+        "stet.rejectLines", {"hunkId": h["id"], "old": [[1, 1]], "new": [], "feedback": "keep line 6"}
+    )
+    part, rest = res["part"], res["rest"]
+    assert part["status"] == "rejected" and part["feedback"] == "keep line 6"
+    assert part["oldText"] == "line 6\n" and part["newText"] == ""
+    assert rest["status"] == "pending"
+    assert read(ws / "a.py") == "".join(f"line {i}\n" for i in range(1, 11))
+    await session.command("stet.accept", {"hunkIds": [rest["id"]]})
+    assert _file(ws)[3:10] == ["line 4", "line 6", "A", "B", "C", "D", "line 8"]
+
+
+async def test_every_line_is_the_whole_hunk(ws, session):
+    h = await _propose(session, ws)
+    res = await session.command("stet.rejectLines", {"hunkId": h["id"], "old": [[0, 2]], "new": [[0, 3]]})
+    assert res["rest"] is None and res["part"]["id"] == h["id"] and res["part"]["status"] == "rejected"
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"old": [], "new": []},
+        {"old": [[0, 3]]},
+        {"new": [[4, 4]]},
+        {"new": [[1, 0]]},
+        {"new": "1-2"},
+        {"new": [[0, True]]},
+    ],
+)
+async def test_bad_selections_are_invalid_params_and_change_nothing(ws, session, params):
+    h = await _propose(session, ws)
+    with pytest.raises(JsonRpcException) as exc:
+        await session.command("stet.acceptLines", {"hunkId": h["id"], **params})
+    assert exc.value.code == -32602
+    (same,) = await session.hunks()
+    assert same == h
+    assert read(ws / "a.py") == "".join(f"line {i}\n" for i in range(1, 11))
+
+
+async def test_undo_of_a_part(ws, session):
+    h = await _propose(session, ws)
+    res = await session.command("stet.acceptLines", {"hunkId": h["id"], "new": [[0, 0]]})
+    undone = await session.command("stet.undo", {"hunkIds": [res["part"]["id"]]})
+    assert undone["hunks"][0]["status"] == "pending"
+    assert read(ws / "a.py") == "".join(f"line {i}\n" for i in range(1, 11))
+    hunks = {x["id"]: x for x in await session.hunks()}
+    assert hunks[h["id"]]["status"] == "superseded"
+
+
+async def test_an_unknown_hunk(ws, session):
+    with pytest.raises(JsonRpcException) as exc:
+        await session.command("stet.acceptLines", {"hunkId": "nope", "new": [[0, 0]]})
+    assert exc.value.code == -32001
