@@ -58,6 +58,11 @@ export function inFileOf(h: HunkState): boolean | null {
   return typeof h.inFile === 'boolean' ? h.inFile : null;
 }
 
+/** Does the file show the hunk's new lines (the agent left them there: a kept capture, still in the file)? */
+export function newTextInFile(h: HunkState): boolean {
+  return h.kept === true && h.inFile !== false;
+}
+
 /** Shown in the editor: open hunks, and applied ones that are no longer in the file. */
 export function isShown(h: HunkState): boolean {
   return isOpen(h) || isMissing(h);

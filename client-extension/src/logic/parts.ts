@@ -9,7 +9,7 @@
 // or, for a hunk whose new text the agent already left in the file (a kept capture), the new lines. A side
 // with no lines (an insertion seen from the old side, a deletion from the new side) is touched by a
 // selection on the line just above or below where it sits, and stands for the whole hunk.
-import { HunkState } from './hunk';
+import { HunkState, newTextInFile } from './hunk';
 import { InlineStyle, showsAsBlock } from './decorations';
 import { splitLines } from './text';
 
@@ -40,6 +40,8 @@ export function lineCounts(h: Pick<HunkState, 'oldText' | 'newText'>): { old: nu
   return { old: splitLines(h.oldText).length, new: splitLines(h.newText).length };
 }
 
+export { newTextInFile };
+
 /** Can a hunk be decided in parts? Pending edits with lines to choose from. */
 export function splittable(h: HunkState): boolean {
   const c = lineCounts(h);
@@ -61,11 +63,6 @@ export function partOf(h: HunkState, side: Side, first: number, lines: ReadonlyS
   const picked = upTo(c[side]).filter((i) => lines.has(first + i));
   if (!picked.length) return undefined;
   return side === 'old' ? { hunkId: h.id, old: picked, new: [] } : { hunkId: h.id, old: [], new: picked };
-}
-
-/** Does the file show the hunk's new lines (the agent left them there: a kept capture, still in the file)? */
-export function newTextInFile(h: HunkState): boolean {
-  return h.kept === true && h.inFile !== false;
 }
 
 /**
