@@ -1173,8 +1173,10 @@ await check('round three: Reject file on gone.py (deleted by the proposal) keeps
 
 /** Does this server decide parts of hunks (stet.acceptLines)? An empty argument is refused as InvalidParams then. */
 function serverHas(command) {
+  const file = path.join(tmp, `calls-${++callsMade}.json`);
+  fs.writeFileSync(file, JSON.stringify([{ method: 'workspace/executeCommand', params: { command, arguments: [{}] } }]));
   try {
-    stetCalls([{ method: 'workspace/executeCommand', params: { command, arguments: [{}] } }]);
+    execFileSync(PYTHON, [path.join(here, 'propose.py'), ws, file, PYTHON, '-m', 'stet', 'serve'], { encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] });
     return true;
   } catch (e) {
     return /-32602/.test(`${e.stderr ?? ''}${e.message}`);
@@ -1205,9 +1207,15 @@ if (!serverHas('stet.acceptLines')) {
     await openFromExplorer('parts.py');
     await toTop();
     await until('the block of the 4-line replacement', () => page.locator(`${editorSel} .review-widget`, { hasText: '4 lines replacing lines 2–4' }).first().isVisible());
+    // The server's lenses first: arriving later, they push the lines down under a click (onto a lens).
+    await until('the lenses of parts.py', async () => { const t = await lensTitles(); return t.includes('Accept all (2)') && t.some((x) => ACCEPT.test(x)); });
     const editor = page.locator(editorSel).first();
-    const at = await until('the line BETA = 6', () => linePoint(editor, 'BETA = 6'));
-    await page.mouse.click(at.x, at.y);
+    let at;
+    await until('the cursor on BETA = 6 (line 3)', async () => {
+      at = await linePoint(editor, 'BETA = 6');
+      if (at) await page.mouse.click(at.x, at.y);
+      return Boolean(at) && (await page.locator('.part.statusbar').textContent())?.includes('Ln 3,');
+    }, 30_000, 500);
     const item = page.locator('.monaco-menu .action-item', { hasText: 'Accept Selected Lines' }).first();
     // The context key follows the selection: right-click until the menu offers it.
     await until('Accept Selected Lines in the context menu', async () => {
@@ -1216,7 +1224,7 @@ if (!serverHas('stet.acceptLines')) {
       await page.mouse.click(at.x, at.y, { button: 'right' });
       return item.waitFor({ state: 'visible', timeout: 2000 }).then(() => true, () => false);
     }, 30_000, 500);
-    await screenshot('parts-context-menu');
+    await docScreenshot('vscode-parts-selected-lines');
     await item.click();
     await until('BETA gone from the buffer', async () => !(await editorView()).text.includes('BETA = 6'));
     await clickEditorText();
@@ -1240,6 +1248,7 @@ if (!serverHas('stet.acceptLines')) {
     await runCommand('Stet: Review Changes in This File');
     await until('the review of parts.py', async () => (await activeTab()).includes('Stet: parts.py'));
     const right = diffSide('parts.py', 'modified');
+    await until('the lenses inside the review', async () => (await lensTitlesIn(right)).includes('Accept file (2)'));
     const at = await until('the proposed line Y = 20', () => linePoint(right, 'Y = 20'));
     await page.mouse.click(at.x, at.y);
     await screenshot('parts-review-selection');
@@ -1351,7 +1360,7 @@ if (!turnsKnown) {
       return rows.includes('turn2.py') && !rows.includes('turn1.py') && !rows.includes('parts.py');
     });
     await until('the view says which turn', async () => (await page.locator('.part.sidebar').innerText()).includes('Showing turn 2 of session 7d3e9f10'));
-    await docScreenshot('vscode-turn');
+    await screenshot('turn-filter');
     await page.locator('.part.sidebar').hover();
     await page.locator('.part.sidebar .action-label[aria-label^="Review Turn"]:visible').first().click();
     await until('the review of turn 2', async () => (await activeTab()).includes('Stet: turn 2 (session 7d3e9f10)'));
@@ -1366,7 +1375,7 @@ if (!turnsKnown) {
       return added.some((l) => l.text === TURN2_AFTER.trim() && l.decorations.some((d) => /line-insert/.test(d.cls))) &&
         removed.some((l) => l.text === TURN2_BEFORE.trim() && l.decorations.some((d) => /line-delete/.test(d.cls)));
     });
-    await screenshot('turn-review');
+    await docScreenshot('vscode-turn');
     await page.keyboard.press('Control+W');
     await showStetView();
     await page.locator('.part.sidebar').hover();
