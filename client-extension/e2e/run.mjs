@@ -1183,12 +1183,15 @@ function serverHas(command) {
   }
 }
 
-/** Where the rendered line reading `text` is in `editor` (a point inside its text, for a click). */
+/**
+ * Where the rendered line reading `text` is in `editor`: a point near the end of its text, for a click (at
+ * its start, the code-action light bulb of the line may take the click).
+ */
 async function linePoint(editor, text) {
   return editor.evaluate((ed, text) => {
     const line = [...ed.querySelectorAll('.view-lines .view-line')].find((l) => l.textContent.replace(/\u00a0/g, ' ') === text);
-    const r = line?.querySelector('span span')?.getBoundingClientRect();
-    return r ? { x: r.left + 4, y: r.top + r.height / 2 } : null;
+    const r = line?.querySelector(':scope > span')?.getBoundingClientRect();
+    return r ? { x: r.right - 3, y: r.top + r.height / 2 } : null;
   }, text);
 }
 
