@@ -120,3 +120,29 @@ async def test_an_unknown_hunk(ws, session):
     with pytest.raises(JsonRpcException) as exc:
         await session.command("stet.acceptLines", {"hunkId": "nope", "new": [[0, 0]]})
     assert exc.value.code == -32001
+
+
+async def _actions(session, a, r) -> list[dict]:
+    return await session.request(
+        "textDocument/codeAction", {"textDocument": {"uri": a}, "range": r, "context": {"diagnostics": []}}
+    )
+
+
+async def test_a_selection_of_old_lines_offers_accept_and_reject_of_them(ws, session):
+    """Plain LSP editors: the code action on a selection of a hunk's old lines."""
+    h = await _propose(session, ws)
+    a = session.open(ws / "a.py")
+    # a cursor in the hunk: no lines to decide apart
+    assert not [x for x in await _actions(session, a, rng(5, 2, 5, 2)) if "Lines" in x["command"]["command"]]
+    # lines 5 and 6 of the file selected (0-based 4 and 5: the hunk's old lines 0-1), whole lines
+    actions = await _actions(session, a, rng(4, 0, 6, 0))
+    lines = {x["title"]: x["command"] for x in actions if x["command"]["command"].endswith("Lines")}
+    assert set(lines) == {"Stet: accept selected lines", "Stet: reject selected lines"}
+    accept = lines["Stet: accept selected lines"]
+    assert accept["command"] == "stet.acceptLines"
+    assert accept["arguments"] == [{"hunkId": h["id"], "old": [[0, 1]], "new": []}]
+    res = await session.command(accept["command"], accept["arguments"][0])
+    assert res["part"]["status"] == "applied"
+    # the selected old lines removed, nothing added (git gui's Stage Lines on `-` lines)
+    assert session.text(a).splitlines()[3:6] == ["line 4", "line 7", "line 8"]
+    assert res["rest"]["status"] == "pending"

@@ -66,9 +66,12 @@ def test_accepting_some_lines_writes_the_part_and_leaves_the_rest(repo):
     again = stet_json("accept", hid, "--old", "1", "--new", "1-2", "--request-id", "r-part", cwd=repo)
     assert again["part"]["id"] == part["id"] and again["rest"]["id"] == rest["id"]
     assert len(stet_json("status", "--all", cwd=repo)["hunks"]) == 3
-    # accepting the rest makes the whole proposal
+    # accepting the rest makes the whole proposal; the part, under it, is still in the file
     stet_json("accept", rest["id"], cwd=repo)
     assert (repo / "f.txt").read_bytes() == EDITED
+    status = {h["id"]: h for h in stet_json("status", "--all", cwd=repo)["hunks"]}
+    assert status[part["id"]]["status"] == status[rest["id"]]["status"] == "applied"
+    assert status[part["id"]]["inFile"] is True and status[rest["id"]]["inFile"] is True
 
 
 def test_rejecting_some_lines_keeps_the_others_pending(repo):

@@ -100,6 +100,31 @@ FEEDBACKS = [
 ]
 
 
+def answered_states(ans: dict) -> list[dict]:
+    """The HunkStates of a decision's answer: `hunks`, or the `part` and `rest` of some lines."""
+    if "hunks" in ans:
+        return ans["hunks"]
+    return [h for h in (ans["part"], ans["rest"]) if h is not None]
+
+
+def stage_lines(old: tuple, new: tuple, sel_old: set, sel_new: set) -> tuple:
+    """git gui's Stage Lines, written here again for the model: selected old lines go,
+    unselected stay; selected new lines come, unselected do not."""
+    return (*(t for i, t in enumerate(old) if i not in sel_old), *(t for j, t in enumerate(new) if j in sel_new))
+
+
+def trimmed(old: tuple, new: tuple, after: str | None) -> tuple[tuple, tuple, str | None]:
+    """A change without the lines both sides share at either end, and the token it goes
+    before (`after`: the one after the untrimmed change)."""
+    pre = 0
+    while pre < min(len(old), len(new)) and old[pre] == new[pre]:
+        pre += 1
+    suf = 0
+    while suf < min(len(old), len(new)) - pre and old[-1 - suf] == new[-1 - suf]:
+        suf += 1
+    return old[pre : len(old) - suf], new[pre : len(new) - suf], old[len(old) - suf] if suf else after
+
+
 def closure(statuses: set[str]) -> set[str]:
     out, todo = set(statuses), list(statuses)
     while todo:
@@ -134,6 +159,13 @@ class MHunk:
     texts: set = field(default_factory=lambda: {None})  # the developer's replacement, as tokens
     marred: dict = field(default_factory=dict)  # token of its old text -> what the developer made of it
     after_first: str | None = None  # an insertion: the base token it goes before (None: the end)
+    # The rest of an accepted part: its old text is in the file only with the part applied.
+    on_part: bool = False
+    # An accepted part: the rest made on its text (undone while the rest may be applied, the
+    # part's change would be under the rest's: not a decision the torture makes).
+    rest_id: str | None = None
+    split_into: tuple = ()  # superseded by a split: its part and its rest
+    split_from: str | None = None  # a part or a rest: the hunk it was split from
 
 
 @dataclass
@@ -330,6 +362,7 @@ class Run:
         self.files: dict[str, MFile] = {}
         self.hunks: dict[str, MHunk] = {}
         self.maybe_proposals: dict[str, list[tuple]] = {}  # in flight when the server died
+        self.maybe_splits: dict[str, tuple] = {}  # hunk id -> (part spec, rest spec): in flight when it died
         self.proposals: dict[str, dict] = {}  # acknowledged: params, hunk ids
         self.acked: list[tuple[str, dict, list[str]]] = []  # decisions answered: command, params, hunk ids
         self.editor_docs: dict = {}  # the editor's buffers (harness format), kept across server lives
@@ -603,6 +636,12 @@ class Run:
             await self.operation(s, None, "inbox")
         elif point == "task:after-commit":
             await self.cli_task_fault()
+        elif point == "split:after-commit":
+            for _ in range(5):  # a proposal with a hunk of two lines or more to split
+                await self.operation(s, None, "propose")
+                if self.splittable(self.last_proposal):
+                    await self.operation(s, None, self.rnd.choice(["accept_lines", "reject_lines"]), last=True)
+                    break
         elif point.startswith(("decide:", "effect:")) and fop:
             await self.operation(s, None, "fop_propose")
             await self.operation(s, None, "fop_accept_new")
@@ -643,6 +682,9 @@ class Run:
             if got:
                 self.adopt(pid, specs, got)
             del self.maybe_proposals[pid]
+        for hid, specs in list(self.maybe_splits.items()):
+            self.adopt_split(hid, specs, by_id)
+            del self.maybe_splits[hid]
         for pid, op in list(self.maybe_fops.items()):
             got = [h for h in states if h["proposalId"] == pid]
             if got:
@@ -714,6 +756,48 @@ class Run:
             self.violation(f"proposal {pid}: {len(got)} hunks stored, {len(specs)} proposed")
             raise Violation()
 
+    def adopt_split(self, hid: str, specs: tuple, by_id: dict) -> None:
+        """A split in flight at a death: whole (the hunk superseded, its two parts as the model
+        says) or absent."""
+        m = self.hunks[hid]
+        h = by_id[hid]
+        if h["status"] != "superseded":
+            m.statuses = m.statuses - {"superseded"}
+            return
+        parts = h.get("parts") or []
+        if len(parts) != 2 or any(p not in by_id for p in parts):
+            self.violation(f"split of {hid} in flight came back without its parts: {parts}")
+            raise Violation()
+        self.add_parts(m, specs, [by_id[parts[0]], by_id[parts[1]]])
+
+    def add_parts(self, m: MHunk, specs: tuple, states: list[dict]) -> None:
+        """The part and the rest of `m` into the model, checked against what it expects."""
+        m.statuses = {"superseded"}
+        m.split_into = (states[0]["id"], states[1]["id"])
+        made = []
+        for (old, new, after, on_part), h in zip(specs, states):
+            if (tuple(self.tokens_of(h["oldText"])), tuple(self.tokens_of(h["newText"]))) != (old, new):
+                self.violation(f"a part of {m.id} is {h['oldText']!r} -> {h['newText']!r}, not {old} -> {new}")
+                raise Violation()
+            self.hunks[h["id"]] = MHunk(
+                h["id"],
+                m.pid,
+                m.file,
+                old,
+                new,
+                m.zone,
+                closure({h["status"]}),
+                {h["feedback"]},
+                after_first=after,
+                on_part=on_part,
+                split_from=m.id,
+            )
+            made.append(self.hunks[h["id"]])
+        if specs[1][3]:  # the rest of an accepted part
+            made[0].rest_id = made[1].id
+        if m.pid in self.proposals:  # the proposal's hunks, as a replay of it answers them
+            self.proposals[m.pid]["ids"] = sorted({*self.proposals[m.pid]["ids"], *(h.id for h in made)})
+
     def lookup(self, hid: str):
         return self.hunks.get(hid) or self.fhunks.get(hid)
 
@@ -759,28 +843,39 @@ class Run:
                 )
             actual_tokens = self.tokens_of(actual)
             for m in mine:
-                problems += self.check_range(m, by_id[m.id], actual_tokens, where)
+                problems += self.check_range(m, by_id[m.id], actual_tokens, where, by_id)
             for m in mine:
                 status = by_id[m.id]["status"]
                 if not m.old:
-                    if status == "stale":
+                    if status == "stale" and not m.split_from:  # (a part's context may be its siblings' text)
                         problems.append(f"{m.id} (an insertion whose context is intact) is stale")
                     continue
-                intact = self.intact(base, m.old)
+                # A part's lines are its siblings' too: they are judged in the file with the applied
+                # hunks (its siblings included), as the others are in the base (no applied hunk
+                # touches their lines).
+                intact = self.intact(expected if m.split_from else base, m.old)
                 if status == "pending" and not intact:
                     problems.append(f"{m.id} is pending but its old text is gone from the {where}")
                 if status == "stale" and intact:
-                    i = base.index(m.old[0])
+                    seen = expected if m.split_from else base
+                    i = seen.index(m.old[0])
                     problems.append(
                         f"{m.id} is stale but its old text is all there in the {where}: "
-                        f"{base[max(0, i - CTX) : i + len(m.old) + CTX]}, line {i}; actual {self.tokens_of(actual)[max(0, i - 6) : i + 6]}"
+                        f"{seen[max(0, i - CTX) : i + len(m.old) + CTX]}, line {i}; actual {self.tokens_of(actual)[max(0, i - 6) : i + 6]}"
                     )
         return problems
 
-    def check_range(self, m: MHunk, h: dict, actual: list[str], where: str) -> list[str]:
+    def check_range(self, m: MHunk, h: dict, actual: list[str], where: str, by_id: dict) -> list[str]:
         """The reported range is on the hunk's text as the document is now: its old text for a
-        pending hunk, its new text for an applied one (which must say it is in the file)."""
+        pending hunk, its new text for an applied one (which must say it is in the file) - or,
+        for an accepted part whose rest is applied too, somewhere under the rest's."""
         line = h["range"]["start"]["line"]
+        if h["status"] == "applied" and self.under_rest(m, by_id):
+            return (
+                []
+                if h.get("inFile") is True
+                else [f"{m.id} is applied under its rest, but inFile is {h.get('inFile')}"]
+            )
         if h["status"] == "applied":
             repl = self.applied_tokens(h) or m.new
             out = (
@@ -869,6 +964,8 @@ class Run:
             "mar": 4,
             "unmar": 3,
             "replay": 3,
+            "accept_lines": 6,
+            "reject_lines": 4,
             "cli": 6,
             "inbox": 4,
             "fop_propose": 9,
@@ -1112,11 +1209,103 @@ class Run:
             s, "stet.reject", "reject", {"hunkIds": [h.id for h in hs], "feedback": self.rnd.choice(FEEDBACKS)}, hs
         )
 
+    def under_rest(self, m: MHunk, by_id: dict) -> bool:
+        """An accepted part whose rest (or a part of it, split again) is applied."""
+        todo = [m.rest_id] if m.rest_id else []
+        while todo:
+            h = self.hunks[todo.pop()]
+            if by_id[h.id]["status"] == "applied":
+                return True
+            todo.extend(h.split_into)
+        return False
+
+    def undoable(self, m: MHunk | FHunk) -> bool:
+        """Not an accepted part whose rest (or a part of its rest, split again) may be applied on
+        top of it: the part's change would be under theirs, its context theirs."""
+        todo = [m.rest_id] if isinstance(m, MHunk) and m.rest_id else []
+        while todo:
+            h = self.hunks[todo.pop()]
+            if h.statuses & {"accepted", "applied"}:
+                return False
+            todo.extend(h.split_into)
+        return True
+
     def op_undo(self, s):
-        hs = self.pick({"accepted", "applied", "rejected"}, self.rnd.choice([1, 1, 2]))
+        hs = [h for h in self.pick({"accepted", "applied", "rejected"}, self.rnd.choice([1, 1, 2])) if self.undoable(h)]
         if not hs:
             return None
         return self.decision(s, "stet.undo", "undo", {"hunkIds": [h.id for h in hs]}, hs)
+
+    def splittable(self, pid: str | None = None) -> list[MHunk]:
+        """Hunks waiting for a decision (pending, or stale if their text went), with two changed
+        lines or more (of the proposal `pid`)."""
+        return [
+            h
+            for h in self.hunks.values()
+            if "pending" in h.statuses
+            and h.statuses <= {"pending", "stale"}
+            and len(h.old) + len(h.new) >= 2
+            and (pid is None or h.pid == pid)
+        ]
+
+    def op_accept_lines(self, s, last: bool = False):
+        return self.lines_decision(s, "accept", last)
+
+    def op_reject_lines(self, s, last: bool = False):
+        return self.lines_decision(s, "reject", last)
+
+    def lines_decision(self, s, action: str, last: bool):
+        """Accept or reject some lines of a pending hunk (never all of them): the hunk is split
+        into the part and the rest, whose texts the model works out itself."""
+        pool = self.splittable(self.last_proposal if last else None)
+        if not pool:
+            return None
+        m = self.rnd.choice(pool)
+        lines = [("old", i) for i in range(len(m.old))] + [("new", j) for j in range(len(m.new))]
+        chosen = set(self.rnd.sample(lines, self.rnd.randint(1, len(lines) - 1)))
+        sel_old = {i for side, i in chosen if side == "old"}
+        sel_new = {j for side, j in chosen if side == "new"}
+        base = self.base(self.files[m.file])
+        if m.marred or (m.old and not self.intact(base, m.old)):
+            return None
+        after = m.after_first if not m.old else (base[base.index(m.old[-1]) + 1] if base[-1] != m.old[-1] else None)
+        made = stage_lines(m.old, m.new, sel_old, sel_new)
+        if action == "accept":
+            rest = (made, m.new)
+        else:
+            rest = (
+                m.old,
+                stage_lines(m.old, m.new, set(range(len(m.old))) - sel_old, set(range(len(m.new))) - sel_new),
+            )
+        specs = ((*trimmed(m.old, made, after), False), (*trimmed(*rest, after), action == "accept"))
+        params = {
+            "hunkId": m.id,
+            "old": [[i, i] for i in sorted(sel_old)],
+            "new": [[j, j] for j in sorted(sel_new)],
+            "requestId": self.request_id(),
+        }
+        if action == "reject":
+            params["feedback"] = self.rnd.choice(FEEDBACKS)
+        command = f"stet.{action}Lines"
+        self.note(f"{command} {json.dumps(params, ensure_ascii=False)[:160]}")
+
+        def answered(ans):
+            if isinstance(ans, JsonRpcException):
+                if ans.code == -32002 and "stale" in m.statuses:
+                    return  # it was stale: only a pending hunk is split, nothing changed
+                self.violation(f"{command} of {m.id} ({sorted(m.statuses)}) answered {ans.code}: {ans.message}")
+                raise Violation()
+            if ans["rest"] is None:
+                self.violation(f"{command} of some lines of {m.id} decided the whole hunk")
+                raise Violation()
+            self.add_parts(m, specs, [ans["part"], ans["rest"]])
+            self.acked.append((command, params, [ans["part"]["id"], ans["rest"]["id"]]))
+
+        def unknown():
+            m.statuses = m.statuses | {"superseded"}
+            self.maybe_splits[m.id] = specs
+
+        return s.command(command, params), answered, unknown
 
     def _file_pool(self, f: MFile, statuses: set[str]):
         return lambda: [h for h in self.hunks.values() if h.file == f.name and h.statuses & statuses]
@@ -1155,9 +1344,9 @@ class Run:
             if isinstance(ans, JsonRpcException):
                 self.violation(f"replay of {params['requestId']} answered an error: {ans.code} {ans.message}")
                 raise Violation()
-            if sorted(h["id"] for h in ans["hunks"]) != sorted(ids):
-                self.violation(f"replay of {params['requestId']} concerns other hunks: {ans['hunks']} vs {ids}")
-            for h in ans["hunks"]:
+            if sorted(h["id"] for h in answered_states(ans)) != sorted(ids):
+                self.violation(f"replay of {params['requestId']} concerns other hunks: {ans} vs {ids}")
+            for h in answered_states(ans):
                 m = self.lookup(h["id"])
                 if h["status"] not in m.statuses:
                     self.violation(f"replay of {params['requestId']} changed {h['id']} to {h['status']}")
@@ -1176,6 +1365,8 @@ class Run:
             return None
         h = self.rnd.choice(pool)
         action = self.rnd.choice(["accept", "accept", "reject", "undo"])
+        if action == "undo" and not self.undoable(h):
+            action = "accept"
         rid = self.request_id()
         args = [action, h.id, "--request-id", rid, "--json"] + (
             ["--feedback", self.rnd.choice(FEEDBACKS[:6])] if action == "reject" else []
@@ -1349,8 +1540,8 @@ class Run:
         cands = []
         for m in self.hunks.values():
             f = self.files[m.file]
-            if not self.is_open(f) or not m.old:
-                continue
+            if not self.is_open(f) or not m.old or m.split_from:
+                continue  # (the parts of a hunk share its lines and context: typing there is typing in theirs)
             repl = next(iter(m.texts)) if len(m.texts) == 1 else None
             if m.statuses == closure({"pending"}) and self.intact(self.base(f), m.old):
                 cands.append((m, f, m.old))
@@ -1812,7 +2003,7 @@ class Run:
             command, params, ids = self.rnd.choice(self.acked)
             self.note(f"replay {command} {params['requestId']}")
             ans = await s.command(command, params)
-            if sorted(h["id"] for h in ans["hunks"]) != sorted(ids):
+            if sorted(h["id"] for h in answered_states(ans)) != sorted(ids):
                 self.violation(f"replay of {params['requestId']} concerns other hunks")
         self.stats.replays += 1
         after = (await s.hunks(), {f.name: self.actual(f) for f in self.files.values()}, self.fop_disk())

@@ -92,6 +92,26 @@ class Hunk:
         self.move_to(Status.SUPERSEDED, "supersede")
         self.lsn, self.kept, self.in_file = lsn, False, None
 
+    def split_off(self, hunk_id: str, line: int, old: Lines, new: Lines, before: Context, after: Context) -> Hunk:
+        """A new pending hunk of the same proposal, task and message: a part of this one, or
+        its rest (docs/protocol.md, "Parts of a hunk")."""
+        return Hunk(
+            id=hunk_id,
+            proposal_id=self.proposal_id,
+            task_id=self.task_id,
+            seq=self.seq,
+            uri=self.uri,
+            kind=self.kind,
+            status=Status.PENDING,
+            line=line,
+            old=old,
+            new=new,
+            ctx_before=before,
+            ctx_after=after,
+            new_uri=self.new_uri,
+            message=self.message,
+        )
+
     @property
     def old_text(self) -> str:
         return "".join(self.old)

@@ -208,8 +208,12 @@ def code_action(ls: StetServer, params: types.CodeActionParams) -> list[Any]:
         return []
     doc = ls.review.doc(uri)
     end = doc.end() if doc else None
-    first, last = params.range.start.line, params.range.end.line
-    actions = present.code_actions(hunks, params.text_document.uri, first, last, end)
+    start, stop = params.range.start, params.range.end
+    selected = None
+    if (start.line, start.character) != (stop.line, stop.character):  # a selection, not a cursor
+        # (a selection of whole lines ends at the start of the line after them)
+        selected = (start.line, stop.line - 1 if stop.character == 0 and stop.line > start.line else stop.line)
+    actions = present.code_actions(hunks, params.text_document.uri, start.line, stop.line, end, selected)
     td = ls.client_capabilities.text_document
     if not (td and td.code_action and td.code_action.code_action_literal_support):
         return [a.command for a in actions]  # an older client takes bare commands

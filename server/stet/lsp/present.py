@@ -143,14 +143,53 @@ def covers(h: Hunk, first: int, last: int) -> bool:
     return h.line <= last and first <= h.line + span - 1
 
 
+def selected_lines(h: Hunk, first: int, last: int) -> list[list[int]] | None:
+    """The hunk's old lines (0-based, as one [first, last] range) that a selection of lines
+    first..last covers, when it is some of them - not none, not the whole hunk - and the
+    document shows them (a pending edit, not kept)."""
+    if h.status != Status.PENDING or h.kind != Kind.EDIT or h.kept or h.shows_new or not h.old:
+        return None
+    lo, hi = max(first, h.line) - h.line, min(last, h.line + len(h.old) - 1) - h.line
+    if lo > hi or (lo == 0 and hi == len(h.old) - 1 and not h.new):
+        return None
+    return [[lo, hi]]
+
+
+def lines_actions(h: Hunk, first: int, last: int, diag: list[types.Diagnostic]) -> list[types.CodeAction]:
+    """Accept or reject the selected old lines of a hunk (git gui's Stage Lines: the selected
+    lines are removed; none of the new lines is added)."""
+    old = selected_lines(h, first, last)
+    if old is None:
+        return []
+    lines = {"hunkId": h.id, "old": old, "new": []}
+    return [
+        types.CodeAction(
+            title=f"Stet: {verb.lower()} selected lines",
+            kind=types.CodeActionKind.QuickFix,
+            diagnostics=diag,
+            command=_cmd(f"{verb} selected lines", f"stet.{verb.lower()}Lines", lines),
+        )
+        for verb in ("Accept", "Reject")
+    ]
+
+
 def code_actions(
-    hunks: list[Hunk], client_uri: str, first: int, last: int, end: tuple[int, int] | None
+    hunks: list[Hunk],
+    client_uri: str,
+    first: int,
+    last: int,
+    end: tuple[int, int] | None,
+    selected: tuple[int, int] | None = None,
 ) -> list[types.CodeAction]:
+    """`selected`: the lines (first, last) of a selection (not a cursor): some lines of a hunk
+    under it can be decided."""
     actions = []
     here = [h for h in hunks if covers(h, first, last)]
     for h in here:
         ids = {"hunkIds": [h.id]}
         diag = [diagnostic(h, end)]
+        if selected is not None:
+            actions += lines_actions(h, *selected, diag)
         if h.status == Status.PENDING:
             actions.append(
                 types.CodeAction(

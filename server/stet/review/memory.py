@@ -72,6 +72,8 @@ class Memory:
 
     def _merge(self, row: Hunk, indexes: dict[str, LineIndex]) -> list[tuple[Hunk, Status]]:
         st = self.st
+        if row.parts is not None:
+            st.split_from.update(dict.fromkeys(row.parts, row.id))
         old = st.hunks.get(row.id)
         f = st.open.get(row.uri)
         if old is None:
@@ -180,7 +182,9 @@ class Memory:
                     h.line, h.shows_new, h.tracked = found.line, True, buffer
                     self.set_in_file(h, True)
                     continue
-                self.set_in_file(h, False)
+                self.set_in_file(h, self.st.under_its_rest(h))  # (a part under its rest's text: in the file)
+                if h.in_file:
+                    continue
                 found = locate(index, h.old, h.line, h.ctx_before, h.ctx_after, trust_hint=False)
                 if found:
                     h.line, h.shows_new = found.line, False

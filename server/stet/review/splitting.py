@@ -13,7 +13,6 @@ A selection of every line decides the whole hunk through `Deciding` (no split).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 from ..domain.effect_outcome import Action
 from ..domain.model import Hunk, Kind
@@ -149,24 +148,7 @@ class Splitting:
 
     @staticmethod
     def _hunk(h: Hunk, piece: Piece, line: int) -> Hunk:
-        return replace(
-            h,
-            id=new_id("h"),
-            status=Status.PENDING,
-            line=line + piece.offset,
-            old=piece.old,
-            new=piece.new,
-            ctx_before=piece.ctx_before,
-            ctx_after=piece.ctx_after,
-            feedback=None,
-            version=1,
-            decided_at=None,
-            applied_text=None,
-            in_file=None,
-            problem=None,
-            kept=False,
-            parts=None,
-        )
+        return h.split_off(new_id("h"), line + piece.offset, piece.old, piece.new, piece.ctx_before, piece.ctx_after)
 
     async def _split_in(
         self,

@@ -95,6 +95,7 @@ class ReviewState:
         self.open: dict[str, OpenFile] = {}  # uri -> the editor's open document
         self.open_as: dict[str, str] = {}  # client uri of an open document -> its uri
         self.in_flight: set[str] = set()  # hunks whose effect is running: memory keeps them put
+        self.split_from: dict[str, str] = {}  # a part of a hunk, or its rest -> the hunk split
         self.effect_uris: set[str] = set()  # uris with effects not finished yet
         self.seen_lsn = 0
         self.generation = 0  # bumped whenever hunks change in memory: cheap "anything new?" test
@@ -103,6 +104,23 @@ class ReviewState:
         self.doc_events: dict[str, asyncio.Event] = {}  # waiters for a document's next change
         self.own_writes: dict[str, str | None] = {}  # path -> hash of what Stet itself wrote there
         self.background = Background()
+
+    def under_its_rest(self, h: Hunk) -> bool:
+        """An accepted part whose rest (or a part of the rest, split again) is accepted too:
+        the part's change is in the file under theirs, where its own new text need not be."""
+        original = self.hunks.get(self.split_from.get(h.id, ""))
+        if original is None or original.parts is None or original.parts[0] != h.id:
+            return False
+        todo = [original.parts[1]]
+        while todo:
+            rest = self.hunks.get(todo.pop())
+            if rest is None:
+                continue
+            if rest.status in (Status.ACCEPTED, Status.APPLIED) and rest.in_file is not False:
+                return True
+            if rest.parts is not None:
+                todo.extend(rest.parts)
+        return False
 
     def require_store(self) -> StoreApi:
         if self.store is None:
