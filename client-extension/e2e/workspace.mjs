@@ -177,3 +177,42 @@ export function makeThirdRound(dir) {
     },
   };
 }
+
+// The fourth round (task t-parts, proposal p-parts): parts.py with two hunks to decide line by line — three
+// lines replaced by four (a block in the file), and three lines by three.
+export const PARTS_BEFORE = `"""Parts of a hunk."""
+ALPHA = 5
+BETA = 6
+GAMMA = 7
+
+
+def keep():
+    return 0
+
+
+X = 1
+Y = 2
+Z = 3
+`;
+
+export const PARTS_AFTER = PARTS_BEFORE
+  .replace('ALPHA = 5\nBETA = 6\nGAMMA = 7\n', 'A = "a"\nB = "b"\nC = "c"\nD = "d"\n')
+  .replace('X = 1\nY = 2\nZ = 3\n', 'X = 10\nY = 20\nZ = 30\n');
+
+/** Writes parts.py; returns the stet/propose params of the fourth round. */
+export function makeFourthRound(dir) {
+  fs.writeFileSync(path.join(dir, 'parts.py'), PARTS_BEFORE);
+  const uri = pathToFileURL(path.join(dir, 'parts.py')).href;
+  const whole = { start: { line: 0, character: 0 }, end: { line: PARTS_BEFORE.split('\n').length - 1, character: 0 } };
+  return {
+    proposalId: 'p-parts', taskId: 't-parts', agent: 'codex', message: 'Letters instead of numbers',
+    edit: { changes: { [uri]: [{ range: whole, newText: PARTS_AFTER }] } },
+  };
+}
+
+// Two turns of a Claude Code session, captured by its hooks: turn 1 changes turn1.py, turn 2 turn2.py.
+export const TURN_SESSION = '7d3e9f10-5a2b-4c8d-9e6f-0a1b2c3d4e5f';
+export const TURN1_BEFORE = 'FIRST = 1\n';
+export const TURN1_AFTER = 'FIRST = "one"\n';
+export const TURN2_BEFORE = 'SECOND = 2\n';
+export const TURN2_AFTER = 'SECOND = "two"\n';

@@ -25,6 +25,13 @@ export interface Decision { command: string; hunkIds: string[]; hunks: HunkState
 
 const DECIDING = /^stet\.(accept|reject)$/;
 
+/** The hunks a command's params name: `hunkIds`, or the one `hunkId` of stet.acceptLines / stet.rejectLines. */
+function hunkIdsOf(params: unknown): string[] {
+  const p = params as { hunkIds?: unknown; hunkId?: unknown } | null | undefined;
+  if (Array.isArray(p?.hunkIds)) return p.hunkIds.filter((x): x is string => typeof x === 'string');
+  return typeof p?.hunkId === 'string' ? [p.hunkId] : [];
+}
+
 /** Keep Stet's hunks out of Problems (the extension renders them itself)? */
 const hideFromProblems = () => vscode.workspace.getConfiguration('stet').get<boolean>('hideHunksFromProblems', true);
 
@@ -53,7 +60,7 @@ export class StetClient implements vscode.Disposable {
   constructor(
     private readonly model: HunkModel,
     private readonly output: vscode.OutputChannel,
-    private readonly askRejectFeedback: (hunkIds: string[]) => Promise<string | null | undefined>,
+    private readonly askRejectFeedback: (hunkIds: string[], what?: string) => Promise<string | null | undefined>,
   ) {
     model.onDidChange(() => { this.generation++; });
   }
@@ -87,16 +94,15 @@ export class StetClient implements vscode.Disposable {
         // The server's "Reject…" lenses and code actions run stet.reject*: ask for the optional reason first.
         executeCommand: async (command, args: unknown[], next) => {
           let params: unknown = args[0];
-          if (/^stet\.reject(File|All)?$/.test(command) && params && typeof params === 'object' &&
+          if (/^stet\.reject(File|All|Lines)?$/.test(command) && params && typeof params === 'object' &&
               (params as { feedback?: unknown }).feedback === undefined) {
-            const ids = (params as { hunkIds?: unknown }).hunkIds;
-            const feedback = await this.askRejectFeedback(Array.isArray(ids) ? ids.filter((x): x is string => typeof x === 'string') : []);
+            const ids = hunkIdsOf(params);
+            const feedback = await this.askRejectFeedback(ids, command === 'stet.rejectLines' ? 'the selected lines' : undefined);
             if (feedback === undefined) return undefined; // cancelled
             if (feedback) params = { ...params, feedback };
           }
           // The server's own lenses decide too: let the views prepare (a block in the file comes down first).
-          const ids = (params as { hunkIds?: unknown } | null | undefined)?.hunkIds;
-          const undo = DECIDING.test(command) && Array.isArray(ids) ? this.beforeDecide?.(ids.filter((x): x is string => typeof x === 'string')) : undefined;
+          const undo = DECIDING.test(command) || /^stet\.(accept|reject)Lines$/.test(command) ? this.beforeDecide?.(hunkIdsOf(params)) : undefined;
           let result: unknown;
           try {
             result = await next(command, [params, ...args.slice(1)]);
@@ -105,7 +111,8 @@ export class StetClient implements vscode.Disposable {
             throw e;
           }
           // A refused call may come back as no result (the client reported the error itself).
-          if (!Array.isArray((result as { hunks?: unknown } | null | undefined)?.hunks)) undo?.();
+          const r = result as { hunks?: unknown; part?: unknown } | null | undefined;
+          if (!Array.isArray(r?.hunks) && !r?.part) undo?.();
           this.absorb(result, command, params);
           return result;
         },
@@ -249,10 +256,23 @@ export class StetClient implements vscode.Disposable {
     return (result as { hunks?: HunkState[] } | null)?.hunks ?? [];
   }
 
+  /**
+   * Runs a command and gives its answer as it is (stet.acceptLines / stet.rejectLines answer
+   * `{part, rest}`); the HunkStates in it are shown at once, like `command`'s.
+   */
+  async commandResult(command: string, params: Record<string, unknown>): Promise<unknown> {
+    const client = this.client;
+    if (!client || !client.isRunning()) throw new Error('the Stet server is not running');
+    const result: unknown = await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [params] });
+    this.absorb(result, command, params);
+    return result;
+  }
+
   /** Command answers carry fresh HunkStates: show them before the notification arrives. */
   private absorb(result: unknown, command: string, params: unknown) {
-    const hunks = (result as { hunks?: unknown } | null | undefined)?.hunks;
-    if (!Array.isArray(hunks)) return;
+    const r = result as { hunks?: unknown; part?: unknown; rest?: unknown } | null | undefined;
+    const hunks = Array.isArray(r?.hunks) ? r.hunks : [r?.part, r?.rest].filter((h) => h && typeof h === 'object');
+    if (!hunks.length) return;
     this.model.update(hunks as HunkState[]);
     const ids = (params as { hunkIds?: unknown } | null | undefined)?.hunkIds;
     if (DECIDING.test(command) && Array.isArray(ids)) {

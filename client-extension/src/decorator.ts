@@ -10,6 +10,7 @@ export class Decorator implements vscode.Disposable {
   private readonly removed: vscode.TextEditorDecorationType;
   private readonly ghost: vscode.TextEditorDecorationType;
   private readonly missing: vscode.TextEditorDecorationType;
+  private readonly kept: vscode.TextEditorDecorationType;
   private readonly subscriptions: vscode.Disposable[] = [];
 
   constructor(private readonly model: HunkModel, media: vscode.Uri) {
@@ -46,6 +47,16 @@ export class Decorator implements vscode.Disposable {
       gutterIconSize: 'contain',
       overviewRulerColor: new vscode.ThemeColor('editorOverviewRuler.warningForeground'),
       overviewRulerLane: vscode.OverviewRulerLane.Left,
+    });
+    // A kept capture: the agent's new lines are in the file already; they are marked as its change.
+    this.kept = vscode.window.createTextEditorDecorationType({
+      isWholeLine: true,
+      backgroundColor: new vscode.ThemeColor('stet.proposedTextBackground'),
+      gutterIconPath: vscode.Uri.joinPath(media, 'gutter-pending.svg'),
+      gutterIconSize: 'contain',
+      overviewRulerColor: new vscode.ThemeColor('editorOverviewRuler.addedForeground'),
+      overviewRulerLane: vscode.OverviewRulerLane.Left,
+      after: { fontStyle: 'italic', color: new vscode.ThemeColor('editorCodeLens.foreground') },
     });
     this.subscriptions.push(
       { dispose: model.onDidChange(() => this.renderAll()) },
@@ -95,10 +106,14 @@ export class Decorator implements vscode.Disposable {
       missing.push({ range: lineRange(m.line), hoverMessage: hover });
     }
     editor.setDecorations(this.missing, missing);
+    editor.setDecorations(this.kept, marks.kept.map((m) => {
+      const r = lineRange(m.line);
+      return m.ghost === undefined ? { range: r } : { range: r, renderOptions: { after: { contentText: m.ghost } } };
+    }));
   }
 
   dispose(): void {
     for (const s of this.subscriptions) s.dispose();
-    for (const t of [...Object.values(this.lineTypes), this.removed, this.ghost, this.missing]) t.dispose();
+    for (const t of [...Object.values(this.lineTypes), this.removed, this.ghost, this.missing, this.kept]) t.dispose();
   }
 }

@@ -3,10 +3,11 @@
 import * as vscode from 'vscode';
 import { StetClient } from './client';
 import { ProposalEditor } from './editProposal';
-import { showDiff } from './diff';
+import { ProposalContent, showDiff } from './diff';
 import { InlineBlocks } from './inlineBlocks';
 import { REVIEW_SCHEME, ReviewContent } from './review';
 import { StatusView } from './status';
+import { HunkTree, Node } from './treeView';
 import { hunkAtLine } from './logic/decorations';
 import { errorText } from './logic/errors';
 import { HunkState, lineLabel } from './logic/hunk';
@@ -21,8 +22,13 @@ export interface Deps {
   editor: ProposalEditor;
   starter: ServerStarter;
   review: ReviewContent;
+  /** The proposal side of the two-pane Diff (stet-proposal:). */
+  proposals: ProposalContent;
   blocks: InlineBlocks;
   status: StatusView;
+  /** The Stet view (its turn filter). */
+  tree: HunkTree;
+  treeView: vscode.TreeView<Node>;
   /**
    * Asks VS Code for the file editors' lenses again (ours and the server's). VS Code cancels a pending lens
    * update when the editor text loses focus (a click on a block's button, a quick pick): after a
@@ -31,7 +37,7 @@ export interface Deps {
   refreshLenses: () => void;
   onRefreshLenses: vscode.Event<void>;
   /** The optional reason for a rejection: null for none, undefined when the developer cancelled. */
-  askRejectFeedback: (hunkIds: string[]) => Promise<string | null | undefined>;
+  askRejectFeedback: (hunkIds: string[], what?: string) => Promise<string | null | undefined>;
 }
 
 /** Server uris and editor uris compare after going through vscode.Uri (percent-encoding, drive letters). */

@@ -3,6 +3,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { HunkState, isOpen, lineLabel } from './logic/hunk';
 import { HunkModel } from './logic/model';
+import { layoutProposal } from './logic/review';
 import { applyHunks } from './logic/text';
 
 export const PROPOSAL_SCHEME = 'stet-proposal';
@@ -20,6 +21,11 @@ export class ProposalContent implements vscode.TextDocumentContentProvider, vsco
   readonly onDidChange = this.changed.event;
   private readonly open = new Set<string>();
   private readonly unsubscribe: () => void;
+  private readonly layoutChanged = new vscode.EventEmitter<void>();
+  /** Fires after a proposal side was recomputed. */
+  readonly onDidChangeLayout = this.layoutChanged.event;
+  /** Where each hunk's new lines are in a proposal side, by its uri (for a selection there). */
+  private readonly spans = new Map<string, { hunk: HunkState; line: number }[]>();
 
   constructor(private readonly model: HunkModel) {
     // Keep open diffs in step with the server's hunks.
@@ -35,7 +41,18 @@ export class ProposalContent implements vscode.TextDocumentContentProvider, vsco
     const base = await this.currentText(q.uri, hunks);
     if (q.side === 'base') return base;
     const chosen = q.hunk ? hunks.filter((h) => h.id === q.hunk) : hunks.filter(isOpen);
-    return applyHunks(base, chosen);
+    const text = applyHunks(base, chosen);
+    // The places of the hunks' new lines, when the layout agrees with the text shown (no hunk left out).
+    const layout = layoutProposal(base, chosen);
+    const byId = new Map(chosen.map((h) => [h.id, h]));
+    this.spans.set(uri.toString(), layout.text === text ? layout.spans.flatMap((s) => (byId.has(s.hunkId) ? [{ hunk: byId.get(s.hunkId)!, line: s.line }] : [])) : []);
+    this.layoutChanged.fire();
+    return text;
+  }
+
+  /** The hunks a proposal side shows, with the line where each one's new lines start. */
+  placed(uri: vscode.Uri): { hunk: HunkState; line: number }[] {
+    return (this.spans.get(uri.toString()) ?? []).map((p) => ({ hunk: this.model.get(p.hunk.id) ?? p.hunk, line: p.line }));
   }
 
   private async currentText(uri: string, hunks: HunkState[]): Promise<string> {
@@ -50,6 +67,7 @@ export class ProposalContent implements vscode.TextDocumentContentProvider, vsco
   dispose(): void {
     this.unsubscribe();
     this.changed.dispose();
+    this.layoutChanged.dispose();
   }
 }
 

@@ -6,9 +6,12 @@ import * as bulk from './commands/bulk';
 import * as decide from './commands/decide';
 import * as diff from './commands/diff';
 import * as navigate from './commands/navigate';
+import * as parts from './commands/parts';
 import * as reviewCommands from './commands/review';
 import * as server from './commands/server';
+import * as turns from './commands/turns';
 import { Decorator } from './decorator';
+import { ProposalContent } from './diff';
 import { Deps, normalize } from './deps';
 import { EDIT_SCHEME, ProposalEditor } from './editProposal';
 import { feedbackAsker } from './feedback';
@@ -37,13 +40,14 @@ export function activate(context: vscode.ExtensionContext) {
   const media = vscode.Uri.joinPath(context.extensionUri, 'media');
   const status = new StatusView(model, client, starter, treeView);
   const review = new ReviewContent(model);
+  const proposals = new ProposalContent(model);
   const blocks = new InlineBlocks(model);
   client.beforeDecide = (ids) => {
     ids.forEach((id) => blocks.hide(id));
     return () => ids.forEach((id) => blocks.restore(id));
   };
   context.subscriptions.push(
-    output, client, starter, editor, tree, treeView, status, review, blocks,
+    output, client, starter, editor, tree, treeView, status, review, proposals, blocks,
     new Decorator(model, media),
     vscode.workspace.registerFileSystemProvider(EDIT_SCHEME, editor, { isCaseSensitive: true }),
   );
@@ -51,12 +55,12 @@ export function activate(context: vscode.ExtensionContext) {
   const lensRefresh = new vscode.EventEmitter<void>();
   context.subscriptions.push(lensRefresh);
   const deps: Deps = {
-    model, client, output, editor, starter, review, blocks, status, askRejectFeedback,
+    model, client, output, editor, starter, review, proposals, blocks, status, tree, treeView, askRejectFeedback,
     refreshLenses: () => lensRefresh.fire(), onRefreshLenses: lensRefresh.event,
   };
   const notifier = new ProposalNotifier(model, status, (proposalId) => vscode.commands.executeCommand('stet.reviewProposal', { type: 'proposal', group: { proposalId } }));
   context.subscriptions.push(notifier);
-  for (const module of [decide, bulk, navigate, diff, server]) module.register(context, deps);
+  for (const module of [decide, bulk, navigate, diff, parts, turns, server]) module.register(context, deps);
   reviewCommands.register(context, deps, () => notifier.latest);
 
   void starter.startIfWanted(false);

@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import { HunkState, lineLabel } from './logic/hunk';
 import { HunkModel } from './logic/model';
-import { Layout, Scope, baseText, fileLensLine, layoutProposal, parseScopeKey, reviewFiles, reviewHunks, scopeKey, scopeTitle, spanAtLine } from './logic/review';
+import { Layout, Scope, baseText, fileLensLine, layoutProposal, parseScopeKey, reviewFiles, reviewHunks, scopeKey, scopeTitle, spanAtLine, unkeep } from './logic/review';
 
 export const REVIEW_SCHEME = 'stet-review';
 
@@ -38,6 +38,8 @@ export class ReviewContent implements vscode.TextDocumentContentProvider, vscode
   /** The layout each proposal document was last given, by its uri: lenses and keys read positions here. */
   private readonly layouts = new Map<string, { layout: Layout; hunks: HunkState[] }>();
   private readonly open = new Map<string, string>(); // review uri -> file uri
+  /** The hunks a current side shows, with their ranges in it (kept captures' old text put back), by its uri. */
+  private readonly bases = new Map<string, HunkState[]>();
   /** Counts the changes to the hunks and files; by review uri, the count its text was computed at. */
   private changes = 0;
   private readonly computedAt = new Map<string, number>();
@@ -67,6 +69,7 @@ export class ReviewContent implements vscode.TextDocumentContentProvider, vscode
       vscode.workspace.onDidCloseTextDocument((d) => {
         this.open.delete(d.uri.toString());
         this.layouts.delete(d.uri.toString());
+        this.bases.delete(d.uri.toString());
         this.computedAt.delete(d.uri.toString());
       }),
     );
@@ -79,8 +82,10 @@ export class ReviewContent implements vscode.TextDocumentContentProvider, vscode
     this.computedAt.set(uri.toString(), this.changes);
     const current = await currentText(q.uri);
     const fileHunks = this.model.forUri(q.uri);
-    const shown = reviewHunks(fileHunks, q.scopeValue);
-    const base = baseText(current, fileHunks.filter((h) => h.kind === 'create' && (h.status === 'pending' || h.status === 'accepted')));
+    const created = baseText(current, fileHunks.filter((h) => h.kind === 'create' && (h.status === 'pending' || h.status === 'accepted')));
+    // Kept captures: their new text is in the file already; the current side shows their old text.
+    const { text: base, hunks: shown } = unkeep(created, reviewHunks(fileHunks, q.scopeValue));
+    this.bases.set(uri.toString(), shown);
     if (q.side === 'base') return base;
     const layout = layoutProposal(base, shown);
     this.layouts.set(uri.toString(), { layout, hunks: shown });
@@ -95,6 +100,14 @@ export class ReviewContent implements vscode.TextDocumentContentProvider, vscode
     return entry.layout.spans.flatMap((s) => {
       const hunk = this.model.get(s.hunkId) ?? entry.hunks.find((h) => h.id === s.hunkId);
       return hunk ? [{ hunk, line: s.line, lines: s.lines }] : [];
+    });
+  }
+
+  /** The hunks a current side (base) document shows, each with its range in that document. */
+  placedBase(uri: vscode.Uri): HunkState[] {
+    return (this.bases.get(uri.toString()) ?? []).map((h) => {
+      const now = this.model.get(h.id);
+      return now ? { ...now, range: h.range } : h;
     });
   }
 

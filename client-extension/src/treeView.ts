@@ -1,10 +1,11 @@
 // The "Stet" view: tasks -> proposals -> files -> hunks, straight from the model.
 import * as vscode from 'vscode';
-import { HunkState, isMissing, isShown, lineLabel, replacementText } from './logic/hunk';
+import { HunkState, Turn, isMissing, isShown, lineLabel, replacementText } from './logic/hunk';
 import { HunkModel } from './logic/model';
 import {
-  FileGroup, ProposalGroup, TaskGroup, countsLabel, groupContext, groupHunks, hunkContext, hunkDescription, relativePath, statusIcon,
+  FileGroup, ProposalGroup, TaskGroup, countsLabel, groupContext, groupHunks, hunkContext, hunkDescription, proposalLabel, relativePath, statusIcon,
 } from './logic/tree';
+import { filterByTurn, shortSession } from './logic/turns';
 
 // Commands get these nodes as their argument (bulk and review commands read `group`, and `proposalId`
 // on a file node: its hunks are that proposal's in that file).
@@ -26,6 +27,8 @@ export class HunkTree implements vscode.TreeDataProvider<Node>, vscode.Disposabl
   private readonly changed = new vscode.EventEmitter<Node | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private readonly unsubscribe: () => void;
+  /** The one turn the view shows (Show Turn…); undefined: everything. */
+  turn: Turn | undefined;
 
   constructor(private readonly model: HunkModel) {
     this.unsubscribe = model.onDidChange(() => this.changed.fire(undefined));
@@ -33,7 +36,7 @@ export class HunkTree implements vscode.TreeDataProvider<Node>, vscode.Disposabl
 
   getChildren(node?: Node): Node[] {
     if (!node) {
-      const tasks = groupHunks(this.model.all());
+      const tasks = groupHunks(filterByTurn(this.model.all(), this.turn));
       // One task only (or none): skip a level nobody needs.
       if (tasks.length === 1 && tasks[0].taskId === null) return this.getChildren({ type: 'task', group: tasks[0] });
       return tasks.map((group) => ({ type: 'task', group }));
@@ -67,10 +70,11 @@ export class HunkTree implements vscode.TreeDataProvider<Node>, vscode.Disposabl
       case 'proposal': {
         const g = node.group;
         const all = g.files.flatMap((f) => f.hunks);
-        const item = new vscode.TreeItem(g.message ? `${g.proposalId}: ${g.message}` : g.proposalId, expanded(all));
+        const item = new vscode.TreeItem(proposalLabel(g), expanded(all));
         item.id = `proposal:${node.taskKey}/${g.proposalId}`;
         item.description = countsLabel(g.counts, g.missing);
-        item.tooltip = g.message ? `${g.proposalId}\n\n${g.message}` : g.proposalId;
+        const id = g.turn ? `${g.proposalId} (turn ${g.turn.number} of Claude Code session ${shortSession(g.turn.session)})` : g.proposalId;
+        item.tooltip = g.message ? `${id}\n\n${g.message}` : id;
         item.iconPath = new vscode.ThemeIcon('git-pull-request');
         item.contextValue = groupContext('proposal', all);
         return item;
@@ -103,6 +107,12 @@ export class HunkTree implements vscode.TreeDataProvider<Node>, vscode.Disposabl
         return item;
       }
     }
+  }
+
+  /** Shows one turn only (undefined: everything). */
+  setTurn(turn: Turn | undefined): void {
+    this.turn = turn;
+    this.changed.fire(undefined);
   }
 
   dispose(): void {

@@ -124,3 +124,18 @@ test('a block shows every line of a proposal up to BLOCK_MAX_LINES, then the fir
   assert.equal(long.more, 100 - BLOCK_MAX_LINES);
   assert.deepEqual(blockView(lines(5), 3), { shown: lines(3), more: 2 });
 });
+
+test('a kept capture (the agent left its new text in the file) marks its new lines as the agent\'s change, with what they replaced; no block, nothing struck', () => {
+  const kept = hunk({ id: 'k', lines: [2, 4], oldText: 'old a\n', newText: 'new a\nnew b\n', kept: true, inFile: true });
+  const m = marksFor([kept], 'lines');
+  assert.deepEqual(m.kept, [{ hunkId: 'k', line: 2, ghost: '  ⟵ was: old a' }, { hunkId: 'k', line: 3, ghost: undefined }]);
+  assert.deepEqual([m.lines, m.blocks, m.inserts], [[], [], []]);
+  // The developer put the old text back: an ordinary pending hunk again.
+  const back = marksFor([{ ...kept, inFile: false, range: { start: { line: 2, character: 0 }, end: { line: 3, character: 0 } } }], 'lines');
+  assert.equal(back.kept.length, 0);
+  assert.equal(back.lines.length, 1);
+  // A kept removal: said on the line above.
+  const gone = marksFor([hunk({ id: 'g', lines: [5, 5], oldText: 'x\ny\n', newText: '', kept: true, inFile: true })], 'lines');
+  assert.deepEqual(gone.kept, [{ hunkId: 'g', line: 4, ghost: '  ⟵ the agent removed: x ⏎ y' }]);
+  assert.equal(hunkAtLine([kept], 3), kept);
+});

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { baseText, fileLensLine, inScope, layoutProposal, parseScopeKey, reviewFiles, reviewHunks, scopeKey, scopeTitle, spanAtLine, Scope } from '../src/logic/review';
+import { baseText, fileLensLine, inScope, layoutProposal, parseScopeKey, reviewFiles, reviewHunks, scopeKey, scopeTitle, spanAtLine, unkeep, Scope } from '../src/logic/review';
 import { splitLines } from '../src/logic/text';
 import { hunk } from './fixtures';
 
@@ -109,4 +109,22 @@ test('the file\'s Accept file / Reject file pair sits on its first pending hunk,
   assert.equal(fileLensLine(placed(long, [rename])), 0);
   // Nothing pending: no pair.
   assert.equal(fileLensLine(placed(long, [{ ...far, status: 'accepted' }])), undefined);
+});
+
+test('a kept capture (its new text left in the file) shows in the review as the change it is; hunks below it move up or down', () => {
+  // The file now: line 1 holds the agent's two lines (kept, old text one line), an ordinary hunk at line 5.
+  const now = 'a\nNEW 1\nNEW 2\nc\nd\ne\nf\n';
+  const kept = hunk({ id: 'k', lines: [1, 3], oldText: 'b\n', newText: 'NEW 1\nNEW 2\n', kept: true, inFile: true });
+  const plain = hunk({ id: 'p', lines: [5, 6], oldText: 'e\n', newText: 'E\n' });
+  const { text, hunks } = unkeep(now, [plain, kept]);
+  assert.equal(text, 'a\nb\nc\nd\ne\nf\n');
+  const byId = Object.fromEntries(hunks.map((h) => [h.id, h.range]));
+  assert.deepEqual(byId.k, { start: { line: 1, character: 0 }, end: { line: 2, character: 0 } });
+  assert.deepEqual(byId.p, { start: { line: 4, character: 0 }, end: { line: 5, character: 0 } });
+  const l = layoutProposal(text, hunks);
+  assert.equal(l.text, 'a\nNEW 1\nNEW 2\nc\nd\nE\nf\n');
+  assert.deepEqual(l.skipped, []);
+  // The developer put the old text back (inFile false), or nothing is kept: nothing to undo.
+  assert.deepEqual(unkeep('a\nb\n', [{ ...kept, inFile: false, range: { start: { line: 1, character: 0 }, end: { line: 2, character: 0 } } }]).text, 'a\nb\n');
+  assert.equal(unkeep(base, [replace]).text, base);
 });

@@ -3,12 +3,12 @@
 // an applied hunk whose text left the file.
 import * as vscode from 'vscode';
 import { Deps, target } from '../deps';
-import { PROPOSAL_SCHEME, ProposalContent, showDiff } from '../diff';
+import { PROPOSAL_SCHEME, showDiff } from '../diff';
 import { isMissing, isOpen } from '../logic/hunk';
 
 export function register(ctx: vscode.ExtensionContext, deps: Deps): void {
   const { model } = deps;
-  const content = new ProposalContent(model);
+  const content = deps.proposals;
 
   const lensChanged = new vscode.EventEmitter<void>();
   const lenses: vscode.CodeLensProvider = {
@@ -38,7 +38,7 @@ export function register(ctx: vscode.ExtensionContext, deps: Deps): void {
   };
 
   ctx.subscriptions.push(
-    content, lensChanged,
+    lensChanged,
     { dispose: model.onDidChange(() => lensChanged.fire()) },
     deps.onRefreshLenses(() => lensChanged.fire()),
     vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, content),

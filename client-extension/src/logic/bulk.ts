@@ -2,6 +2,7 @@
 // developer was shown, by id and version, so a hunk that arrives or changes meanwhile is never decided unseen.
 import { HunkState } from './hunk';
 import { Scope, inScope } from './review';
+import { turnLabel } from './turns';
 
 export type Verdict = 'accept' | 'reject';
 
@@ -52,5 +53,6 @@ export function scopeLabel(scope: Scope, fileLabel?: string): string {
     case 'proposal': return `proposal ${scope.proposalId}`;
     case 'task': return `task ${scope.taskId}`;
     case 'file': return fileLabel ?? scope.uri.split('/').pop() ?? scope.uri;
+    case 'turn': return turnLabel(scope);
   }
 }

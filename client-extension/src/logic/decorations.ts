@@ -1,6 +1,6 @@
 // Where and what to draw for each open hunk: its old lines, and its new text either as ghost text after
 // them or (multi-line hunks, style "lines") as a block of whole lines below them.
-import { HunkState, isMissing, isOpen, lastOldLine, replacementText } from './hunk';
+import { HunkState, isMissing, isOpen, lastOldLine, newTextInFile, replacementText } from './hunk';
 import { splitLines } from './text';
 
 export type DecorationKind = 'pending' | 'accepted' | 'stale';
@@ -36,7 +36,13 @@ export interface BlockMark {
 /** An applied hunk whose text is no longer in the file: a warning marker on the lines it held. */
 export interface MissingMark { hunkId: string; line: number }
 
-export interface HunkMarks { lines: LineMark[]; inserts: InsertMark[]; blocks: BlockMark[]; missing: MissingMark[] }
+/**
+ * A line of a kept capture's new text (the agent wrote it into the file; pending review): marked as the
+ * agent's change, the old text it replaced said as ghost text on the first line.
+ */
+export interface KeptMark { hunkId: string; line: number; ghost?: string }
+
+export interface HunkMarks { lines: LineMark[]; inserts: InsertMark[]; blocks: BlockMark[]; missing: MissingMark[]; kept: KeptMark[] }
 
 /**
  * How the proposed text shows in the file: `lines` (a hunk with two or more new lines as a block of real
@@ -91,7 +97,7 @@ function kindOf(h: HunkState): DecorationKind {
  * the file get a `missing` mark on the lines they held.
  */
 export function marksFor(hunks: HunkState[], style: InlineStyle = 'ghost'): HunkMarks {
-  const out: HunkMarks = { lines: [], inserts: [], blocks: [], missing: [] };
+  const out: HunkMarks = { lines: [], inserts: [], blocks: [], missing: [], kept: [] };
   for (const h of hunks) {
     if (isMissing(h)) {
       const first = h.range.start.line;
@@ -99,6 +105,10 @@ export function marksFor(hunks: HunkState[], style: InlineStyle = 'ghost'): Hunk
       continue;
     }
     if (!isOpen(h) || (h.kind !== 'edit' && h.kind !== 'delete')) continue;
+    if (h.kind === 'edit' && h.status === 'pending' && newTextInFile(h)) {
+      out.kept.push(...keptMarks(h));
+      continue;
+    }
     const kind = kindOf(h);
     const first = h.range.start.line;
     const last = lastOldLine(h);
@@ -129,6 +139,16 @@ export function marksFor(hunks: HunkState[], style: InlineStyle = 'ghost'): Hunk
     }
   }
   return out;
+}
+
+/** A kept capture's lines in the file: its new lines, the first saying what they replaced. */
+function keptMarks(h: HunkState): KeptMark[] {
+  const first = h.range.start.line;
+  const n = splitLines(h.newText).length;
+  const old = splitLines(h.oldText);
+  const was = old.length === 0 ? '  ⟵ the agent added this' : old.length === 1 ? `  ⟵ was: ${old[0].trim()}` : `  ⟵ was ${old.length} lines: ${old[0].trim()} ⏎ …`;
+  if (n === 0) return [{ hunkId: h.id, line: Math.max(0, first - (first > 0 ? 1 : 0)), ghost: clip(`  ⟵ the agent removed: ${old.join(NEWLINE)}`) }];
+  return Array.from({ length: n }, (_, i) => ({ hunkId: h.id, line: first + i, ghost: i === 0 ? clip(was) : undefined }));
 }
 
 /** The open hunk whose lines (or insertion point) include `line`, if any. */

@@ -24,13 +24,22 @@ export interface HunkState {
    * null for every other status. Older servers do not send it: missing counts as null.
    */
   inFile?: boolean | null;
+  /** Captured with its new text left in the file (`--keep`, Claude Code's hooks): the file shows the new text while pending. */
+  kept?: boolean;
   /** The agent that proposed it, when the server says (optional; not in every server). */
   agent?: string | null;
   message: string | null;
   feedback: string | null;
+  /** A hunk decided in parts (superseded): the ids of its part and of what was left of it. Optional. */
+  parts?: string[] | null;
+  /** The agent's turn that made it (hunks captured from Claude Code's hooks). Optional. */
+  turn?: Turn | null;
   version: number;
   decidedAt: string | null;
 }
+
+/** A turn of an agent's session: the captures made while it answered one prompt. */
+export interface Turn { session: string; number: number }
 
 export const STATUSES: HunkStatus[] = ['pending', 'accepted', 'applied', 'rejected', 'stale', 'superseded'];
 
@@ -47,6 +56,11 @@ export function isMissing(h: HunkState): boolean {
 /** The hunk's inFile, with a missing field (older servers) read as null. */
 export function inFileOf(h: HunkState): boolean | null {
   return typeof h.inFile === 'boolean' ? h.inFile : null;
+}
+
+/** Does the file show the hunk's new lines (the agent left them there: a kept capture, still in the file)? */
+export function newTextInFile(h: HunkState): boolean {
+  return h.kept === true && h.inFile !== false;
 }
 
 /** Shown in the editor: open hunks, and applied ones that are no longer in the file. */

@@ -1,14 +1,16 @@
 // The review surface: which hunks a review shows (one file, a proposal, a task, or everything pending),
 // the text of each file with those hunks applied, and where each hunk lands in that text (for the Accept /
 // Reject lenses inside the diff and for the keys there).
-import { HunkState, compareByPosition, lastOldLine, replacementText } from './hunk';
+import { HunkState, Position, compareByPosition, lastOldLine, replacementText } from './hunk';
 import { lineStarts, matchesOldText, offsetAt, splitLines } from './text';
+import { inTurn, shortSession } from './turns';
 
 export type Scope =
   | { kind: 'all' }
   | { kind: 'proposal'; proposalId: string }
   | { kind: 'task'; taskId: string }
-  | { kind: 'file'; uri: string };
+  | { kind: 'file'; uri: string }
+  | { kind: 'turn'; session: string; number: number };
 
 export function inScope(h: HunkState, scope: Scope): boolean {
   switch (scope.kind) {
@@ -16,6 +18,7 @@ export function inScope(h: HunkState, scope: Scope): boolean {
     case 'proposal': return h.proposalId === scope.proposalId;
     case 'task': return h.taskId === scope.taskId;
     case 'file': return h.uri === scope.uri;
+    case 'turn': return inTurn(h, scope);
   }
 }
 
@@ -26,6 +29,7 @@ export function scopeKey(scope: Scope): string {
     case 'proposal': return `proposal:${scope.proposalId}`;
     case 'task': return `task:${scope.taskId}`;
     case 'file': return `file:${scope.uri}`;
+    case 'turn': return `turn:${scope.number}:${scope.session}`;
   }
 }
 
@@ -38,6 +42,11 @@ export function parseScopeKey(key: string): Scope | undefined {
   if (kind === 'proposal') return { kind, proposalId: value };
   if (kind === 'task') return { kind, taskId: value };
   if (kind === 'file') return { kind, uri: value };
+  if (kind === 'turn') {
+    const j = value.indexOf(':');
+    const number = Number(value.slice(0, j));
+    return j > 0 && Number.isInteger(number) ? { kind, number, session: value.slice(j + 1) } : undefined;
+  }
   return undefined;
 }
 
@@ -48,6 +57,7 @@ export function scopeTitle(scope: Scope, fileLabel?: string): string {
     case 'proposal': return `Stet: proposal ${scope.proposalId}`;
     case 'task': return `Stet: task ${scope.taskId}`;
     case 'file': return `Stet: ${fileLabel ?? scope.uri.split('/').pop() ?? scope.uri}`;
+    case 'turn': return `Stet: turn ${scope.number} (session ${shortSession(scope.session)})`;
   }
 }
 
@@ -76,6 +86,43 @@ export interface Layout {
 export function baseText(fileText: string | undefined, hunks: HunkState[]): string {
   if (hunks.some((h) => h.kind === 'create')) return '';
   return fileText ?? '';
+}
+
+const newlines = (t: string) => (t.match(/\r\n|\r|\n/g) ?? []).length;
+
+/** Where a text ends when it starts at `start`. */
+function endOf(start: Position, text: string): Position {
+  const n = newlines(text);
+  const tail = text.slice(Math.max(text.lastIndexOf('\n'), text.lastIndexOf('\r')) + 1);
+  return n ? { line: start.line + n, character: tail.length } : { line: start.line, character: start.character + text.length };
+}
+
+/**
+ * The current side of a review when some of its hunks are kept captures (the agent left their new text in
+ * the file, where their range is): that text with those hunks' old text put back, and every hunk with its
+ * range in it — so the review shows a kept hunk as the change it is, like any other.
+ */
+export function unkeep(text: string, hunks: HunkState[]): { text: string; hunks: HunkState[] } {
+  const starts = lineStarts(text);
+  let out = '';
+  let at = 0;
+  let delta = 0;
+  const moved: HunkState[] = [];
+  for (const h of hunks.slice().sort(compareByPosition)) {
+    const from = offsetAt(text, starts, h.range.start);
+    const to = offsetAt(text, starts, h.range.end);
+    const start = { line: h.range.start.line + delta, character: h.range.start.character };
+    const kept = h.kind === 'edit' && h.kept === true && h.inFile !== false && from >= at && text.slice(from, to) === h.newText;
+    if (!kept) {
+      moved.push(delta ? { ...h, range: { start, end: { line: h.range.end.line + delta, character: h.range.end.character } } } : h);
+      continue;
+    }
+    out += text.slice(at, from) + h.oldText;
+    at = to;
+    moved.push({ ...h, range: { start, end: endOf(start, h.oldText) } });
+    delta += newlines(h.oldText) - newlines(h.newText);
+  }
+  return { text: out + text.slice(at), hunks: moved };
 }
 
 /**

@@ -1,9 +1,11 @@
 // Grouping hunks for the Stet view: tasks -> proposals -> files -> hunks, with counts.
-import { Counts, HunkState, compareByPosition, countByStatus, isMissing, isOpen } from './hunk';
+import { Counts, HunkState, Turn, compareByPosition, countByStatus, isMissing, isOpen } from './hunk';
+import { isTurn } from './turns';
 
 /** `missing`: applied hunks whose text is no longer in the file (they count as applied in `counts`). */
 export interface FileGroup { uri: string; hunks: HunkState[]; counts: Counts; missing: number }
-export interface ProposalGroup { proposalId: string; message: string | null; files: FileGroup[]; counts: Counts; missing: number }
+/** `turn`: the agent's turn that made the proposal (captured from Claude Code's hooks), when known. */
+export interface ProposalGroup { proposalId: string; message: string | null; turn: Turn | null; files: FileGroup[]; counts: Counts; missing: number }
 export interface TaskGroup { taskId: string | null; proposals: ProposalGroup[]; counts: Counts; missing: number }
 
 const missingIn = (hunks: HunkState[]) => hunks.filter(isMissing).length;
@@ -39,6 +41,7 @@ export function groupHunks(hunks: HunkState[]): TaskGroup[] {
         return {
           proposalId: pid,
           message: propHunks.find((h) => h.message)?.message ?? null,
+          turn: propHunks.map((h) => h.turn).find(isTurn) ?? null,
           counts: countByStatus(propHunks),
           missing: missingIn(propHunks),
           files: [...files.keys()].sort(byKey).map((uri) => {
@@ -109,4 +112,10 @@ export function relativePath(uri: string, roots: string[]): string {
     if (uri.startsWith(r)) return decodeURIComponent(uri.slice(r.length));
   }
   return decodeURIComponent(uri.replace(/^file:\/\//, ''));
+}
+
+/** A proposal row's label: "Turn 3: message" for a captured turn, else "id: message". */
+export function proposalLabel(g: Pick<ProposalGroup, 'proposalId' | 'message' | 'turn'>): string {
+  const name = g.turn ? `Turn ${g.turn.number}` : g.proposalId;
+  return g.message ? `${name}: ${g.message}` : name;
 }
