@@ -211,6 +211,9 @@ class Deciding:
         # A kept hunk's new text was left in the file for review: rejecting it puts the old
         # text back (journaled like an undo; written only where the new text still is).
         reverts += [rows[h] for h, t in targets.items() if t == Status.REJECTED and self._kept_in_file(rows[h])]
+        # Accepted with the developer's text, a kept hunk's edit goes from the agent's text (in
+        # the file) to theirs; accepted as it is, it writes nothing (its text is there already).
+        kept = {h for h, t in targets.items() if t == Status.ACCEPTED and self._kept_in_file(rows[h])}
         lsn = await tx.log(d.op_id, d.action, d.logged())
         stamp = now_iso()
         for hid in targets:
@@ -225,7 +228,10 @@ class Deciding:
                 h.applied_text = None if given == h.new else given
         # The journal is written from the hunks as they are before this decision.
         journal = [
-            (name, [(h, self.effect_edit(h, name)) for h in group])
+            (
+                name,
+                [(h, self.effect_edit(h, name, from_new=h.id in kept and h.applied_text is not None)) for h in group],
+            )
             for name, group in (
                 (Action.APPLY, [rows[h] for h, t in targets.items() if t == Status.ACCEPTED]),
                 # Undo runs in the reverse order of apply: a file's edits are reverted where the
@@ -299,8 +305,13 @@ class Deciding:
         return h.kept and h.status == Status.PENDING and (mem is None or mem.shows_new)
 
     @staticmethod
-    def effect_edit(h: Hunk, action: Action) -> EffectEdit:
-        src, dst = (h.old, h.replacement) if action == Action.APPLY else (h.replacement, h.old)
+    def effect_edit(h: Hunk, action: Action, from_new: bool = False) -> EffectEdit:
+        """The journaled edit of `action` on `h`; `from_new`: an apply over the hunk's own new
+        text, which a kept hunk left in the file."""
+        if action == Action.APPLY:
+            src, dst = (h.new if from_new else h.old), h.replacement
+        else:
+            src, dst = h.replacement, h.old
         return {
             "hunkId": h.id,
             "kind": h.kind.value,
