@@ -43,3 +43,24 @@ printf '\n$ cat limits.py\n'
 cat limits.py
 printf '\n# A new session (and a resumed, cleared or compacted one) is told the open review\n'
 hook $S2 SessionStart ', "source": "startup"'
+printf '\n# Session 2 works on: it adds a check and a print; the developer takes the check, not the print\n'
+hook $S2 UserPromptSubmit ', "prompt": "reject negative counts"'
+EDIT2=', "tool_name": "Edit", "tool_input": {"file_path": "'$PWD'/limits.py", "old_string": "def allowed(count):\n", "new_string": "def allowed(count):\n    if count < 0:\n        raise ValueError(count)\n    print(\"checking\", count)\n", "replace_all": false}'
+hook $S2 PreToolUse "$EDIT2"', "tool_use_id": "toolu_02A"'
+python3 - <<'PY'
+text = open("limits.py").read()
+open("limits.py", "w").write(text.replace("def allowed(count):\n", "def allowed(count):\n    if count < 0:\n        raise ValueError(count)\n    print(\"checking\", count)\n"))
+PY
+hook $S2 PostToolUse "$EDIT2"', "tool_use_id": "toolu_02A", "tool_response": {"filePath": "'$PWD'/limits.py"}'
+hook $S2 Stop ', "stop_hook_active": false'
+id=$(stet status --turn last --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["hunks"][0]["id"])')
+printf '\n$ stet show %s\n' "$id"
+stet show "$id"
+printf '\n$ stet accept %s --new 1-2\n' "$id"
+stet accept "$id" --new 1-2
+rest=$(stet status --json | python3 -c 'import json, sys; print([h["id"] for h in json.load(sys.stdin)["hunks"] if h["status"] == "pending"][0])')
+printf '\n$ stet reject %s --feedback "no print in library code: use logging"\n' "$rest"
+stet reject "$rest" --feedback "no print in library code: use logging"
+printf '\n$ cat limits.py\n'
+cat limits.py
+hook $S2 UserPromptSubmit ', "prompt": "next"'
