@@ -26,51 +26,11 @@ import pytest
 
 from support.clitools import commit_all, git, make_repo, stet, stet_json
 from support.engines import Databases, cluster
+from support.residents import ON, alive, calls, faulty_resident, resident_pid, stop, wait_for
 
-ON = {"STET_RESIDENT": "on", "STET_RESIDENT_IDLE": "120"}
 BASE = b"".join(b"line %d\n" % i for i in range(1, 21))
 PATCH = "--- a/a.txt\n+++ b/a.txt\n@@ -5 +5,2 @@\n-line 5\n+LINE FIVE\n+inserted after five\n"
 DONE = BASE.replace(b"line 5\n", b"LINE FIVE\ninserted after five\n")
-
-
-def wait_for(check, what: str, deadline: float = 60.0):
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
-        got = check()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def resident_pid(root: Path) -> int | None:
-    """The pid of the resident answering in `root`, asked through the socket (None: none answers)."""
-    p = stet("resident", "--status", cwd=root, env=ON)
-    if p.returncode != 0 or not p.stdout.startswith("resident "):
-        return None
-    return int(p.stdout.split()[1].rstrip(":"))
-
-
-def calls(root: Path) -> int:
-    p = stet("resident", "--status", cwd=root, env=ON)
-    assert p.returncode == 0, (p.stdout, p.stderr)
-    return int(p.stdout.split(": ", 1)[1].split()[0])
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as f:  # a zombie is not alive
-        return f.read().split(") ", 1)[1][0] != "Z"
-
-
-def stop(root: Path) -> None:
-    pid = resident_pid(root)
-    stet("resident", "--stop", cwd=root, env=ON)
-    if pid is not None:
-        wait_for(lambda: not alive(pid), f"resident {pid} to stop")
 
 
 @pytest.fixture
@@ -150,21 +110,9 @@ def test_a_resident_killed_mid_accept_loses_and_doubles_nothing(repo, point):
     yet (or just) made: the client gets no answer, replays the call in its own process with the
     same request id, and the hunk is applied exactly once."""
     hid = propose(repo)
-    killed = subprocess.Popen(
-        [sys.executable, "-m", "stet", "resident"],
-        cwd=repo,
-        env={**os.environ, **ON, "STET_FAULT": point},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for(lambda: resident_pid(repo) == killed.pid, "the resident with the fault to answer")
+    with faulty_resident(repo, point) as killed:
         p = stet("accept", hid, "--json", cwd=repo, env=ON)
         assert killed.wait(timeout=60) == -signal.SIGKILL
-    finally:
-        if killed.poll() is None:
-            killed.kill()
     assert p.returncode == 0, (p.stdout, p.stderr)
     assert json.loads(p.stdout)["hunks"][0]["status"] == "applied"
     assert (repo / "a.txt").read_bytes() == DONE
@@ -183,21 +131,9 @@ def test_a_resident_killed_mid_accept_loses_and_doubles_nothing(repo, point):
 def test_a_resident_killed_mid_propose_leaves_one_proposal(repo):
     other = "--- a/b.txt\n+++ b/b.txt\n@@ -2 +2 @@\n-beta\n+BETA\n"
     assert stet("propose", "--patch", "-", cwd=repo, input=other).returncode == 0  # the store, made
-    killed = subprocess.Popen(
-        [sys.executable, "-m", "stet", "resident"],
-        cwd=repo,
-        env={**os.environ, **ON, "STET_FAULT": "propose:after-commit"},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for(lambda: resident_pid(repo) == killed.pid, "the resident with the fault to answer")
+    with faulty_resident(repo, "propose:after-commit") as killed:
         p = stet("propose", "--patch", "-", cwd=repo, input=PATCH, env=ON)
         assert killed.wait(timeout=60) == -signal.SIGKILL
-    finally:
-        if killed.poll() is None:
-            killed.kill()
     assert p.returncode == 0, (p.stdout, p.stderr)
     hunks = stet_json("status", "--all", cwd=repo, env={"STET_RESIDENT": "off"})["hunks"]
     assert sorted(h["uri"].rsplit("/", 1)[1] for h in hunks) == ["a.txt", "b.txt"], hunks

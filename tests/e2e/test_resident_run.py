@@ -16,10 +16,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_resident import ON, alive, calls, resident_pid, stop, wait_for
 
 from support.capturetools import AGENT, agent_repo, captures, duplicates, hunks, kinds
 from support.clitools import STET, snapshot, stet
+from support.residents import ON, alive, calls, faulty_resident, resident_pid, stop, wait_for
 
 OFF = {"STET_RESIDENT": "off"}
 
@@ -148,21 +148,9 @@ def test_a_resident_killed_in_a_half_of_the_run_the_run_captures_once(repo, poin
     """SIGKILL inside the resident as it takes the baseline (the client then does the whole run
     itself) or as it starts the capture (the client does the capture itself)."""
     made(repo)
-    killed = subprocess.Popen(
-        [sys.executable, "-m", "stet", "resident"],
-        cwd=repo,
-        env={**os.environ, **ON, "STET_FAULT": point},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for(lambda: resident_pid(repo) == killed.pid, "the resident with the fault to answer")
+    with faulty_resident(repo, point) as killed:
         p = stet("run", "--task", "t", "--", *AGENT, "1", cwd=repo, env=ON)
         assert killed.wait(timeout=60) == -signal.SIGKILL
-    finally:
-        if killed.poll() is None:
-            killed.kill()
     assert p.returncode == 0, p.stderr
     assert p.stdout.count("check: ok") == 1, "the agent ran once"
     listed = hunks(repo)
