@@ -350,3 +350,21 @@ def test_two_checkouts_of_one_postgresql_review_each_have_their_resident(tmp_pat
 def _pid(root: Path, env: dict) -> int | None:
     p = stet("resident", "--status", cwd=root, env=env)
     return int(p.stdout.split()[1].rstrip(":")) if p.returncode == 0 and p.stdout.startswith("resident ") else None
+
+
+def test_a_call_larger_than_a_socket_buffer_is_answered_by_the_resident(repo):
+    """A propose of a few hundred KB on stdin arrives whole, in many reads."""
+    lines = [f"line number {i} of a long file, padded to make the patch big\n" for i in range(6000)]
+    (repo / "big.txt").write_text("".join(lines))
+    commit_all(repo)
+    propose(repo)
+    started(repo)
+    before = calls(repo)
+    patch = ["--- a/big.txt\n", "+++ b/big.txt\n"]
+    for i in range(0, 6000, 3):
+        patch += [f"@@ -{i + 1} +{i + 1} @@\n", f"-{lines[i]}", f"+{lines[i].upper()}"]
+    text = "".join(patch)
+    assert len(text.encode()) > 200_000
+    out = stet_json("propose", "--patch", "-", cwd=repo, input=text, env=ON)
+    assert len(out["hunks"]) == 2000
+    assert calls(repo) == before + 1, "answered by the resident"

@@ -74,8 +74,8 @@ class Resident:
             if peer is not None and peer != os.geteuid():
                 log.warning("refused a connection from uid %s", peer)
                 return
-            data = await reader.read(wire.MOST + 1)
-            parts = wire.unpack(data) if len(data) <= wire.MOST else None
+            data = await _read_call(reader)
+            parts = wire.unpack(data) if data is not None else None
             if parts is None or len(parts) != 7:
                 return  # not a whole call: nothing was done
             async with self.lock:
@@ -154,6 +154,17 @@ class Resident:
         except OSError:
             return None
         return (st.st_dev, st.st_ino)
+
+
+async def _read_call(reader: asyncio.StreamReader) -> bytes | None:
+    """The whole call, up to the client's end of writing (None: larger than a call may be)."""
+    chunks, size = [], 0
+    while chunk := await reader.read(1 << 16):
+        size += len(chunk)
+        if size > wire.MOST:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 class _Output(io.TextIOWrapper):
