@@ -368,3 +368,21 @@ def test_a_call_larger_than_a_socket_buffer_is_answered_by_the_resident(repo):
     out = stet_json("propose", "--patch", "-", cwd=repo, input=text, env=ON)
     assert len(out["hunks"]) == 2000
     assert calls(repo) == before + 1, "answered by the resident"
+
+
+def test_stop_never_signals_a_process_that_took_a_dead_residents_pid(repo):
+    """After a SIGKILL the pid file still names the dead resident; by the time someone runs
+    `stet resident --stop` that pid may be another process's: it must not be signalled."""
+    propose(repo)
+    pid = started(repo)
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: not alive(pid), "the resident to die")
+    bystander = subprocess.Popen(["sleep", "60"])
+    try:
+        (repo / ".stet" / "resident.pid").write_text(f"{bystander.pid}\n")  # as if the pid was reused
+        p = stet("resident", "--stop", cwd=repo, env=ON)
+        assert p.returncode == 0 and "none runs here" in p.stdout, p.stdout
+        assert bystander.poll() is None, "the bystander was not signalled"
+    finally:
+        bystander.kill()
+        bystander.wait()

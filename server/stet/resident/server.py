@@ -256,12 +256,21 @@ def main(argv: list[str]) -> int:
 
 
 def _stop(home: str) -> int:
+    """SIGTERM to the resident whose pid the pid file holds, only while a resident holds its
+    lock: a pid left by one that was killed may be another process's by now."""
+    pid = 0
     try:
         with own.folder(home, create=False) as folder:
-            data = own.read_file(folder, place.PIDFILE, os.path.join(home, place.PIDFILE), 64)
+            fd = own.open_file(folder, place.PIDFILE, os.path.join(home, place.PIDFILE), os.O_RDONLY)
+            if fd is not None:
+                try:
+                    if _held(fd):
+                        data = os.pread(fd, 64, 0)
+                        pid = int(data) if data.strip().isdigit() else 0
+                finally:
+                    os.close(fd)
     except (FileNotFoundError, StetError):
-        data = None
-    pid = int(data) if data and data.strip().isdigit() else 0
+        pid = 0
     if pid <= 0:
         print("stet resident: none runs here")
         return 0
@@ -269,6 +278,17 @@ def _stop(home: str) -> int:
         os.kill(pid, signal.SIGTERM)
     print(f"stet resident: asked {pid} to stop")
     return 0
+
+
+def _held(fd: int) -> bool:
+    """Whether a running resident holds the pid file's lock."""
+    assert fcntl is not None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    return False
 
 
 async def _serve(db: str, roots: list[str], home: str) -> int:
