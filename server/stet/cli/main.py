@@ -123,7 +123,7 @@ def start(
 
 
 def finished(code: int) -> int:
-    if sys.stdout is not None:
+    if sys.stdout is not None and not sys.stdout.closed:  # `stet serve` closes it as it exits
         sys.stdout.flush()  # a full disk or a closed pipe is found here, not at exit
     return code
 
