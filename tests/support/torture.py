@@ -630,6 +630,12 @@ class Run:
             else:
                 self.violation(f"a decision was acknowledged after the store was removed ({how}): {answer}")
                 raise Violation()
+        elif how == "clean":
+            # No decision to be refused (nothing pending): the server notices the loss by itself,
+            # within its sync interval; it is killed once it has (a kill before is no test of it).
+            deadline = time.monotonic() + 30
+            while not any(folder.glob("stet.db.rescued-*")) and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
         await self.kill()
         self.stats.kills += 1
         if how == "clean":

@@ -116,6 +116,14 @@ def prepare_folder(db_path: str) -> None:
             pass  # another process made it meanwhile
 
 
+def _fsync_path(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _refuse(problem: str | None) -> None:
     if problem is not None:
         raise StoreUnavailable(problem)
@@ -218,8 +226,15 @@ class Store(SqlStore):
         try:
             os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
             _refuse_symlink(os.path.dirname(self.path), "the folder")
-            await self._link.hop(lambda raw: raw.execute("VACUUM INTO ?", (target,)))
-            os.chmod(target, 0o600)
+            # Made under another name and renamed whole: what appears under the rescued name is
+            # the complete copy (whoever moves it back as the message says gets all of it).
+            folder, name = os.path.split(target)
+            partial = os.path.join(folder, f".{name}.partial")
+            await self._link.hop(lambda raw: raw.execute("VACUUM INTO ?", (partial,)))
+            os.chmod(partial, 0o600)
+            _fsync_path(partial)
+            os.replace(partial, target)
+            _fsync_path(folder)
         except (StoreError, OSError, StoreUnavailable) as exc:
             return str(exc)
         return target
