@@ -80,6 +80,7 @@ from pygls.exceptions import JsonRpcException  # noqa: E402
 from stet.faults import POINTS  # noqa: E402
 from support.flipper import fingerprint  # noqa: E402
 from support.harness import ServerDied, Session, read, rng, uri, write  # noqa: E402
+from support.load import ENV, busy, from_env  # noqa: E402
 
 # What an action does to a status (None: Conflict), as docs/protocol.md's transitions say.
 ACTION = {
@@ -246,6 +247,7 @@ class Stats:
     store_loss_refusals: int = 0  # decisions refused (-32005) after the store was removed
     resident_calls: int = 0  # CLI calls made through the thin client with a resident on
     resident_kills: int = 0  # residents SIGKILLed while a CLI call was (maybe) in flight
+    load: int = 0  # busy processes that ran beside the torture (load mode)
     timing: dict = field(default_factory=dict)  # seconds spent per phase
     violations: list = field(default_factory=list)
 
@@ -289,7 +291,7 @@ class Stats:
             f"(kills in flight {self.fop_kills}, checks {self.fop_checks}, seen applied {self.fop_applied_seen}) "
             f"blockers={self.blocks} (seen stale {self.blocked_stale_seen}) store_losses={self.store_losses} (refused after: {self.store_loss_refusals}) "
             f"resident_calls={self.resident_calls} (resident kills {self.resident_kills}) "
-            f"violations={len(self.violations)}"
+            f"load={self.load} violations={len(self.violations)}"
         )
 
 
@@ -2158,9 +2160,28 @@ async def torture(
     cover: bool = True,
     pg: str | None = None,
     resident: bool = False,
+    load: int | None = None,
 ) -> Stats:
-    """Runs with the given seeds (then fresh ones while time is left), `workers` at a time."""
+    """Runs with the given seeds (then fresh ones while time is left), `workers` at a time,
+    with `load` busy processes beside them (None: STET_TORTURE_LOAD, else none)."""
     stats = Stats()
+    stats.load = from_env() if load is None else load
+    with busy(stats.load):
+        await _torture(stats, seeds, rounds, workers, seconds, verbose, cover, pg, resident)
+    return stats
+
+
+async def _torture(
+    stats: Stats,
+    seeds: list[int],
+    rounds: int,
+    workers: int,
+    seconds: float | None,
+    verbose: bool,
+    cover: bool,
+    pg: str | None,
+    resident: bool,
+) -> None:
     queue = list(seeds)
     next_seed = (max(seeds) + 1) if seeds else 1
     deadline = None if seconds is None else time.monotonic() + seconds
@@ -2195,7 +2216,6 @@ async def torture(
             if stats.blocks >= 2:
                 break
             await run_one(300_000 + attempt, 4, stats, verbose, force_mode="block")
-    return stats
 
 
 def main(argv=None) -> int:
@@ -2207,11 +2227,41 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=float, default=3600)
     ap.add_argument("--verbose", "-v", action="store_true")
     ap.add_argument("--resident", action="store_true", help="terminal calls through the thin client to a resident")
+    ap.add_argument(
+        "--load",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"N busy processes beside the torture (default: ${ENV}, else 0)",
+    )
+    ap.add_argument(
+        "--pg",
+        nargs="?",
+        const=os.environ.get("STET_TEST_PG", ""),
+        default=None,
+        metavar="URL",
+        help="the store in PostgreSQL: a database made per run on this cluster (default: $STET_TEST_PG)",
+    )
+    ap.add_argument("--no-cover", action="store_true", help="no extra runs for fault points that did not fire")
     args = ap.parse_args(argv)
+    if args.pg == "":
+        ap.error("--pg: give a URL or set STET_TEST_PG")
     seeds = args.seed or [int(time.time()) % 100000]
     started = time.monotonic()
     seconds = args.seconds if args.soak else None
-    stats = asyncio.run(torture(seeds, args.rounds, args.workers, seconds, args.verbose, resident=args.resident))
+    stats = asyncio.run(
+        torture(
+            seeds,
+            args.rounds,
+            args.workers,
+            seconds,
+            args.verbose,
+            cover=not args.no_cover and not args.pg,
+            pg=args.pg,
+            resident=args.resident,
+            load=args.load,
+        )
+    )
     print(stats.line())
     print(f"fault points fired: {json.dumps(stats.fault_kills, sort_keys=True)}")
     print(f"operations: {json.dumps(stats.ops, sort_keys=True)}")
