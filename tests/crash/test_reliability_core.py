@@ -6,7 +6,7 @@ import asyncio
 import pytest
 from lsprotocol import types
 
-from support.clitools import stet
+from support.clitools import stet, stet_json
 from support.harness import ServerDied, Session, read, rng, uri, write
 from support.rawlsp import Dead, RawServer
 
@@ -368,3 +368,37 @@ async def test_an_accept_lost_with_its_buffer_is_not_replayed_over_a_later_accep
         assert text.count("MINE TWO\n") == 1 and "LINE TWO" not in text and "line 2\n" not in text, text
     finally:
         await s3.stop()
+
+
+async def test_a_part_applied_under_its_rest_is_in_the_file_when_the_editor_opened_it_before_recovery(ws):
+    """A hunk split: its part accepted, then its rest accepted over it. The part's own new
+    text is not in the file (the rest replaced it), yet its change is: `inFile` must be true.
+
+    When the editor re-opened the file before recovery loaded the hunks (a busy machine),
+    memory judged each loaded row against the buffer as it merged it, in lsn order: the part
+    (an older lsn) before its rest was loaded, so it was found "not under its rest" and
+    stored `inFile: false` (the crash torture under load, seed 1 round 37)."""
+    from stet.review import open_review
+    from stet.workspace.paths import path_to_uri
+
+    a = ws / "a.py"
+    base = read(a)
+    edited = base.replace("line 5\nline 6\nline 7\n", "A\nB\nC\nD\n")
+    stet("snapshot", "--all", cwd=ws)
+    write(a, edited)
+    (hid,) = [h["id"] for h in stet_json("capture", cwd=ws)["hunks"]]
+    assert read(a) == base  # the capture gave the file its base back
+    split = stet_json("accept", hid, "--old", "1", "--new", "1-2", cwd=ws)
+    part, rest = split["part"]["id"], split["rest"]["id"]
+    stet("accept", rest, cwd=ws)
+    assert read(a) == edited
+    opened = await open_review([str(ws)], str(ws / ".stet" / "stet.db"), recover_later=True)
+    review = opened.review
+    try:
+        review.opened(path_to_uri(str(a)), edited, 1)  # the editor re-opens its buffer first
+        await review.recover()
+        hunks = review.hunks
+        assert hunks[rest].status.value == "applied" and hunks[rest].in_file is True
+        assert hunks[part].status.value == "applied" and hunks[part].in_file is True, "its change is under its rest"
+    finally:
+        await review.close()

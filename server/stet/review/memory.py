@@ -57,11 +57,19 @@ class Memory:
                 rows = await st.require_store().hunks_since(st.seen_lsn)
             changed: set[str] = set()
             derived: list[tuple[Hunk, Status]] = []
-            indexes: dict[str, LineIndex] = {}  # one per open document for the whole batch
+            # Hunks of open documents are judged once the whole batch is merged, not row by
+            # row: a part of a hunk is in the file under its rest, which a later row may bring.
+            again: dict[str, list[Hunk]] = {}
             for row in rows:
-                derived.extend(self._merge(row, indexes))
+                h = self._merge(row)
+                if h is not None:
+                    again.setdefault(h.uri, []).append(h)
                 changed.add(row.uri)
                 st.seen_lsn = max(st.seen_lsn, row.lsn)
+            for uri, hunks in again.items():
+                f = st.open.get(uri)
+                if f is not None:
+                    derived.extend(self.relocate(f.doc.lines, hunks, buffer=True))
             if rows:
                 st.generation += 1
         if derived:
@@ -70,7 +78,8 @@ class Memory:
             st.on_change(changed)
         return changed
 
-    def _merge(self, row: Hunk, indexes: dict[str, LineIndex]) -> list[tuple[Hunk, Status]]:
+    def _merge(self, row: Hunk) -> Hunk | None:
+        """Merge one row into memory; return the hunk when its open document must judge it."""
         st = self.st
         if row.parts is not None:
             st.split_from.update(dict.fromkeys(row.parts, row.id))
@@ -82,9 +91,9 @@ class Memory:
             st.hunks[row.id] = row
             st.by_uri.setdefault(row.uri, {})[row.id] = row
             if f is None:
-                return []
+                return None
             f.anchors.put(row.id, row)
-            return self.relocate(f.doc.lines, [row], self._index(indexes, row.uri, f.doc.lines), buffer=True)
+            return row
         if row.uri != old.uri:  # its file was renamed
             st.by_uri.get(old.uri, {}).pop(old.id, None)
             was = st.open.get(old.uri)
@@ -117,7 +126,7 @@ class Memory:
             st.background.spawn(self.flush_derived())
         old.stored_line = row.line
         if row.id in st.in_flight:
-            return []
+            return None
         if f is None:
             old.line = row.line
             old.shows_new = row.shown_when_loaded()
@@ -127,17 +136,8 @@ class Memory:
         ):
             # The change may have been judged against other content (the file on disk while the
             # editor was re-opening it, another process): the open buffer is what counts.
-            return self.relocate(f.doc.lines, [old], self._index(indexes, row.uri, f.doc.lines), buffer=True)
-        return []
-
-    @staticmethod
-    def _index(indexes: dict[str, LineIndex], uri: str, lines: list[str]) -> LineIndex:
-        # Building a document's index costs a pass over all its lines: hunks loaded in one
-        # batch (thousands at a restart, when the editor re-opened the document first) share it.
-        index = indexes.get(uri)
-        if index is None:
-            index = indexes[uri] = LineIndex(lines)
-        return index
+            return old
+        return None
 
     def relocate(
         self,
