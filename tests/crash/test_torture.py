@@ -10,6 +10,8 @@ last steps; `python tests/support/torture.py --seed N --rounds R -v` replays the
 
 import os
 
+import pytest
+
 from stet.faults import POINTS
 from support.figures import FIGURES
 from support.torture import torture
@@ -36,6 +38,19 @@ async def test_crash_torture_keeps_the_contract():
     assert set(stats.fault_kills) == set(POINTS), (
         f"fault points that never fired: {set(POINTS) - set(stats.fault_kills)}"
     )
+
+
+@pytest.mark.timeout(1800)  # rounds, not seconds: as long as the machine needs
+async def test_crash_torture_under_load_keeps_the_contract():
+    """The same torture with two processes spinning on the CPU beside it (load mode: a busy
+    laptop or CI runner). The races between an editor's late reports, a decision in flight and
+    recovery show here and hide on a quiet machine. A number of rounds, not a time budget: what
+    it proves does not shrink on a slow machine (STET_TORTURE_LOAD_ROUNDS: rounds per seed)."""
+    rounds = int(os.environ.get("STET_TORTURE_LOAD_ROUNDS", "20"))
+    stats = await torture(seeds=[31, 32], rounds=rounds, workers=2, cover=False, load=2)
+    FIGURES["crash torture under load"] = stats.line()
+    assert not stats.violations, "\n".join(stats.violations)
+    assert stats.load == 2 and stats.rounds >= rounds and stats.kills >= rounds // 2, stats.line()  # it really ran
 
 
 async def test_crash_torture_through_the_thin_client_keeps_the_contract():
