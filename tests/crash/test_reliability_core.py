@@ -402,3 +402,38 @@ async def test_a_part_applied_under_its_rest_is_in_the_file_when_the_editor_open
         assert hunks[part].status.value == "applied" and hunks[part].in_file is True, "its change is under its rest"
     finally:
         await review.close()
+
+
+async def test_a_part_under_its_rest_is_judged_again_when_its_rest_comes_back_into_the_file(ws):
+    """Both a part and its rest applied in an unsaved buffer; the editor and the server die.
+    At the next start the disk has neither: the rest is not in the file, so neither is the part
+    (judged under it); then recovery writes both edits to disk again. The part must end in the
+    file: its mark was judged from the rest's absence and stored after the rest came back, and
+    nothing judged it again (the crash torture under load, seed 508 round 10)."""
+    s = Session(ws)
+    await s.start()
+    u = s.open(ws / "a.py")
+    (h,) = (await s.propose("p1", {u: [(rng(4, 0, 7, 0), "A\nB\nC\nD\n")]}))["hunks"]
+    split = await s.command("stet.acceptLines", {"hunkId": h["id"], "old": [[0, 0]], "new": [[0, 1]]})
+    part, rest = split["part"]["id"], split["rest"]["id"]
+    assert (await s.command("stet.accept", {"hunkIds": [rest]}))["hunks"][0]["status"] == "applied"
+    assert s.text(u).splitlines()[4:8] == ["A", "B", "C", "D"]
+    assert read(ws / "a.py").splitlines()[4:7] == ["line 5", "line 6", "line 7"], "unsaved"
+    await s.kill()  # the editor dies too: its buffer is lost
+    s2 = Session(ws)
+    await s2.start()
+    try:
+        deadline = asyncio.get_running_loop().time() + 30
+        while True:
+            by_id = {x["id"]: x for x in await s2.hunks()}
+            written = read(ws / "a.py").splitlines()[4:8] == ["A", "B", "C", "D"]
+            if written and by_id[part]["inFile"] and by_id[rest]["inFile"]:
+                break
+            if asyncio.get_running_loop().time() > deadline:
+                break
+            await asyncio.sleep(0.1)
+        assert read(ws / "a.py").splitlines()[4:8] == ["A", "B", "C", "D"], "recovery wrote both edits"
+        assert by_id[rest]["status"] == "applied" and by_id[rest]["inFile"] is True
+        assert by_id[part]["status"] == "applied" and by_id[part]["inFile"] is True, by_id[part]
+    finally:
+        await s2.stop()

@@ -123,6 +123,17 @@ class ReviewState:
                 todo.extend(rest.parts)
         return False
 
+    def resting_on(self, hid: str) -> list[str]:
+        """The accepted parts whose change may be in the file under hunk `hid` (their rest, or
+        a part of their rest split again): `under_its_rest` of each depends on it."""
+        out = []
+        x = hid
+        while (o := self.hunks.get(self.split_from.get(x, ""))) is not None and o.parts is not None:
+            if o.parts[1] == x:
+                out.append(o.parts[0])
+            x = o.id
+        return out
+
     def require_store(self) -> StoreApi:
         if self.store is None:
             raise self.store_error or StoreUnavailable("the review store is not open yet")
