@@ -107,6 +107,8 @@ class Memory:
             "problem",
             "kept",
             "parts",
+            "ctx_before",
+            "ctx_after",
         ):
             setattr(old, name, getattr(row, name))
         if f is None or row.status != Status.APPLIED or old.in_file is None:
