@@ -112,6 +112,24 @@ def test_an_applied_deletion_of_a_repeated_line_stays_in_the_file(repo):
     assert read(repo / "f.txt") == "a\na\n"
 
 
+def test_kept_hunks_are_where_the_file_shows_them_and_follow_a_line_typed_above(repo):
+    # --keep leaves the agent's text in the file: each hunk is anchored there, its context the
+    # file's (the first insertion's context was the base's empty line, the second's the base's
+    # deleted line: after a line typed above, the first went stale).
+    write(repo / "f.txt", BASE)
+    commit_all(repo)
+    write(repo / "f.txt", PROPOSED)
+    hunks = sorted(stet_json("capture", "--keep", cwd=repo)["hunks"], key=lambda h: h["range"]["start"]["line"])
+    assert read(repo / "f.txt") == PROPOSED
+    assert [h["range"]["start"]["line"] for h in hunks] == [0, 2, 4, 5]
+    first, second, middle, last = (h["id"] for h in hunks)
+    accept(repo, middle)
+    write(repo / "f.txt", "top\n" + PROPOSED)
+    assert pending(repo) == {first: 1, second: 3, last: 6}
+    assert {h["status"] for h in accept(repo, first, second, last)} == {"applied"}
+    assert read(repo / "f.txt") == "top\n" + PROPOSED
+
+
 @pytest.mark.parametrize("late", [False, 1.0], ids=["didChange at once", "didChange once idle (eglot)"])
 async def test_in_an_editor_s_buffer_the_neighbours_take_the_text_it_shows(tmp_path, late):
     # The accept lands in the open buffer (confirmed at once, or, like eglot, by a didChange
