@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from ..domain.anchor import LineIndex, at_with_context, locate, text_at
 from ..domain.effect_outcome import Action, EffectEdit, Found, State, outcome, settled, still_wanted
-from ..domain.hunks import Context, Lines, Shifts, apply_edits
+from ..domain.hunks import CONTEXT, Context, Lines, Shifts, apply_edits
 from ..domain.model import Hunk, Kind, lines_of
 from ..domain.neighbours import Neighbour, Written, refreshed_contexts
 from ..domain.shapes import Range
@@ -368,10 +368,13 @@ class Effects:
         mine = {h.id for h, _ in wanted}
         skip = (st.in_flight - mine) | (mine - {h.id for h, _ in done})  # another effect's, or not found
         written = [Written(h.line, h.line + len(lines_of(e["after"])), h.id) for h, e in done]
+        # Only hunks within reach of what was written can be its neighbours (a file may hold
+        # thousands of hunks, and each decision runs this).
+        lo, hi = min(w.start for w in written) - CONTEXT, max(w.end for w in written) + CONTEXT
         near = [
             Neighbour(h.id, h.line, h.anchored_text(), h.ctx_before, h.ctx_after, buffer and h.tracked)
             for h in st.by_uri.get(effect.uri, {}).values()
-            if h.kind == Kind.EDIT and h.id not in skip
+            if h.line < hi and h.line + h.anchored_length() > lo and h.kind == Kind.EDIT and h.id not in skip
         ]
         fresh = refreshed_contexts(lines, near, written)
         for hid, (before, after) in fresh.items():

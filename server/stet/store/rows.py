@@ -39,10 +39,11 @@ class Shared:
 
     `known` are the hunks this process already holds (by id): a hunk's proposal, kind and
     texts are set when it is proposed and never updated, so a row read again (after every
-    decision, by every sync) takes them from there instead of parsing them again. (Its
-    context is taken again when Stet writes next to it: read from the row, each distinct
-    JSON parsed once.) `strings` makes equal strings of the rows read one object: a file's
-    uri, a proposal id, a blank context line are kept once, not once per hunk."""
+    decision, by every sync) takes them from there instead of parsing them again; so is its
+    context while the row's is the one it was read from (`Hunk.ctx_key`: Stet takes a
+    hunk's context again when it writes next to it). `strings` makes equal strings of the
+    rows read one object: a file's uri, a proposal id, a blank context line are kept once,
+    not once per hunk."""
 
     def __init__(self, known: Mapping[str, Hunk] | None = None):
         self.known: Mapping[str, Hunk] = known if known is not None else {}
@@ -74,7 +75,11 @@ def hunk_from_row(r: Any, shared: Shared | None = None) -> Hunk:
         proposal_id, kind, uri = one(r[1]), KIND_BY_VALUE[r[5]], one(r[4])
         old, new = shared.lines(r[9]), shared.lines(r[10])
         message = r[14]
-    ctx_before, ctx_after = shared.context(r[11]), shared.context(r[12])
+    ctx_key = hash((r[11], r[12]))
+    if k is not None and k.ctx_key == ctx_key:
+        ctx_before, ctx_after = k.ctx_before, k.ctx_after
+    else:
+        ctx_before, ctx_after = shared.context(r[11]), shared.context(r[12])
     return Hunk(
         id=r[0],
         proposal_id=proposal_id,
@@ -99,6 +104,7 @@ def hunk_from_row(r: Any, shared: Shared | None = None) -> Hunk:
         problem=r[20],
         kept=bool(r[21]),
         parts=None if r[22] is None else tuple(json.loads(r[22])),
+        ctx_key=ctx_key,
     )
 
 
