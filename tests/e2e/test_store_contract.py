@@ -136,8 +136,15 @@ async def test_hunks_are_added_read_decided_moved_and_followed_by_lsn(store):
         "p",
     )
     await store.save_lines([(7, "h2")], unstamp=[a])
+    # A hunk's context, taken again after Stet wrote next to it, is read back from the row even
+    # by a process that holds the hunk already (rows read again share the rest of it).
+    store.known = {"h2": h2}
+    async with store.write() as tx:
+        await tx.save_contexts({"h2": ((None, "x\n"), ("y\n", None))})
     now = {h.id: h for h in await store.hunks_since(0)}
     assert now["h2"].line == 7 and now["h3"].uri == _uri(store, "c.py") and now["h1"].decided_at is not None
+    assert (now["h2"].ctx_before, now["h2"].ctx_after, now["h2"].old) == ((None, "x\n"), ("y\n", None), h2.old)
+    store.known = {}
     with pytest.raises(ConstraintError):  # a hunk id is used once
         async with store.write() as tx:
             await tx.add_hunks([_hunk("h1", a)])

@@ -172,6 +172,20 @@ def test_pure_insertion_is_located_by_context():
     assert locate(LineIndex(["now text\n"]), (), 0, empty_before, empty_after) is None
 
 
+def test_a_pure_insertion_is_taken_at_its_recorded_line_unless_a_place_has_more_context():
+    # Hypothesis's example of issue 28: after the deletion below it was applied, the insertion's
+    # context still held the deleted line; its recorded line, with its nearest context line on
+    # each side, matches as much of it as the place four lines down, and is taken.
+    before, after = (EDGE, "\n"), ("b\n", "a\n", "c\n")
+    now = split_lines("\nb\nc\n\nb\na\nz\n")
+    found = locate(LineIndex(now), (), 1, before, after)
+    assert found is not None and (found.line, found.how) == (1, "recorded")
+    # A place with more of its context wins over the recorded line (moved by lines Stet did not see).
+    assert locate(LineIndex(split_lines("\nb\nx\n\nb\na\nc\n")), (), 1, before, after).line == 4
+    # Not trusted without its nearest context on each side.
+    assert locate(LineIndex(split_lines("\nq\nc\n")), (), 1, before, after) is None
+
+
 UNIQUE = st.lists(st.integers(0, 10_000), min_size=4, max_size=40, unique=True).map(lambda xs: [f"l{x}\n" for x in xs])
 
 

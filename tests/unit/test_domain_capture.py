@@ -4,8 +4,9 @@ what Stet knows to be in the files (`layer`, `layer_files`)."""
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stet.domain.capture import layer, layer_files, settle
-from stet.domain.hunks import EDGE, diff_hunks
+from stet.domain.anchor import LineIndex, locate
+from stet.domain.capture import kept_anchors, layer, layer_files, settle
+from stet.domain.hunks import EDGE, context_around, diff_hunks
 from stet.domain.model import Hunk, Kind
 from stet.domain.proposal import FileOp, TextChange, plan
 from stet.domain.rebase import line_edits
@@ -76,6 +77,32 @@ def hunk(old: str, new: str, line: int, base: str, status=Status.APPLIED, kind="
 
 
 BASE = "".join(f"line {i}\n" for i in range(1, 16))
+
+
+@settings(max_examples=300)
+@given(TEXT, TEXT, st.data())
+def test_kept_hunks_are_anchored_in_the_text_the_capture_leaves(base, now, data):
+    """A kept hunk's line is where its new text is in the file after the capture, and its
+    context is that file's: each is found there again from what is recorded."""
+    p = planned(base, now)
+    stays = [data.draw(st.booleans()) for _ in p.hunks]
+    lines = split_lines(settle(p.hunks, {U: base}, stays)[U] or "")
+    anchors = kept_anchors(p.hunks, {U: base}, stays)
+    assert set(anchors) == {i for i, stay in enumerate(stays) if stay}
+    for i, (line, before, after) in anchors.items():
+        new = p.hunks[i].spec.new
+        assert tuple(lines[line : line + len(new)]) == new
+        assert (before, after) == context_around(lines, line, line + len(new))
+        assert locate(LineIndex(lines), new, line, before, after).line == line
+
+
+def test_kept_hunks_next_to_each_other_see_each_other_s_new_text():
+    # Hypothesis's example of issue 28, kept: the second insertion's context is the file's.
+    base, now = "\nb\na\nc\n\nb\na\n", "a\n\na\nb\nc\n"
+    p = planned(base, now)
+    anchors = kept_anchors(p.hunks, {U: base}, [True] * len(p.hunks))
+    assert [anchors[i][0] for i in range(4)] == [0, 2, 4, 5]
+    assert anchors[1][1:] == ((EDGE, "a\n", "\n"), ("b\n", "c\n", EDGE))
 
 
 def test_layer_puts_accepted_edits_in_and_takes_a_review_s_own_kept_edits_out():

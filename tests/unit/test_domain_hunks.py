@@ -1,11 +1,14 @@
 """Hunks from (base, proposed): property tests and the edge cases of line endings."""
 
-from hypothesis import given, settings
+from dataclasses import dataclass
+
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from stet.domain.anchor import LineIndex, locate
-from stet.domain.hunks import EDGE, apply_edits, diff_hunks
-from stet.domain.text import split_lines, text_range, utf16_len
+from stet.domain.anchor import LineIndex, find_applied, locate
+from stet.domain.hunks import CONTEXT, EDGE, Shifts, apply_edits, diff_hunks
+from stet.domain.neighbours import Neighbour, Written, refreshed_contexts
+from stet.domain.text import is_terminated, split_lines, text_range, utf16_len
 
 LINE = st.sampled_from(["a\n", "b\n", "c\n", "\n", "x = 1\n", "}\n", "d\r\n", "é😀\n", "tail"])
 TEXT = st.lists(LINE, max_size=30).map(lambda ls: "".join(ls))
@@ -21,30 +24,128 @@ def test_all_hunks_turn_base_into_proposed(a, b):
     assert _apply(a, diff_hunks(a, b)) == b
 
 
-@settings(max_examples=300)
-@given(TEXT, TEXT, st.data())
-def test_any_subset_then_the_rest_gives_proposed(a, b, data):
-    hunks = diff_hunks(a, b)
-    chosen = data.draw(st.sets(st.integers(0, max(0, len(hunks) - 1)))) if hunks else set()
-    first = [h for i, h in enumerate(hunks) if i in chosen]
-    rest = [h for i, h in enumerate(hunks) if i not in chosen]
-    middle = _apply(a, first)
-    # The rest are found again in the intermediate text by shifting (what an open buffer does) ...
-    shifted = []
-    for h in rest:
-        delta = sum(len(f.new) - len(f.old) for f in first if f.start < h.start or (f.start == h.start and f.old))
-        shifted.append((h.start + delta, h.old, h.new))
-    assert "".join(apply_edits(split_lines(middle), shifted)) == b
-    # ... and by relocating from the lines the store records for them (Stet writes the moved
-    # positions of a file's other hunks in the same commit as an applied edit), as a restart does.
-    lines = split_lines(middle)
+@dataclass
+class Held:
+    """A hunk as the review holds it: where it is, its context, applied or not."""
+
+    key: str
+    line: int
+    old: tuple
+    new: tuple
+    before: tuple
+    after: tuple
+    applied: bool = False
+
+    @property
+    def text(self) -> tuple:
+        return self.new if self.applied else self.old
+
+
+def _decide(lines: list[str], held: list[Held], step: set[int]) -> list[str]:
+    """One decision as Stet carries it out: the chosen hunks applied (or, applied already, undone)
+    in one edit at the lines the review holds for them; every hunk of the file moves with it,
+    and the ones next to the lines written take their context from the text as it now is
+    (review/effects.py)."""
+    edits = [(h.line, h.text, h.old if h.applied else h.new) for h in held if int(h.key) in step]
+    out = apply_edits(lines, edits)
+    shifts = Shifts(sorted(edits, key=lambda e: (e[0], len(e[1]))))
+    for h in held:
+        h.line = shifts.after(h.line)
+        if int(h.key) in step:
+            h.applied = not h.applied
+    written = [Written(h.line, h.line + len(h.text), h.key) for h in held if int(h.key) in step]
+    near = [Neighbour(h.key, h.line, h.text, h.before, h.after, False) for h in held]
+    for key, (before, after) in refreshed_contexts(out, near, written).items():
+        h = held[int(key)]
+        h.before, h.after = before, after
+    return out
+
+
+def _found_again(lines: list[str], h: Held):
+    """Where a restart finds the hunk, from the line and context the store records for it."""
     index = LineIndex(lines)
-    located = []
-    for (recorded, _, _), h in zip(shifted, rest):
-        found = locate(index, h.old, recorded, h.ctx_before, h.ctx_after)
-        assert found is not None
-        located.append((found.line, h.old, h.new))
-    assert "".join(apply_edits(lines, located)) == b
+    if h.applied:
+        return find_applied(index, h.new, h.old, h.line, h.before, h.after)
+    return locate(index, h.old, h.line, h.before, h.after)
+
+
+STEPS = st.lists(st.sets(st.integers(0, 12), min_size=1, max_size=6), min_size=1, max_size=4)
+
+
+# Found by hypothesis in make test-fast (issue 28): once the deletion in the middle was applied,
+# the insertion above it kept the deleted line in its context, and after an outside change
+# (a line appended) a place that resembled the old neighbourhood better was taken for it.
+@example("\nb\na\nc\n\nb\na\n", "a\n\na\nb\nc\n", [{2}])
+# Found by hypothesis in longer runs: an applied deletion of one of several equal lines was
+# taken as not in the file (its copy next to it taken for the deleted line come back).
+@example("a\na\n", "a\n", [{0}])
+@example("a\na\na\n", "a\na\n", [{0}])
+@example("a\na\na\na\na\n", "a\na\na\na\n", [{0}])
+@example("\nb\na\nc\n\nb\na\n", "a\n\na\nb\nc\n", [{2}, {2}, {1, 2}])
+@settings(max_examples=300)
+@given(TEXT, TEXT, STEPS)
+def test_any_subsets_decided_in_turn_then_the_rest_gives_proposed(a, b, steps):
+    """Hunks applied and undone in any order, as decisions do: each time every hunk is found
+    again from what the store records (its line, its context), also after an outside change
+    elsewhere, and accepting what is still pending gives the proposal."""
+    held = [Held(str(i), h.start, h.old, h.new, h.ctx_before, h.ctx_after) for i, h in enumerate(diff_hunks(a, b))]
+    lines = split_lines(a)
+    for step in steps:
+        lines = _decide(lines, held, {i % len(held) for i in step} if held else set())
+        for h in held:
+            found = _found_again(lines, h)
+            assert found is not None and found.line == h.line, (h, found)
+    # An outside change elsewhere (a line appended): each hunk is found again at its place, but
+    # an insertion at the very end, which can no longer say whether it goes before or after it.
+    if lines and not is_terminated(lines[-1]):
+        return
+    lines = [*lines, "appended\n"]
+    for h in held:
+        found = _found_again(lines, h)
+        if h.after[-1] is EDGE and not h.text and found is None:
+            return
+        assert found is not None and found.line == h.line, (h, found)
+    pending = [(h.line, h.old, h.new) for h in held if not h.applied]
+    assert "".join(apply_edits(lines, pending)) == b + "appended\n"
+
+
+@st.composite
+def own_lines(draw):
+    """A base of lines that each occur once, and a proposal that keeps, drops and adds lines
+    (new ones of their own too)."""
+    base = [f"l{i}\n" for i in range(draw(st.integers(0, 25)))]
+    proposed: list[str] = []
+    for line in base:
+        if draw(st.booleans()):
+            proposed.append(line)
+        proposed.extend(f"n{len(proposed)}_{k}\n" for k in range(draw(st.integers(0, 2)) * draw(st.booleans())))
+    return "".join(base), "".join(proposed)
+
+
+@settings(max_examples=300)
+@given(own_lines(), STEPS, st.data())
+def test_with_lines_of_their_own_a_line_typed_anywhere_misplaces_no_hunk(texts, steps, data):
+    """Decisions in turn, then a line typed somewhere Stet did not see: every hunk is found at
+    its true place (or, typed right at an insertion's place, not at all), never elsewhere."""
+    a, b = texts
+    held = [Held(str(i), h.start, h.old, h.new, h.ctx_before, h.ctx_after) for i, h in enumerate(diff_hunks(a, b))]
+    lines = split_lines(a)
+    for step in steps:
+        lines = _decide(lines, held, {i % len(held) for i in step} if held else set())
+    at = data.draw(st.integers(0, len(lines)))
+    lines = [*lines[:at], "typed\n", *lines[at:]]
+    for h in held:
+        found = _found_again(lines, h)
+        if not h.text and h.line == at:
+            continue  # before or after the typed line: the hunk cannot say, either is no guess
+        true = h.line + 1 if h.line > at or (h.line == at and h.text) else h.line
+        if at < h.line - CONTEXT or at > h.line + len(h.text) + CONTEXT:
+            # Away from all of its context: found, at its place.
+            assert found is not None and found.line == true, (h, found, true)
+        elif h.applied and not h.new:
+            assert found is not None, h  # a deletion stays done while its lines stay away
+        else:
+            assert found is None or found.line == true, (h, found, true)
 
 
 @settings(max_examples=200)

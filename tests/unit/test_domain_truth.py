@@ -2,6 +2,7 @@
 a text found once near its line, and a retried note."""
 
 from stet.domain.anchor import LineIndex, find_applied, locate
+from stet.domain.hunks import context_around
 from stet.domain.task import NoteRow, is_retry
 from stet.domain.verdict import classify
 
@@ -36,6 +37,18 @@ def test_an_applied_deletion_is_in_place_while_its_old_text_is_not_back():
     doc = L[:5] + L[6:]
     assert find_applied(LineIndex(doc), (), ("l5\n",), 5, BEFORE, AFTER) is not None
     assert find_applied(LineIndex(L), (), ("l5\n",), 5, BEFORE, AFTER) is None
+
+
+def test_an_applied_deletion_of_a_repeated_line_is_not_its_copy_come_back():
+    # Found by hypothesis (issue 28): one of two, three, five equal lines deleted. The copy left
+    # next to the deletion has all of its context on one side, or less context than the place
+    # the line was taken from, or is farther from it: it is not the deleted line back.
+    for n in (2, 3, 5):
+        base = ["a\n"] * n
+        before, after = context_around(base, n - 1, n)
+        now = base[:-1]
+        assert find_applied(LineIndex(now), (), ("a\n",), n - 1, before, after) is not None, n
+        assert find_applied(LineIndex(base), (), ("a\n",), n - 1, before, after) is None, n  # undone
 
 
 def test_a_text_found_once_near_its_line_without_context():

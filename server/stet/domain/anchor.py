@@ -4,12 +4,16 @@ Two mechanisms, both deterministic:
 - `shift`: while a document is open, every edit moves the anchors below it; an edit that
   touches an anchored text marks it for verification (the caller checks the text).
 - `locate`: after a restart or an outside change, find the text again: at its recorded
-  line (with its nearest context line on each side), else the nearest exact match with
-  its full context, else a bounded fuzzy match (outer context lines ignored, like
+  line (with its nearest context line on each side; a pure insertion, which has no text to
+  check, only while no other place has more of its context), else the nearest exact match
+  with its full context, else a bounded fuzzy match (outer context lines ignored, like
   `patch --fuzz`, but never the nearest one on either side), else a match with all of its
-  context on one side, else at its recorded line even though its surroundings changed,
-  else its only occurrence in the document if that is near its recorded line, else nothing. When several places fit equally
-  well, nothing is returned: the context decides, never a guess.
+  context on one side, else at its recorded line even though its surroundings changed, else
+  its only occurrence in the document if that is near its recorded line, else nothing. When
+  several places fit equally well, nothing is returned: the context decides, never a guess.
+
+A hunk's context is the text around it as Stet last saw it: when Stet writes lines next to a
+hunk, the hunk's context is taken again from the text (`neighbours`).
 """
 
 from __future__ import annotations
@@ -179,14 +183,22 @@ def locate(
     *,
     trust_hint: bool = True,
     max_fuzz: int = MAX_FUZZ,
+    one_side: bool = True,
 ) -> Found | None:
     lines = index.lines
-    if trust_hint and text and at_with_context(lines, text, hint, before, after):
+    recorded = trust_hint and at_with_context(lines, text, hint, before, after)
+    if recorded and text:
         return Found(hint, "recorded")
     scored = []
     for p in _candidates(index, text, before, after):
         sb, sa = context_scores(lines, p, p + len(text), before, after)
         scored.append((p, sb, sa))
+    if recorded:
+        # A pure insertion has no text of its own to check: its recorded line, with its nearest
+        # context on each side, is taken unless another place has more of its context around it.
+        sb, sa = context_scores(lines, hint, hint, before, after)
+        if all(sb + sa >= b + a for _, b, a in scored):
+            return Found(hint, "recorded")
     for fuzz in range(0, max_fuzz + 1):
         need_b = max(min(1, len(before)), len(before) - fuzz)
         need_a = max(min(1, len(after)), len(after) - fuzz)
@@ -196,7 +208,7 @@ def locate(
         if len(fits) > 1 and fits[0][:2] == fits[1][:2]:
             return None  # equally good places: refuse to guess
         return Found(fits[0][2], "exact" if fuzz == 0 else f"fuzz{fuzz}")
-    if text:
+    if text and one_side:
         # A line typed right next to the text (and not yet checkpointed) hides its nearest
         # context on that side: all of its context on the other side still identifies it.
         fits = sorted((-(sb + sa), abs(p - hint), p) for p, sb, sa in scored if sb == len(before) or sa == len(after))
@@ -227,7 +239,10 @@ def find_applied(
 
     A position followed through every edit of a buffer (`tracked`) is evidence on its own:
     the text there decides, whatever was typed around it. Otherwise the context decides.
-    A deletion (no new text) is in place while its old text has not come back."""
+    A deletion (no new text) is in place while its old text has not come back: found between
+    its nearest context lines, with as much of its context around it as the place the lines
+    were taken from has, and as near to the recorded line (a copy of a deleted line next to
+    where it was is not it coming back)."""
     lines = index.lines
     if new:
         if tracked and text_at(lines, new, hint):
@@ -235,6 +250,14 @@ def find_applied(
         return locate(index, new, hint, before, after)
     if tracked:
         return None if text_at(lines, old, hint) else Found(hint, "tracked")
-    if old and locate(index, old, hint, before, after, trust_hint=False) is not None:
+    here = locate(index, new, hint, before, after, trust_hint=False)
+    back = locate(index, old, hint, before, after, trust_hint=False, one_side=False) if old else None
+    if back is None:
+        return here or Found(min(hint, len(lines)), "recorded")
+    if here is None:
         return None
-    return locate(index, new, hint, before, after, trust_hint=False) or Found(min(hint, len(lines)), "recorded")
+    # Both fit: the better context decides, then the nearer to the recorded line (where the
+    # lines would be if put back); a tie is taken as them back, as before.
+    as_here = (sum(context_scores(lines, here.line, here.line, before, after)), -abs(here.line - hint))
+    as_back = (sum(context_scores(lines, back.line, back.line + len(old), before, after)), -abs(back.line - hint))
+    return here if as_here > as_back else None

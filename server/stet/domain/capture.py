@@ -6,7 +6,8 @@ Pure rules, no I/O. The baseline a capture compares with is the file before the 
 kept hunks are taken back out, so capturing again re-proposes them whole instead of
 stacking a second hunk on top. After the proposal is stored each file gets the text
 `settle` computes: the baseline (a capture that restores), or the agent's version with
-only what the developer already refused taken out (a capture that keeps).
+only what the developer already refused taken out (a capture that keeps); a kept hunk is
+anchored in that text (`kept_anchors`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .anchor import LineIndex, locate
-from .hunks import TextMismatch, apply_edits
+from .hunks import Context, Shifts, TextMismatch, apply_edits, context_around
 from .model import Hunk, Kind
 from .proposal import Planned
 from .text import split_lines
@@ -120,3 +121,38 @@ def settle(
         else:
             out[uri] = text
     return out
+
+
+def kept_anchors(
+    planned: Sequence[Planned],
+    bases: Mapping[str, str | None],
+    stays: Sequence[bool],
+) -> dict[int, tuple[int, Context, Context]]:
+    """For each planned edit that stays in the file (by its index in `planned`): the first line
+    of its new text in the file's text after the capture (`settle`'s), and its context there.
+    The agent's text left for review is what the file shows: a kept hunk's context is taken
+    from it, not from the baseline, whose lines next to it may be other kept hunks' old text."""
+    out: dict[int, tuple[int, Context, Context]] = {}
+    by_uri: dict[str, list[int]] = {}
+    for i, (p, stay) in enumerate(zip(planned, stays)):
+        if stay and p.kind == Kind.EDIT:
+            by_uri.setdefault(p.uri, []).append(i)
+    for uri, idx in by_uri.items():
+        base = bases.get(uri)
+        if base is None:
+            continue
+        edits = sorted(((planned[i].spec.start, planned[i].spec.old, planned[i].spec.new) for i in idx), key=_order)
+        try:
+            lines = apply_edits(split_lines(base), edits)
+        except TextMismatch:
+            continue
+        shifts = Shifts(edits)
+        for i in idx:
+            spec = planned[i].spec
+            at = shifts.after(spec.start)
+            out[i] = (at, *context_around(lines, at, at + len(spec.new)))
+    return out
+
+
+def _order(edit: tuple[int, tuple[str, ...], tuple[str, ...]]) -> tuple[int, int]:
+    return edit[0], len(edit[1])

@@ -82,6 +82,9 @@ class Hunk:
     # Not stored: the position was followed through every edit of an open buffer since it was
     # established, so it is evidence on its own (context lines decide only when it is unknown).
     tracked: bool = field(default=False, compare=False)
+    # Not stored: a digest of the context as last read from the store (a row read again
+    # parses it only when it changed: Stet takes it again when it writes next to the hunk).
+    ctx_key: int = field(default=0, compare=False)
 
     def move_to(self, target: Status, why: str = "move") -> None:
         """The one way a hunk's status changes: along `status.TRANSITIONS` only (else

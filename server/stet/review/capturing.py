@@ -16,7 +16,8 @@ import asyncio
 import logging
 from collections.abc import Mapping
 
-from ..domain.capture import settle
+from ..domain.capture import kept_anchors, settle
+from ..domain.hunks import Context
 from ..domain.model import Hunk, Kind
 from ..domain.proposal import BadProposal, Change, Plan, Planned
 from ..domain.proposal import plan as plan_proposal
@@ -164,6 +165,8 @@ class Capturing:
                 ids = {h.id for h in prior}
                 prior += [h for h in await tx.hunks_where(proposal_id=capture_id) if h.id not in ids]
             created, repeated, refused, stays, flagged = self._classify(new, prior, keep)
+            if keep:
+                self._anchor_kept(new, created, kept_anchors(planned.hunks, bases, stays))
             superseded = await self._superseded(tx, prior, created, repeated, task_id, uris)
             restores = _restores(settle(planned.hunks, bases, stays) if in_place else {}, now)
             fresh_cleanup = cleanup is not None and (again is None or again.cleanup != cleanup)
@@ -194,10 +197,7 @@ class Capturing:
             for h in flagged:  # its text is in the file now (kept), or taken out (not)
                 h.kept, h.lsn, h.in_file = keep, lsn, None
             await record_hunks(tx, lsn, created, superseded, flagged)
-            if again is None:
-                await sql.add_capture(tx, capture_id, lsn, restores, cleanup)
-            else:
-                await sql.reopen_capture(tx, capture_id, lsn, restores, cleanup)
+            await (sql.add_capture if again is None else sql.reopen_capture)(tx, capture_id, lsn, restores, cleanup)
             if consume is not None:
                 await sql.consume(tx, *consume)
         fault("capture:after-commit")
@@ -244,6 +244,15 @@ class Capturing:
                 if h.kind == Kind.EDIT and h.uri in moved:
                     h.uri = moved[h.uri]
         return new
+
+    @staticmethod
+    def _anchor_kept(new: list[Hunk], created: list[Hunk], anchors: dict[int, tuple[int, Context, Context]]) -> None:
+        """Kept hunks start where their new text is in the file the capture leaves, with the
+        context that text gives them (domain/capture.kept_anchors)."""
+        made = {id(h) for h in created}
+        for i, h in enumerate(new):
+            if i in anchors and id(h) in made:
+                h.line, h.ctx_before, h.ctx_after = anchors[i]
 
     async def _changed(self, texts: Mapping[str, str | None]) -> str | None:
         """The first file that does not hold its text (None: no file), or None."""

@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 
 from ..domain.anchor import LineIndex, at_with_context, locate, text_at
 from ..domain.effect_outcome import Action, EffectEdit, Found, State, outcome, settled, still_wanted
-from ..domain.hunks import Lines, Shifts, apply_edits
+from ..domain.hunks import CONTEXT, Context, Lines, Shifts, apply_edits
 from ..domain.model import Hunk, Kind, lines_of
+from ..domain.neighbours import Neighbour, Written, refreshed_contexts
 from ..domain.shapes import Range
 from ..domain.status import Status
 from ..domain.text import split_lines, text_range
@@ -68,6 +69,9 @@ class Effects:
         self._written: dict[int, Stamp] = {}
         # uri -> the buffer version an edit was sent against and taken, but not reported yet
         self._unreported: dict[str, int | None] = {}
+        # effect id -> the contexts of hunks next to what it wrote, taken again from the text
+        # (recorded with its outcome)
+        self._contexts: dict[int, dict[str, tuple[Context, Context]]] = {}
 
     async def run(self, effect: EffectRow) -> None:
         """Carry out one journaled effect, exactly once whatever happened before."""
@@ -306,6 +310,8 @@ class Effects:
                 continue
             h.line = shifts.after(v.line)
             h.shows_new = effect.action != Action.REVERT
+        done = [(h, e) for h, e in wanted if verdicts[h.id].outcome != "stale"]
+        self._refresh_neighbours(effect, new_lines if edits else lines, done, wanted)
         return {hid: ("stale" if v.outcome == "stale" else "done") for hid, v in verdicts.items()}, True, False
 
     async def _in_buffer(self, effect: EffectRow, wanted: Wanted) -> tuple[dict[str, str], bool, bool]:
@@ -318,6 +324,7 @@ class Effects:
                 h.line, h.shows_new = verdicts[h.id].line, effect.action != Action.REVERT
                 results[h.id] = "done"
         if not edits:
+            self._refresh_buffer_neighbours(effect, wanted, results)
             return results, True, True
         shifts = Shifts([(s, src, dst) for s, src, dst, _ in edits])
         expected = {ed[3].id: (shifts.after(ed[0]), ed[2], ed[3]) for ed in edits}
@@ -340,7 +347,41 @@ class Effects:
             if hid not in unconfirmed:
                 results[hid] = "done"
                 h.shows_new = effect.action != Action.REVERT
+        self._refresh_buffer_neighbours(effect, wanted, results)
         return results, not unconfirmed, True
+
+    def _refresh_buffer_neighbours(self, effect: EffectRow, wanted: Wanted, results: dict[str, str]) -> None:
+        doc = self.st.doc(effect.uri)
+        if doc is not None:
+            done = [(h, e) for h, e in wanted if results.get(h.id) == "done"]
+            self._refresh_neighbours(effect, doc.lines, done, wanted, buffer=True)
+
+    def _refresh_neighbours(
+        self, effect: EffectRow, lines: Sequence[str], done: Wanted, wanted: Wanted, *, buffer: bool = False
+    ) -> None:
+        """The edits of `done` are in `lines` (the file or the buffer as it is now): the other
+        hunks next to them take their context from that text, as their positions moved with it
+        (domain/neighbours.py); recorded with the effect's outcome, in the same commit."""
+        if not done:
+            return
+        st = self.st
+        mine = {h.id for h, _ in wanted}
+        skip = (st.in_flight - mine) | (mine - {h.id for h, _ in done})  # another effect's, or not found
+        written = [Written(h.line, h.line + len(lines_of(e["after"])), h.id) for h, e in done]
+        # Only hunks within reach of what was written can be its neighbours (a file may hold
+        # thousands of hunks, and each decision runs this).
+        lo, hi = min(w.start for w in written) - CONTEXT, max(w.end for w in written) + CONTEXT
+        near = [
+            Neighbour(h.id, h.line, h.anchored_text(), h.ctx_before, h.ctx_after, buffer and h.tracked)
+            for h in st.by_uri.get(effect.uri, {}).values()
+            if h.line < hi and h.line + h.anchored_length() > lo and h.kind == Kind.EDIT and h.id not in skip
+        ]
+        fresh = refreshed_contexts(lines, near, written)
+        for hid, (before, after) in fresh.items():
+            h = st.hunks[hid]
+            h.ctx_before, h.ctx_after = before, after
+        if fresh:
+            self._contexts.setdefault(effect.id, {}).update(fresh)
 
     async def _send(
         self, effect: EffectRow, version: int | None, lsp_edits: list[tuple[Range, str]], expected: Expected
@@ -412,6 +453,7 @@ class Effects:
         fault("effect:before-confirm")
         state = settled(complete, in_buffer)
         written = self._written.pop(effect.id, None)
+        contexts = self._contexts.pop(effect.id, {})
         # What the effect achieved is derived (recovery finds it again in the content and the
         # journal): committed without waiting for the disk, unlike the decision itself.
         async with store.write(derived=True) as tx:
@@ -447,6 +489,8 @@ class Effects:
             ]
             if moved:
                 await tx.save_lines(moved)
+            # Their contexts too: taken again from the text this effect left next to them.
+            await tx.save_contexts(contexts)
             if written is not None and complete and not moves:
                 await tx.put_stamps([written])  # after the hunks' changes: it stands
             # Read with the COMMIT, in the same hop to SQLite's thread.

@@ -119,6 +119,9 @@ class Memory:
             "problem",
             "kept",
             "parts",
+            "ctx_before",
+            "ctx_after",
+            "ctx_key",
         ):
             setattr(old, name, getattr(row, name))
         if f is None or row.status != Status.APPLIED or old.in_file is None:

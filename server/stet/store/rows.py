@@ -37,15 +37,18 @@ def now_iso() -> str:
 class Shared:
     """What rows read from the store can share instead of each holding its own copy.
 
-    `known` are the hunks this process already holds (by id): a hunk's proposal, kind, texts
-    and context are set when it is proposed and never updated, so a row read again (after
-    every decision, by every sync) takes them from there instead of parsing them again.
-    `strings` makes equal strings of the rows read one object: a file's uri, a proposal id,
-    a blank context line are kept once, not once per hunk."""
+    `known` are the hunks this process already holds (by id): a hunk's proposal, kind and
+    texts are set when it is proposed and never updated, so a row read again (after every
+    decision, by every sync) takes them from there instead of parsing them again; so is its
+    context while the row's is the one it was read from (`Hunk.ctx_key`: Stet takes a
+    hunk's context again when it writes next to it). `strings` makes equal strings of the
+    rows read one object: a file's uri, a proposal id, a blank context line are kept once,
+    not once per hunk."""
 
     def __init__(self, known: Mapping[str, Hunk] | None = None):
         self.known: Mapping[str, Hunk] = known if known is not None else {}
         self._strings: dict[str | None, str | None] = {None: None}
+        self._contexts: dict[str, Context] = {}
 
     def one(self, s: _S) -> _S:
         return self._strings.setdefault(s, s)  # type: ignore[return-value]
@@ -54,7 +57,10 @@ class Shared:
         return tuple(map(self.one, split_lines(text))) if text else ()
 
     def context(self, data: str) -> Context:
-        return tuple(map(self.one, json.loads(data)))
+        ctx = self._contexts.get(data)
+        if ctx is None:
+            ctx = self._contexts[data] = tuple(map(self.one, json.loads(data)))
+        return ctx
 
 
 def hunk_from_row(r: Any, shared: Shared | None = None) -> Hunk:
@@ -63,14 +69,17 @@ def hunk_from_row(r: Any, shared: Shared | None = None) -> Hunk:
     k = shared.known.get(r[0])
     if k is not None:
         proposal_id, kind, old, new = k.proposal_id, k.kind, k.old, k.new
-        ctx_before, ctx_after = k.ctx_before, k.ctx_after
         uri = k.uri if k.uri == r[4] else one(r[4])
         message = k.message if r[14] is None else r[14]  # the proposal's, which never changes
     else:
         proposal_id, kind, uri = one(r[1]), KIND_BY_VALUE[r[5]], one(r[4])
         old, new = shared.lines(r[9]), shared.lines(r[10])
-        ctx_before, ctx_after = shared.context(r[11]), shared.context(r[12])
         message = r[14]
+    ctx_key = hash((r[11], r[12]))
+    if k is not None and k.ctx_key == ctx_key:
+        ctx_before, ctx_after = k.ctx_before, k.ctx_after
+    else:
+        ctx_before, ctx_after = shared.context(r[11]), shared.context(r[12])
     return Hunk(
         id=r[0],
         proposal_id=proposal_id,
@@ -95,6 +104,7 @@ def hunk_from_row(r: Any, shared: Shared | None = None) -> Hunk:
         problem=r[20],
         kept=bool(r[21]),
         parts=None if r[22] is None else tuple(json.loads(r[22])),
+        ctx_key=ctx_key,
     )
 
 

@@ -33,6 +33,7 @@ class Statements:
     put_in_file: str | None  # (hunk id, in_file): where in_file is each checkout's own (PostgreSQL)
     move_hunks: str  # (new uri, lsn, old uri, except id)
     save_lines: str  # (line, id)
+    save_contexts: str  # (ctx_before, ctx_after, id): JSON lists, as add_hunks writes them
     set_parts: str  # (parts, id): a hunk split in two (a JSON list of their ids)
     # --- this checkout's effects journal -------------------------------------------------
     add_effect: str  # (id, lsn, uri, action, edits, target, owner, at)

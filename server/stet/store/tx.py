@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..domain.effect_outcome import Action, EffectEdit, State
+from ..domain.hunks import Context
 from ..domain.model import Hunk
 from ..domain.shapes import JSON
 from ..domain.status import Status
@@ -339,6 +340,13 @@ class Tx:
         stamps no longer say where their hunks are in the file (see put_stamps)."""
         self._unstamped.update(unstamp)
         self._queue.append((self.sql.save_lines, list(lines), True, True))
+
+    async def save_contexts(self, contexts: Mapping[str, tuple[Context, Context]]) -> None:
+        """Hunks' context lines (hunk id -> before, after), taken again from the text after Stet
+        wrote next to them (domain/neighbours.py): not an operation, like their positions."""
+        rows = [(json.dumps(before), json.dumps(after), hid) for hid, (before, after) in contexts.items()]
+        if rows:
+            self._queue.append((self.sql.save_contexts, rows, True, True))
 
     async def add_effect(
         self,
