@@ -437,3 +437,34 @@ async def test_a_part_under_its_rest_is_judged_again_when_its_rest_comes_back_in
         assert by_id[part]["status"] == "applied" and by_id[part]["inFile"] is True, by_id[part]
     finally:
         await s2.stop()
+
+
+async def test_a_part_whose_own_text_comes_back_to_the_file_stays_in_it_with_its_rest_pending(ws):
+    """A part accepted in an unsaved buffer, its rest left pending; the editor and the server
+    die. At the next start the part's text is not on disk (stale rest, part not in the file),
+    then recovery writes the part's edit again: the part is in the file by its own text, and
+    its rest, pending again, must not take that back (seen in the torture under load, seed 611)."""
+    s = Session(ws)
+    await s.start()
+    u = s.open(ws / "a.py")
+    (h,) = (await s.propose("p1", {u: [(rng(4, 0, 7, 0), "A\nB\nC\nD\n")]}))["hunks"]
+    split = await s.command("stet.acceptLines", {"hunkId": h["id"], "old": [[0, 0]], "new": [[0, 1]]})
+    part, rest = split["part"]["id"], split["rest"]["id"]
+    assert split["part"]["status"] == "applied" and split["rest"]["status"] == "pending"
+    await s.kill()  # the editor dies too: its buffer is lost
+    s2 = Session(ws)
+    await s2.start()
+    try:
+        part_text = ["line 6", "line 7", "A", "B"]
+        deadline = asyncio.get_running_loop().time() + 30
+        while True:
+            by_id = {x["id"]: x for x in await s2.hunks()}
+            settled = read(ws / "a.py").splitlines()[4:8] == part_text and by_id[rest]["status"] == "pending"
+            if settled and by_id[part]["inFile"] is True or asyncio.get_running_loop().time() > deadline:
+                break
+            await asyncio.sleep(0.1)
+        assert read(ws / "a.py").splitlines()[4:8] == part_text, "recovery wrote the part's edit"
+        assert by_id[rest]["status"] == "pending", by_id[rest]
+        assert by_id[part]["status"] == "applied" and by_id[part]["inFile"] is True, by_id[part]
+    finally:
+        await s2.stop()

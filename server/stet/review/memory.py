@@ -41,7 +41,6 @@ class Memory:
         self._derived: dict[str, tuple[Status, int, Status]] = {}
         self._why: dict[str, str] = {}  # why relocation found a file operation stale
         self._in_file_dirty: dict[str, tuple[int, bool]] = {}  # hunk id -> (version, in file)
-        self._by_rest: set[str] = set()  # applied parts last judged by their rest, not their own text
 
     async def sync(self, loaded: LaterHunks | None = None) -> set[str]:
         """Load every hunk changed since the last lsn seen; notify the uris concerned.
@@ -71,8 +70,8 @@ class Memory:
                 f = st.open.get(uri)
                 if f is not None:
                     derived.extend(self.relocate(f.doc.lines, hunks, buffer=True))
-            if self._by_rest:
-                self._judge_parts_again({row.id for row in rows})
+            if st.split_from:
+                self._parts_under({row.id for row in rows})
             if rows:
                 st.generation += 1
         if derived:
@@ -145,16 +144,18 @@ class Memory:
             return old
         return None
 
-    def _judge_parts_again(self, changed: set[str]) -> None:
-        """A rest (or a part of it) changed: the parts judged by it are judged again, or a mark
-        made while it was away would stand after it came back (recovery re-writes a lost
-        buffer's edits after judging the file without them)."""
+    def _parts_under(self, changed: set[str]) -> None:
+        """A rest (or a part of it) changed: a part whose change is now in the file under it is
+        in the file, whatever was judged while the rest was away (recovery judges a lost
+        buffer's file without the rest, then writes the rest's edit to disk again). The other
+        way round, a rest's text gone is a change of the file: its hunks are all judged again."""
         st = self.st
         for hid in changed:
             for pid in st.resting_on(hid):
                 p = st.hunks.get(pid)
-                if p is not None and pid in self._by_rest and p.status == Status.APPLIED and pid not in st.in_flight:
-                    self.set_in_file(p, st.under_its_rest(p))
+                if p is not None and p.status == Status.APPLIED and p.in_file is False and pid not in st.in_flight:
+                    if st.under_its_rest(p):
+                        self.set_in_file(p, True)
 
     def relocate(
         self,
@@ -226,7 +227,6 @@ class Memory:
             # An accepted hunk always has a journaled effect: running it decides (applied or stale).
         _follow_neighbours(lost, moved)
         for h in parts:
-            self._by_rest.add(h.id)
             self.set_in_file(h, self.st.under_its_rest(h))
         return derived
 
@@ -237,7 +237,6 @@ class Memory:
         found = find_applied(index, h.replacement, h.old, h.line, h.ctx_before, h.ctx_after, tracked=tracked)
         if found:
             h.line, h.shows_new, h.tracked = found.line, True, buffer
-            self._by_rest.discard(h.id)
             self.set_in_file(h, True)
             return
         if h.id in self.st.split_from:
