@@ -10,8 +10,10 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+from support import clitools
 from support.clitools import stet, stet_json
-from support.v8store import MADE_AT, made_here, stored_absolute, unpack, user_version
+from support.engines import Databases, cluster
+from support.v8store import MADE_AT, PG_ARCHIVE, load_dump, made_here, schema_version, stored_absolute, unpack
 
 # What a hunk is, whatever reads it (the order and the fields the protocol names).
 FIELDS = ("id", "proposalId", "taskId", "uri", "kind", "status", "range", "oldText", "newText", "newUri")
@@ -47,14 +49,32 @@ def _as_before(root: Path, expected: dict) -> None:
 
 def test_a_store_of_schema_8_is_migrated_with_every_hunk_as_it_was():
     with made_here() as (root, expected):
-        _migrated(root, expected)
+        _migrated(root, expected, str(root / ".stet" / "stet.db"))
 
 
-def _migrated(root: Path, expected: dict) -> None:
+def test_a_postgresql_store_of_schema_8_is_migrated_with_every_hunk_as_it_was():
+    """Its first root was stored `stet-repo:///` already, and so was any text that started with
+    it (a hunk's): the texts are read back as that version read them."""
+    databases = Databases(cluster())
+    try:
+        url = databases.new()
+        with made_here(PG_ARCHIVE) as (root, expected):
+            load_dump(root.parent, url)
+            clitools.ENGINE_ENV["STET_DB"] = url
+            try:
+                _migrated(root, expected, url)
+            finally:
+                clitools.ENGINE_ENV.clear()
+    finally:
+        databases.drop()
+
+
+def _migrated(root: Path, expected: dict, db: str) -> None:
     ops_before = len(expected["log"]["ops"]) + 1  # and the accept killed after its commit
     _as_before(root, expected)
-    assert user_version(root / ".stet" / "stet.db") == 9
-    assert stored_absolute(root / ".stet" / "stet.db") == []
+    assert schema_version(db) == 9 and stored_absolute(db) == []
+    links = next(h for h in expected["status"]["hunks"] if h["proposalId"] == "p-links")
+    assert links["oldText"] == MADE_AT.as_uri() + "/a.py\n"  # (a text: compared whole by _as_before)
     log = stet_json("log", cwd=root)["ops"]
     assert [o["opId"] for o in log[:ops_before]] == [o["opId"] for o in expected["log"]["ops"]] + ["r-accept-3"]
     assert log[: len(expected["log"]["ops"])] == expected["log"]["ops"]  # the op log read as it was written
@@ -117,7 +137,7 @@ def test_the_migration_takes_the_root_of_the_opening_process_for_a_store_elsewhe
             (h["id"], h["uri"], h["status"]) for h in status["hunks"]
         }
         assert {h["id"]: h["status"] for h in status["hunks"]}[expected["ids"]["a2"]] == "rejected"
-        assert user_version(db) == 9 and stored_absolute(db) == []
+        assert schema_version(str(db)) == 9 and stored_absolute(str(db)) == []
         conn = sqlite3.connect(db)
         try:
             uri = conn.execute("SELECT uri FROM hunks WHERE id = ?", (expected["ids"]["a2"],)).fetchone()
@@ -132,7 +152,7 @@ def test_a_store_moved_before_the_upgrade_keeps_its_paths_until_opened_where_the
     folder is back where they fit: then they are made relative, and everything is as it was."""
     root, expected = unpack(tmp_path / "moved")
     first = stet_json("status", "--all", cwd=root)
-    assert user_version(root / ".stet" / "stet.db") == 9
+    assert schema_version(str(root / ".stet" / "stet.db")) == 9
     before, now = _hunks(expected["status"]), _hunks(first)
     a3 = expected["ids"]["a3"]
     for hid, h in before.items():
@@ -148,4 +168,4 @@ def test_a_store_moved_before_the_upgrade_keeps_its_paths_until_opened_where_the
         shutil.rmtree(there)
         root.rename(there)  # the folder back where it was written
         _as_before(there, expected)
-        assert stored_absolute(there / ".stet" / "stet.db") == []
+        assert stored_absolute(str(there / ".stet" / "stet.db")) == []

@@ -5,7 +5,7 @@ of a moved, copied or mounted project carry along (tests/e2e/test_moved.py, with
 In `root`, a git repository: a task with a step, a note and a file read; hunks pending, applied,
 rejected, stale, split into parts (the part applied, the rest pending), accepted and undone, kept
 by a capture (with its snapshot); file operations (a create and a rename applied, a delete
-pending); a snapshot waiting for its capture. `expected` holds what was answered: every hunk
+pending); a snapshot waiting for its capture; a hunk whose text holds the project's own uri. `expected` holds what was answered: every hunk
 (`stet status --all --json`), the op log, the decisions' answers by request id, the task's
 resume and the files."""
 
@@ -79,6 +79,13 @@ def build(root: Path, run: Run) -> dict:
     (root.parent / "d.diff").write_text("--- a/d.py\n+++ b/d.py\n@@ -1,3 +1,3 @@\n d1\n-d2\n+D2\n d3\n")
     run("propose", "--patch", str(root.parent / "d.diff"), "--id", "p-d")
     (root / "d.py").write_text("d1\nX\nd3\n")  # its old text gone: stale at the next look
+
+    # A text that holds the project's own uri: text, never taken for a path (read back as written).
+    (root / "links.txt").write_text(f"top\n{uri}/a.py\n{uri}/c.py\nbottom\n")
+    (root.parent / "links.diff").write_text(
+        f"--- a/links.txt\n+++ b/links.txt\n@@ -1,4 +1,4 @@\n top\n-{uri}/a.py\n+{uri}/b.txt\n {uri}/c.py\n bottom\n"
+    )
+    run("propose", "--patch", str(root.parent / "links.diff"), "--id", "p-links")
 
     answers["r-snap"] = js("snapshot", "--task", "t2", "c.py", "--request-id", "r-snap")
     (root / "c.py").write_text("c1\nC2\nc3\n")  # the agent's write
