@@ -123,6 +123,7 @@ def glance_whole(db_path: str, roots: list[str]) -> list[Hunk] | None:
         h = hunk_from_row(row[:-1])
         if h.message is None:  # stored once, in its proposal
             h.message = row[-1]
+        h.shows_new = h.shown_when_loaded()  # as the full open loads it (memory.Memory._merge)
         hunks.append(h)
     return _current(seen, hunks, roots)
 
