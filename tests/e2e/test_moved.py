@@ -260,3 +260,25 @@ async def test_a_multi_root_workspace_moved_whole_keeps_each_roots_hunks(cli, tm
     # The command line, opened in the first folder alone, reads the second's hunks where they are.
     cli_view = {h["id"]: h for h in stet_json("status", "--all", cwd=one)["hunks"]}
     assert cli_view[ids["two"]]["uri"] == uri(two / "x.txt") and cli_view[ids["two"]]["status"] == "pending"
+
+
+def test_a_store_kept_elsewhere_reads_alike_from_every_folder_of_the_project(tmp_path):
+    """`--db` outside the project: its paths are relative to the project's root (the git work tree)
+    whichever folder of it a command runs in, and it moves with the project like any store."""
+    root = make_repo(tmp_path / "app")
+    (root / "sub").mkdir()
+    (root / "sub" / "b.txt").write_text("b\n")
+    (root / "a.py").write_text("a\n")
+    commit_all(root)
+    db = tmp_path / "kept" / "review.db"
+    db.parent.mkdir(mode=0o700)
+    diff = "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-a\n+A\n--- a/sub/b.txt\n+++ b/sub/b.txt\n@@ -1 +1 @@\n-b\n+B\n"
+    stet_json("--db", str(db), "propose", "--patch", "-", cwd=root / "sub", input=diff)
+    top = {h["id"]: h["uri"] for h in stet_json("--db", str(db), "status", cwd=root)["hunks"]}
+    below = {h["id"]: h["uri"] for h in stet_json("--db", str(db), "status", cwd=root / "sub")["hunks"]}
+    assert top == below and set(top.values()) == {(root / "a.py").as_uri(), (root / "sub" / "b.txt").as_uri()}
+    moved = tmp_path / "moved"
+    root.rename(moved)
+    (h,) = [i for i, u in top.items() if u.endswith("/a.py")]
+    stet_json("--db", str(db), "accept", h, cwd=moved / "sub")
+    assert (moved / "a.py").read_text() == "A\n"
