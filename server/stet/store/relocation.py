@@ -101,8 +101,3 @@ def settle(raw: Raw, sql: Statements, uris: Sequence[str]) -> Roots:
             raw.rollback(False)
             raise
     return Roots(uris, seen)
-
-
-def needs_settling(seen: dict[int, str], unplaced: int, uris: Sequence[str]) -> bool:
-    """Would `settle` relocate anything (a read-only look must then leave it to a full open)?"""
-    return bool(unplaced) and any(seen.get(n) != uri for n, uri in enumerate(uris))
