@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from stet.faults import CAPTURE_POINTS
+from stet.store.roots import Roots
 from support.capturetools import AGENT, agent_repo, captures, hunks, kinds, review_summary
 from support.clitools import STET, commit_all, git, make_repo, snapshot, stet, stet_json
 from support.figures import FIGURES
@@ -162,7 +163,9 @@ def snapshot_rows(root: Path, task: str) -> dict[str, str | None]:
     with sqlite3.connect(db) as conn:
         if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'snapshots'").fetchall():
             return {}  # killed while the store was being made
-        return dict(conn.execute("SELECT uri, hash FROM snapshots WHERE task_key = ?", (task,)).fetchall())
+        rows = conn.execute("SELECT uri, hash FROM snapshots WHERE task_key = ?", (task,)).fetchall()
+    at = Roots([root.resolve().as_uri()])  # (paths are kept relative to the root)
+    return {at.from_store(u): h for u, h in rows}
 
 
 @pytest.mark.parametrize("point", BASELINE_STEPS)

@@ -196,7 +196,8 @@ def test_a_hunk_an_older_stet_stored_under_git_is_never_carried_out(tmp_path):
     except Dead:
         pass  # killed after committing the decision, before carrying it out
     s.kill()
-    old, new = (ws / "planted.txt").as_uri(), (ws / ".git" / "hooks" / "post-checkout").as_uri()
+    # (as the store keeps paths: relative to the root, docs/protocol.md "Paths in the store")
+    old, new = "stet-repo:///planted.txt", "stet-repo:///.git/hooks/post-checkout"
     con = sqlite3.connect(ws / ".stet" / "stet.db")
     with con:  # what an older Stet would have stored
         con.execute("UPDATE hunks SET uri = ? WHERE uri = ?", (new, old))

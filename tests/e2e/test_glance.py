@@ -109,6 +109,24 @@ async def test_status_json_through_a_glance_is_what_the_full_open_prints(repo):
     assert states[d]["message"] == "why 33" and any(h.get("kept") for h in out["hunks"])
 
 
+async def test_an_applied_hunks_range_through_a_glance_is_the_full_opens(repo):
+    """Where an applied hunk is shown is its new text (one line became three here; a file made
+    from nothing): the glance says so as the full open does, not the range of its old text."""
+    diff3 = "--- a/f.txt\n+++ b/f.txt\n@@ -7 +7,3 @@\n-line 7\n+seven\n+and\n+more\n"
+    (grown,) = stet_json("propose", "--patch", "-", cwd=repo, input=diff3)["hunks"]
+    made = "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1,2 @@\n+made\n+here\n"
+    (created,) = stet_json("propose", "--patch", "-", cwd=repo, input=made)["hunks"]
+    assert stet("accept", grown["id"], created["id"], cwd=repo).returncode == 0
+    review = (await open_review([str(repo)], db(repo))).review
+    try:
+        expected = {h.id: h.state() for h in review.list()}
+    finally:
+        await review.close()
+    whole = glance_whole(db(repo), [str(repo)])
+    assert whole is not None and {h.id: h.state() for h in whole} == expected
+    assert expected[grown["id"]]["range"]["end"]["line"] == 9 and expected[created["id"]]["range"]["end"]["line"] == 2
+
+
 async def test_the_glance_steps_aside_whenever_the_full_open_would_change_something(repo):
     hid = propose(repo, 5, "five")
     await full(repo)  # judged and stamped

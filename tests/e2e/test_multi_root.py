@@ -1,5 +1,7 @@
 """Every workspace folder is a root; anything outside all of them is refused."""
 
+import sqlite3
+
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -35,6 +37,13 @@ async def test_two_roots_and_a_folder_added_later(tmp_path):
         res = await s.propose("r", {uri(three / "z.txt"): [(rng(0, 0, 1, 0), "r\n")]})
         assert res["hunks"][0]["uri"] == uri(three / "z.txt")
         assert read(three / "z.txt") == "old\n"
+        # Stored relative to each root, the added folder by its index (docs/protocol.md, "Paths in the store").
+        conn = sqlite3.connect(one / ".stet" / "stet.db")
+        try:
+            stored = sorted(r[0] for r in conn.execute("SELECT uri FROM hunks"))
+        finally:
+            conn.close()
+        assert stored == ["stet-repo:///x.txt", "stet-root:1/y.txt", "stet-root:2/z.txt"]
     finally:
         await s.stop()
 

@@ -22,7 +22,7 @@ REPOSITORY = "acme/shop"
 
 async def _open(engine, root: Path) -> StoreApi:
     root.mkdir(parents=True, exist_ok=True)
-    opened = await open_store(engine.db(root), home=str(root / ".stet"), root=str(root), repository=REPOSITORY)
+    opened = await open_store(engine.db(root), home=str(root / ".stet"), repository=REPOSITORY)
     assert opened.notice is None
     return opened.store
 
@@ -363,6 +363,140 @@ async def test_two_checkouts_of_one_review_never_see_each_others_own_rows(engine
     finally:
         await dev.close()
         await agent.close()
+
+
+def _stored_texts(engine, store: StoreApi) -> list[tuple[str, str, str]]:
+    """(table, column, value) of every text the store holds, as it holds it."""
+    out = []
+    if engine.pg:
+        import psycopg
+
+        with psycopg.connect(engine.db(Path(store.home).parent)) as conn:
+            columns = conn.execute(
+                "SELECT table_name, column_name FROM information_schema.columns "
+                "WHERE table_schema = current_schema() AND data_type = 'text'"
+            ).fetchall()
+            for table, column in columns:
+                for (value,) in conn.execute(f'SELECT "{column}" FROM "{table}" WHERE "{column}" IS NOT NULL'):
+                    out.append((table, column, value))
+        return out
+    import sqlite3
+
+    conn = sqlite3.connect(store.path)
+    try:
+        for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+            names = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
+            for column in names:
+                for (value,) in conn.execute(f'SELECT "{column}" FROM "{table}"'):
+                    if isinstance(value, str):
+                        out.append((table, column, value))
+    finally:
+        conn.close()
+    return out
+
+
+async def _every_kind_of_path(store: StoreApi) -> None:
+    """Something in every place the store keeps a path (statements.PATHS)."""
+    a, b, c = _uri(store, "a.py"), _uri(store, "b.py"), _uri(store, "sub/c.py")
+    hunk = _hunk("h1", a)
+    hunk.new_uri = b
+    await _propose(store, [hunk, _hunk("h2", c, seq=1)])
+    # ("after": a text holding a uri inside it, not a path: kept exactly as written)
+    edit = {"hunkId": "h1", "uri": a, "newUri": b, "before": a + "\n", "after": '"' + a}
+    async with store.write() as tx:
+        lsn = await tx.log("op-x", "accept", {"files": [a], "edit": {a: [c]}}, {"uri": b})
+        await tx.add_effect(lsn, a, Action.APPLY, [edit])
+        await tx.put_stamps([(c, 1, 2, "h")])
+        await tasks.add_task(tx, "t1", "T", None, None, lsn)
+        await tasks.put_file(tx, "t1", a, "h", lsn)
+        await captures.start_set(tx, "t1", True, lsn)
+        await captures.add_entries(tx, "t1", [(a, "ha"), (c, None)], lsn)
+        await captures.add_capture(tx, "cap1", lsn, [{"uri": a, "expect": "x", "text": "y"}], {"repo": a})
+        await captures.add_capture(tx, "cap2", lsn, [{"uri": c, "expect": "x", "text": "y"}], None)
+        await captures.finish_capture(tx, "cap2", {"restored": [c]})
+
+
+async def _read_every_kind_of_path(store: StoreApi, written_at: StoreApi) -> None:
+    """What _every_kind_of_path stored (in `written_at`), read at this store's root."""
+    a, b, c = _uri(store, "a.py"), _uri(store, "b.py"), _uri(store, "sub/c.py")
+    by_id = {h.id: h for h in await store.hunks_since(0)}
+    assert (by_id["h1"].uri, by_id["h1"].new_uri, by_id["h2"].uri) == (a, b, c)
+    assert by_id["h1"].old == ("line 2\n",)  # a hunk's text: as it is
+    op = await store.op("op-x")
+    assert op is not None and op.args == {"files": [a], "edit": {a: [c]}} and op.result == {"uri": b}
+    (effect,) = await store.open_effects()
+    assert effect.uri == a and effect.edits == [
+        {"hunkId": "h1", "uri": a, "newUri": b, "before": a + "\n", "after": '"' + _uri(written_at, "a.py")}
+    ]
+    assert await store.has_pending_effect(a) and set(await store.stamps()) == {c}
+    async with store.read() as tx:
+        assert [h.id for h in await tx.hunks_where(uri=c)] == ["h2"]
+        assert [f.uri for f in await tasks.files(tx, "t1")] == [a]
+        got = await captures.snapshot_set(tx, "t1")
+        assert got is not None and set(got.entries) == {a, c}
+        cap1, cap2 = await captures.capture(tx, "cap1"), await captures.capture(tx, "cap2")
+        assert cap1 is not None and cap1.restores == [{"uri": a, "expect": "x", "text": "y"}]
+        assert cap1.cleanup == {"repo": a} and cap2 is not None and cap2.outcome == {"restored": [c]}
+
+
+async def test_every_path_is_stored_relative_and_read_at_the_readers_root(engine, tmp_path):
+    """A store moved with its folder (SQLite), or another checkout of the review (PostgreSQL),
+    reads every path at its own root; none is stored absolute."""
+    first = await _open(engine, tmp_path / "ws")
+    try:
+        await _every_kind_of_path(first)
+        await _read_every_kind_of_path(first, first)
+        root = Path(first.home).parent
+        texts = [(t, c, v.replace('\\"' + _uri(first, ""), "")) for t, c, v in _stored_texts(engine, first)]
+        # (PostgreSQL: a checkout is named by its host and folder - "host:root" - on its own rows)
+        held = [
+            (t, c, v) for t, c, v in texts if t != "roots" and str(root) in v and c not in ("id", "root", "checkout")
+        ]
+        if engine.pg:
+            assert {t for t, c, v in texts if c in ("id", "root", "checkout") and str(root) in v} == {
+                "stet_checkouts",
+                "effects",
+                "file_stamps",
+            }
+        assert held == [], held
+        assert any(v == "stet-repo:///sub/c.py" for _, c, v in _stored_texts(engine, first) if c == "uri")
+    finally:
+        await first.close()
+    if not engine.pg:
+        (tmp_path / "ws").rename(tmp_path / "moved")
+    other = await _open(engine, tmp_path / "moved")
+    try:
+        if engine.pg:  # the other checkout's own rows: its effects and stamps start empty
+            assert await other.open_effects() == [] and await other.stamps() == {}
+            async with other.write(derived=True) as tx:
+                await tx.add_effect(1, _uri(other, "a.py"), Action.APPLY, [])
+            (effect,) = await other.open_effects()
+            assert effect.uri == _uri(other, "a.py")
+            by_id = {h.id: h for h in await other.hunks_since(0)}
+            assert by_id["h1"].uri == _uri(other, "a.py") and by_id["h2"].uri == _uri(other, "sub/c.py")
+        else:
+            await _read_every_kind_of_path(other, first)
+    finally:
+        await other.close()
+
+
+async def test_a_root_added_later_is_stored_by_its_index(engine, tmp_path):
+    store = await _open(engine, tmp_path / "ws")
+    try:
+        lib = (tmp_path / "lib").as_uri()
+        await store.add_roots([_uri(store, ""), lib])  # the first root again: nothing new
+        await store.add_roots([lib])  # again: nothing new either
+        await _propose(store, [_hunk("h1", lib + "/x.py")])
+        assert [h.uri for h in await store.hunks_since(0)] == [lib + "/x.py"]
+        assert ("hunks", "uri", "stet-root:1/x.py") in _stored_texts(engine, store)
+    finally:
+        await store.close()
+    # A process opened without that folder reads its paths where the store last saw them.
+    again = await _open(engine, tmp_path / "ws")
+    try:
+        assert [h.uri for h in await again.hunks_since(0)] == [lib + "/x.py"]
+    finally:
+        await again.close()
 
 
 def test_every_public_method_of_the_store_interface_is_run_here():

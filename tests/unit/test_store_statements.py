@@ -7,10 +7,11 @@ import re
 
 from stet.store import pg_schema, schema
 from stet.store.pg_sql import MINE, POSTGRES
+from stet.store.roots import DOC_COLUMNS, URI_COLUMNS
 from stet.store.sqlite_sql import SQLITE
-from stet.store.statements import Statements
+from stet.store.statements import PATHS, Statements
 
-FIELDS = [f.name for f in dataclasses.fields(Statements) if f.name != "mark"]
+FIELDS = [f.name for f in dataclasses.fields(Statements) if f.name not in ("mark", "path_columns")]
 # A statement on these tables reads or writes one checkout's rows, unless it is listed below.
 PER_CHECKOUT = ("effects", "file_stamps", "hunk_in_file", "agent_told")
 # Said on purpose for every checkout: a hunk of the file changed, so no checkout's stamp says when
@@ -32,6 +33,30 @@ def test_each_engine_fills_every_statement_in_its_own_parameter_style():
         assert "?" not in pg and "INSERT OR " not in pg and "sqlite_" not in pg, name
         assert lite.count("?") == pg.count("%s"), name  # the same parameters, in the same order
         assert _tables(lite) - {"sqlite_sequence"} <= _tables(pg), name
+
+
+def test_the_statements_of_stored_paths_are_each_engines_own_and_a_checkouts_own():
+    assert len(SQLITE.path_columns) == len(POSTGRES.path_columns) == len(PATHS) >= 12
+    for lite, pg in zip(SQLITE.path_columns, POSTGRES.path_columns):
+        assert (lite.table, lite.column, lite.kind, lite.key) == (pg.table, pg.column, pg.kind, pg.key)
+        for a, b in ((lite.select, pg.select), (lite.update, pg.update), (lite.taken, pg.taken), (lite.drop, pg.drop)):
+            if a is None:
+                assert b is None and lite.column not in lite.key
+                continue
+            assert "%s" not in a and "?" not in b and a.count("?") == b.count("%s")
+            assert _tables(a) == _tables(b) == {lite.table}
+            if lite.table in PER_CHECKOUT:
+                assert MINE in b, b
+    # Every column a uri or a document of uris is written to is among them (roots.py names them).
+    named = {(t, c) for t, c, _, _ in PATHS}
+    assert {c for _, c in named} == URI_COLUMNS | DOC_COLUMNS
+    for statements in schema.MIGRATIONS:
+        for sql in statements:
+            if m := re.match(r"CREATE TABLE (\w+) \((.*)\)$", sql, re.S):
+                for line in m[2].split(",\n"):
+                    column = line.split()[0]
+                    if column in URI_COLUMNS | DOC_COLUMNS and m[1] != "roots":
+                        assert (m[1], column) in named, (m[1], column)
 
 
 def test_every_postgresql_statement_on_a_checkouts_own_rows_names_the_checkout():

@@ -49,7 +49,9 @@ def locate(args: argparse.Namespace, create: bool) -> tuple[str, list[str]]:
     """(database path, workspace roots) from --db / STET_DB / walking up; --root sets the roots.
 
     The first root is the one patch paths are relative to; more `--root`s are the other
-    folders of a multi-root workspace (the store lives in the first one's .stet/).
+    folders of a multi-root workspace (the store lives in the first one's .stet/). Without
+    --root: the folder holding the store's `.stet/`, else (a store elsewhere, a PostgreSQL
+    url) the enclosing git work tree, else the current folder.
     """
     db = getattr(args, "db", None) or os.environ.get("STET_DB")
     roots = list(getattr(args, "root", None) or [])
@@ -72,8 +74,11 @@ def locate(args: argparse.Namespace, create: bool) -> tuple[str, list[str]]:
     if not roots and db.startswith(("postgresql://", "postgres://")):
         roots = [_project_root(cwd)]
     elif not roots:
+        # A store kept elsewhere (--db) holds paths relative to the root it is opened with: the
+        # project's (the enclosing git work tree), as for PostgreSQL, whichever folder of it the
+        # command runs in - not that folder, which would read them relative to itself.
         folder = os.path.dirname(db)
-        roots = [os.path.dirname(folder) if os.path.basename(folder) == STORE_DIR else cwd]
+        roots = [os.path.dirname(folder) if os.path.basename(folder) == STORE_DIR else _project_root(cwd)]
     for root in roots:
         if not os.path.isdir(root):
             raise Usage(f"the workspace root {root} is not a folder")

@@ -144,7 +144,7 @@ async def shutdown(ls: StetServer, params: Any = None) -> None:
         await ls.review.close()
 
 
-def folders_changed(ls: StetServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+async def folders_changed(ls: StetServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
     # pygls has already updated its folder list; every folder is a root (the store stays put).
     if ls.review is None:
         return
@@ -154,7 +154,10 @@ def folders_changed(ls: StetServer, params: types.DidChangeWorkspaceFoldersParam
             roots.append(uri_to_path(folder))
         except StetError:
             log.warning("ignoring workspace folder %s", folder)
-    ls.review.ws.set_roots(roots)
+    try:
+        await ls.review.set_roots(roots)
+    except StetError as exc:  # the store cannot record a new folder now: it is not a root yet
+        log.warning("workspace folders not taken: %s", exc.message)
 
 
 def watched_files_changed(ls: StetServer, params: types.DidChangeWatchedFilesParams) -> None:

@@ -15,7 +15,7 @@ from ..domain.shapes import JSON
 from ..domain.status import BY_VALUE, Decide, Status, TransitionError, plan, why_not_taken
 from ..domain.text import detect_eol, normalize_eol
 from ..domain.verdict import classify
-from ..errors import Conflict, InvalidParams, StetError, TooLarge, UnknownHunk
+from ..errors import Conflict, InvalidParams, OutsideWorkspace, StetError, TooLarge, UnknownHunk
 from ..faults import fault
 from ..store import EffectRow, Tx
 from ..store.rows import now_iso
@@ -284,7 +284,19 @@ class Deciding:
                 h.feedback = d.feedback
 
     async def add_effect(self, tx: Tx, lsn: int, uri: str, action: Action, edits: list[EffectEdit]) -> EffectRow:
-        """Journal an effect: into the open buffer (this process's to settle), else the file."""
+        """Journal an effect: into the open buffer (this process's to settle), else the file.
+        A file outside this process's roots is refused (the whole decision with it): its hunk
+        is decided where its folder is a root, never found stale for being out of sight here."""
+        ws = self.st.ws
+        for where in (uri, *(u for e in edits if (u := e.get("newUri")))):
+            if not ws.holds(where):
+                ids = ", ".join(dict.fromkeys(e["hunkId"] for e in edits))
+                raise OutsideWorkspace(
+                    f"{ids}: {where} is outside this workspace ({', '.join(ws.roots) or 'no root'}); nothing was "
+                    f"decided. Decide it where its folder is a workspace root (open that folder, or give it "
+                    f"with --root).",
+                    {"hunkIds": list(dict.fromkeys(e["hunkId"] for e in edits)), "uri": where},
+                )
         target = "buffer" if uri in self.st.open else "file"
         owner = owners.token() if target == "buffer" else None
         eid = await tx.add_effect(lsn, uri, action, edits, target, owner)

@@ -556,6 +556,8 @@ class Effects:
                         continue  # the buffer holds it; settled at save, close or restart
                     if (effect.state == State.UNSAVED or effect.target == "buffer") and self._held_elsewhere(effect):
                         continue  # another live window's buffer holds it: that window settles it
+                    if not self._here(effect):
+                        continue  # its file is outside this process's roots: done where it is seen
                     await self.run_guarded(effect)
                     fault("recover:after-effect")
 
@@ -569,6 +571,11 @@ class Effects:
             raise
         except Exception:
             log.exception("effect %s (%s %s) failed; it stays journaled", effect.id, effect.action, effect.uri)
+
+    def _here(self, effect: EffectRow) -> bool:
+        """Are the files of the effect inside this process's roots?"""
+        holds = self.st.ws.holds
+        return holds(effect.uri) and all(holds(u) for e in effect.edits if (u := e.get("newUri")))
 
     @staticmethod
     def _held_elsewhere(effect: EffectRow) -> bool:

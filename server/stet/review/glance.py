@@ -20,7 +20,7 @@ from ..domain.status import BY_VALUE, OPEN, Status
 from ..domain.text import split_lines
 from ..errors import StetError
 from ..store.glance import Look, look
-from ..workspace.paths import Workspace
+from ..workspace.paths import Workspace, path_to_uri
 from ..workspace.tempnames import TEMP_MARK
 from .stamps import stat_of
 
@@ -104,7 +104,7 @@ class Seen:
 def glance(db_path: str, roots: list[str]) -> list[Seen] | None:
     """Every hunk of the store, sorted as Review.list sorts them; None when opening the review
     would change something first (or the store cannot be read this way)."""
-    seen = look(db_path)
+    seen = look(db_path, _uris(roots))
     if seen is None:
         return None
     return _current(seen, [Seen(row) for row in seen.hunks], roots)
@@ -115,7 +115,7 @@ def glance_whole(db_path: str, roots: list[str]) -> list[Hunk] | None:
     protocol's HunkState): what `stet status --json` prints."""
     from ..store.rows import hunk_from_row
 
-    seen = look(db_path, whole=True)
+    seen = look(db_path, _uris(roots), whole=True)
     if seen is None:
         return None
     hunks = []
@@ -123,8 +123,14 @@ def glance_whole(db_path: str, roots: list[str]) -> list[Hunk] | None:
         h = hunk_from_row(row[:-1])
         if h.message is None:  # stored once, in its proposal
             h.message = row[-1]
+        h.shows_new = h.shown_when_loaded()  # as the full open loads it (memory.Memory._merge)
         hunks.append(h)
     return _current(seen, hunks, roots)
+
+
+def _uris(roots: list[str]) -> list[str]:
+    """The roots' uris as the review writes them (Workspace: real paths)."""
+    return [path_to_uri(r) for r in Workspace(roots).roots]
 
 
 def _current(seen: Look, hunks: list[_H], roots: list[str]) -> list[_H] | None:
@@ -139,7 +145,7 @@ def _current(seen: Look, hunks: list[_H], roots: list[str]) -> list[_H] | None:
     ws = Workspace(roots)
     if _temp_files_left(ws, {h.uri for h in hunks}):
         return None  # a write a kill interrupted: the full open removes what it left
-    for uri in {h.uri for h in hunks if h.status in JUDGED} - held:
+    for uri in {h.uri for h in hunks if h.status in JUDGED and ws.holds(h.uri)} - held:
         stamp = seen.stamps.get(uri)
         if stamp is None:
             return None  # never judged as it is: recheck would read it

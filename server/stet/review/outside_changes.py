@@ -90,8 +90,8 @@ class OutsideChanges:
         stamps: list[Stamp] = []
         for uri in uris:
             hunks = [h for h in st.by_uri.get(uri, {}).values() if h.status in OPEN or h.status == Status.APPLIED]
-            if not hunks or uri in st.open:
-                continue
+            if not hunks or uri in st.open or not st.ws.holds(uri):
+                continue  # (a file no root of this process holds: judged where it is seen)
             blocked = None
             try:
                 path = st.ws.path_of(uri)

@@ -16,6 +16,7 @@ from ..domain.task import match_prior
 from ..errors import Conflict, InvalidParams, TooLarge
 from ..faults import fault
 from ..store import Tx
+from ..store.roots import Roots
 from .config import new_id
 from .memory import Memory
 from .state import ReviewState
@@ -54,8 +55,41 @@ def _stored_size(
     return size
 
 
-def _sha(data: object) -> str:
-    return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+def _sha(data: object, roots: Roots | None = None) -> str:
+    """A content hash, its uris as the store keeps them (relative to `roots`: the same proposal
+    sent again after the folder moved is the same); without `roots`, as a store of schema 8
+    hashed them (absolute), which its proposals' hashes are matched against too."""
+    text = json.dumps(data, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256((text if roots is None else roots.doc_to_store(text)).encode()).hexdigest()
+
+
+def _results(planned: Plan, roots: Roots | None = None) -> list[tuple[str, object]]:
+    """The files a proposal leaves, in the order of their stored paths."""
+    items = planned.results.items()
+    if roots is None:
+        return sorted(items, key=lambda kv: kv[0])
+    return sorted(items, key=lambda kv: roots.to_store(kv[0]))
+
+
+class _Same:
+    """Whether a stored proposal is this one: its edit's hash (given by the caller, else of the
+    changes) or the hash of the files it leaves, their paths as the store keeps them; a proposal
+    stored before paths were (schema 8) was hashed with absolute paths, matched too."""
+
+    def __init__(self, changes: list[Change], given: str | None, roots: Roots):
+        self._canonical = [_canonical(c) for c in changes]
+        self._derived = given is None
+        self._roots = roots
+        self.edit_hash = given or _sha(self._canonical, roots)
+
+    def edit(self, stored: str) -> bool:
+        return stored == self.edit_hash or (self._derived and stored == _sha(self._canonical))
+
+    def result_hash(self, planned: Plan) -> str:
+        return _sha(_results(planned, self._roots), self._roots)
+
+    def result(self, stored: str, planned: Plan) -> bool:
+        return stored in (self.result_hash(planned), _sha(_results(planned)))
 
 
 async def record_hunks(
@@ -102,13 +136,14 @@ class Proposing:
         limits = st.limits
         self._check_asked(proposal_id, task_id, changes)
         changes = [self.normalized(c) for c in changes]  # refuses the whole proposal if any uri is outside
-        edit_hash = edit_hash or _sha([_canonical(c) for c in changes])
+        same = _Same(changes, edit_hash, store.roots)
+        edit_hash = same.edit_hash
         existing = await store.proposal(proposal_id)
-        if existing is not None and existing["edit_hash"] == edit_hash:
+        if existing is not None and same.edit(existing["edit_hash"]):
             return self.answer(proposal_id, await self._propose_result(proposal_id))
         async with st.op_lock:
             planned = await self._plan(changes)
-            result_hash = _sha(sorted(planned.results.items(), key=lambda kv: kv[0]))
+            result_hash = same.result_hash(planned)
             new_hunks = [p.hunk(new_id("h"), proposal_id, seq, task_id, message) for seq, p in enumerate(planned.hunks)]
             if len(new_hunks) > limits.max_hunks:
                 raise TooLarge(f"the proposal makes {len(new_hunks)} hunks; the limit is {limits.max_hunks}")
@@ -121,7 +156,7 @@ class Proposing:
             async with store.write() as tx:
                 existing = await tx.proposal(proposal_id)
                 if existing is not None:
-                    if existing["edit_hash"] != edit_hash and existing["result_hash"] != result_hash:
+                    if not same.edit(existing["edit_hash"]) and not same.result(existing["result_hash"], planned):
                         raise Conflict(f"proposal {proposal_id} already exists with a different edit")
                     op = await tx.op(f"propose/{proposal_id}")
                     result = op.result if op is not None else None

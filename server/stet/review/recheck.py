@@ -33,7 +33,7 @@ class Recheck:
         uris = {
             uri
             for uri, hunks in st.by_uri.items()
-            if uri not in st.open and any(h.status in JUDGED for h in hunks.values())
+            if uri not in st.open and st.ws.holds(uri) and any(h.status in JUDGED for h in hunks.values())
         }
         if not uris:
             return set()

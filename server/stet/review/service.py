@@ -26,7 +26,7 @@ from ..domain.shapes import JSON
 from ..domain.status import Decide, Status
 from ..errors import StetError
 from ..store import StoreApi
-from ..workspace.paths import Workspace
+from ..workspace.paths import Workspace, path_to_uri
 from .capturing import Capturing
 from .config import Editor, Limits
 from .deciding import Deciding
@@ -95,6 +95,14 @@ class Review:
 
     def require_store(self) -> StoreApi:
         return self.state.require_store()
+
+    async def set_roots(self, roots: list[str]) -> None:
+        """The workspace's folders changed. A new folder's paths are stored by its root index:
+        the store records it before any of its files can be proposed."""
+        store = self.state.store
+        if store is not None:
+            await store.add_roots([path_to_uri(r) for r in Workspace(roots).roots])
+        self.ws.set_roots(roots)
 
     def uri_of(self, uri: str) -> str:
         """The normalised uri (file:///real/path) of a uri inside the workspace; raises outside it."""

@@ -48,9 +48,10 @@ async def open_review(
     home = os.path.join(roots[0], ".stet")
     shared: dict[str, Any] = {}
     if is_url(db_path):  # a review shared by checkouts: which checkout, of which repository
-        root = review.ws.roots[0]
-        shared = {"root": root, "root_uri": path_to_uri(root), "repository": await _repository(root)}
-    opened = await open_store(db_path, home=home, create=create, quarantine=quarantine, **shared)
+        shared = {"repository": await _repository(review.ws.roots[0])}
+    # Paths are stored relative to the roots the workspace writes uris at (store/roots.py).
+    root_uris = [path_to_uri(r) for r in review.ws.roots]
+    opened = await open_store(db_path, home=home, root_uris=root_uris, create=create, quarantine=quarantine, **shared)
     review.state.store = opened.store
     opened.store.known = review.state.hunks  # rows read again share what memory holds
     review.ws.keep_out_store(os.path.join(home, "stet.db") if is_url(db_path) else opened.store.path)

@@ -17,6 +17,7 @@ from typing import Protocol
 from ..domain.model import Hunk
 from ..domain.shapes import JSON
 from ..errors import StoreLost
+from .roots import Roots
 from .rows import EffectRow, OpRow
 from .tx import Tx
 
@@ -26,6 +27,7 @@ class StoreApi(Protocol):
     path: str  # what messages name: a file, or a url without its password
     home: str  # this checkout's folder for what stays on its machine (inbox, files lock, snapshots)
     known: Mapping[str, Hunk]  # the hunks the process holds: rows read again share their parts
+    roots: Roots  # where the paths it keeps are read and written (roots.py)
     lost: StoreLost | None
     on_lost: Callable[[StoreLost], None] | None
 
@@ -46,5 +48,6 @@ class StoreApi(Protocol):
     async def put_stamps(self, stamps: list[tuple[str, int, int, str | None]]) -> None: ...
     async def save_lines(self, lines: list[tuple[int, str]], unstamp: Iterable[str] = ()) -> None: ...
     async def integrity(self) -> list[str]: ...
+    async def add_roots(self, uris: list[str]) -> None: ...
     def write(self, derived: bool = False) -> AbstractAsyncContextManager[Tx]: ...
     def read(self) -> AbstractAsyncContextManager[Tx]: ...

@@ -16,6 +16,7 @@ from ..errors import StoreLost
 from .api import StoreApi
 from .errors import StoreError
 from .link import Link, Raw
+from .roots import AsUri, Roots
 from .rows import (
     EffectRow,
     OpRow,
@@ -41,11 +42,12 @@ class OpenResult:
 class SqlStore:
     engine = "sql"
 
-    def __init__(self, link: Link, sql: Statements, path: str, home: str):
+    def __init__(self, link: Link, sql: Statements, path: str, home: str, roots: Roots):
         self._link = link
         self.sql = sql
         self.path = path  # what messages name: the file, or PostgreSQL's url without its password
         self.home = home  # this checkout's folder for what stays local (inbox, lock)
+        self.roots = roots  # where the paths it keeps are read and written (roots.py)
         self._lock = asyncio.Lock()
         # The hunks the process using this store holds, by id: rows read again borrow their
         # parts that never change (see rows.Shared) instead of parsing and keeping a copy.
@@ -104,7 +106,7 @@ class SqlStore:
         return {e["hunkId"] for r in rows for e in json.loads(r[0])}
 
     async def has_pending_effect(self, uri: str) -> bool:
-        return bool(await self._read(self.sql.pending_effect, (uri,)))
+        return bool(await self._read(self.sql.pending_effect, (AsUri(uri),)))
 
     async def proposal(self, proposal_id: str) -> JSON | None:
         rows = await self._read(self.sql.proposal_hashes, (proposal_id,))
@@ -127,6 +129,34 @@ class SqlStore:
         return {r[0]: (r[1], r[2], r[3]) for r in await self._read(self.sql.stamps)}
 
     # --- writes ------------------------------------------------------------------------
+    async def add_roots(self, uris: list[str]) -> None:
+        """Folders added to the workspace: paths inside them are stored relative to them from
+        now on, each at the next root index, recorded first (so every process reads them)."""
+        roots = self.roots.with_roots(uris)
+        if roots.uris == self.roots.uris:
+            return
+        new = [(n, u) for n, u in enumerate(roots.uris) if n >= len(self.roots.uris)]
+        sql = self.sql
+
+        def record(raw: Raw) -> None:
+            raw.begin(True, False)
+            try:
+                for row in new:
+                    raw.execute(sql.put_root, row)
+                raw.commit(True, False)
+            except BaseException:
+                raw.rollback(False)
+                raise
+
+        async with self._lock:
+            await self._check_held()
+            try:
+                await self._link.hop(record)
+            except StoreError as exc:
+                raise unavailable(self.path, exc) from None
+            self.roots = roots
+            self._link.set_roots(roots)
+
     async def put_stamps(self, stamps: list[tuple[str, int, int, str | None]]) -> None:
         """Record what files were when their hunks were judged (derived: recomputed if lost)."""
         if not stamps:

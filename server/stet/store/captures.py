@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from .roots import AsDoc, AsUri
 from .rows import now_iso
 from .tx import Tx
 
@@ -66,12 +67,12 @@ async def add_entries(tx: Tx, task_key: str, entries: list[tuple[str, str | None
     its first content: the snapshot is the file before the agent's first write."""
     at = now_iso()
     for uri, h in entries:  # queued: sent together with the next read or the COMMIT
-        await tx._run(tx.sql.add_entry, (task_key, uri, h, lsn, at))
+        await tx._run(tx.sql.add_entry, (task_key, AsUri(uri), h, lsn, at))
 
 
 async def set_agent_hash(tx: Tx, task_key: str, uri: str, h: str | None, lsn: int) -> None:
     """What the agent left in the file at its last recorded write (hooks that see each write)."""
-    await tx._run(tx.sql.set_agent_hash, (h or "", lsn, task_key, uri))
+    await tx._run(tx.sql.set_agent_hash, (h or "", lsn, task_key, AsUri(uri)))
 
 
 async def consume(tx: Tx, task_key: str, uris: list[str], prefixes: list[str]) -> None:
@@ -79,7 +80,7 @@ async def consume(tx: Tx, task_key: str, uris: list[str], prefixes: list[str]) -
     (`prefixes`, "" for everything) are used up: no file there counts as created by the
     agent any more. Entries it could not use stay. An empty set is dropped."""
     for uri in uris:
-        await tx._run(tx.sql.drop_entry, (task_key, uri))
+        await tx._run(tx.sql.drop_entry, (task_key, AsUri(uri)))
     rows = await tx._all(tx.sql.consumed, (task_key,))
     if not rows:
         return
@@ -107,7 +108,7 @@ async def add_capture(
     state = "pending" if restores or cleanup else "done"
     await tx._run(
         tx.sql.add_capture,
-        (capture_id, lsn, state, json.dumps(restores), None if cleanup is None else json.dumps(cleanup), now_iso()),
+        (capture_id, lsn, state, AsDoc(json.dumps(restores)), AsDoc(_doc(cleanup)), now_iso()),
     )
 
 
@@ -119,8 +120,12 @@ async def reopen_capture(
     state = "pending" if restores or cleanup else "done"
     await tx._run(
         tx.sql.reopen_capture,
-        (lsn, state, json.dumps(restores), None if cleanup is None else json.dumps(cleanup), now_iso(), capture_id),
+        (lsn, state, AsDoc(json.dumps(restores)), AsDoc(_doc(cleanup)), now_iso(), capture_id),
     )
+
+
+def _doc(value: dict[str, Any] | None) -> str | None:
+    return None if value is None else json.dumps(value)
 
 
 def _capture(r: Any) -> CaptureRow:
@@ -145,4 +150,4 @@ async def open_captures(tx: Tx) -> list[CaptureRow]:
 
 
 async def finish_capture(tx: Tx, capture_id: str, outcome: dict[str, Any]) -> None:
-    await tx._run(tx.sql.finish_capture, (json.dumps(outcome), capture_id))
+    await tx._run(tx.sql.finish_capture, (AsDoc(json.dumps(outcome)), capture_id))

@@ -23,25 +23,27 @@ async def open_store(
     db: str,
     *,
     home: str,
-    root: str | None = None,
-    root_uri: str | None = None,
+    root_uris: list[str] | None = None,
     repository: str | None = None,
     create: bool = True,
     quarantine: bool = True,
 ) -> OpenResult:
     """Open the store `db` names. `home`: the checkout's `.stet/` folder, where a PostgreSQL
-    store keeps what stays on this machine (an SQLite store keeps it beside its file). For
-    PostgreSQL: `root` is the checkout's folder (default: home's parent), `root_uri` its uri as
-    the workspace writes it, `repository` the repository's id (see postgres.attach)."""
-    if is_url(db):
+    store keeps what stays on this machine (an SQLite store keeps it beside its file).
+    `root_uris`: the workspace's roots, first first, as it writes their uris: paths are stored
+    relative to them (roots.py; default: home's parent). For PostgreSQL, `repository` is the
+    repository's id (see postgres.attach)."""
+    home = os.path.abspath(home)
+    if root_uris is None:
         from pathlib import Path
 
+        root_uris = [Path(os.path.realpath(os.path.dirname(home))).as_uri()]
+    if is_url(db):
         from .postgres import PgStore  # psycopg is loaded only by who uses it
 
-        home = os.path.abspath(home)
-        root = os.path.realpath(root or os.path.dirname(home))
-        return await PgStore.open_url(db, home, root, root_uri or Path(root).as_uri(), repository)
-    return await Store.open(db, create=create, quarantine=quarantine)
+        root = os.path.realpath(os.path.dirname(home))
+        return await PgStore.open_url(db, home, root, root_uris, repository)
+    return await Store.open(db, roots=root_uris, create=create, quarantine=quarantine)
 
 
 def _conforms(sqlite: Store, postgresql: PgStore) -> tuple[StoreApi, StoreApi]:

@@ -14,6 +14,7 @@ import sqlite3
 from urllib.parse import quote
 
 from . import dbfiles
+from .roots import Roots
 from .schema import SCHEMA_VERSION
 
 TYPE_CHECKING = False
@@ -52,10 +53,11 @@ class Look:
         self.stamps = stamps
 
 
-def look(path: str, busy_timeout_ms: int = 10000, *, whole: bool = False) -> Look | None:
-    """Read the store at `path` without writing to it; None when it cannot be read that way
-    (files that are not Stet's own included - a symlink, a hard link: the full open refuses
-    them and says why)."""
+def look(path: str, roots: list[str], busy_timeout_ms: int = 10000, *, whole: bool = False) -> Look | None:
+    """Read the store at `path` without writing to it, its paths at `roots` (the workspace's
+    roots' uris, first first: roots.py); None when it cannot be read that way (files that are
+    not Stet's own included - a symlink, a hard link: the full open refuses them and says why;
+    absolute paths left that these roots would make relative: the full open does)."""
     if path.startswith(("postgresql://", "postgres://")):
         return None  # a glance is SQLite's; the full open reads PostgreSQL
     if dbfiles.problem(path) is not None:
@@ -70,13 +72,19 @@ def look(path: str, busy_timeout_ms: int = 10000, *, whole: bool = False) -> Loo
             return None
         if [r[0] for r in conn.execute("PRAGMA quick_check")] != ["ok"]:
             return None
-        conn.execute("BEGIN")  # one snapshot for the three reads
+        conn.execute("BEGIN")  # one snapshot for the reads
+        seen = {int(n): str(u) for n, u in conn.execute("SELECT n, uri FROM roots")}
+        unplaced = conn.execute("SELECT n FROM unplaced").fetchone()
+        if unplaced and unplaced[0] and any(seen.get(n) != u for n, u in enumerate(roots)):
+            conn.execute("COMMIT")
+            return None  # the full open makes them relative (relocation.settle)
+        at = Roots(roots, seen)
         fields = _full_fields() if whole else HUNK_FIELDS
-        hunks = conn.execute(f"SELECT {fields} FROM hunks h LEFT JOIN proposals p ON p.id = h.proposal_id").fetchall()
-        effects = conn.execute(
-            "SELECT id, uri, state, target, owner FROM effects WHERE state IN ('pending', 'unsaved')"
-        ).fetchall()
-        stamps = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT uri, size, mtime_ns FROM file_stamps")}
+        hunks = _rows(at, conn.execute(f"SELECT {fields} FROM hunks h LEFT JOIN proposals p ON p.id = h.proposal_id"))
+        effects = _rows(
+            at, conn.execute("SELECT id, uri, state, target, owner FROM effects WHERE state IN ('pending', 'unsaved')")
+        )
+        stamps = {r[0]: (r[1], r[2]) for r in _rows(at, conn.execute("SELECT uri, size, mtime_ns FROM file_stamps"))}
         # A capture whose restore journal a kill left open: the full open finishes it first.
         capturing = conn.execute("SELECT 1 FROM captures WHERE state = 'pending' LIMIT 1").fetchone()
         conn.execute("COMMIT")
@@ -85,3 +93,10 @@ def look(path: str, busy_timeout_ms: int = 10000, *, whole: bool = False) -> Loo
         return None
     finally:
         conn.close()
+
+
+def _rows(roots: Roots, cursor: sqlite3.Cursor) -> list[tuple[Any, ...]]:
+    """The rows, their paths at this process's roots."""
+    read = roots.reader(cursor.description)
+    rows = cursor.fetchall()
+    return rows if read is None else [read(r) for r in rows]

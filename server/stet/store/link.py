@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol, TypeVar
 
+from .roots import Roots
+
 Row = tuple[Any, ...]
 Params = Iterable[Any]
 T = TypeVar("T")
@@ -35,6 +37,10 @@ class Raw(Protocol):
 
 
 class Link(Protocol):
+    def set_roots(self, roots: Roots) -> None:
+        """The roots paths are read and written at from now on (roots.py)."""
+        ...
+
     async def hop(self, fn: Callable[[Raw], T]) -> T:
         """Run `fn` on the connection's thread (one hop, however many statements it sends)."""
         ...

@@ -176,6 +176,15 @@ MIGRATIONS: list[list[str]] = [
     [
         'ALTER TABLE hunks ADD COLUMN parts TEXT COLLATE "C"',
     ],
+    # 9 (the first root was stored relative from the start here; the others become so)
+    [
+        """CREATE TABLE roots (
+            n BIGINT PRIMARY KEY,
+            uri TEXT COLLATE "C" NOT NULL
+        )""",
+        "CREATE TABLE unplaced (n BIGINT NOT NULL)",
+        "INSERT INTO unplaced (n) VALUES (0)",
+    ],
 ]
 
 # Then PostgreSQL's own, in order (their count is stet_schema.pg_version): what only a store

@@ -9,7 +9,7 @@ checks that every one of them does."""
 from __future__ import annotations
 
 from .rows import CAPTURE_COLUMNS, TASK_COLUMNS
-from .statements import Statements
+from .statements import Statements, path_columns
 
 MINE = "current_setting('stet.checkout')"  # this connection's checkout
 CHANNEL = "stet"
@@ -170,4 +170,11 @@ POSTGRES = Statements(
         "ON CONFLICT (checkout, agent, hunk_id) DO UPDATE SET decision = EXCLUDED.decision"
     ),
     drop_told=f"DELETE FROM agent_told WHERE checkout = {MINE} AND agent = %s AND hunk_id = %s",
+    # Shared by the checkouts: where each root was when a process last opened the review with it.
+    roots="SELECT n, uri FROM roots",
+    put_root="INSERT INTO roots (n, uri) VALUES (%s, %s) ON CONFLICT (n) DO UPDATE SET uri = EXCLUDED.uri",
+    unplaced="SELECT n FROM unplaced",
+    set_unplaced="UPDATE unplaced SET n = %s",
+    # A checkout relocates its own effects and stamps only (the others' are at their own paths).
+    path_columns=path_columns("%s", {"effects": f"checkout = {MINE}", "file_stamps": f"checkout = {MINE}"}),
 )

@@ -16,8 +16,8 @@ What PostgreSQL does its own way, each said once here:
   the next one reconnects.
 - Credentials come only from the url, PGPASSFILE or the environment (libpq's own rules) and
   never appear in a message: `mask` is applied to every text that could carry the url.
-- Values cross the checkout's boundary here: uris are stored repository-relative and read at
-  this checkout's paths (checkout.py).
+- Paths cross the store's boundary here: stored relative to the roots, read at this checkout's
+  (roots.py), as SQLite's do (sqlite_link.py).
 """
 
 from __future__ import annotations
@@ -33,12 +33,13 @@ import psycopg
 import psycopg.pq
 
 from ..errors import StoreUnavailable
-from .checkout import Checkout
+from . import relocation
 from .errors import ConstraintError, StoreError
 from .link import Params, Raw, Row
 from .pg_schema import MIGRATIONS, POSTGRES_MIGRATIONS
-from .pg_sql import CHANNEL, COMMIT_WRITE, LOCK
-from .schema import SCHEMA_VERSION
+from .pg_sql import CHANNEL, COMMIT_WRITE, LOCK, POSTGRES
+from .roots import DOC_COLUMNS, FIRST, URI_COLUMNS, Roots, prefix_of
+from .schema import PATHS_RELATIVE, SCHEMA_VERSION
 
 T = TypeVar("T")
 
@@ -83,25 +84,30 @@ def store_error(exc: psycopg.Error, url: str) -> StoreError:
 
 
 class _Cursor:
-    """Rows with this checkout's uris (see checkout.py)."""
+    """Rows with this checkout's uris (roots.py); the reader is known once the rows came (in
+    pipeline mode the columns are described only then)."""
 
-    def __init__(self, cur: psycopg.Cursor[Any], raw: PgRaw):
-        self._cur, self._raw = cur, raw
+    def __init__(self, cur: psycopg.Cursor[Any], raw: PgRaw, roots: Roots | None):
+        self._cur, self._raw, self._roots = cur, raw, roots
+
+    def _rows(self, rows: list[Row]) -> list[Row]:
+        read = None if self._roots is None else self._roots.reader(self._cur.description)
+        return rows if read is None else list(map(read, rows))
 
     def fetchall(self) -> list[Row]:
-        row = self._raw.checkout.row
         with self._raw.errors():
-            return [row(r) for r in self._cur.fetchall()]
+            rows = self._cur.fetchall()
+        return self._rows(rows)
 
     def fetchone(self) -> Row | None:
         with self._raw.errors():
             r = self._cur.fetchone()
-        return None if r is None else self._raw.checkout.row(r)
+        return None if r is None else self._rows([r])[0]
 
     def fetchmany(self, size: int) -> list[Row]:
-        row = self._raw.checkout.row
         with self._raw.errors():
-            return [row(r) for r in self._cur.fetchmany(size)]
+            rows = self._cur.fetchmany(size)
+        return self._rows(rows)
 
     def close(self) -> None:
         self._cur.close()
@@ -112,11 +118,13 @@ class _Cursor:
 
 class PgRaw:
     """The store's Raw over psycopg (autocommit: the store sends BEGIN and COMMIT itself).
-    Used on the store's one thread only."""
+    Used on the store's one thread only. `checkout`: this checkout's id ("host:root"); `roots`:
+    where paths are read and written (None until the open settled them: nothing translated)."""
 
-    def __init__(self, url: str, checkout: Checkout):
+    def __init__(self, url: str, checkout: str):
         self.url = url
         self.checkout = checkout
+        self.roots: Roots | None = None
         self.conn: psycopg.Connection[Any] | None = None
 
     def connect(self) -> None:
@@ -129,7 +137,7 @@ class PgRaw:
             kwargs["connect_timeout"] = 10
         with self.errors():
             conn = psycopg.connect(self.url, **kwargs)
-            conn.execute("SELECT set_config('stet.checkout', %s, false)", (self.checkout.id,))
+            conn.execute("SELECT set_config('stet.checkout', %s, false)", (self.checkout,))
             self.conn = conn
 
     def backend_pid(self) -> int | None:
@@ -153,13 +161,15 @@ class PgRaw:
 
     def execute(self, sql: str, args: Params = ()) -> _Cursor:
         conn = self._live()
+        roots = self.roots
+        values = tuple(args) if roots is None else roots.params(args)
         with self.errors():
-            return _Cursor(conn.execute(sql, self.checkout.params(args)), self)
+            return _Cursor(conn.execute(sql, values), self, roots)
 
     def executemany(self, sql: str, rows: Iterable[Params]) -> None:
         conn = self._live()
-        params = self.checkout.params
-        values = [params(r) for r in rows]
+        roots = self.roots
+        values = [tuple(r) if roots is None else roots.params(r) for r in rows]
         with self.errors():
             conn.cursor().executemany(sql, values)
 
@@ -208,9 +218,12 @@ class PgLink:
     """Every call runs on the store's one thread, as aiosqlite's do for SQLite: a hop is one
     pipeline (one round trip for all its statements)."""
 
-    def __init__(self, url: str, checkout: Checkout):
+    def __init__(self, url: str, checkout: str):
         self.raw = PgRaw(url, checkout)
         self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="stet-pg")
+
+    def set_roots(self, roots: Roots) -> None:
+        self.raw.roots = roots
 
     async def hop(self, fn: Callable[[Raw], T]) -> T:
         return await self.call(fn)
@@ -241,9 +254,10 @@ class PgLink:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-def migrate(raw: PgRaw, where: str) -> None:
+def migrate(raw: PgRaw, where: str, uris: list[str]) -> None:
     """Bring the schema to SCHEMA_VERSION in one transaction, under the writers' lock (two
-    processes opening a new store at once: one migrates, the other finds it done)."""
+    processes opening a new store at once: one migrates, the other finds it done). `uris`: the
+    roots of the checkout that migrates (schema.PATHS_RELATIVE relocates to them)."""
     conn = raw._live()
     with raw.errors():
         conn.execute("BEGIN")
@@ -275,6 +289,11 @@ def migrate(raw: PgRaw, where: str) -> None:
             for number in range(pg_version, len(POSTGRES_MIGRATIONS)):
                 for statement in POSTGRES_MIGRATIONS[number]:
                     conn.execute(statement)
+            if version < PATHS_RELATIVE <= SCHEMA_VERSION and uris:
+                # After PostgreSQL's own migrations: a checkout's rows are told apart by then.
+                first = prefix_of(uris[0])
+                _texts_as_read_before(raw, first)
+                relocation.first(raw, POSTGRES, uris, lambda kind, value: _as_read_before(kind, value, first))
             if (version, pg_version) != (SCHEMA_VERSION, len(POSTGRES_MIGRATIONS)):
                 conn.execute(
                     "UPDATE stet_schema SET version = %s, pg_version = %s",
@@ -285,6 +304,40 @@ def migrate(raw: PgRaw, where: str) -> None:
             if not conn.closed:
                 conn.execute("ROLLBACK")
             raise
+
+
+def _as_read_before(kind: str, value: str, prefix: str) -> str:
+    """A value as schema 8 read it at this checkout (`prefix`: its first root's): it translated
+    a text that started with `stet-repo:///`, and in a JSON-like text every quoted one."""
+    if value.startswith(FIRST):
+        return prefix + value[len(FIRST) :]
+    if value[:1] in "{[":
+        return value.replace('"' + FIRST, '"' + prefix)
+    return value
+
+
+def _texts_as_read_before(raw: PgRaw, prefix: str) -> None:
+    """Before paths were tagged (schema 8), every text was translated like a path: one starting
+    with the checkout's root uri, or holding it quoted in a JSON-like text (a hunk's context), was
+    stored with `stet-repo:///` and read back at the reader's root. Paths keep that form
+    (relocation.py brings them to this version's); other texts are put back as this checkout
+    read them, and are never translated again."""
+    columns = raw.execute(
+        "SELECT c.table_name, c.column_name FROM information_schema.columns c "
+        "JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name "
+        "WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE' AND c.data_type = 'text' "
+        "ORDER BY c.table_name, c.column_name"
+    ).fetchall()
+    for table, column in columns:
+        if column in URI_COLUMNS or column in DOC_COLUMNS or table in ("roots", "stet_checkouts", "stet_repository"):
+            continue
+        rows = raw.execute(
+            f'SELECT ctid, "{column}" FROM "{table}" WHERE "{column}" LIKE %s', ("%" + FIRST + "%",)
+        ).fetchall()
+        for ctid, value in rows:
+            new = _as_read_before("text", value, prefix)
+            if new != value:
+                raw.execute(f'UPDATE "{table}" SET "{column}" = %s WHERE ctid = %s', (new, ctid))
 
 
 class Listener:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import socket
 
 from ..errors import StoreUnavailable
+from . import relocation
 from .base import OpenResult, SqlStore
-from .checkout import Checkout
 from .errors import StoreError
 from .pg_sql import POSTGRES
 from .pgconn import Listener, PgLink, PgRaw, migrate, shown, unreachable
+from .roots import Roots
 from .rows import now_iso
 from .sqlite import prepare_home
 
@@ -22,25 +23,25 @@ from .sqlite import prepare_home
 class PgStore(SqlStore):
     engine = "postgresql"
 
-    def __init__(self, link: PgLink, url: str, home: str):
-        super().__init__(link, POSTGRES, shown(url), home)
+    def __init__(self, link: PgLink, url: str, home: str, roots: Roots):
+        super().__init__(link, POSTGRES, shown(url), home, roots)
         self.pg = link
         self.url = url  # with its credentials: never shown (`path` is the masked url)
         self.listener = Listener(url, link.raw.backend_pid)
-        self.checkout: Checkout = link.raw.checkout
 
     @classmethod
-    async def open_url(cls, url: str, home: str, root: str, root_uri: str, repository: str | None) -> OpenResult:
-        """Connect, bring the schema up to date, attach this checkout (`root`, whose uri the
-        workspace writes as `root_uri`) to the review of `repository` and start listening;
-        raises StoreUnavailable. `home`: this checkout's own folder for what stays on its
-        machine (inbox, files lock, snapshots), the workspace's `.stet/`."""
+    async def open_url(cls, url: str, home: str, root: str, root_uris: list[str], repository: str | None) -> OpenResult:
+        """Connect, bring the schema up to date, attach this checkout (`root`, its first root's
+        folder; `root_uris` its roots' uris as the workspace writes them, first first) to the
+        review of `repository` and start listening; raises StoreUnavailable. `home`: this
+        checkout's own folder for what stays on its machine (inbox, files lock, snapshots), the
+        workspace's `.stet/`."""
         host = socket.gethostname()
-        checkout = Checkout(f"{host}:{root}", root_uri)
-        link = PgLink(url, checkout)
+        link = PgLink(url, f"{host}:{root}")
         try:
-            await link.call(lambda raw: migrate(raw, shown(url)))
+            await link.call(lambda raw: migrate(raw, shown(url), root_uris))
             await link.call(lambda raw: attach(raw, shown(url), host, root, repository))
+            roots = await link.call(lambda raw: relocation.settle(raw, POSTGRES, root_uris))
         except StoreError as exc:
             link.stop()
             raise unreachable(url, exc) from None
@@ -52,9 +53,10 @@ class PgStore(SqlStore):
         except BaseException:
             link.stop()
             raise
+        link.set_roots(roots)
         # The LISTEN connection is made when someone follows the store (data_version): a
         # command that opens it, works and exits never needs one.
-        return OpenResult(cls(link, url, home), None)
+        return OpenResult(cls(link, url, home, roots), None)
 
     async def check(self) -> None:
         """Nothing of a file to lose: the server keeps the store. Only a store this process

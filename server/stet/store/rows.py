@@ -17,6 +17,7 @@ from ..domain.text import split_lines
 from .link import Params as Params
 from .link import Raw
 from .link import Row as Row
+from .roots import AsUri
 from .statements import Statements
 
 _S = TypeVar("_S", str, str | None)
@@ -114,9 +115,9 @@ def hunk_values(h: Hunk) -> Row:
         h.proposal_id,
         h.task_id,
         h.seq,
-        h.uri,
+        AsUri(h.uri),
         h.kind.value,
-        h.new_uri,
+        AsUri(h.new_uri),
         h.status.value,
         h.line,
         h.old_text,

@@ -186,6 +186,19 @@ MIGRATIONS: list[list[str]] = [
     [
         "ALTER TABLE hunks ADD COLUMN parts TEXT",
     ],
+    # 9: paths relative to the workspace's roots (roots.py). `roots`: where the store last saw
+    # each root (the others' paths are read there by a process opened without them); `unplaced`:
+    # how many stored values still hold an absolute uri that no root fitted. After these
+    # statements, in the same transaction, every stored path is made relative (relocation.py).
+    [
+        """CREATE TABLE roots (
+            n INTEGER PRIMARY KEY,
+            uri TEXT NOT NULL
+        )""",
+        "CREATE TABLE unplaced (n INTEGER NOT NULL)",
+        "INSERT INTO unplaced (n) VALUES (0)",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
+PATHS_RELATIVE = 9  # the version whose migration makes the stored paths relative

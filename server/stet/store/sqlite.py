@@ -17,12 +17,13 @@ import time
 import aiosqlite
 
 from ..errors import StoreLost, StoreUnavailable
-from . import dbfiles
+from . import dbfiles, relocation
 from .base import OpenResult, SqlStore
 from .errors import StoreError
 from .identity import Identity
-from .schema import MIGRATIONS, SCHEMA_VERSION
-from .sqlite_link import SqliteLink
+from .roots import Roots
+from .schema import MIGRATIONS, PATHS_RELATIVE, SCHEMA_VERSION
+from .sqlite_link import SqliteLink, SqliteRaw
 from .sqlite_sql import SQLITE
 from .tx import unavailable
 
@@ -147,8 +148,8 @@ class Store(SqlStore):
 
     engine = "sqlite"
 
-    def __init__(self, conn: aiosqlite.Connection, path: str):
-        super().__init__(SqliteLink(conn), SQLITE, path, os.path.dirname(path))
+    def __init__(self, conn: aiosqlite.Connection, path: str, roots: Roots):
+        super().__init__(SqliteLink(conn, roots), SQLITE, path, os.path.dirname(path), roots)
         self.conn = conn
         self.identity = Identity(path)
 
@@ -250,8 +251,12 @@ class Store(SqlStore):
 
     # --- opening ---------------------------------------------------------------------
     @classmethod
-    async def open(cls, path: str, *, create: bool = True, quarantine: bool = True) -> OpenResult:
-        """Open (with `create`, make) the store at `path`; raises StoreUnavailable.
+    async def open(
+        cls, path: str, *, roots: list[str] | None = None, create: bool = True, quarantine: bool = True
+    ) -> OpenResult:
+        """Open (with `create`, make) the store at `path`; raises StoreUnavailable. `roots`: the
+        workspace's roots' uris, first first, that paths are stored relative to (default: the
+        folder holding `.stet/` for a store there, else none: paths are kept as they are).
 
         A file that is not a Stet store is refused and left as it is: one that is not an
         SQLite database (unless it is where Stet keeps its own, `.stet/stet.db`: then it is a
@@ -260,6 +265,8 @@ class Store(SqlStore):
         command that only reads), the damage is reported and nothing is moved or made."""
         notice = None
         own_place = os.path.basename(os.path.dirname(os.path.abspath(path))) == ".stet"
+        if roots is None:
+            roots = [_uri(os.path.dirname(os.path.dirname(os.path.abspath(path))))] if own_place else []
         _refuse(dbfiles.problem(path))  # before anything reads or writes through a link
         kind = _kind_of(path)
         if kind in ("missing", "empty") and not create:
@@ -277,7 +284,7 @@ class Store(SqlStore):
         except OSError as exc:
             raise unavailable(path, exc) from None
         try:
-            conn = await cls._connect(path)
+            conn, settled = await cls._connect(path, roots)
         except sqlite3.DatabaseError as exc:
             if not _is_corrupt(exc):
                 raise unavailable(path, exc) from None
@@ -294,15 +301,17 @@ class Store(SqlStore):
             )
             try:
                 prepare_folder(path)
-                conn = await cls._connect(path)
+                conn, settled = await cls._connect(path, roots)
             except (OSError, sqlite3.DatabaseError) as exc2:
                 raise unavailable(path, exc2) from None
         except OSError as exc:
             raise unavailable(path, exc) from None
-        return OpenResult(cls(conn, path), notice)
+        except StoreError as exc:
+            raise unavailable(path, exc) from None
+        return OpenResult(cls(conn, path, settled), notice)
 
     @staticmethod
-    async def _connect(path: str) -> aiosqlite.Connection:
+    async def _connect(path: str, roots: list[str]) -> tuple[aiosqlite.Connection, Roots]:
         conn = await aiosqlite.connect(path, isolation_level=None)
         try:
             await conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
@@ -317,11 +326,11 @@ class Store(SqlStore):
             await conn.execute("PRAGMA journal_mode=WAL")
             await conn.execute("PRAGMA synchronous=FULL")
             await conn.execute("PRAGMA foreign_keys=ON")
-            await Store._migrate(conn, path)
+            settled = await Store._migrate(conn, roots)
         except BaseException:
             await conn.close()
             raise
-        return conn
+        return conn, settled
 
     @staticmethod
     async def _check_version(conn: aiosqlite.Connection, path: str) -> None:
@@ -345,22 +354,32 @@ class Store(SqlStore):
             )
 
     @staticmethod
-    async def _migrate(conn: aiosqlite.Connection, path: str) -> None:
-        version = await _pragma_int(conn, "user_version")
-        if version == SCHEMA_VERSION:
-            return
-        await conn.execute("BEGIN IMMEDIATE")
-        try:
-            # Another process may have migrated while we waited for the write lock.
-            version = await _pragma_int(conn, "user_version")
-            for number in range(version, SCHEMA_VERSION):
-                for statement in MIGRATIONS[number]:
-                    await conn.execute(statement)
-            await conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-            await conn.execute("COMMIT")
-        except BaseException:
-            await conn.execute("ROLLBACK")
-            raise
+    async def _migrate(conn: aiosqlite.Connection, roots: list[str]) -> Roots:
+        """Bring the schema up to date in one transaction (its paths made relative to `roots`
+        with it, at PATHS_RELATIVE), then settle where this process's roots are (relocation.py).
+        Returns the roots the store reads and writes paths at."""
+        raw = SqliteRaw(conn._conn)  # translates nothing: the values as they are stored
+
+        def run() -> Roots:
+            if _version(raw) != SCHEMA_VERSION:
+                raw.begin(True, False)
+                try:
+                    # Another process may have migrated while we waited for the write lock.
+                    version = _version(raw)
+                    for number in range(version, SCHEMA_VERSION):
+                        for statement in MIGRATIONS[number]:
+                            raw.execute(statement)
+                        if number + 1 == PATHS_RELATIVE:
+                            relocation.first(raw, SQLITE, roots, relocation.as_written)
+                    raw.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                    raw.commit(True, False)
+                except BaseException:
+                    raw.rollback(False)
+                    raise
+            return relocation.settle(raw, SQLITE, roots)
+
+        settled: Roots = await conn._execute(run)  # type: ignore[no-untyped-call]
+        return settled
 
     async def close(self) -> None:
         async with self._lock:
@@ -378,6 +397,17 @@ class Store(SqlStore):
 
     async def integrity(self) -> list[str]:
         return [r[0] for r in await self._read("PRAGMA integrity_check")]
+
+
+def _version(raw: SqliteRaw) -> int:
+    row = raw.execute("PRAGMA user_version").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _uri(path: str) -> str:
+    from pathlib import Path
+
+    return Path(os.path.realpath(path)).as_uri()
 
 
 async def _pragma_int(conn: aiosqlite.Connection, name: str) -> int:

@@ -4,13 +4,14 @@ aiosqlite's thread, its errors turned into the store's own (errors.py) as they h
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable
-from typing import TypeVar
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
 
 import aiosqlite
 
 from .errors import Busy, ConstraintError, StoreError
-from .link import Params, Raw
+from .link import Cursor, Params, Raw, Row
+from .roots import Roots
 
 T = TypeVar("T")
 
@@ -28,25 +29,64 @@ def store_error(exc: sqlite3.Error) -> StoreError:
     return StoreError(str(exc))
 
 
+class _Read:
+    """A cursor whose rows come with this process's uris (roots.py)."""
+
+    __slots__ = ("_cur", "_read")
+
+    def __init__(self, cur: sqlite3.Cursor, read: Callable[[Row], Row]):
+        self._cur, self._read = cur, read
+
+    def fetchall(self) -> list[Row]:
+        return list(map(self._read, self._cur.fetchall()))
+
+    def fetchone(self) -> Row | None:
+        r = self._cur.fetchone()
+        return None if r is None else self._read(r)
+
+    def fetchmany(self, size: int) -> list[Row]:
+        return list(map(self._read, self._cur.fetchmany(size)))
+
+    def close(self) -> None:
+        self._cur.close()
+
+    def __iter__(self) -> Iterator[Row]:
+        return map(self._read, self._cur)
+
+
 class SqliteRaw:
-    """The store's Raw over sqlite3 (autocommit: BEGIN and COMMIT are sent here)."""
+    """The store's Raw over sqlite3 (autocommit: BEGIN and COMMIT are sent here). With `roots`,
+    paths cross the store's boundary here (roots.py); without, nothing is translated (the
+    migrations, relocation.py)."""
 
-    __slots__ = ("conn",)
+    __slots__ = ("conn", "roots")
 
-    def __init__(self, conn: sqlite3.Connection):
+    def __init__(self, conn: sqlite3.Connection, roots: Roots | None = None):
         self.conn = conn
+        self.roots = roots
 
     @property
     def in_transaction(self) -> bool:
         return self.conn.in_transaction
 
-    def execute(self, sql: str, args: Params = ()) -> sqlite3.Cursor:
+    def execute(self, sql: str, args: Params = ()) -> Cursor:
+        roots = self.roots
+        values: Any = args if isinstance(args, (tuple, list)) else tuple(args)
+        if roots is not None:
+            values = roots.params(values)
         try:
-            return self.conn.execute(sql, args if isinstance(args, (tuple, list)) else tuple(args))
+            cur = self.conn.execute(sql, values)
         except sqlite3.Error as exc:
             raise store_error(exc) from None
+        if roots is not None:
+            read = roots.reader(cur.description)
+            if read is not None:
+                return _Read(cur, read)
+        return cur
 
     def executemany(self, sql: str, rows: Iterable[Params]) -> None:
+        if self.roots is not None:
+            rows = map(self.roots.params, rows)
         try:
             self.conn.executemany(sql, rows)  # type: ignore[arg-type]
         except sqlite3.Error as exc:
@@ -89,9 +129,12 @@ class SqliteLink:
     suite runs every store statement through here, so a change in aiosqlite fails loudly.
     The store's lock keeps these calls in order with every other use of the connection."""
 
-    def __init__(self, conn: aiosqlite.Connection):
+    def __init__(self, conn: aiosqlite.Connection, roots: Roots):
         self.conn = conn
-        self.raw = SqliteRaw(conn._conn)
+        self.raw = SqliteRaw(conn._conn, roots)
+
+    def set_roots(self, roots: Roots) -> None:
+        self.raw.roots = roots
 
     async def hop(self, fn: Callable[[Raw], T]) -> T:
         try:

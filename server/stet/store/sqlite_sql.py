@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .rows import CAPTURE_COLUMNS, HUNK_COLUMNS, TASK_COLUMNS
-from .statements import Statements
+from .statements import Statements, path_columns
 
 _HUNKS = f"SELECT {HUNK_COLUMNS} FROM hunks"
 
@@ -119,4 +119,9 @@ SQLITE = Statements(
         "ON CONFLICT (agent, hunk_id) DO UPDATE SET decision = excluded.decision"
     ),
     drop_told="DELETE FROM agent_told WHERE agent = ? AND hunk_id = ?",
+    roots="SELECT n, uri FROM roots",
+    put_root="INSERT OR REPLACE INTO roots (n, uri) VALUES (?, ?)",
+    unplaced="SELECT n FROM unplaced",
+    set_unplaced="UPDATE unplaced SET n = ?",
+    path_columns=path_columns("?", {}),
 )

@@ -5,7 +5,63 @@ the field's comment gives; `{marks}` is filled with one parameter marker per val
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PathColumn:
+    """A column that holds a uri ("uri") or a JSON document of uris ("doc"), for relocation.py."""
+
+    table: str
+    column: str
+    kind: str  # "uri" | "doc"
+    key: tuple[str, ...]  # the columns that name a row
+    select: str  # (pattern, pattern): key..., value - of the rows whose value is LIKE either
+    update: str  # (value, key...)
+    taken: str | None  # (key... with the new value): whether a row has it already (the uri is in the key)
+    drop: str | None  # (key...)
+
+
+# (table, column, kind, key columns): every place the store keeps a path.
+PATHS = (
+    ("hunks", "uri", "uri", ("id",)),
+    ("hunks", "new_uri", "uri", ("id",)),
+    ("oplog", "args", "doc", ("lsn",)),
+    ("oplog", "result", "doc", ("lsn",)),
+    ("effects", "uri", "uri", ("id",)),
+    ("effects", "edits", "doc", ("id",)),
+    ("file_stamps", "uri", "uri", ("uri",)),
+    ("task_files", "uri", "uri", ("task_id", "uri")),
+    ("snapshots", "uri", "uri", ("task_key", "uri")),
+    ("captures", "restores", "doc", ("id",)),
+    ("captures", "cleanup", "doc", ("id",)),
+    ("captures", "outcome", "doc", ("id",)),
+)
+
+
+def path_columns(mark: str, mine: Mapping[str, str]) -> tuple[PathColumn, ...]:
+    """The statements of PATHS for an engine: `mark` its parameter marker, `mine` the condition
+    (by table) that keeps a statement to this checkout's own rows (PostgreSQL)."""
+    out = []
+    for table, column, kind, key in PATHS:
+        extra = f" AND {mine[table]}" if table in mine else ""
+        where_key = " AND ".join(f"{k} = {mark}" for k in key) + extra
+        keyed = column in key
+        out.append(
+            PathColumn(
+                table,
+                column,
+                kind,
+                key,
+                select=f"SELECT {', '.join(key)}, {column} FROM {table} "
+                f"WHERE ({column} LIKE {mark} OR {column} LIKE {mark}){extra}",
+                update=f"UPDATE {table} SET {column} = {mark} WHERE {where_key}",
+                taken=f"SELECT 1 FROM {table} WHERE {where_key}" if keyed else None,
+                drop=f"DELETE FROM {table} WHERE {where_key}" if keyed else None,
+            )
+        )
+    return tuple(out)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,6 +144,12 @@ class Statements:
     told: str  # (agent): hunk id, decision - this checkout's
     put_told: str  # (agent, hunk id, decision)
     drop_told: str  # (agent, hunk id)
+    # --- where the workspace's roots are (roots.py, relocation.py) --------------------------------
+    roots: str  # n, uri: where the store last saw each root of the workspace
+    put_root: str  # (n, uri)
+    unplaced: str  # how many stored values hold an absolute uri that no root fitted
+    set_unplaced: str  # (how many)
+    path_columns: tuple[PathColumn, ...]  # every column that keeps a path (PATHS)
 
     def marks(self, n: int) -> str:
         return ", ".join([self.mark] * n)

@@ -8,6 +8,7 @@ wrote it, like the hunks.
 from __future__ import annotations
 
 from ..domain.task import FileRow, NoteRow, StepRow, TaskRow
+from .roots import AsUri
 from .rows import Row, now_iso
 from .tx import Tx
 
@@ -103,5 +104,5 @@ async def files(tx: Tx, task_id: str) -> list[FileRow]:
 async def put_file(tx: Tx, task_id: str, uri: str, hash_: str | None, lsn: int) -> FileRow:
     """Record a read; reading the same file again replaces the earlier record."""
     at = now_iso()
-    await tx._run(tx.sql.put_file, (task_id, uri, hash_, at, lsn))
+    await tx._run(tx.sql.put_file, (task_id, AsUri(uri), hash_, at, lsn))
     return FileRow(uri=uri, hash=hash_, read_at=at, lsn=lsn)

@@ -21,6 +21,7 @@ from ..domain.status import Status
 from ..errors import StoreUnavailable
 from .errors import Busy, ConstraintError, StoreError
 from .link import Link, Raw
+from .roots import AsDoc, AsUri
 from .rows import (
     OpRow,
     Params,
@@ -165,7 +166,7 @@ class Tx:
 
     def _commit_and_read(self, raw: Raw) -> None:
         if self._unstamped:
-            raw.executemany(self.sql.unstamp, [(u,) for u in sorted(self._unstamped)])
+            raw.executemany(self.sql.unstamp, [(AsUri(u),) for u in sorted(self._unstamped)])
         for sql, args, later in self._last_reads:  # after every write of the transaction
             later.rows = raw.execute(sql, args).fetchall()
             if isinstance(later, LaterHunks):
@@ -196,7 +197,7 @@ class Tx:
 
     def pending_effect_at_commit(self, uri: str) -> Later:
         """Whether `uri` still has a pending effect once this transaction is committed."""
-        return self.read_at_commit(self.sql.pending_effect, (uri,))
+        return self.read_at_commit(self.sql.pending_effect, (AsUri(uri),))
 
     async def _all(self, sql: str, args: Params = ()) -> list[Row]:
         values = tuple(args)
@@ -222,13 +223,20 @@ class Tx:
         lsn = self._next_lsn
         await self._run(
             self.sql.log_op,
-            (lsn, op_id, kind, json.dumps(args), None if result is None else json.dumps(result), now_iso()),
+            (
+                lsn,
+                op_id,
+                kind,
+                AsDoc(json.dumps(args)),
+                AsDoc(None if result is None else json.dumps(result)),
+                now_iso(),
+            ),
             raw_errors=True,
         )
         return lsn
 
     async def set_result(self, lsn: int, result: Any) -> None:
-        await self._run(self.sql.set_result, (json.dumps(result), lsn))
+        await self._run(self.sql.set_result, (AsDoc(json.dumps(result)), lsn))
 
     async def proposal(self, proposal_id: str) -> JSON | None:
         rows = await self._all(self.sql.proposal, (proposal_id,))
@@ -285,7 +293,7 @@ class Tx:
         for column, value in (("uri", uri), ("proposal_id", proposal_id), ("task_id", task_id)):
             if value is not None:
                 where.append(f"{column} = {mark}")
-                args.append(value)
+                args.append(AsUri(value) if column == "uri" else value)
         if statuses:
             where.append(f"status IN ({self.sql.marks(len(statuses))})")
             args.extend(s.value for s in statuses)
@@ -332,7 +340,7 @@ class Tx:
 
     async def move_hunks(self, old_uri: str, new_uri: str, lsn: int, except_id: str) -> None:
         self._unstamped.update((old_uri, new_uri))
-        await self._run(self.sql.move_hunks, (new_uri, lsn, old_uri, except_id))
+        await self._run(self.sql.move_hunks, (AsUri(new_uri), lsn, AsUri(old_uri), except_id))
 
     async def save_lines(self, lines: list[tuple[int, str]], unstamp: Iterable[str] = ()) -> None:
         """Anchor positions, (line, hunk id): not an operation (positions follow from content).
@@ -362,7 +370,7 @@ class Tx:
         eid = self._next_effect
         await self._run(
             self.sql.add_effect,
-            (eid, lsn, uri, action.value, json.dumps(edits), target, owner, now_iso()),
+            (eid, lsn, AsUri(uri), action.value, AsDoc(json.dumps(edits)), target, owner, now_iso()),
             raw_errors=True,
         )
         return eid
@@ -380,8 +388,8 @@ class Tx:
         rows = list(stamps)
         self._unstamped.difference_update(r[0] for r in rows)
         if rows:
-            self._queue.append((self.sql.put_stamps, rows, True, False))
+            self._queue.append((self.sql.put_stamps, [(AsUri(r[0]), *r[1:]) for r in rows], True, False))
 
     async def settle_saved_effects(self, uri: str) -> None:
         """The editor saved `uri`: edits that lived in its unsaved buffer are in the file now."""
-        await self._run(self.sql.settle_saved_effects, (uri,))
+        await self._run(self.sql.settle_saved_effects, (AsUri(uri),))

@@ -92,6 +92,17 @@ class Workspace:
                 return path
         raise OutsideWorkspace(f"refused {uri}: outside the workspace ({', '.join(self.roots) or 'no root'})")
 
+    def holds(self, uri: str) -> bool:
+        """Is `uri` a file uri inside one of the roots? A uri the store kept that no root holds
+        (an older store's absolute path, opened from another folder; another root's file, seen
+        from a process opened without that root) is one this process cannot judge: it is left
+        as it is, never found stale for it."""
+        try:
+            path = os.path.normpath(uri_to_path(uri))
+        except (InvalidParams, OutsideWorkspace):
+            return False
+        return any(path == root or path.startswith(root.rstrip("/") + "/") for root in self.roots)
+
     def normalize(self, uri: str) -> str:
         """The canonical uri (file:///real/path) of a uri inside the workspace."""
         return path_to_uri(self.resolve(uri))
