@@ -32,7 +32,7 @@ class Statements:
     save_hunks: str  # (status, line, applied_text, feedback, version, decided_at, lsn, in_file, problem, kept, id)
     put_in_file: str | None  # (hunk id, in_file): where in_file is each checkout's own (PostgreSQL)
     move_hunks: str  # (new uri, lsn, old uri, except id)
-    save_lines: str  # (line, id)
+    save_lines: str  # (line, lsn, id)
     set_parts: str  # (parts, id): a hunk split in two (a JSON list of their ids)
     # --- this checkout's effects journal -------------------------------------------------
     add_effect: str  # (id, lsn, uri, action, edits, target, owner, at)

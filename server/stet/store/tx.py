@@ -333,12 +333,15 @@ class Tx:
         self._unstamped.update((old_uri, new_uri))
         await self._run(self.sql.move_hunks, (new_uri, lsn, old_uri, except_id))
 
-    async def save_lines(self, lines: list[tuple[int, str]], unstamp: Iterable[str] = ()) -> None:
-        """Anchor positions, (line, hunk id): not an operation (positions follow from content).
-        `unstamp`: files whose positions were followed in an editor's buffer, not on disk: their
-        stamps no longer say where their hunks are in the file (see put_stamps)."""
+    async def save_lines(self, lines: list[tuple[int, str]], lsn: int, unstamp: Iterable[str] = ()) -> None:
+        """Anchor positions, (line, hunk id), moved by operation `lsn` of this transaction: every
+        process that holds the review follows the rows changed since the last lsn it saw, so a
+        position written without one would never reach it. `unstamp`: files whose positions were
+        followed in an editor's buffer, not on disk: their stamps no longer say where their
+        hunks are in the file (see put_stamps)."""
         self._unstamped.update(unstamp)
-        self._queue.append((self.sql.save_lines, list(lines), True, True))
+        if lines:
+            self._queue.append((self.sql.save_lines, [(line, lsn, hid) for line, hid in lines], True, True))
 
     async def add_effect(
         self,
