@@ -126,3 +126,29 @@ def test_http_hooks_refuse_without_the_token_and_never_block(served):
     elsewhere = {**claude.payload("SessionStart", source="startup"), "cwd": str(root.parent)}
     assert post_hook(hook, json.dumps(elsewhere)) == (200, "")
     assert proc.poll() is None
+
+
+def test_http_hooks_say_where_a_change_is_now(served):
+    """A running `stet mcp --http` keeps the review in memory: a new session is told where its
+    pending change is after another process's accept moved it, and after another tool changed
+    the file with no Stet process looking since (issue 28: every answer true in every process)."""
+    root, _, _ = served
+    claude = Claude(root, S1)
+    claude.start()
+    assert claude.edit("a.py", '    print(shout("world"))\n', '    print(shout("stet"))\n') == {}
+    claude.stop()
+    (kept,) = hunks(root, "--task", f"claude-{S1}")
+    assert kept["range"]["start"]["line"] == 12
+
+    def told() -> str:
+        return Claude(root, S2).start("resume")["hookSpecificOutput"]["additionalContext"]
+
+    assert "pending review: a.py line 13" in told()
+    patch = "--- a/a.py\n+++ b/a.py\n@@ -1 +1,2 @@\n LIMIT = 10\n+BURST = 5\n"
+    p = stet("propose", "--patch", "-", "--id", "burst", "--json", cwd=root, input=patch, env={"STET_RESIDENT": "off"})
+    (burst,) = json.loads(p.stdout)["hunks"]
+    assert stet("accept", burst["id"], cwd=root, env={"STET_RESIDENT": "off"}).returncode == 0
+    assert "pending review: a.py line 14" in told()
+    path = root / "a.py"
+    path.write_text("# one\n# two\n" + path.read_text())  # another tool; no Stet process looks
+    assert "pending review: a.py line 16" in told()

@@ -123,9 +123,10 @@ async def test_hunks_are_added_read_decided_moved_and_followed_by_lsn(store):
         h1.applied_text, h1.feedback, h1.decided_at, h1.problem = ("Line Two\n",), "ok", "2026-01-01T00:00:00.000Z", "p"
         await tx.save_hunks([h1])
         await tx.move_hunks(b, _uri(store, "c.py"), decided, except_id="none")
-        await tx.save_lines([(5, "h2")])
+        await tx.save_lines([(5, "h2")], decided)  # a position moved by the operation
         later = tx.hunks_since_at_commit(lsn)
-    assert later.hunks is not None and {h.id for h in later.hunks} == {"h1", "h3"}  # read with the COMMIT
+    assert later.hunks is not None and {h.id for h in later.hunks} == {"h1", "h2", "h3"}  # read with the COMMIT
+    assert {h.id: (h.line, h.lsn) for h in later.hunks}["h2"] == (5, decided)  # followed like any change
     (again,) = [h for h in later.hunks if h.id == "h1"]
     assert (again.status, again.in_file, again.applied_text, again.feedback, again.version, again.problem) == (
         Status.APPLIED,
@@ -135,12 +136,18 @@ async def test_hunks_are_added_read_decided_moved_and_followed_by_lsn(store):
         2,
         "p",
     )
-    await store.save_lines([(7, "h2")], unstamp=[a])
+    async with store.write(derived=True) as tx:
+        moved = await tx.log("op-moved", "moved", {"hunkIds": ["h2"]})
+        await tx.save_lines([(7, "h2")], moved, unstamp=[a])
+    assert [(h.id, h.line) for h in await store.hunks_since(decided)] == [("h2", 7)]
     # A hunk's context, taken again after Stet wrote next to it, is read back from the row even
-    # by a process that holds the hunk already (rows read again share the rest of it).
+    # by a process that holds the hunk already (rows read again share the rest of it), and is
+    # followed like any change (under the operation that wrote it).
     store.known = {"h2": h2}
     async with store.write() as tx:
-        await tx.save_contexts({"h2": ((None, "x\n"), ("y\n", None))})
+        written = await tx.log("op-written", "effect", {"hunkIds": []})
+        await tx.save_contexts({"h2": ((None, "x\n"), ("y\n", None))}, written)
+    assert [h.id for h in await store.hunks_since(moved)] == ["h2"]
     now = {h.id: h for h in await store.hunks_since(0)}
     assert now["h2"].line == 7 and now["h3"].uri == _uri(store, "c.py") and now["h1"].decided_at is not None
     assert (now["h2"].ctx_before, now["h2"].ctx_after, now["h2"].old) == ((None, "x\n"), ("y\n", None), h2.old)
@@ -192,7 +199,8 @@ async def test_file_stamps_stand_until_the_files_hunks_change(store):
         await tx.save_hunks([h1], judged=True)  # what judging the content decided keeps the stamp
         await tx.put_stamps([(a, 11, 6, "hash-a2")])
     assert await store.stamps() == {a: (11, 6, "hash-a2"), b: (3, 5, None)}
-    await store.save_lines([(3, "h1")], unstamp=[b])
+    async with store.write(derived=True) as tx:
+        await tx.save_lines([(3, "h1")], await tx.log("op-moved", "moved", {"hunkIds": ["h1"]}), unstamp=[b])
     assert await store.stamps() == {a: (11, 6, "hash-a2")}
 
 

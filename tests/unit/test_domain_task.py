@@ -165,6 +165,23 @@ def test_files_read_tell_the_task_own_edits_from_others():
     assert ctx["filesRead"][0]["changedSinceRead"] and not ctx["filesRead"][0]["exists"]
 
 
+def test_a_hunk_applied_before_the_read_and_moved_after_it_is_not_taken_back():
+    """A hunk's lsn is the last operation that changed its row, a move included: EIGHT, applied
+    before the agent read the file, moved when TWO (two lines for one) was applied above it
+    after the read. Only TWO is the task's change since the read."""
+    later = BASE.replace("line 2\n", "TWO\nTWO b\n")
+    two, eight = hunks_of(BASE, later.replace("line 8\n", "EIGHT\n"))
+    read = BASE.replace("line 8\n", "EIGHT\n")
+    applied(eight).decided_at, applied(two).decided_at = "2025-12-31T23:59:59.000Z", "2026-01-01T00:00:03.000Z"
+    eight.line += 1
+    two.lsn = eight.lsn = 8  # TWO's effect (lsn 8) recorded where EIGHT moved
+    now = later.replace("line 8\n", "EIGHT\n")
+    (f,) = context_for([two, eight], files=[(file_row(read, lsn=6), now.encode())])["filesRead"]
+    assert f["changedSinceRead"] and f["changedBy"] == "task"
+    (f,) = context_for([two, eight], files=[(file_row(read, lsn=6), (now + "more\n").encode())])["filesRead"]
+    assert f["changedBy"] == "others"
+
+
 def test_context_groups_hunks_and_lists_open_questions():
     result = BASE
     for i in (1, 3, 5, 7, 9):

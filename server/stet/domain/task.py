@@ -146,6 +146,24 @@ def without_hunks(text: str, hunks: Iterable[Hunk]) -> str | None:
         return None
 
 
+def _only_the_tasks_edits(row: FileRow, now: bytes | None, task_hunks: Sequence[Hunk]) -> bool:
+    """Whether taking back this task's edits applied since the read gives the content read. A
+    hunk's lsn is the last operation that changed its row: one applied before the read and only
+    moved since has a later one too, so the hunks decided after the read are tried as well."""
+    if now is None or row.hash is None:
+        return False
+    try:
+        text = now.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    mine = [h for h in task_hunks if h.uri == row.uri and h.status == Status.APPLIED and h.lsn > row.lsn]
+    for taken in (mine, [h for h in mine if (h.decided_at or "") > row.read_at]):
+        before = without_hunks(text, taken) if taken else None
+        if before is not None and content_hash(before.encode("utf-8")) == row.hash:
+            return True
+    return False
+
+
 def file_status(row: FileRow, now: bytes | None, task_hunks: Sequence[Hunk]) -> JSON:
     """Has the file changed since the agent read it, and by whom?
 
@@ -157,15 +175,7 @@ def file_status(row: FileRow, now: bytes | None, task_hunks: Sequence[Hunk]) -> 
     changed = current != row.hash
     by = None
     if changed:
-        by = "others"
-        mine = [h for h in task_hunks if h.uri == row.uri and h.status == Status.APPLIED and h.lsn > row.lsn]
-        if mine and now is not None and row.hash is not None:
-            try:
-                before = without_hunks(now.decode("utf-8"), mine)
-            except UnicodeDecodeError:
-                before = None
-            if before is not None and content_hash(before.encode("utf-8")) == row.hash:
-                by = "task"
+        by = "task" if _only_the_tasks_edits(row, now, task_hunks) else "others"
     return {
         "hash": row.hash,
         "readAt": row.read_at,

@@ -20,7 +20,7 @@ from ..agents import intake
 from ..agents.resume import render as render_resume
 from ..agents.tasks import Tasks
 from ..domain.model import Hunk
-from ..errors import StetError, StoreUnavailable, UnknownHunk
+from ..errors import StetError, StoreLost, StoreUnavailable, UnknownHunk
 from ..operations import (
     DECISIONS,
     Decision,
@@ -74,6 +74,15 @@ async def _ready(ls: StetServer) -> Review:
     await review.ready.wait()
     if review.recovery_error is not None:
         raise review.recovery_error
+    # What other processes committed since live sync last looked: never answered around. A
+    # store out of reach for now (PostgreSQL down) leaves what the editor already shows: a
+    # read answers from memory, a write is refused by its own transaction.
+    try:
+        await review.sync()
+    except StoreLost:
+        raise
+    except StoreUnavailable as exc:
+        log.warning("cannot follow the store before answering: %s", exc.message)
     return review
 
 

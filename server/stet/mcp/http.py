@@ -27,6 +27,8 @@ TYPE_CHECKING = False  # light imports only until the token is written
 if TYPE_CHECKING:
     from typing import Any
 
+log = logging.getLogger(__name__)
+
 TOKEN_FILE = "mcp-token"
 HOOK_PATH = "/hooks/claude-code"  # (agents.claude_code.HOOK_PATH: the same route, kept light here)
 MAX_HOOK_BODY = 64 << 20  # bytes of one hook event (a Write carries a whole file)
@@ -135,6 +137,7 @@ class HookRoute:
     async def _answer(self, raw: bytes, restore: bool) -> tuple[bytes, list[Any]]:
         from ..agents.claude_code import handle
         from ..errors import StoreUnavailable
+        from ..review.session import catch_up
         from ..store import is_url
         from .server import _open_again
 
@@ -150,7 +153,11 @@ class HookRoute:
         cwd = payload.get("cwd") if isinstance(payload, dict) else None
         if isinstance(cwd, str) and not _inside(os.path.realpath(cwd), self.root):
             return b"", []  # a session in another folder: not this review's
-        await review.sync()  # what other processes decided since: the answer says what the store says
+        # What other processes decided since, and the files as they are: the answer says what
+        # the same hook in its own process (or through the resident) would.
+        lag = await catch_up(review)
+        if lag:
+            log.warning("%s", lag)
         undo: list[Any] = []
         out = await handle(review, payload, keep=not restore, undo=undo)
         return (json.dumps(out).encode() if out else b""), undo

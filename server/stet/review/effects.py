@@ -458,7 +458,6 @@ class Effects:
         # journal): committed without waiting for the disk, unlike the decision itself.
         async with store.write(derived=True) as tx:
             changed, changed_marks, placed = self._outcomes(effect, await tx.hunks(results), results, why)
-            await tx.save_hunks(placed)  # positions only
             if not complete and why.waiting:
                 # The decision stands, its edit waits: say why on each hunk still waiting.
                 ids = [e["hunkId"] for e in effect.edits if e["hunkId"] not in results]
@@ -467,30 +466,29 @@ class Effects:
                         r.problem = why.waiting
                         r.line = st.hunks[hid].line
                         changed.append(r)
-            if changed or moves or changed_marks:
+            # The edit moved the file's other hunks: record where, in the same commit, so a crash
+            # right after does not leave them with stale positions (repeated lines could mislead).
+            moved = [(r.line, r.id) for r in placed] + [
+                (h.line, h.id)
+                for h in st.by_uri.get(effect.uri, {}).values()
+                if h.id not in results and h.line != h.stored_line
+            ]
+            if changed or moves or changed_marks or moved or contexts:
                 lsn = await tx.log(
                     new_id("fx-"), "effect", {"effect": effect.id, "hunkIds": [r.id for r in changed + changed_marks]}
                 )
                 for r in changed + changed_marks:
                     r.lsn = lsn
                 await tx.save_hunks(changed + changed_marks)
+                await tx.save_lines(moved, lsn)  # positions alone, under the same operation
+                # Their contexts too: taken again from the text this effect left next to them.
+                await tx.save_contexts(contexts, lsn)
                 for old_uri, new_uri, rename_id in moves:
                     # The file moved: its hunks follow it (the rename hunk keeps its own uri).
                     await tx.move_hunks(old_uri, new_uri, lsn, rename_id)
             # An edit now living in this window's unsaved buffer is this process's to settle.
             owner = owners.token() if state == State.UNSAVED else None
             await tx.set_effect(effect.id, state, effect.attempts + (0 if complete else 1), owner)
-            # The edit moved the file's other hunks: record where, in the same commit, so a crash
-            # right after does not leave them with stale positions (repeated lines could mislead).
-            moved = [
-                (h.line, h.id)
-                for h in st.by_uri.get(effect.uri, {}).values()
-                if h.id not in results and h.line != h.stored_line
-            ]
-            if moved:
-                await tx.save_lines(moved)
-            # Their contexts too: taken again from the text this effect left next to them.
-            await tx.save_contexts(contexts)
             if written is not None and complete and not moves:
                 await tx.put_stamps([written])  # after the hunks' changes: it stands
             # Read with the COMMIT, in the same hop to SQLite's thread.
@@ -515,7 +513,7 @@ class Effects:
         self, effect: EffectRow, rows: dict[str, Hunk], results: dict[str, str], why: Why
     ) -> tuple[list[Hunk], list[Hunk], list[Hunk]]:
         """Apply the domain's outcome to each hunk's stored row: (hunks changed, applied hunks
-        back in the file - not a new version -, hunks whose position alone is recorded)."""
+        back in the file - not a new version -, hunks whose position alone moved)."""
         action, was = effect.action, effect.state
         changed, changed_marks, placed = [], [], []
         for hid, result in results.items():
@@ -529,14 +527,14 @@ class Effects:
                 if r.in_file is False:
                     r.in_file = True
                     changed_marks.append(r)
-            r.line = mem.line
+            moved, r.line = r.line != mem.line, mem.line
             problem = why.stale.get(hid) if result == "stale" else None
             if to is not None:
                 r.move_to(to, effect.action)
                 r.problem = problem
                 r.in_file = mem.in_file = True if to == Status.APPLIED else None
                 changed.append(r)
-            elif not changed_marks or changed_marks[-1] is not r:
+            elif moved and (not changed_marks or changed_marks[-1] is not r):
                 placed.append(r)
         return changed, changed_marks, placed
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ..domain import fileop
 from ..domain.anchor import Found, LineIndex, find_applied, locate, text_at
@@ -15,6 +15,7 @@ from ..errors import StetError
 from ..store.tx import LaterHunks
 from ..workspace import safe
 from .config import new_id
+from .stamps import Stamp
 from .state import ReviewState
 
 
@@ -42,13 +43,14 @@ class Memory:
         self._why: dict[str, str] = {}  # why relocation found a file operation stale
         self._in_file_dirty: dict[str, tuple[int, bool]] = {}  # hunk id -> (version, in file)
 
-    async def sync(self, loaded: LaterHunks | None = None) -> set[str]:
+    async def sync(self, loaded: LaterHunks | None = None, quiet: int | None = None) -> set[str]:
         """Load every hunk changed since the last lsn seen; notify the uris concerned.
 
         `loaded`: those hunks read already, with a commit this process just made
         (Tx.hunks_since_at_commit, a hop to SQLite's thread spared); a look made since that
         commit (the live sync, another task) has them, or newer: only what is newer than
-        everything seen is merged."""
+        everything seen is merged. `quiet`: the lsn of positions this process stored as it
+        shows them already (store_lines): merged, nothing to tell."""
         st = self.st
         async with self._sync_lock:
             if loaded is not None and loaded.hunks is not None:
@@ -64,7 +66,8 @@ class Memory:
                 h = self._merge(row)
                 if h is not None:
                     again.setdefault(h.uri, []).append(h)
-                changed.add(row.uri)
+                if row.lsn != quiet:
+                    changed.add(row.uri)
                 st.seen_lsn = max(st.seen_lsn, row.lsn)
             for uri, hunks in again.items():
                 f = st.open.get(uri)
@@ -379,6 +382,14 @@ class Memory:
 
     async def checkpoint(self, uris: Iterable[str] | None = None) -> int:
         """Persist anchor positions that moved since the last checkpoint."""
+        return await self.store_lines(uris)
+
+    async def store_lines(self, uris: Iterable[str] | None = None, stamps: Sequence[Stamp] = ()) -> int:
+        """Store the positions of these files' hunks (all files: None) that moved since they were
+        last stored, with `stamps` (files judged on disk, see recheck) in the same commit: a
+        stamp says the file's hunks are stored where that content has them. The positions are an
+        operation of the log (`moved`), so every process that holds the review loads them when
+        it next follows the log. Returns how many moved."""
         st = self.st
         if st.store is None:
             return 0
@@ -388,12 +399,22 @@ class Memory:
             for h in st.by_uri.get(uri, {}).values()
             if h.line != h.stored_line
         ]
-        if moved:
-            # Positions in an open buffer are not where the file on disk has the hunks: the
-            # next process to look must judge that file again, not trust its stamp.
-            buffers = {st.hunks[hid].uri for _, hid in moved if hid in st.hunks and st.hunks[hid].uri in st.open}
-            await st.store.save_lines(moved, buffers)
-            for line, hid in moved:
-                if hid in st.hunks:
-                    st.hunks[hid].stored_line = line
+        if not moved and not stamps:
+            return 0
+        # Positions in an open buffer are not where the file on disk has the hunks: the
+        # next process to look must judge that file again, not trust its stamp.
+        buffers = {st.hunks[hid].uri for _, hid in moved if hid in st.hunks and st.hunks[hid].uri in st.open}
+        lsn, loaded = None, None
+        async with st.store.write(derived=True) as tx:  # positions follow from content: derived
+            if moved:
+                lsn = await tx.log(new_id("mv-"), "moved", {"hunkIds": [hid for _, hid in moved]})
+                await tx.save_lines(moved, lsn, buffers)
+                loaded = tx.hunks_since_at_commit(st.seen_lsn)
+            if stamps:
+                await tx.put_stamps(list(stamps))  # after the positions: they stand
+        for line, hid in moved:
+            if hid in st.hunks:
+                st.hunks[hid].stored_line = line
+        if loaded is not None:
+            await self.sync(loaded, quiet=lsn)
         return len(moved)

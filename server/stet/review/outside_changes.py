@@ -108,6 +108,7 @@ class OutsideChanges:
         if derived:
             self.memory.derive(derived)
         await self.memory.flush_derived()
-        if stamps and st.store is not None:
-            await st.store.put_stamps(stamps)
+        # Where the hunks are now, with the stamps that say they were judged against this
+        # content: a process that trusts the stamp reads these positions, not older ones.
+        await self.memory.store_lines([u for u in uris if u not in st.open], stamps)
         st.on_change(uris)

@@ -232,7 +232,10 @@ class Proposing:
             if old.kept:
                 continue  # its text is in the file: only a capture of that file may replace it
             mem = self.st.hunks.get(old.id)
-            line = mem.line if mem is not None else old.line
+            # An editor's buffer is where this process knows better than the store; elsewhere a
+            # row another process changed since this one last looked is the truth (read under the lock).
+            known = mem is not None and (old.uri in self.st.open or mem.lsn >= old.lsn)
+            line = mem.line if mem is not None and known else old.line
             for new in new_hunks:
                 if new.uri != old.uri and not (new.kind == Kind.RENAME and old.uri == new.uri):
                     continue

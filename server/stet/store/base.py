@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 
 from ..domain.model import Hunk
@@ -163,14 +163,6 @@ class SqlStore:
             return
         async with self.write(derived=True) as tx:
             await tx.put_stamps(stamps)
-
-    async def save_lines(self, lines: list[tuple[int, str]], unstamp: Iterable[str] = ()) -> None:
-        """Checkpoint anchor positions. Not an operation: positions are recomputed from content.
-        (`unstamp`: see Tx.save_lines.)"""
-        if not lines:
-            return
-        async with self.write(derived=True) as tx:
-            await tx.save_lines(lines, unstamp)
 
     @contextlib.asynccontextmanager
     async def write(self, derived: bool = False) -> AsyncIterator[Tx]:

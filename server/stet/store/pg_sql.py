@@ -77,8 +77,8 @@ POSTGRES = Statements(
         "ON CONFLICT (checkout, hunk_id) DO UPDATE SET in_file = EXCLUDED.in_file"
     ),
     move_hunks="UPDATE hunks SET uri = %s, lsn = %s WHERE uri = %s AND id != %s",
-    save_lines="UPDATE hunks SET line = %s WHERE id = %s",
-    save_contexts="UPDATE hunks SET ctx_before = %s, ctx_after = %s WHERE id = %s",
+    save_lines="UPDATE hunks SET line = %s, lsn = %s WHERE id = %s",
+    save_contexts="UPDATE hunks SET ctx_before = %s, ctx_after = %s, lsn = %s WHERE id = %s",
     set_parts="UPDATE hunks SET parts = %s WHERE id = %s",
     # effects.checkout defaults to this connection's checkout (POSTGRES_MIGRATIONS[0]); said here too.
     add_effect=(

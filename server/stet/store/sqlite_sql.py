@@ -42,8 +42,8 @@ SQLITE = Statements(
     ),
     put_in_file=None,  # one checkout per SQLite store: in_file is a column of hunks
     move_hunks="UPDATE hunks SET uri = ?, lsn = ? WHERE uri = ? AND id != ?",
-    save_lines="UPDATE hunks SET line = ? WHERE id = ?",
-    save_contexts="UPDATE hunks SET ctx_before = ?, ctx_after = ? WHERE id = ?",
+    save_lines="UPDATE hunks SET line = ?, lsn = ? WHERE id = ?",
+    save_contexts="UPDATE hunks SET ctx_before = ?, ctx_after = ?, lsn = ? WHERE id = ?",
     set_parts="UPDATE hunks SET parts = ? WHERE id = ?",
     add_effect=(
         "INSERT INTO effects (id, lsn, uri, action, edits, state, target, owner, at) "

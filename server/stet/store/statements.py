@@ -88,8 +88,8 @@ class Statements:
     save_hunks: str  # (status, line, applied_text, feedback, version, decided_at, lsn, in_file, problem, kept, id)
     put_in_file: str | None  # (hunk id, in_file): where in_file is each checkout's own (PostgreSQL)
     move_hunks: str  # (new uri, lsn, old uri, except id)
-    save_lines: str  # (line, id)
-    save_contexts: str  # (ctx_before, ctx_after, id): JSON lists, as add_hunks writes them
+    save_lines: str  # (line, lsn, id)
+    save_contexts: str  # (ctx_before, ctx_after, lsn, id): JSON lists, as add_hunks writes them
     set_parts: str  # (parts, id): a hunk split in two (a JSON list of their ids)
     # --- this checkout's effects journal -------------------------------------------------
     add_effect: str  # (id, lsn, uri, action, edits, target, owner, at)

@@ -342,17 +342,21 @@ class Tx:
         self._unstamped.update((old_uri, new_uri))
         await self._run(self.sql.move_hunks, (AsUri(new_uri), lsn, AsUri(old_uri), except_id))
 
-    async def save_lines(self, lines: list[tuple[int, str]], unstamp: Iterable[str] = ()) -> None:
-        """Anchor positions, (line, hunk id): not an operation (positions follow from content).
-        `unstamp`: files whose positions were followed in an editor's buffer, not on disk: their
-        stamps no longer say where their hunks are in the file (see put_stamps)."""
+    async def save_lines(self, lines: list[tuple[int, str]], lsn: int, unstamp: Iterable[str] = ()) -> None:
+        """Anchor positions, (line, hunk id), moved by operation `lsn` of this transaction: every
+        process that holds the review follows the rows changed since the last lsn it saw, so a
+        position written without one would never reach it. `unstamp`: files whose positions were
+        followed in an editor's buffer, not on disk: their stamps no longer say where their
+        hunks are in the file (see put_stamps)."""
         self._unstamped.update(unstamp)
-        self._queue.append((self.sql.save_lines, list(lines), True, True))
+        if lines:
+            self._queue.append((self.sql.save_lines, [(line, lsn, hid) for line, hid in lines], True, True))
 
-    async def save_contexts(self, contexts: Mapping[str, tuple[Context, Context]]) -> None:
+    async def save_contexts(self, contexts: Mapping[str, tuple[Context, Context]], lsn: int) -> None:
         """Hunks' context lines (hunk id -> before, after), taken again from the text after Stet
-        wrote next to them (domain/neighbours.py): not an operation, like their positions."""
-        rows = [(json.dumps(before), json.dumps(after), hid) for hid, (before, after) in contexts.items()]
+        wrote next to them (domain/neighbours.py), under the operation `lsn` that wrote it (so
+        that every process that follows the log reads them again)."""
+        rows = [(json.dumps(before), json.dumps(after), lsn, hid) for hid, (before, after) in contexts.items()]
         if rows:
             self._queue.append((self.sql.save_contexts, rows, True, True))
 
