@@ -4,9 +4,12 @@ real SIGKILL; one test per case of the issue, plus the `inFile` transitions."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import sqlite3
+import threading
+import time
 
 import pytest
 
@@ -151,6 +154,45 @@ async def test_case2_server_sees_a_checkout_of_a_closed_file(repo):
         assert read(repo / "a.txt") == DONE
     finally:
         await s.stop()
+
+
+async def test_a_buffer_opened_while_recovery_reads_the_file_on_disk_is_what_counts(repo, monkeypatch):
+    """A restarted server re-locates the hunks of closed files on disk; on a busy machine the
+    editor's didOpen can arrive while that read is under way. The buffer (which holds the
+    accepted text, unsaved) counts from then on: the disk's verdict was once taken over it,
+    and the applied hunk read `inFile: false` (test_kill_after_acknowledged_accept_in_buffer,
+    1 run in about 20 under load)."""
+    from stet.review import open_review, outside_changes
+
+    hid = propose(repo)
+    assert stet_json("accept", hid, cwd=repo)["hunks"][0]["inFile"] is True
+    git("checkout", "--", "a.txt", cwd=repo)  # the disk lacks it; the editor's buffer has it
+    reading, go = threading.Event(), threading.Event()
+
+    def read_text_held(path):  # the real read, held open until the editor has opened the file
+        text = read_text(path)
+        reading.set()
+        assert go.wait(60)
+        return text
+
+    read_text = outside_changes.read_text
+    monkeypatch.setattr(outside_changes, "read_text", read_text_held)
+    review = (await open_review([str(repo)], str(repo / ".stet" / "stet.db"), recover_later=True)).review
+    try:
+        recovering = asyncio.ensure_future(review.recover())
+        deadline = time.monotonic() + 60
+        while not reading.is_set():
+            assert time.monotonic() < deadline and not recovering.done(), "recovery did not read a.txt"
+            await asyncio.sleep(0.01)
+        review.opened((repo / "a.txt").as_uri(), DONE, 1)
+        assert review.hunks[hid].in_file is True
+        go.set()
+        await recovering
+        assert review.hunks[hid].in_file is True, "the file on disk was taken over the open buffer"
+        assert review.hunks[hid].line == 4
+    finally:
+        go.set()
+        await review.close()
 
 
 # --- case 1: a late didChange ------------------------------------------------------------------
