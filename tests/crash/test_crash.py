@@ -6,7 +6,7 @@ import sqlite3
 import pytest
 
 from stet.workspace.safe import temp_name
-from support.harness import ServerDied, Session, read, rng, uri
+from support.harness import ServerDied, Session, effects_left, read, rng, until, uri
 
 A_TEXT = "".join(f"line {i}\n" for i in range(1, 11))
 NEW = "LINE TWO\n"
@@ -113,12 +113,7 @@ async def test_fault_between_decision_and_effect_in_buffer(ws, point):
     await s.died()
     s2, _ = await restart(ws, s)
     try:
-        for _ in range(40):
-            states = {h["id"]: h["status"] for h in await s2.hunks()}
-            if states[h1] == "applied":
-                break
-            await s2.wait_quiet(0.1)
-        assert states[h1] == "applied", point
+        await s2.hunks_until(lambda hs: {h["id"]: h["status"] for h in hs}[h1] == "applied", f"{h1} applied ({point})")
         assert s2.text(a).count(NEW) == 1 and "line 2\n" not in s2.text(a)
     finally:
         await s2.stop()
@@ -168,10 +163,8 @@ async def test_applied_edit_lost_with_the_unsaved_buffer_is_reapplied(ws, sessio
     await session.kill()  # ... and the editor crashed too: its buffer is gone
     s2, _ = await restart(ws)
     try:
-        for _ in range(40):  # settled shortly after start, once no editor claimed the buffer
-            if NEW in read(ws / "a.py"):
-                break
-            await s2.wait_quiet(0.1)
+        # Settled shortly after start, once no editor claimed the buffer.
+        await until(lambda: NEW in read(ws / "a.py"), "the lost buffer's edit re-applied to the file")
         assert read(ws / "a.py").count(NEW) == 1
         assert {h["id"]: h["status"] for h in await s2.hunks()}[h1] == "applied"
     finally:
@@ -183,7 +176,7 @@ async def test_saved_buffer_settles_and_nothing_is_rewritten(ws, session):
     h1, _ = await propose(session, ws)
     await session.command("stet.accept", {"hunkIds": [h1]})
     session.save(ws / "a.py")
-    await session.wait_quiet()
+    await until(lambda: effects_left(ws, "unsaved") == 0, "the save recorded (the edit is on disk: its effect done)")
     # The developer later changes the applied line on disk and saves: their text stays.
     text = read(ws / "a.py").replace(NEW, "line 2\n")
     with open(ws / "a.py", "w") as f:

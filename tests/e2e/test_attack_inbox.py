@@ -69,7 +69,7 @@ def test_inbox_folders_made_symlinks_out_before_a_start_are_not_used(world, whic
         s.initialize()
         time.sleep(1.5)  # the inbox had its chances to move files
         assert fingerprint(user) == before, "the inbox wrote or moved outside the workspace"
-        message = s.wait_note("window/showMessage", timeout=10)["message"]
+        message = s.wait_note("window/showMessage", timeout=30)["message"]
         assert "inbox" in message and "symlink" in message, message
         assert s.alive() and s.call("stet/listHunks", {})["hunks"] == []  # not read at all
     finally:
@@ -90,7 +90,7 @@ def test_inbox_folders_made_symlinks_out_while_it_runs_get_nothing(world, which)
         (inbox / "bad.json").write_text("{{{ not json")
         time.sleep(1.5)
         assert fingerprint(user) == before, "the inbox wrote or moved outside the workspace"
-        message = s.wait_note("window/showMessage", timeout=10)["message"]
+        message = s.wait_note("window/showMessage", timeout=30)["message"]
         assert "inbox" in message and "symlink" in message, message
         assert s.alive()
         # The proposal itself was ingested (committed before any move): only the move is refused.

@@ -65,7 +65,7 @@ def test_a_deleted_store_acknowledges_nothing_and_keeps_what_was_acknowledged(tm
             message = answer["error"]["message"]
             assert "deleted" in message and "acknowledges nothing" in message and "rescued" in message, message
         assert (ws / "a.py").read_text() == A, "a file was written for a decision nobody can keep"
-        told = s.wait_note("window/showMessage", timeout=10)["message"]
+        told = s.wait_note("window/showMessage", timeout=30)["message"]
         assert "deleted" in told, told
         assert s.request("stet/listHunks", {})["error"]["code"] == -32005
         assert not db.exists(), "an empty store was started in place of the deleted one"

@@ -164,7 +164,7 @@ def test_store_folder_cannot_be_created(small_fs):
         s.initialize()
         assert "error" in s.restored and "writable" in s.restored["error"]
         for method, params in (("stet/listHunks", {}), ("stet/propose", {"proposalId": "p", "edit": {"changes": {}}})):
-            answer = s.request(method, params, timeout=10)
+            answer = s.request(method, params, timeout=30)
             assert answer["error"]["code"] == -32005 and "writable" in answer["error"]["message"], answer
     finally:
         s.kill()
@@ -224,7 +224,7 @@ def test_recovery_that_cannot_write_still_answers_every_request(small_fs):
             ("stet/listHunks", {}),
             ("workspace/executeCommand", {"command": "stet.reject", "arguments": [{"hunkIds": [hid]}]}),
         ):
-            answer = s.request(method, params, timeout=10)
+            answer = s.request(method, params, timeout=30)
             assert "error" in answer and answer["error"]["code"] == -32005, answer
             assert "full" in answer["error"]["message"], answer
     finally:

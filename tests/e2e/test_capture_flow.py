@@ -10,7 +10,7 @@ from pathlib import Path
 
 from support.capturetools import AGENT, agent_repo, duplicates, hunks
 from support.clitools import stet, stet_json
-from support.harness import Session, read
+from support.harness import Session, effects_left, read, until
 from support.scripted_agent import A_BASE, EDITS, NEW_PY
 
 TASK = "greeting"
@@ -51,7 +51,7 @@ async def test_run_review_in_the_editor_run_again_resume(tmp_path):
         await dev.command("stet.reject", {"hunkIds": [main], "feedback": FEEDBACK})
         await dev.command("stet.accept", {"hunkIds": [create]})  # not open: written to disk
         dev.save(root / "a.py")
-        await dev.wait_quiet()
+        await until(lambda: effects_left(root) == 0, "the save recorded")
         a_now = read(root / "a.py")
         assert EDITS["limit"][1] in a_now and EDITS["greet"][1] in a_now and EDITS["main"][0] in a_now
         assert read(root / "new.py") == NEW_PY
@@ -103,8 +103,11 @@ async def test_kept_hunks_in_the_editor(tmp_path):
         dev.save(root / "a.py")
         kept = stet_json("capture", "--keep", cwd=root)["hunks"]
         assert len(kept) == 2
-        await asyncio.sleep(0.5)
-        shown = {h["id"]: h for h in await dev.hunks()}
+
+        def shown_kept(hs: list[dict]) -> bool:
+            return any(h["newText"] == EDITS["limit"][1] and h["inFile"] for h in hs)
+
+        shown = {h["id"]: h for h in await dev.hunks_until(shown_kept, "the kept hunks shown in the buffer")}
         limit = next(h for h in shown.values() if h["newText"] == EDITS["limit"][1])
         assert limit["kept"] and limit["inFile"] is True and limit["range"]["start"]["line"] == 0
         main = next(h for h in shown.values() if h["newText"] == EDITS["main"][1])

@@ -59,7 +59,7 @@ def test_review_in_real_emacs_with_eglot(tmp_path):
         env=env,
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=280,  # (each wait inside is bounded too; pytest's own limit is 300 s)
     )
     seen = {}
     for line in out.read_text().splitlines() if out.exists() else []:

@@ -86,9 +86,7 @@ async def test_unsaved_work_in_an_open_buffer_is_never_deleted_or_moved_away(ws,
     assert session.text(b) == "alpha\nbeta\ngamma\nunsaved work\n"
     # Once saved, the file holds what the proposal was made against: the operation may go ahead.
     session.save(ws / "b.txt")
-    await session.wait_quiet()
-    states = {x["id"]: x["status"] for x in await session.hunks()}
-    assert states[h["id"]] == "pending"
+    await session.hunks_until(lambda hs: {x["id"]: x["status"] for x in hs}[h["id"]] == "pending", "pending once saved")
     res = await session.command("stet.accept", {"hunkIds": [h["id"]]})
     assert res["hunks"][0]["status"] == "applied"
     assert not (ws / "b.txt").exists()

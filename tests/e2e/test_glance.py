@@ -14,7 +14,7 @@ import pytest
 from stet.review import open_review
 from stet.review.glance import glance, glance_whole
 from support.clitools import commit_all, make_repo, stet, stet_json
-from support.harness import read, write
+from support.harness import read, until, write
 
 BASE = "".join(f"line {i}\n" for i in range(1, 41))
 
@@ -205,11 +205,7 @@ async def test_positions_followed_in_an_open_buffer_are_not_taken_for_the_files(
     try:
         f = s.open(repo / "f.txt")
         s.type(f, rng(0, 0, 0, 0), "typed\nthree\nlines\n")
-        for _ in range(40):  # the idle checkpoint stores the buffer's positions
-            await s.wait_quiet(0.2)
-            if stored_line(repo, hid) == 32:
-                break
-        assert stored_line(repo, hid) == 32
+        await until(lambda: stored_line(repo, hid) == 32, "the idle checkpoint storing the buffer's positions")
         assert read(repo / "f.txt") == BASE  # not saved
         assert seen(repo) is None, "the file's stamp must not vouch for positions in a buffer"
     finally:

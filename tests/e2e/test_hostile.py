@@ -72,17 +72,17 @@ def test_uris_escaping_the_workspace_are_refused_and_nothing_outside_is_touched(
     uris = outside_uris(ws, out)
     for u in uris:
         edit = {"changes": {u: [{"range": rng(0, 0, 1, 0), "newText": "pwned\n"}]}}
-        answer = s.request("stet/propose", {"proposalId": "evil", "edit": edit}, timeout=10)
+        answer = s.request("stet/propose", {"proposalId": "evil", "edit": edit}, timeout=30)
         assert answer.get("error", {}).get("code") in (-32003, -32602), (u, answer)
         if answer["error"]["code"] == -32602:  # only for a uri that does not even parse as a path
             assert "uri" in answer["error"]["message"] or "not" in answer["error"]["message"], (u, answer)
         assert "top secret" not in str(answer)
         # One bad uri among good ones refuses the whole proposal.
         mixed = {"changes": {(ws / "a.py").resolve().as_uri(): [{"range": rng(0, 0, 1, 0), "newText": "ok\n"}], u: []}}
-        answer = s.request("stet/propose", {"proposalId": "mixed", "edit": mixed}, timeout=10)
+        answer = s.request("stet/propose", {"proposalId": "mixed", "edit": mixed}, timeout=30)
         assert "error" in answer, (u, answer)
         for command in ("stet.acceptFile", "stet.rejectFile"):
-            answer = s.request("workspace/executeCommand", {"command": command, "arguments": [{"uri": u}]}, timeout=10)
+            answer = s.request("workspace/executeCommand", {"command": command, "arguments": [{"uri": u}]}, timeout=30)
             assert answer.get("error", {}).get("code") in (-32003, -32602), (u, answer)
         s.notify("textDocument/didOpen", {"textDocument": {"uri": u, "languageId": "x", "version": 1, "text": "x"}})
     assert s.alive()

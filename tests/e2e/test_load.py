@@ -37,6 +37,23 @@ async def cli(cwd, *args: str) -> tuple[int, str, str]:
     return proc.returncode, out.decode(), err.decode()
 
 
+def followed(ws, *servers: RawServer, timeout: float = 60) -> list[dict]:
+    """Once every server shows what the store holds (each follows the others' writes: within
+    a second on a quiet machine), the first one's hunks."""
+    deadline = time.monotonic() + timeout
+    while True:
+        con = sqlite3.connect(ws / ".stet" / "stet.db")
+        try:
+            stored = dict(con.execute("SELECT id, status || ' ' || version FROM hunks").fetchall())
+        finally:
+            con.close()
+        views = [s.call("stet/listHunks", {})["hunks"] for s in servers]
+        if all({h["id"]: f"{h['status']} {h['version']}" for h in v} == stored for v in views):
+            return views[0]
+        assert time.monotonic() < deadline, "the servers never showed what the store holds"
+        time.sleep(0.1)
+
+
 def run_in_thread(fn, *args):
     return asyncio.get_running_loop().run_in_executor(None, fn, *args)
 
@@ -99,9 +116,9 @@ async def test_two_servers_and_two_cli_writers_on_one_store(tmp_path):
         started = time.monotonic()
         await asyncio.gather(server_loop("A", a), server_loop("B", b), cli_loop("C1"), cli_loop("C2"))
         elapsed = time.monotonic() - started
-        # Replays from another process: same requestId, nothing changes.
-        await asyncio.sleep(1.2)  # live sync: each server follows the others' writes within a second
-        before = a.call("stet/listHunks", {})["hunks"]
+        # Replays from another process: same requestId, nothing changes. First each server
+        # follows the others' writes (live sync).
+        before = followed(ws, a, b)
         for name in deciders:
             for hid, action, rid, result, error in outcomes[name][:3]:
                 if result is not None:
@@ -110,7 +127,7 @@ async def test_two_servers_and_two_cli_writers_on_one_store(tmp_path):
                         {"command": f"stet.{action}", "arguments": [{"hunkIds": [hid], "requestId": rid}]},
                     )
                     assert "result" in again, again
-        await asyncio.sleep(1.2)  # live sync: each server follows the others' writes within a second
+        followed(ws, a, b)
         after_a = {h["id"]: h for h in a.call("stet/listHunks", {})["hunks"]}
         after_b = {h["id"]: h for h in b.call("stet/listHunks", {})["hunks"]}
         assert {k: v["status"] for k, v in after_a.items()} == {h["id"]: h["status"] for h in before}

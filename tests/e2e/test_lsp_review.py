@@ -8,7 +8,16 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from support.harness import Session, read, rng, uri, write
+from support.harness import Session, read, rng, until, uri, write
+
+
+def field(hunks: list[dict], hid: str, name: str):
+    return next(h[name] for h in hunks if h["id"] == hid)
+
+
+def status(hunks: list[dict], hid: str) -> str | None:
+    return next((h["status"] for h in hunks if h["id"] == hid), None)
+
 
 A_LINES = [f"line {i}\n" for i in range(1, 11)]
 
@@ -138,11 +147,7 @@ async def test_a_pure_insertion_confirmed_by_a_didchange_after_the_wait_is_made_
         inserted = "import logging\nLOG = 1\n\n"
         (h,) = (await s.propose("p", {a: [(rng(2, 0, 2, 0), inserted)]}))["hunks"]
         await s.command("stet.accept", {"hunkIds": [h["id"]]})
-        for _ in range(40):
-            await asyncio.sleep(0.1)
-            (now,) = await s.hunks()
-            if now["status"] == "applied" and now.get("inFile"):
-                break
+        await s.hunks_until(lambda hs: hs[0]["status"] == "applied" and hs[0].get("inFile"), "the insertion applied")
         await asyncio.sleep(late + 0.5)  # any second edit would have arrived by now
         assert s.text(a).count(inserted) == 1, s.text(a)
         (now,) = await s.hunks()
@@ -162,12 +167,7 @@ async def test_refused_edit_stays_accepted_then_applies_on_next_change(ws):
         assert "LINE TWO" not in s.text(a)
         s.refuse_edits = False
         s.type(a, rng(9, 0, 9, 0), "typed ")  # the document changes: the edit is retried
-        for _ in range(50):
-            await asyncio.sleep(0.1)
-            states = {h["id"]: h["status"] for h in await s.hunks()}
-            if states[hunks[0]["id"]] == "applied":
-                break
-        assert states[hunks[0]["id"]] == "applied"
+        await s.hunks_until(lambda hs: status(hs, hunks[0]["id"]) == "applied", "the refused edit retried and applied")
         assert s.text(a).count("LINE TWO") == 1
     finally:
         await s.stop()
@@ -207,15 +207,13 @@ async def test_undo_applied_in_buffer_and_nothing_reverted_when_new_text_gone(ws
     res = await session.command("stet.accept", {"hunkIds": [hid]})
     assert res["hunks"][0]["inFile"] is True
     session.type(a, rng(1, 0, 1, 4), "MINE")  # the developer rewrites the applied line
-    await session.wait_quiet()
-    listed = (await session.request("stet/listHunks", {}))["hunks"]
+    listed = await session.hunks_until(lambda hs: field(hs, hid, "inFile") is False, "the rewritten hunk not in file")
     assert [h["inFile"] for h in listed if h["id"] == hid] == [False]
     # Undo of a change that is gone reverts nothing (there is nothing to revert): the decision
     # goes back, and the hunk's old text being gone too, it is stale.
     res = await session.command("stet.undo", {"hunkIds": [hid]})
     assert res["hunks"][0]["status"] in ("pending", "stale") and res["hunks"][0]["inFile"] is None
-    await session.wait_quiet()
-    listed = (await session.request("stet/listHunks", {}))["hunks"]
+    listed = await session.hunks_until(lambda hs: status(hs, hid) == "stale", "the undone hunk stale")
     assert [h["status"] for h in listed if h["id"] == hid] == ["stale"]
     assert "MINE TWO" in session.text(a)
 
@@ -374,11 +372,9 @@ async def test_base_is_the_open_buffer(ws, session):
 async def test_diagnostics_lenses_actions_hover(ws, session):
     a = session.open(ws / "a.py")
     _, hunks = await propose_two(session, ws)
-    for _ in range(30):
-        diags = session.client.diagnostics.get(a, [])
-        if len(diags) == 2:
-            break
-        await asyncio.sleep(0.1)
+    diags = await until(
+        lambda: len(session.client.diagnostics.get(a, [])) == 2 and session.client.diagnostics[a], "2 diagnostics"
+    )
     assert {d.code for d in diags} == {h["id"] for h in hunks}
     assert all(d.source == "stet" and d.severity == types.DiagnosticSeverity.Information for d in diags)
     lenses = await session.request("textDocument/codeLens", {"textDocument": {"uri": a}})
@@ -423,7 +419,10 @@ async def test_diagnostics_lenses_actions_hover(ws, session):
 async def test_hunks_changed_notification_carries_the_uri_list(ws, session):
     a, hunks = await propose_two(session, ws)
     await session.command("stet.reject", {"hunkIds": [hunks[0]["id"]]})
-    await asyncio.sleep(0.1)
+    await until(
+        lambda: any(c["uri"] == a and status(c["hunks"], hunks[0]["id"]) == "rejected" for c in session.changed),
+        "hunksChanged with the rejection",
+    )
     last = [c for c in session.changed if c["uri"] == a][-1]
     assert {h["id"]: h["status"] for h in last["hunks"]} == {hunks[0]["id"]: "rejected", hunks[1]["id"]: "pending"}
 
@@ -432,24 +431,23 @@ async def test_typing_above_moves_hunks_and_typing_inside_makes_stale(ws, sessio
     a = session.open(ws / "a.py")
     _, hunks = await propose_two(session, ws)
     session.type(a, rng(0, 0, 0, 0), "new first\nnew second\n")
-    await session.wait_quiet()
-    ranges = {h["id"]: h["range"] for h in await session.hunks()}
+    moved = await session.hunks_until(lambda hs: field(hs, hunks[1]["id"], "range") == rng(7, 0, 8, 0), "hunks moved")
+    ranges = {h["id"]: h["range"] for h in moved}
     assert ranges[hunks[0]["id"]] == rng(3, 0, 4, 0) and ranges[hunks[1]["id"]] == rng(7, 0, 8, 0)
     session.type(a, rng(7, 2, 7, 2), "X")  # inside the second hunk's old text
-    await session.wait_quiet()
-    states = {h["id"]: h for h in await session.hunks()}
-    assert states[hunks[1]["id"]]["status"] == "stale"
-    diags = session.client.diagnostics[a]
-    assert any(d.code == hunks[1]["id"] and d.severity == types.DiagnosticSeverity.Warning for d in diags)
+    await session.hunks_until(lambda hs: status(hs, hunks[1]["id"]) == "stale", "the typed-in hunk stale")
+    warned = lambda: any(  # noqa: E731
+        d.code == hunks[1]["id"] and d.severity == types.DiagnosticSeverity.Warning
+        for d in session.client.diagnostics[a]
+    )
+    await until(warned, "a warning for the stale hunk")
     with pytest.raises(JsonRpcException) as err:
         await session.command("stet.accept", {"hunkIds": [hunks[1]["id"]]})
     assert codes(err) == -32002
     before = session.text(a)
     assert session.apply_requests == 0 and read(ws / "a.py") == "".join(A_LINES) and "liXne 6" in before
     session.type(a, rng(7, 2, 7, 3), "")  # typed back: found again
-    await session.wait_quiet()
-    states = {h["id"]: h for h in await session.hunks()}
-    assert states[hunks[1]["id"]]["status"] == "pending"
+    await session.hunks_until(lambda hs: status(hs, hunks[1]["id"]) == "pending", "the hunk found again")
     # The accept now lands at the moved position.
     await session.command("stet.accept", {"hunkIds": [hunks[0]["id"], hunks[1]["id"]]})
     assert session.text(a) == "new first\nnew second\n" + "".join(A_LINES).replace("line 2\n", "LINE TWO\n").replace(
@@ -462,9 +460,7 @@ async def test_save_checkpoints_and_close_reverts_to_disk_positions(ws, session)
     _, hunks = await propose_two(session, ws)
     session.type(a, rng(0, 0, 0, 0), "top\n")
     session.close(ws / "a.py")  # discarded: the file on disk never had "top"
-    await session.wait_quiet()
-    ranges = {h["id"]: h["range"] for h in await session.hunks()}
-    assert ranges[hunks[0]["id"]] == rng(1, 0, 2, 0)
+    await session.hunks_until(lambda hs: field(hs, hunks[0]["id"], "range") == rng(1, 0, 2, 0), "the disk's position")
 
 
 async def test_crlf_file_and_no_trailing_newline(ws, session):

@@ -36,7 +36,7 @@ def test_review_in_real_neovim(ws, tmp_path):
         env=env,
         capture_output=True,
         text=True,
-        timeout=90,
+        timeout=280,  # (each wait inside is bounded too; pytest's own limit is 300 s)
     )
     result = out.read_text() if out.exists() else proc.stdout + proc.stderr
     assert proc.returncode == 0 and result.startswith("ok"), result

@@ -198,6 +198,24 @@ def test_stopping_a_run_through_the_resident_stops_the_agent_and_captures(repo, 
     assert snapshots_left(repo) == 0
 
 
+def test_ctrl_c_as_the_agent_starts_through_the_resident_is_the_agents(repo):
+    """Ctrl-C the moment the agent has started (the agent sends it to the terminal's group itself,
+    first thing): the thin client ignores it from before the agent exists, and the resident
+    captures (in its own process, `stet run` once stopped there with nothing captured:
+    tests/e2e/test_run_truth.py)."""
+    started(repo)
+    agent = ["sh", "-c", "echo delta >> b.txt; kill -INT 0; sleep 60"]
+    full = {**os.environ, **ON, "NO_COLOR": "1"}
+    proc = subprocess.Popen(
+        [*STET, "run", "--", *agent], cwd=repo, env=full, stderr=subprocess.PIPE, start_new_session=True
+    )
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert [h["newText"] for h in hunks(repo)] == ["delta\n"], ("what the agent did is captured", err)
+    assert (repo / "b.txt").read_text() == "alpha\nbeta\ngamma\n"
+    assert snapshots_left(repo) == 0
+
+
 def test_sigterm_while_the_resident_takes_the_baseline_stops_the_run_before_the_agent(repo, tmp_path):
     made(repo)
     slow = subprocess.Popen(  # a resident that pauses once the baseline is taken

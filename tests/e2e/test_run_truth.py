@@ -301,9 +301,12 @@ def test_stopping_stet_run_stops_the_agent_captures_and_leaves_nothing_behind(re
     full.update({"NO_COLOR": "1", **env})
     args = [*STET, "run", *(["--worktree"] if worktree else []), "--", sys.executable, str(tmp_path / "slow.py")]
     proc = subprocess.Popen(args, cwd=repo, env=full, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120
     while not (pid_file.exists() and pid_file.read_text()):
-        assert time.monotonic() < deadline and proc.poll() is None, "the agent did not start"
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            _, err = proc.communicate()
+            raise AssertionError(f"the agent did not start: stet exited {proc.returncode}: {err}")
         time.sleep(0.05)
     agent_pid = int(pid_file.read_text())
     if how == "SIGTERM":
@@ -321,6 +324,27 @@ def test_stopping_stet_run_stops_the_agent_captures_and_leaves_nothing_behind(re
     nothing_left(repo, tmp)
     code, findings = doctor(repo)
     assert code == 0, findings
+
+
+@pytest.mark.parametrize("worktree", [True, False], ids=["worktree", "in-place"])
+def test_ctrl_c_as_the_agent_starts_is_the_agents_and_the_run_captures(repo, tmp_path, worktree):
+    """Ctrl-C the moment the agent has started (here the agent sends it to the terminal's group
+    itself, first thing): it is the agent's. Stet once ignored it only after preparing its
+    capture, so a Ctrl-C in between stopped Stet with the agent's change left in the files and
+    nothing captured (the Ctrl-C tests above, on a busy machine)."""
+    env, tmp = worktree_env(tmp_path)
+    full = {k: v for k, v in os.environ.items() if k not in ("STET_DB", "STET_FAULT")}
+    full.update({"NO_COLOR": "1", **env})
+    agent = ["sh", "-c", "echo delta >> b.txt; kill -INT 0; sleep 60"]
+    args = [*STET, "run", *(["--worktree"] if worktree else []), "--", *agent]
+    proc = subprocess.Popen(args, cwd=repo, env=full, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert [h["newText"] for h in hunks(repo)] == ["delta\n"], ("what the agent did is captured", err)
+    assert (repo / "b.txt").read_text() == "alpha\nbeta\ngamma\n"
+    if worktree:
+        remove_as_told(subprocess.CompletedProcess(args, proc.returncode, "", err), repo)
+    nothing_left(repo, tmp)
 
 
 def test_sigterm_before_the_agent_starts_stops_the_run_and_leaves_nothing(repo, tmp_path):

@@ -56,7 +56,7 @@ PLAN = [
 ]
 
 
-async def wait_status(dev: Session, hunk_id: str, status: str, timeout: float = 5.0) -> None:
+async def wait_status(dev: Session, hunk_id: str, status: str, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while True:
         states = {h["id"]: h["status"] for h in await dev.hunks()}

@@ -18,9 +18,16 @@ async def _first_event_for(watcher: Watcher, folder, name: str) -> threading.Thr
             got.set_result(threading.current_thread())
 
     watcher.watch(str(folder), on_event)
-    await asyncio.sleep(0.1)
-    (folder / name).write_text("hello")
-    return await asyncio.wait_for(got, 5)
+    # Written again until an event comes (a busy machine may take a while to start watching,
+    # or to poll): the test waits for the event, never for a fixed time.
+    deadline = loop.time() + 60
+    n = 0
+    while not got.done():
+        assert loop.time() < deadline, f"no event for {name} in 60 s"
+        n += 1
+        (folder / name).write_text(f"hello {n}")
+        await asyncio.wait({got}, timeout=0.5)
+    return got.result()
 
 
 async def test_events_are_delivered_on_the_loop_thread(tmp_path):

@@ -3,7 +3,7 @@ window's to settle; another server writes it to disk only once its owner is gone
 
 import asyncio
 
-from support.harness import Session, read, rng
+from support.harness import Session, read, rng, until
 
 A_TEXT = "".join(f"line {i}\n" for i in range(1, 11))
 
@@ -24,10 +24,7 @@ async def test_another_window_does_not_write_an_unsaved_buffer_edit(ws):
     c_window = Session(ws)
     await c_window.start()
     try:
-        for _ in range(40):
-            if "TWO" in read(ws / "a.py"):
-                break
-            await asyncio.sleep(0.1)
+        await until(lambda: "TWO" in read(ws / "a.py"), "the buffer's edit settled on disk")
         assert read(ws / "a.py") == A_TEXT.replace("line 2\n", "TWO\n")  # settled once its owner was gone
     finally:
         await c_window.stop()

@@ -13,6 +13,7 @@ import concurrent.futures
 import os
 import re
 import signal
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -162,7 +163,7 @@ class Session:
                 types.DidOpenTextDocumentParams(types.TextDocumentItem(u, "text", version, text))
             )
         if wait_restored:
-            return await asyncio.wait_for(self.restored, 30)
+            return await asyncio.wait_for(self.restored, 60)
         return None
 
     def _apply(self, edit: types.WorkspaceEdit) -> types.ApplyWorkspaceEditResult:
@@ -273,7 +274,7 @@ class Session:
         proto._send_data({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
         return await self._unless_dead(asyncio.wrap_future(future))
 
-    async def _unless_dead(self, awaitable, timeout: float = 30) -> Any:
+    async def _unless_dead(self, awaitable, timeout: float = 60) -> Any:
         """The answer, or ServerDied as soon as the server process exits without one."""
         answer = asyncio.ensure_future(awaitable)
         death = asyncio.ensure_future(self.client._server.wait())
@@ -308,8 +309,19 @@ class Session:
         )
 
     async def wait_quiet(self, seconds: float = 0.4) -> None:
-        """Let the server finish what a notification started (didChange, didClose)."""
+        """A pause: between the polls of a condition, or before checking that something did
+        NOT happen. To wait for what a notification started (didChange, didSave, didClose),
+        poll for its outcome instead (`hunks_until`, `until`): a busy machine takes longer."""
         await asyncio.sleep(seconds)
+
+    async def hunks_until(self, check, what: str, timeout: float = 30, **filters) -> list[dict]:
+        """The hunks listed once `check(hunks)` holds (polled; a background step of the server,
+        such as a status derived from a didChange, is stored a moment after the change)."""
+        return await until(lambda: self._hunks_if(check, filters), what, timeout)
+
+    async def _hunks_if(self, check, filters: dict) -> list[dict] | None:
+        hunks = await self.hunks(**filters)
+        return hunks if check(hunks) else None
 
     # --- ending ----------------------------------------------------------------------
     async def kill(self) -> None:
@@ -319,7 +331,7 @@ class Session:
         await proc.wait()
         await self.client.stop()
 
-    async def died(self, timeout: float = 30) -> int:
+    async def died(self, timeout: float = 60) -> int:
         """Wait for the server to die on its own (a fault point); returns its exit code."""
         proc = self.client._server
         code = await asyncio.wait_for(proc.wait(), timeout)
@@ -327,7 +339,7 @@ class Session:
         return code
 
     async def stop(self) -> None:
-        await asyncio.wait_for(self.client.shutdown_session(), 30)
+        await asyncio.wait_for(self.client.shutdown_session(), 60)
         await self.client.stop()
 
 
@@ -341,3 +353,30 @@ def write(path: Path, text: str) -> Path:
 def read(path: Path) -> str:
     with open(path, newline="") as f:
         return f.read()
+
+
+def effects_left(root: Path, *states: str) -> int:
+    """Journaled edits of the workspace's SQLite store in these states (default: still to carry
+    out, or living in an editor's unsaved buffer): what to wait for before a kill or a check."""
+    states = states or ("pending", "unsaved")
+    con = sqlite3.connect(root / ".stet" / "stet.db")
+    try:
+        marks = ", ".join("?" * len(states))
+        return con.execute(f"SELECT COUNT(*) FROM effects WHERE state IN ({marks})", states).fetchone()[0]
+    finally:
+        con.close()
+
+
+async def until(check, what: str, timeout: float = 30, every: float = 0.05) -> Any:
+    """Poll `check` (a function, or a coroutine function) until it gives something truthy, and
+    return that; fail saying `what` after `timeout` seconds (generous: a busy machine is slow)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        got = check()
+        if asyncio.iscoroutine(got):
+            got = await got
+        if got:
+            return got
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        await asyncio.sleep(every)

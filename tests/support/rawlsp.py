@@ -101,7 +101,7 @@ class RawServer:
         except Dead:
             pass
 
-    def wait_answer(self, msg_id, timeout: float = 20) -> dict:
+    def wait_answer(self, msg_id, timeout: float = 60) -> dict:
         key = json.dumps(msg_id)
         deadline = time.monotonic() + timeout
         with self.cond:
@@ -114,7 +114,7 @@ class RawServer:
                 self.cond.wait(left)
             return self.answers.pop(key)
 
-    def request(self, method, params=None, *, timeout: float = 20, msg_id=None, omit_params=False) -> dict:
+    def request(self, method, params=None, *, timeout: float = 60, msg_id=None, omit_params=False) -> dict:
         """Send a request; returns the whole response (with `result` or `error`)."""
         msg_id = msg_id if msg_id is not None else f"r{next(self.ids)}"
         msg = {"jsonrpc": "2.0", "id": msg_id, "method": method}
@@ -151,7 +151,7 @@ class RawServer:
             self.restored = self.wait_note("stet/restored")
         return result
 
-    def wait_note(self, method: str, timeout: float = 30) -> dict:
+    def wait_note(self, method: str, timeout: float = 60) -> dict:
         deadline = time.monotonic() + timeout
         skipped = []
         try:
@@ -174,7 +174,7 @@ class RawServer:
 
     def alive(self) -> bool:
         """The server answers a plain request."""
-        answer = self.request("stet/listHunks", {}, timeout=20)
+        answer = self.request("stet/listHunks", {}, timeout=60)
         return "result" in answer
 
     def tail(self, n: int = 2000) -> str:
@@ -182,7 +182,7 @@ class RawServer:
         data = self.stderr.read().decode(errors="replace")
         return "server stderr: ..." + data[-n:] if data else "server stderr empty"
 
-    def stop(self, timeout: float = 10) -> int | None:
+    def stop(self, timeout: float = 30) -> int | None:
         if self.proc.poll() is None:
             try:
                 self.request("shutdown", None, timeout=timeout)

@@ -87,24 +87,36 @@ class Agent:
         if self.stopped is not None:
             say("stopped before the agent started")
             return 128 + self.stopped, False
+        # Ctrl-C is the agent's from the moment it exists: Stet lets it pass before starting it
+        # (a Ctrl-C as it starts once stopped Stet with nothing captured). A handler, not
+        # SIG_IGN: exec gives the agent the default back; one ignored already (a background
+        # job) stays ignored for the agent too.
+        previous = signal.getsignal(signal.SIGINT)
+        ours = previous not in (signal.SIG_IGN, None)
+        if ours:
+            signal.signal(signal.SIGINT, _agents_ctrl_c)
         try:
-            self.proc = subprocess.Popen(argv, cwd=cwd, env=env)
-        except FileNotFoundError:
-            say(f"{argv[0]}: command not found")
-            return 127, False
-        except PermissionError:
-            say(f"{argv[0]}: permission denied")
-            return 126, False
-        if self.stopped is not None:  # came while it was being started
-            self.proc.send_signal(self.stopped)
-        if meanwhile is not None:
-            meanwhile()
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
+            try:
+                self.proc = subprocess.Popen(argv, cwd=cwd, env=env)
+            except FileNotFoundError:
+                say(f"{argv[0]}: command not found")
+                return 127, False
+            except PermissionError:
+                say(f"{argv[0]}: permission denied")
+                return 126, False
+            if self.stopped is not None:  # came while it was being started
+                self.proc.send_signal(self.stopped)
+            if meanwhile is not None:
+                meanwhile()
             code = await asyncio.to_thread(self.proc.wait)
         finally:
-            signal.signal(signal.SIGINT, previous)
+            if ours and previous is not None:
+                signal.signal(signal.SIGINT, previous)
         return (code if code >= 0 else 128 - code), True  # killed by a signal: as a shell reports it
+
+
+def _agents_ctrl_c(_sig: int, _frame: object = None) -> None:
+    """Ctrl-C while the agent runs: the terminal sent it to the agent too; Stet waits for it."""
 
 
 def agent_argv(argv: list[str], here: str, there: str, top: str, worktree: str) -> tuple[list[str], list[str]]:

@@ -93,17 +93,24 @@ class OutsideChanges:
             if not hunks or uri in st.open or not st.ws.holds(uri):
                 continue  # (a file no root of this process holds: judged where it is seen)
             blocked = None
+            stamp: Stamp | None = None
             try:
                 path = st.ws.path_of(uri)
                 size, mtime = await asyncio.to_thread(stat_of, path)  # before reading: a later change shows
                 text = await asyncio.to_thread(read_text, path)
-                stamps.append((uri, size, mtime, text_hash(text)))
+                stamp = (uri, size, mtime, text_hash(text))
             except Exception as exc:  # unreadable now: treat like a missing file
                 log.warning("cannot read %s: %s", uri, exc)
                 text = None
                 # A symlink on the way, a FIFO, a file where a folder should be: no file
                 # operation can be carried out there either.
                 blocked = getattr(exc, "message", None) or str(exc)
+            if uri in st.open:
+                # The editor opened it while the disk was read (a restart's didOpen on a busy
+                # machine): its buffer, already judged by `opened`, is what counts.
+                continue
+            if stamp is not None:
+                stamps.append(stamp)
             derived.extend(self.memory.relocate(None if text is None else split_lines(text), hunks, blocked=blocked))
         if derived:
             self.memory.derive(derived)

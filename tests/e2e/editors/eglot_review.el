@@ -42,10 +42,10 @@
            collect (cons (line-number-at-pos (flymake-diagnostic-beg d)) msg)))
 
 (defun stet-wait-diagnostics (pred what)
-  (let ((tries 0))
-    (while (and (not (funcall pred (stet-diagnostics))) (< tries 60))
-      (stet-idle)
-      (setq tries (1+ tries)))
+  "Be idle until PRED holds of the diagnostics (a busy machine may take long: 120 s at most)."
+  (let ((end (+ (float-time) 120)))
+    (while (and (not (funcall pred (stet-diagnostics))) (< (float-time) end))
+      (stet-idle))
     (stet-note what (length (stet-diagnostics)))))
 
 (defun stet-code-action (line title-prefix)
@@ -64,10 +64,9 @@
 
 (defun stet-open (file)
   (stet-command #'find-file file)
-  (let ((tries 0))
-    (while (and (not (eglot-current-server)) (< tries 100))
-      (stet-pump 0.1)
-      (setq tries (1+ tries))))
+  (let ((end (+ (float-time) 120)))  ; the server's start: seconds on a busy machine
+    (while (and (not (eglot-current-server)) (< (float-time) end))
+      (stet-pump 0.1)))
   (stet-note "connected" (if (eglot-current-server) t :json-false)))
 
 (condition-case err
