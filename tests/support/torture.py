@@ -1126,13 +1126,14 @@ class Run:
 
         return s.propose(pid, changes), answered, unknown
 
-    def build_proposal(self, only: MFile | None = None):
+    def build_proposal(self, only: MFile | None = None, pool: list[MFile] | None = None):
         rnd = self.rnd
         pid = f"p{self.seed}-{self.round}-{self.counter}"
         self.counter += 1
         changes: dict[str, list] = {}
         specs = []
-        for f in [only] if only else rnd.sample(list(self.files.values()), rnd.randint(1, 2)):
+        pool = list(self.files.values()) if pool is None else pool
+        for f in [only] if only else rnd.sample(pool, min(len(pool), rnd.randint(1, 2))):
             taken: set = set()
             actual_lines = self.tokens_of(self.actual(f))
             for _ in range(rnd.randint(1, 3)):
@@ -1443,8 +1444,15 @@ class Run:
         raise Violation()
 
     def op_inbox(self, s, only: MFile | None = None):
-        """An agent drops a proposal file into .stet/inbox/; the server ingests it exactly once."""
-        built = self.build_proposal(only)
+        """An agent drops a proposal file into .stet/inbox/; the server ingests it exactly once.
+
+        The agent reads the files on disk: only files whose editor buffer (if any) holds what
+        the disk holds. A file's unsaved typing makes its lines mean two things, and which one
+        the server takes depends on whether the buffer outlives the proposal's ingestion."""
+        pool = [f for f in self.files.values() if not self.is_open(f) or self.actual(f) == read(f.path)]
+        if not pool or (only is not None and only not in pool):
+            return None
+        built = self.build_proposal(only, pool)
         if built is None:
             return None
         pid, changes, specs = built
