@@ -460,3 +460,64 @@ async def test_a_part_whose_own_text_comes_back_to_the_file_stays_in_it_with_its
         assert by_id[part]["status"] == "applied" and by_id[part]["inFile"] is True, by_id[part]
     finally:
         await s2.stop()
+
+
+@pytest.mark.parametrize("killed", [False, True], ids=["alive", "killed-after-the-edit"])
+@pytest.mark.parametrize("typed", ["above", "below", "both"])
+async def test_a_deletion_with_lines_typed_next_to_it_is_done_in_the_buffer(ws, typed, killed):
+    """A pending deletion, lines typed right next to it in the open buffer, then accepted: its
+    line goes, and the hunk is applied. The edit leaves no text to find; it was recognised by
+    the context it was proposed with, which the typed lines no longer match, so the line was
+    deleted and the hunk called stale (the crash torture under load, seed 916 round 32: "d.py
+    differs from its base with the applied hunks: diff ['- dL180']" and "stale but its old
+    text is all there"). Killed after the editor took the edit, the next server must see it
+    done, not stale, and not delete a second line."""
+    s = Session(ws, env={"STET_FAULT": "effect:after-write"} if killed else None)
+    await s.start()
+    u = s.open(ws / "a.py")
+    (h,) = (await s.propose("p1", {u: [(rng(4, 0, 5, 0), "")]}))["hunks"]  # delete "line 5"
+    if typed in ("below", "both"):
+        s.type(u, rng(5, 0, 5, 0), "typed below\n")
+    if typed in ("above", "both"):
+        s.type(u, rng(4, 0, 4, 0), "typed above\n")
+    await s.hunks_until(lambda hs: hs[0]["range"]["start"]["line"] == (5 if typed != "below" else 4), "typed above")
+    want = (
+        [f"line {i}" for i in range(1, 5)] + ["typed above"] * (typed != "below") + ["typed below"] * (typed != "above")
+    )
+    want += [f"line {i}" for i in range(6, 11)]
+    if killed:
+        with pytest.raises(ServerDied):
+            await s.command("stet.accept", {"hunkIds": [h["id"]]})
+        await s.died()
+        s2 = Session(ws)
+        s2.docs = s.docs  # the editor keeps its buffer and re-opens it
+        await s2.start()
+        s = s2
+    else:
+        assert (await s.command("stet.accept", {"hunkIds": [h["id"]]}))["hunks"][0]["status"] == "applied"
+    try:
+        assert s.text(u).splitlines() == want, "the line deleted once, the typed lines kept"
+        (now,) = await s.hunks_until(lambda hs: hs[0]["status"] != "accepted", "the edit settled")
+        assert now["status"] == "applied" and now["inFile"] is True, now
+    finally:
+        await s.stop()
+
+
+@pytest.mark.parametrize("typed", ["above", "below"])
+def test_a_deletion_next_to_lines_written_since_its_proposal_is_done_after_a_kill(ws, typed):
+    """The same on disk, no editor: lines written next to a pending deletion, then `stet
+    accept` killed right after writing the file. The next process finishes the journaled edit:
+    done (the line is gone), not stale, and no second line deleted."""
+    hid = stet_json(
+        "propose", "--patch", "-", "--id", "p1", cwd=ws, input="--- a/a.py\n+++ b/a.py\n@@ -5 +4,0 @@\n-line 5\n"
+    )["hunks"][0]["id"]
+    lines = read(ws / "a.py").splitlines(keepends=True)
+    lines.insert(5 if typed == "below" else 4, f"typed {typed}\n")
+    write(ws / "a.py", "".join(lines))
+    p = stet("accept", hid, cwd=ws, env={"STET_FAULT": "effect:after-write"})
+    assert p.returncode == -9, (p.returncode, p.stderr)
+    want = [x.rstrip("\n") for x in lines if x != "line 5\n"]
+    assert read(ws / "a.py").splitlines() == want
+    (h,) = stet_json("status", "--all", cwd=ws)["hunks"]
+    assert h["status"] == "applied" and h["inFile"] is True, h
+    assert read(ws / "a.py").splitlines() == want, "nothing deleted twice"

@@ -107,8 +107,8 @@ async def test_case2_editor_undo_after_accept_then_reapply_and_undo_decision(tmp
         s.type(a, rng(4, 0, 6, 0), "line 5\n")
 
         def told() -> list:
-            changed = [c for c in s.changed if c["uri"].endswith("/a.txt")][-1]
-            return [h["inFile"] for h in changed["hunks"] if h["id"] == hid]
+            changed = [c for c in s.changed if c["uri"].endswith("/a.txt")]
+            return [h["inFile"] for h in changed[-1]["hunks"] if h["id"] == hid] if changed else []
 
         await until(lambda: told() == [False], "hunksChanged saying the hunk is not in the file")
         lenses = await s.request("textDocument/codeLens", {"textDocument": {"uri": a}})

@@ -2,7 +2,7 @@
 
 from stet.domain.anchor import LineIndex, locate
 from stet.domain.hunks import EDGE, context_around
-from stet.domain.neighbours import Neighbour, Written, refreshed_contexts
+from stet.domain.neighbours import Neighbour, Written, context_now, refreshed_contexts
 from stet.domain.text import split_lines
 
 
@@ -68,3 +68,25 @@ def test_lines_removed_right_next_to_an_insertion_are_neither_for_nor_against_it
     ins = _n("ins", 2, (), base)
     now = split_lines("a\nb\nd\n")  # c deleted by Stet: the insertion's nearest line after is gone
     assert refreshed_contexts(now, [ins], [Written(2, 2, "del")]) == {"ins": ((EDGE, "a\n", "b\n"), ("d\n", EDGE))}
+
+
+def test_an_edit_is_journaled_with_the_context_its_text_has_now():
+    proposed = split_lines("l1\nl2\nl3\nl4\n")
+    now = split_lines("l1\ntyped\nl2\nl3\nmore\nl4\n")
+    before, after = context_around(proposed, 1, 2)  # the deletion of l2, as proposed
+    assert context_now(now, ("l2\n",), 2, before, after, tracked=False) == (
+        (EDGE, "l1\n", "typed\n"),
+        ("l3\n", "more\n", "l4\n"),
+    )
+    # Its text is not where it is held: the proposal's context stays (None).
+    assert context_now(now, ("l2\n",), 1, before, after, tracked=False) is None
+
+
+def test_a_pure_insertion_takes_the_context_of_its_place_only_where_its_place_is_known():
+    proposed = split_lines("a\nb\nc\n")
+    before, after = context_around(proposed, 1, 1)  # an insertion between a and b
+    now = split_lines("x\na\nb\nc\n")  # a line written above: its place moved and was not followed
+    assert context_now(now, (), 1, before, after, tracked=False) is None  # x | a: not its place
+    assert context_now(now, (), 2, before, after, tracked=False) == ((EDGE, "x\n", "a\n"), ("b\n", "c\n", EDGE))
+    # Followed through every edit of a buffer, the place is evidence on its own.
+    assert context_now(now, (), 1, before, after, tracked=True) == ((EDGE, "x\n"), ("a\n", "b\n", "c\n"))

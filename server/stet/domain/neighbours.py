@@ -14,7 +14,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .anchor import text_at
+from .anchor import at_with_context, text_at
 from .hunks import CONTEXT, EDGE, Context, Lines, context_around
 
 
@@ -91,3 +91,20 @@ def refreshed_contexts(
         if fresh != (n.before, n.after):
             out[n.key] = fresh
     return out
+
+
+def context_now(
+    lines: Sequence[str], text: Lines, line: int, before: Context, after: Context, *, tracked: bool
+) -> tuple[Context, Context] | None:
+    """The context of an edit about to be journaled (`text` to be replaced at `line`), taken
+    from the document as it is: lines typed right next to a hunk since it was proposed are its
+    neighbours now. An edit that leaves no text (a deletion) can be found done again, after a
+    kill or a late report from the editor, only by the lines around the place it emptied.
+    None where the document does not show the text there (the proposal's context stays): a pure
+    insertion's place is trusted when it was tracked, or when its nearest context is there."""
+    if text:
+        if not text_at(lines, text, line):
+            return None
+    elif not 0 <= line <= len(lines) or not (tracked or at_with_context(lines, text, line, before, after)):
+        return None
+    return context_around(lines, line, line + len(text))

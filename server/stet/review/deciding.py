@@ -11,6 +11,7 @@ from ..domain import fileop
 from ..domain.anchor import LineIndex, find_applied, text_at
 from ..domain.effect_outcome import Action, EffectEdit, State
 from ..domain.model import Hunk, Kind, lines_of
+from ..domain.neighbours import context_now
 from ..domain.shapes import JSON
 from ..domain.status import BY_VALUE, Decide, Status, TransitionError, plan, why_not_taken
 from ..domain.text import detect_eol, normalize_eol
@@ -239,6 +240,7 @@ class Deciding:
                 (Action.REVERT, sorted(reverts, key=lambda h: h.kind != Kind.EDIT)),
             )
         ]
+        await self._journal_context(journal, seen)
         out_of_file = {h.id for h in reverts} | no_revert
         for hid, target in targets.items():
             self._move(d, rows[hid], target, lsn, stamp, hid in out_of_file)
@@ -315,6 +317,37 @@ class Deciding:
     def _kept_in_file(self, h: Hunk) -> bool:
         mem = self.st.hunks.get(h.id)
         return h.kept and h.status == Status.PENDING and (mem is None or mem.shows_new)
+
+    async def _journal_context(
+        self, journal: Sequence[tuple[Action, Sequence[tuple[Hunk, EffectEdit]]]], seen: Contents
+    ) -> None:
+        """Each journaled edit carries the context its text has in the document now (see
+        `domain.neighbours.context_now`), not the one it was proposed with."""
+        for _, group in journal:
+            for h, edit in group:
+                await self.context_now(edit, h, seen)
+
+    async def context_now(self, edit: EffectEdit, h: Hunk, seen: Contents) -> None:
+        if h.kind != Kind.EDIT:
+            return
+        try:
+            lines = await seen.lines(h.uri)
+        except StetError:
+            return
+        if lines is None:
+            return
+        mem = self.st.hunks.get(h.id, h)
+        tracked = mem.tracked and h.uri in self.st.open
+        fresh = context_now(
+            lines,
+            lines_of(edit["before"]),
+            edit["line"],
+            tuple(edit["ctxBefore"]),
+            tuple(edit["ctxAfter"]),
+            tracked=tracked,
+        )
+        if fresh is not None:
+            edit["ctxBefore"], edit["ctxAfter"] = list(fresh[0]), list(fresh[1])
 
     @staticmethod
     def effect_edit(h: Hunk, action: Action, from_new: bool = False) -> EffectEdit:

@@ -34,8 +34,9 @@ log = logging.getLogger(__name__)
 Wanted = list[tuple[Hunk, EffectEdit]]
 # (first line, old lines, new lines, hunk) of an edit to make
 LineEdit = tuple[int, Lines, Lines, Hunk]
-# hunk id -> (the line its text should start at, that text, the hunk): what an edit must show
-Expected = dict[str, tuple[int, Lines, Hunk]]
+# hunk id -> (the line its text should start at, that text, the hunk, the context its edit was
+# journaled with): what an edit must show
+Expected = dict[str, tuple[int, Lines, Hunk, Context, Context]]
 
 
 @dataclass
@@ -327,7 +328,11 @@ class Effects:
             self._refresh_buffer_neighbours(effect, wanted, results)
             return results, True, True
         shifts = Shifts([(s, src, dst) for s, src, dst, _ in edits])
-        expected = {ed[3].id: (shifts.after(ed[0]), ed[2], ed[3]) for ed in edits}
+        journaled = {h.id: e for h, e in wanted}
+        expected = {
+            h.id: (shifts.after(start), dst, h, tuple(journaled[h.id]["ctxBefore"]), tuple(journaled[h.id]["ctxAfter"]))
+            for start, _, dst, h in edits
+        }
         lsp_edits = []
         for start, src, dst, _ in edits:
             (sl, sc), (el, ec) = text_range(doc.lines, start, len(src))
@@ -343,7 +348,7 @@ class Effects:
             self._unreported[effect.uri] = doc.version
         else:
             self._unreported.pop(effect.uri, None)
-        for hid, (_line, _dst, h) in expected.items():
+        for hid, (_line, _dst, h, _before, _after) in expected.items():
             if hid not in unconfirmed:
                 results[hid] = "done"
                 h.shows_new = effect.action != Action.REVERT
@@ -411,19 +416,16 @@ class Effects:
             if doc is None:
                 return list(pending)
             index = None
-            for hid, (line, dst, h) in list(pending.items()):
+            for hid, (line, dst, h, before, after) in list(pending.items()):
                 # Stet put it there itself: the text at that very line is the evidence, whatever
-                # the developer typed around it meanwhile.
-                if (
-                    dst
-                    and text_at(doc.lines, dst, line)
-                    or at_with_context(doc.lines, dst, line, h.ctx_before, h.ctx_after)
-                ):
+                # the developer typed around it meanwhile; an edit that leaves no text, the lines
+                # around it when it was journaled (the document's, not the proposal's).
+                if dst and text_at(doc.lines, dst, line) or at_with_context(doc.lines, dst, line, before, after):
                     h.line, h.tracked = line, True
                     del pending[hid]
                     continue
                 index = index or LineIndex(doc.lines)
-                found = locate(index, dst, line, h.ctx_before, h.ctx_after, trust_hint=False)
+                found = locate(index, dst, line, before, after, trust_hint=False)
                 if found:
                     h.line, h.tracked = found.line, True
                     del pending[hid]

@@ -26,7 +26,7 @@ from ..faults import fault
 from ..store import EffectRow, Tx
 from ..store.rows import now_iso
 from .config import new_id
-from .deciding import Deciding
+from .deciding import Contents, Deciding
 from .effects import Effects
 from .memory import Memory
 from .state import ReviewState
@@ -201,12 +201,14 @@ class Splitting:
         await tx.add_hunks([part, rest])
         await tx.save_hunks([h])
         await tx.set_parts(h.id, h.parts)
+        seen = Contents(self.st)
         if shown.kept_after is not None:  # a rejected part's lines taken out of the agent's text
             edit = self.deciding.effect_edit(h, Action.REVERT)
             edit["hunkId"], edit["line"], edit["after"] = rest.id, shown.line, "".join(shown.kept_after)
+            await self.deciding.context_now(edit, h, seen)
             return await self.deciding.add_effect(tx, lsn, h.uri, Action.REVERT, [edit])
         if action != Decide.ACCEPT or rest.kept:
             return None
-        return await self.deciding.add_effect(
-            tx, lsn, h.uri, Action.APPLY, [self.deciding.effect_edit(part, Action.APPLY)]
-        )
+        edit = self.deciding.effect_edit(part, Action.APPLY)
+        await self.deciding.context_now(edit, part, seen)
+        return await self.deciding.add_effect(tx, lsn, h.uri, Action.APPLY, [edit])
