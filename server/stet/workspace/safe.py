@@ -93,9 +93,14 @@ def _kind(mode: int) -> str:
 
 def _refusal(parent: int, name: str, where: str, exc: OSError) -> Exception:
     """What a failed O_NOFOLLOW open of `name` in `parent` means, said plainly."""
+    swapped = exc.errno in (errno.ENOTDIR, errno.ELOOP)  # not a folder when it was opened
     try:
         mode = os.lstat(name, dir_fd=parent).st_mode
     except OSError:
+        mode = None
+    if swapped and (mode is None or stat.S_ISDIR(mode)):  # a folder (or nothing) again: swapped meanwhile
+        return SymlinkOnPath(f"{where} changed while Stet reached it (a symlink or a file took its place)")
+    if mode is None:
         return exc
     if stat.S_ISLNK(mode):
         return SymlinkOnPath(f"{where} is a symlink: Stet does not follow symlinks inside the workspace")
