@@ -154,3 +154,42 @@ async def test_one_undo_of_both_puts_each_back_on_its_text(tmp_path, case, order
     p = stet("accept", hb, cwd=root)
     assert p.returncode == 0, (p.stdout, p.stderr)
     assert read(root / "f.py") == BASE.replace("S = 13", "S = 14")
+
+
+# On disk, B goes stale once A is accepted (the line above it, its context, is gone) and stays
+# so after the undo: not covered here.
+@pytest.mark.parametrize("place", ["in the buffer"])
+async def test_a_pending_insertion_where_the_undo_puts_a_line_back_stays_below_it(tmp_path, place):
+    """B is an insertion (an empty range) between `# gap 3` and `S = 13`; A deletes `# gap 3`.
+    Accepted, then undone, A puts its line back at B's very line: B's context says it goes
+    below it again."""
+    root = tmp_path / "ws"
+    write(root / "f.py", BASE)
+    s = Session(root)
+    await s.start()
+    try:
+        f = uri(root / "f.py")
+        (ha,) = (await s.propose("pa", {f: [(rng(4, 0, 5, 0), "")]}))["hunks"]
+        (hb,) = (await s.propose("pb", {f: [(rng(5, 0, 5, 0), "NEW\n")]}))["hunks"]
+        if place == "in the buffer":
+            s.open(root / "f.py")
+        text = (lambda: s.text(f)) if place == "in the buffer" else (lambda: read(root / "f.py"))
+        assert (await s.command("stet.accept", {"hunkIds": [ha["id"]]}))["hunks"][0]["status"] == "applied"
+        assert (await s.command("stet.undo", {"hunkIds": [ha["id"]]}))["hunks"][0]["status"] == "pending"
+        assert text() == BASE
+
+        async def b_below_the_gap():
+            (h,) = [h for h in await s.hunks() if h["id"] == hb["id"]]
+            return (h["range"]["start"]["line"], h["status"]) == (where(text(), "S = 13\n"), "pending") or None
+
+        await until(b_below_the_gap, "the insertion between `# gap 3` and `S = 13`")
+        if place == "in the buffer":
+            s.save(root / "f.py")
+            s.close(root / "f.py")
+        await s.stop()
+    finally:
+        if s.client is not None and s.client._server.returncode is None:
+            await s.kill()
+    p = stet("accept", hb["id"], cwd=root)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    assert read(root / "f.py") == BASE.replace("S = 13", "NEW\nS = 13")
