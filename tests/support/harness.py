@@ -59,19 +59,21 @@ def _offset(text: str, line: int, character: int) -> int:
 
 
 def apply_lsp_edits(text: str, edits: list[tuple[dict, str]]) -> str:
+    """The edits of one LSP TextEdit[], made last first (of those at one position too: their
+    texts appear in the order of the array)."""
     spans = sorted(
         (
             (
                 _offset(text, r["start"]["line"], r["start"]["character"]),
+                k,
                 _offset(text, r["end"]["line"], r["end"]["character"]),
                 t,
             )
-            for r, t in edits
+            for k, (r, t) in enumerate(edits)
         ),
-        key=lambda s: s[0],
         reverse=True,
     )
-    for a, b, t in spans:
+    for a, _, b, t in spans:
         text = text[:a] + t + text[b:]
     return text
 
@@ -200,8 +202,17 @@ class Session:
         return types.ApplyWorkspaceEditResult(applied=True)
 
     def _edit(self, u: str, pairs: list[tuple[dict, str]]) -> tuple[list[tuple[dict, str]], int]:
-        # Incremental changes, last position first, so each range is valid when applied.
-        ordered = sorted(pairs, key=lambda p: (p[0]["start"]["line"], p[0]["start"]["character"]), reverse=True)
+        # Incremental changes, last position first, so each range is valid when applied; of
+        # edits at one position the last first too, as editors do (LSP: inserts at one position
+        # appear in the order of the array, and an insertion goes above a change starting there).
+        ordered = [
+            p
+            for _, p in sorted(
+                enumerate(pairs),
+                key=lambda ip: (ip[1][0]["start"]["line"], ip[1][0]["start"]["character"], ip[0]),
+                reverse=True,
+            )
+        ]
         for r, t in ordered:
             self.docs[u][0] = apply_lsp_edits(self.docs[u][0], [(r, t)])
         self.docs[u][1] += 1

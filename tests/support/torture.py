@@ -344,11 +344,10 @@ class EditorSession(Session):
             or client._stop_event.is_set()
         ):
             # No server to tell right now: the buffer still changes, a new server gets it with didOpen.
-            ordered = sorted(pairs, key=lambda p: (p[0]["start"]["line"], p[0]["start"]["character"]), reverse=True)
             from support.harness import apply_lsp_edits
 
-            for r, t in ordered:
-                self.docs[u][0] = apply_lsp_edits(self.docs[u][0], [(r, t)])
+            # Made last first, of those at one position too, as the harness's editor does.
+            self.docs[u][0] = apply_lsp_edits(self.docs[u][0], pairs)
             self.docs[u][1] += 1
             return
         if current is not self:

@@ -6,7 +6,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from stet.domain.anchor import LineIndex, find_applied, locate
-from stet.domain.hunks import CONTEXT, EDGE, Shifts, apply_edits, diff_hunks
+from stet.domain.hunks import CONTEXT, EDGE, Shifts, apply_edits, diff_hunks, edit_order
 from stet.domain.neighbours import Neighbour, Written, refreshed_contexts
 from stet.domain.text import is_terminated, split_lines, text_range, utf16_len
 
@@ -46,11 +46,14 @@ def _decide(lines: list[str], held: list[Held], step: set[int]) -> list[str]:
     in one edit at the lines the review holds for them; every hunk of the file moves with it,
     and the ones next to the lines written take their context from the text as it now is
     (review/effects.py)."""
-    edits = [(h.line, h.text, h.old if h.applied else h.new) for h in held if int(h.key) in step]
+    chosen = sorted((h for h in held if int(h.key) in step), key=lambda h: edit_order((h.line, h.text, ())))
+    edits = [(h.line, h.text, h.old if h.applied else h.new) for h in chosen]
     out = apply_edits(lines, edits)
-    shifts = Shifts(sorted(edits, key=lambda e: (e[0], len(e[1]))))
+    shifts = Shifts(edits)
+    # Each chosen hunk where its edit's lines land; the others move with the lines they start at.
+    landed = {h.key: shifts.landed(k) for k, h in enumerate(chosen)}
     for h in held:
-        h.line = shifts.after(h.line)
+        h.line = landed[h.key] if h.key in landed else shifts.after(h.line)
         if int(h.key) in step:
             h.applied = not h.applied
     written = [Written(h.line, h.line + len(h.text), h.key) for h in held if int(h.key) in step]

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .anchor import LineIndex, locate
-from .hunks import Context, Shifts, TextMismatch, apply_edits, context_around
+from .hunks import Context, Shifts, TextMismatch, apply_edits, context_around, edit_order
 from .model import Hunk, Kind
 from .proposal import Planned
 from .text import split_lines
@@ -141,18 +141,15 @@ def kept_anchors(
         base = bases.get(uri)
         if base is None:
             continue
-        edits = sorted(((planned[i].spec.start, planned[i].spec.old, planned[i].spec.new) for i in idx), key=_order)
+        idx.sort(key=lambda i: edit_order((planned[i].spec.start, planned[i].spec.old, planned[i].spec.new)))
+        edits = [(planned[i].spec.start, planned[i].spec.old, planned[i].spec.new) for i in idx]
         try:
             lines = apply_edits(split_lines(base), edits)
         except TextMismatch:
             continue
         shifts = Shifts(edits)
-        for i in idx:
+        for k, i in enumerate(idx):
             spec = planned[i].spec
-            at = shifts.after(spec.start)
+            at = shifts.landed(k)
             out[i] = (at, *context_around(lines, at, at + len(spec.new)))
     return out
-
-
-def _order(edit: tuple[int, tuple[str, ...], tuple[str, ...]]) -> tuple[int, int]:
-    return edit[0], len(edit[1])

@@ -217,13 +217,20 @@ def diff_hunks(base: str, proposed: str) -> list[HunkSpec]:
     return hunks
 
 
+def edit_order(edit: tuple[int, Sequence[str], Sequence[str]]) -> tuple[int, int]:
+    """The order edits (start, old, new) are made in: by start; an insertion goes above a
+    change that starts at its line; insertions at one line keep the order they come in
+    (sorting is stable): the first one's lines end up first."""
+    return edit[0], len(edit[1])
+
+
 def apply_edits(lines: Sequence[str], edits: Iterable[tuple[int, Sequence[str], Sequence[str]]]) -> list[str]:
     """Replace, for each (start, old, new), the lines `old` found at `start` by `new`.
 
     Positions are in the coordinates of `lines`; edits must not overlap. Raises
     TextMismatch when an edit's old lines are not at its start.
     """
-    ordered = sorted(edits, key=lambda e: (e[0], len(e[1])))
+    ordered = sorted(edits, key=edit_order)
     out: list[str] = []
     pos = 0
     for start, old, new in ordered:
@@ -239,8 +246,8 @@ def apply_edits(lines: Sequence[str], edits: Iterable[tuple[int, Sequence[str], 
 
 
 class Shifts:
-    """Where lines land once edits (start, old, new) are made: non-overlapping, sorted by
-    start, in the coordinates of the text before them (what `apply_edits` takes).
+    """Where lines land once edits (start, old, new) are made: non-overlapping, in `edit_order`,
+    in the coordinates of the text before them (what `apply_edits` takes).
 
     Each look-up is a binary search, so moving every hunk of a file after N edits costs
     N log N rather than N x N (a bulk decision over thousands of hunks in one file)."""
@@ -248,18 +255,20 @@ class Shifts:
     def __init__(self, edits: Sequence[tuple[int, Sequence[str], Sequence[str]]]):
         self._starts = [start for start, _, _ in edits]
         self._ends = [start + len(old) for start, old, _ in edits]  # non-decreasing: no overlaps
-        self._pure = [not old for _, old, _ in edits]  # insertions: they go before their line
         self._delta = [0]
         for _, old, new in edits:
             self._delta.append(self._delta[-1] + len(new) - len(old))
 
     def after(self, line: int) -> int:
-        """Where `line` is after the edits above it. An insertion at `line` itself is not
-        counted: the hunk that made it begins there."""
-        k = bisect_right(self._ends, line)  # the edits that end at or above the line
-        while k and self._pure[k - 1] and self._starts[k - 1] == line:
-            k -= 1
-        return line + self._delta[k]
+        """Where `line`, a line the edits leave (another hunk's first line), is after them:
+        every edit that ends at or above it moves it, an insertion at the line itself too
+        (its lines go in above the line). For where an edit's own lines go, see `landed`."""
+        return line + self._delta[bisect_right(self._ends, line)]
+
+    def landed(self, k: int) -> int:
+        """Where the new lines of the k-th edit begin once the edits are made: below the
+        lines of the edits before it, insertions at the same line included."""
+        return self._starts[k] + self._delta[k]
 
     def touch(self, line: int, length: int) -> bool:
         """Whether an edit meets lines line..line+length, both bounds included."""

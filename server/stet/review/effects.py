@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from ..domain.anchor import LineIndex, at_with_context, locate, text_at
 from ..domain.effect_outcome import Action, EffectEdit, Found, State, outcome, settled, still_wanted
-from ..domain.hunks import CONTEXT, Context, Lines, Shifts, apply_edits
+from ..domain.hunks import CONTEXT, Context, Lines, Shifts, apply_edits, context_around, edit_order
 from ..domain.model import Hunk, Kind, lines_of
 from ..domain.neighbours import Neighbour, Written, refreshed_contexts
 from ..domain.shapes import Range
@@ -34,8 +34,8 @@ log = logging.getLogger(__name__)
 Wanted = list[tuple[Hunk, EffectEdit]]
 # (first line, old lines, new lines, hunk) of an edit to make
 LineEdit = tuple[int, Lines, Lines, Hunk]
-# hunk id -> (the line its text should start at, that text, the hunk, the context its edit was
-# journaled with): what an edit must show
+# hunk id -> (the line its text should start at, that text, the hunk, the lines around it once
+# the effect's edits are made): what an edit must show
 Expected = dict[str, tuple[int, Lines, Hunk, Context, Context]]
 
 
@@ -169,8 +169,11 @@ class Effects:
                     moves.append((*pair, h.id))
         return results, moves, complete
 
-    def _plan_edits(self, lines: list[str], wanted: Wanted) -> tuple[list[LineEdit], dict[str, Verdict]]:
-        """Classify each edit against the content; returns (line edits to make, verdicts)."""
+    def _plan_edits(
+        self, lines: list[str], wanted: Wanted
+    ) -> tuple[list[LineEdit], dict[str, Verdict], dict[str, int]]:
+        """Classify each edit against the content; returns (line edits to make, in
+        `edit_order`, verdicts, and for each hunk an edit makes: that edit's index)."""
         index = LineIndex(lines)
         edits: list[LineEdit] = []
         verdicts: dict[str, Verdict] = {}
@@ -191,21 +194,26 @@ class Effects:
             verdicts[h.id] = v
             if v.outcome == "apply":
                 edits.append((v.line, src, dst, h))
-        edits.sort(key=lambda x: x[0])
+        # An insertion goes above a change starting at its line, as `apply_edits` makes them
+        # (by start alone, the change first, the insertion looked like an overlap: stale).
+        edits.sort(key=lambda ed: edit_order(ed[:3]))
         kept: list[LineEdit] = []
+        made_by: dict[str, int] = {}
         end = -1
         for ed in edits:  # two edits over the same lines cannot both apply
             if kept and ed[:3] == kept[-1][:3]:
                 # The very same change twice (one patch proposed under two tasks): made once,
                 # and both hunks are what it made.
                 verdicts[ed[3].id] = Verdict("done", ed[0])
+                made_by[ed[3].id] = len(kept) - 1
                 continue
             if ed[0] < end:
                 verdicts[ed[3].id] = Verdict("stale", ed[0])
                 continue
+            made_by[ed[3].id] = len(kept)
             kept.append(ed)
             end = ed[0] + len(ed[1])
-        return kept, verdicts
+        return kept, verdicts, made_by
 
     async def _on_disk(
         self, effect: EffectRow, wanted: Wanted, why: Why, where: str | None = None
@@ -264,7 +272,7 @@ class Effects:
         if text is None:
             return {h.id: "stale" for h, _ in wanted}, True, False
         lines = split_lines(text)
-        edits, verdicts = self._plan_edits(lines, wanted)
+        edits, verdicts, made_by = self._plan_edits(lines, wanted)
         shifts = Shifts([(s, src, dst) for s, src, dst, _ in edits])
         if edits:
             new_lines = apply_edits(lines, [(s, src, dst) for s, src, dst, _ in edits])
@@ -309,7 +317,9 @@ class Effects:
             v = verdicts[h.id]
             if v.outcome == "stale":
                 continue
-            h.line = shifts.after(v.line)
+            # Its edit's lines land below those inserted at the same line before them; a text
+            # there already moves like the other hunks.
+            h.line = shifts.landed(made_by[h.id]) if h.id in made_by else shifts.after(v.line)
             h.shows_new = effect.action != Action.REVERT
         done = [(h, e) for h, e in wanted if verdicts[h.id].outcome != "stale"]
         self._refresh_neighbours(effect, new_lines if edits else lines, done, wanted)
@@ -318,7 +328,7 @@ class Effects:
     async def _in_buffer(self, effect: EffectRow, wanted: Wanted) -> tuple[dict[str, str], bool, bool]:
         st = self.st
         doc = st.open[effect.uri].doc
-        edits, verdicts = self._plan_edits(doc.lines, wanted)
+        edits, verdicts, made_by = self._plan_edits(doc.lines, wanted)
         results = {hid: "stale" for hid, v in verdicts.items() if v.outcome == "stale"}
         for h, _ in wanted:
             if verdicts[h.id].outcome == "done":
@@ -328,11 +338,15 @@ class Effects:
             self._refresh_buffer_neighbours(effect, wanted, results)
             return results, True, True
         shifts = Shifts([(s, src, dst) for s, src, dst, _ in edits])
-        journaled = {h.id: e for h, e in wanted}
-        expected = {
-            h.id: (shifts.after(start), dst, h, tuple(journaled[h.id]["ctxBefore"]), tuple(journaled[h.id]["ctxAfter"]))
-            for start, _, dst, h in edits
-        }
+        # What the buffer shows once the editor made them: each edit's lines where they land,
+        # between the lines it will have around it (a deletion next to another edit of this
+        # effect has that edit's new text beside it, not the text journaled before).
+        made = apply_edits(doc.lines, [(s, src, dst) for s, src, dst, _ in edits])
+        hunks = {h.id: h for h, _ in wanted}
+        expected: Expected = {}
+        for hid, k in made_by.items():
+            at, dst = shifts.landed(k), edits[k][2]
+            expected[hid] = (at, dst, hunks[hid], *context_around(made, at, at + len(dst)))
         lsp_edits = []
         for start, src, dst, _ in edits:
             (sl, sc), (el, ec) = text_range(doc.lines, start, len(src))
