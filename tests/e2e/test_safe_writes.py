@@ -48,20 +48,26 @@ def test_a_new_file_is_never_linked_over_one_that_appeared(tmp_path, monkeypatch
     assert not [n for n in os.listdir(folder) if safe.is_temp_name(n)]  # no temp file left behind
 
 
+def symlink_at_the_open(monkeypatch, name: str) -> None:
+    """Make `name` look like a symlink to the O_NOFOLLOW | O_DIRECTORY open (ENOTDIR) only:
+    whatever looks at it next sees what is really there (a swap in between)."""
+    real_open = os.open
+
+    def opened(path, flags, mode=0o777, *, dir_fd=None):
+        if path == name and flags & os.O_DIRECTORY:
+            raise NotADirectoryError(20, "Not a directory", name)
+        return real_open(path, flags, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "open", opened)
+
+
 def test_a_folder_that_was_a_symlink_when_opened_and_a_folder_again_is_refused(tmp_path, monkeypatch):
     # The race test's "two renames" flipper: the folder is a symlink at the O_NOFOLLOW open
     # (ENOTDIR) and a real folder again at the lstat that says why. That is a swap under Stet,
     # refused like any symlink on the way, not an internal error (CI, seen once in 1,100 tests).
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "f.txt").write_text("x\n")
-    real_open = os.open
-
-    def symlink_at_the_open(path, flags, mode=0o777, *, dir_fd=None):
-        if path == "sub" and flags & os.O_DIRECTORY:
-            raise NotADirectoryError(20, "Not a directory", "sub")
-        return real_open(path, flags, mode, dir_fd=dir_fd)
-
-    monkeypatch.setattr(os, "open", symlink_at_the_open)
+    symlink_at_the_open(monkeypatch, "sub")
     for reach in (
         lambda: safe.open_folder(str(tmp_path / "sub")),
         lambda: safe.read_file_identified(str(tmp_path / "sub" / "f.txt"), None),
@@ -76,14 +82,7 @@ def test_a_folder_that_was_a_symlink_when_opened_and_a_folder_again_is_refused(t
 
 def test_a_folder_missing_after_a_failed_open_is_refused_as_swapped(tmp_path, monkeypatch):
     # Between the two renames the name is briefly absent: the same swap, the same refusal.
-    real_open = os.open
-
-    def symlink_at_the_open(path, flags, mode=0o777, *, dir_fd=None):
-        if path == "gone" and flags & os.O_DIRECTORY:
-            raise NotADirectoryError(20, "Not a directory", "gone")
-        return real_open(path, flags, mode, dir_fd=dir_fd)
-
-    monkeypatch.setattr(os, "open", symlink_at_the_open)
+    symlink_at_the_open(monkeypatch, "gone")
     try:
         safe.open_folder(str(tmp_path / "gone"))
     except safe.SymlinkOnPath:

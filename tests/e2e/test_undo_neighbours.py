@@ -74,8 +74,7 @@ async def test_undo_on_disk_leaves_the_neighbour_on_its_text(tmp_path, case):
         await b_selects_its_old_text(s, hb, lambda: read(root / "f.py"))
         await s.stop()
     finally:
-        if s.client is not None and s.client._server.returncode is None:
-            await s.kill()
+        await s.kill_if_running()
     cli_says_b_is_on_its_text(root, hb)
     assert {h["status"] for h in stet_json("accept", hb, cwd=root)["hunks"]} == {"applied"}
     assert read(root / "f.py") == BASE.replace("S = 13", "S = 14")
@@ -108,8 +107,7 @@ async def test_undo_in_the_buffer_leaves_the_neighbour_on_its_text(tmp_path, cas
         await b_selects_its_old_text(s, hb, lambda: read(root / "f.py"))
         await s.stop()
     finally:
-        if s.client is not None and s.client._server.returncode is None:
-            await s.kill()
+        await s.kill_if_running()
     cli_says_b_is_on_its_text(root, hb)
     p = stet("accept", hb, cwd=root)
     assert p.returncode == 0, (p.stdout, p.stderr)
@@ -148,8 +146,7 @@ async def test_one_undo_of_both_puts_each_back_on_its_text(tmp_path, case, order
         await b_selects_its_old_text(s, hb, lambda: read(root / "f.py"))
         await s.stop()
     finally:
-        if s.client is not None and s.client._server.returncode is None:
-            await s.kill()
+        await s.kill_if_running()
     cli_says_b_is_on_its_text(root, hb)
     p = stet("accept", hb, cwd=root)
     assert p.returncode == 0, (p.stdout, p.stderr)
@@ -188,8 +185,7 @@ async def test_a_pending_insertion_where_the_undo_puts_a_line_back_stays_below_i
             s.close(root / "f.py")
         await s.stop()
     finally:
-        if s.client is not None and s.client._server.returncode is None:
-            await s.kill()
+        await s.kill_if_running()
     p = stet("accept", hb["id"], cwd=root)
     assert p.returncode == 0, (p.stdout, p.stderr)
     assert read(root / "f.py") == BASE.replace("S = 13", "NEW\nS = 13")

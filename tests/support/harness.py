@@ -342,6 +342,11 @@ class Session:
         await proc.wait()
         await self.client.stop()
 
+    async def kill_if_running(self) -> None:
+        """End a test's server however the test went: killed if still running, else nothing."""
+        if self.client is not None and self.client._server.returncode is None:
+            await self.kill()
+
     async def died(self, timeout: float = 60) -> int:
         """Wait for the server to die on its own (a fault point); returns its exit code."""
         proc = self.client._server
