@@ -558,3 +558,59 @@ async def test_an_accept_lost_with_its_buffer_of_typing_next_to_it_is_applied_on
         ]
     finally:
         await s2.stop()
+
+
+@pytest.mark.parametrize("reopened", [False, True])
+@pytest.mark.parametrize("typed", [False, True])
+async def test_an_undo_in_a_buffer_kept_over_a_restart_is_not_lost_when_the_buffer_is_closed(ws, typed, reopened):
+    """Applied on disk, then undone in an editor buffer (a line typed above it, or not); the
+    server dies, the editor keeps the buffer and re-opens it in the next server, then closes it
+    without saving (or closes it and opens it again, from disk, before Stet came to it). What
+    the buffer held of Stet's work must not be lost with it: the undo's old text back on disk
+    (or in the buffer opened again), the hunk pending there and acceptable.
+    The close settled the buffer's edits only if the file was still closed when it came to
+    them: opened again in between, the undo stayed journaled for a buffer that no longer held
+    it, never made, and the hunk went stale. Found by the soak under load (seed 2314 round 30)."""
+    a = ws / "a.py"
+    want = [f"line {i}" for i in range(1, 11)]
+    s = Session(ws)
+    await s.start()
+    hid = (await s.propose("p1", {uri(a): [(rng(3, 0, 6, 0), "NEW A\nNEW B\n")]}))["hunks"][0]["id"]
+    assert (await s.command("stet.accept", {"hunkIds": [hid]}))["hunks"][0]["status"] == "applied"
+    u = s.open(a)
+    if typed:
+        s.type(u, rng(3, 0, 3, 0), "typed above\n")
+        await s.hunks_until(lambda hs: hs[0]["range"]["start"]["line"] == 4, "the typing reported")
+    assert (await s.command("stet.undo", {"hunkIds": [hid]}))["hunks"][0]["status"] == "pending"
+    assert "line 4\nline 5\nline 6\n" in s.text(u) and "NEW A" in read(a)
+    await s.kill()  # the editor lives on with its unsaved buffer
+    s2 = Session(ws)
+    s2.docs = s.docs
+    await s2.start()
+    try:
+        if reopened:
+            # The editor opens the file again (from disk) before Stet comes to the closed
+            # buffer's edits: Stet is busy with another decision, its edit not answered yet.
+            ub = s2.open(ws / "b.txt")
+            (other,) = (await s2.propose("p2", {ub: [(rng(0, 0, 1, 0), "ALPHA\n")]}))["hunks"]
+            s2.hold = asyncio.Event()
+            busy = asyncio.ensure_future(s2.command("stet.accept", {"hunkIds": [other["id"]]}))
+            await until(lambda: s2.apply_requests > 0, "Stet waiting for the editor")
+        s2.close(a)  # without saving: the typing is dropped, Stet's undo must not be
+        if reopened:
+            s2.open(a)
+            # Answered in order, so after the server took the didOpen.
+            await s2.request("textDocument/codeLens", {"textDocument": {"uri": u}})
+            s2.hold.set()
+            assert (await busy)["hunks"][0]["status"] == "applied"
+            await until(lambda: s2.text(u).splitlines() == want, "the undo shown in the buffer opened again")
+        else:
+            await until(lambda: settled(ws), "the closed buffer's undo settled")
+            assert read(a).splitlines() == want
+        await s2.hunks_until(lambda hs: {h["id"]: h["status"] for h in hs}[hid] == "pending", "the undo pending")
+        assert (await s2.command("stet.accept", {"hunkIds": [hid]}))["hunks"][0]["status"] == "applied"
+        if reopened:
+            s2.save(a)
+        assert read(a).splitlines() == want[:3] + ["NEW A", "NEW B"] + want[6:]
+    finally:
+        await s2.stop()

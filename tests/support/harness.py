@@ -111,6 +111,7 @@ class Session:
         self.lens_refreshes = 0
         self.registrations: list = []
         self._late: dict[str, list] = {}  # uri -> changes made, not reported yet (late_changes)
+        self.hold: asyncio.Event | None = None  # set: applyEdit answered only once it is set
         self._ids = 0
 
     @property
@@ -148,6 +149,8 @@ class Session:
         @client.feature(types.WORKSPACE_APPLY_EDIT)
         async def on_apply(ls, params: types.ApplyWorkspaceEditParams):
             session.apply_requests += 1
+            if session.hold is not None:  # the server waits for this answer, its decision unfinished
+                await session.hold.wait()
             return session._apply(params.edit)
 
         await client.start_io(*SERVER, env=self.env, cwd=str(self.root))

@@ -202,9 +202,10 @@ async def did_save(ls: StetServer, params: types.DidSaveTextDocumentParams) -> N
         await ls.review.saved(params.text_document.uri)
 
 
-async def did_close(ls: StetServer, params: types.DidCloseTextDocumentParams) -> None:
+def did_close(ls: StetServer, params: types.DidCloseTextDocumentParams) -> None:
+    # Not async: taken in the order sent, before a didOpen of the same file right after it.
     if ls.review is not None:
-        await ls.review.closed(params.text_document.uri)
+        ls.review.closed(params.text_document.uri)
     elif ls.opening is not None:
         ls.opening.closed(params.text_document.uri)
 

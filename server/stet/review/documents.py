@@ -141,7 +141,10 @@ class Documents:
             if derived:
                 self.memory.derive(derived)
 
-    async def closed(self, client_uri: str) -> None:
+    def closed(self, client_uri: str) -> None:
+        """Forgotten at once, in the order the editor sent it (a didOpen read right after is a
+        new buffer, read from disk: this one is gone); what it held of accepted work is settled
+        next, in the background."""
         st = self.st
         uri = self._known(client_uri)
         if uri is None:
@@ -153,6 +156,17 @@ class Documents:
         st.signal(uri)
         if st.store is None:
             return
-        # The buffer is gone: what it held of accepted work must reach the file.
-        await self.effects.run_pending(uri)
+        st.closing[uri] = st.closing.get(uri, 0) + 1
+        st.background.spawn(self._settle_closed(uri))
+
+    async def _settle_closed(self, uri: str) -> None:
+        # What the buffer held of accepted work must reach the file (or the buffer the editor
+        # opened again meanwhile: that one was read from the disk).
+        st = self.st
+        try:
+            await self.effects.run_pending(uri)
+        finally:
+            st.closing[uri] -= 1
+            if not st.closing[uri]:
+                del st.closing[uri]
         await self.outside.relocate_on_disk({uri})

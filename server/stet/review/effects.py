@@ -107,6 +107,12 @@ class Effects:
                 # the file: its edits are then checked (and made) where the file is now.
                 where = await asyncio.to_thread(self._moved_by, effect, files)
                 results, complete, in_buffer = await self._on_disk(effect, edits, why, where)
+                written = [(h, e) for h, e in edits if results.get(h.id) == "done"]
+                if complete and written and where is None and effect.uri in st.open:
+                    # The editor opened the file while Stet wrote it: its buffer (read before the
+                    # write, or after) is the document now, and must show the edit too.
+                    shown, complete, in_buffer = await self._in_buffer(effect, written)
+                    results.update(shown)
             else:
                 results, complete, in_buffer = {}, True, False
             moves: list[tuple[str, str, str]] = []
@@ -566,7 +572,7 @@ class Effects:
         async with st.op_lock:
             for effect in await store.open_effects():
                 if (uri is None or effect.uri == uri) and effect.state in states and effect.target in targets:
-                    if effect.state == State.UNSAVED and effect.uri in st.open:
+                    if effect.state == State.UNSAVED and effect.uri in st.open and effect.uri not in st.closing:
                         continue  # the buffer holds it; settled at save, close or restart
                     if (effect.state == State.UNSAVED or effect.target == "buffer") and self._held_elsewhere(effect):
                         continue  # another live window's buffer holds it: that window settles it

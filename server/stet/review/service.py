@@ -316,8 +316,8 @@ class Review:
     async def saved(self, client_uri: str) -> None:
         await self.documents.saved(client_uri)
 
-    async def closed(self, client_uri: str) -> None:
-        await self.documents.closed(client_uri)
+    def closed(self, client_uri: str) -> None:
+        self.documents.closed(client_uri)
 
     def outside_changed(self, uris: Iterable[str]) -> None:
         self.outside.changed(uris)

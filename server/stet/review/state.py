@@ -97,6 +97,9 @@ class ReviewState:
         self.in_flight: set[str] = set()  # hunks whose effect is running: memory keeps them put
         self.split_from: dict[str, str] = {}  # a part of a hunk, or its rest -> the hunk split
         self.effect_uris: set[str] = set()  # uris with effects not finished yet
+        # uri -> buffers of it closed whose unsaved edits are not settled yet: a buffer opened
+        # again meanwhile (from disk) does not hold them.
+        self.closing: dict[str, int] = {}
         self.seen_lsn = 0
         self.generation = 0  # bumped whenever hunks change in memory: cheap "anything new?" test
         self.ready = asyncio.Event()
