@@ -840,11 +840,17 @@ class Run:
         by_id = {h["id"]: h for h in states}
         for hid, m in self.hunks.items():
             h = by_id[hid]
+            base = self.base(self.files[m.file])
             lost = (
                 h["status"] == "stale"
                 and "applied" in m.statuses
-                and m.old
-                and not self.intact(self.base(self.files[m.file]), m.old)
+                and (
+                    not self.intact(base, m.old)
+                    if m.old
+                    # An insertion stands between its nearest lines: one of them gone (e.g. its
+                    # sibling's old text, typed back in a buffer lost since), it cannot be placed.
+                    else any(t is not None and t not in base for t in (m.after_last, m.after_first))
+                )
             )  # applied -> stale: a lost buffer
             if h["status"] not in m.statuses and not lost:
                 problems.append(f"{hid} is {h['status']}, acknowledged history allows only {sorted(m.statuses)}")
