@@ -153,9 +153,9 @@ async def test_one_undo_of_both_puts_each_back_on_its_text(tmp_path, case, order
     assert read(root / "f.py") == BASE.replace("S = 13", "S = 14")
 
 
-# On disk, B goes stale once A is accepted (the line above it, its context, is gone) and stays
-# so after the undo: not covered here.
-@pytest.mark.parametrize("place", ["in the buffer"])
+# On disk, B went stale once A was accepted (the line above it, its context, gone: judged before
+# its context was taken again from the text) and stayed so after the undo.
+@pytest.mark.parametrize("place", ["in the buffer", "on disk"])
 async def test_a_pending_insertion_where_the_undo_puts_a_line_back_stays_below_it(tmp_path, place):
     """B is an insertion (an empty range) between `# gap 3` and `S = 13`; A deletes `# gap 3`.
     Accepted, then undone, A puts its line back at B's very line: B's context says it goes

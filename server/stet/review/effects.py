@@ -278,6 +278,7 @@ class Effects:
         if text is None:
             return {h.id: "stale" for h, _ in wanted}, True, False
         lines = split_lines(text)
+        overlapped: list[Hunk] = []
         edits, verdicts, made_by = self._plan_edits(lines, wanted)
         shifts = Shifts([(s, src, dst) for s, src, dst, _ in edits])
         if edits:
@@ -311,10 +312,6 @@ class Effects:
             overlapped = [h for h in others if h.id not in st.in_flight and shifts.touch(h.line, h.anchored_length())]
             for h in others:
                 h.line = shifts.after(h.line)
-            if overlapped:
-                derived = self.memory.relocate(new_lines, overlapped)
-                if derived:
-                    self.memory.derive(derived)
             if where is None:
                 # Every hunk of the file is judged against this content: the next process to
                 # open the store need not read it again (see recheck).
@@ -329,6 +326,12 @@ class Effects:
             h.shows_new = effect.action != Action.REVERT
         done = [(h, e) for h, e in wanted if verdicts[h.id].outcome != "stale"]
         self._refresh_neighbours(effect, new_lines if edits else lines, done, wanted)
+        if overlapped:
+            # Judged after the contexts are taken again: a hunk right next to the lines just
+            # written is found by the text around it now, not by the lines this edit removed.
+            derived = self.memory.relocate(new_lines, overlapped)
+            if derived:
+                self.memory.derive(derived)
         return {hid: ("stale" if v.outcome == "stale" else "done") for hid, v in verdicts.items()}, True, False
 
     async def _in_buffer(self, effect: EffectRow, wanted: Wanted) -> tuple[dict[str, str], bool, bool]:
