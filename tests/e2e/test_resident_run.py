@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from support.capturetools import AGENT, agent_repo, captures, duplicates, hunks, kinds
-from support.clitools import STET, snapshot, stet
+from support.clitools import FOREGROUND_JOB, STET, snapshot, stet
 from support.residents import ON, alive, calls, faulty_resident, resident_pid, stop, wait_for
 
 OFF = {"STET_RESIDENT": "off"}
@@ -179,7 +179,7 @@ def test_stopping_a_run_through_the_resident_stops_the_agent_and_captures(repo, 
         cwd=repo,
         env=full,
         stderr=subprocess.PIPE,
-        start_new_session=True,
+        **FOREGROUND_JOB,
     )
     try:
         agent = int(wait_for(lambda: ready.exists() and ready.read_text().strip(), "the agent to start"))
@@ -206,9 +206,7 @@ def test_ctrl_c_as_the_agent_starts_through_the_resident_is_the_agents(repo):
     started(repo)
     agent = ["sh", "-c", "echo delta >> b.txt; kill -INT 0; sleep 60"]
     full = {**os.environ, **ON, "NO_COLOR": "1"}
-    proc = subprocess.Popen(
-        [*STET, "run", "--", *agent], cwd=repo, env=full, stderr=subprocess.PIPE, start_new_session=True
-    )
+    proc = subprocess.Popen([*STET, "run", "--", *agent], cwd=repo, env=full, stderr=subprocess.PIPE, **FOREGROUND_JOB)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert [h["newText"] for h in hunks(repo)] == ["delta\n"], ("what the agent did is captured", err)

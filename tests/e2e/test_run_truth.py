@@ -15,7 +15,7 @@ import pytest
 
 from support import clitools
 from support.capturetools import AGENT, agent_repo, captures, duplicates, hunks, kinds
-from support.clitools import STET, snapshot, stet, stet_json
+from support.clitools import FOREGROUND_JOB, STET, snapshot, stet, stet_json
 
 
 @pytest.fixture
@@ -300,7 +300,7 @@ def test_stopping_stet_run_stops_the_agent_captures_and_leaves_nothing_behind(re
     full = {k: v for k, v in os.environ.items() if k not in ("STET_DB", "STET_FAULT")}
     full.update({"NO_COLOR": "1", **env})
     args = [*STET, "run", *(["--worktree"] if worktree else []), "--", sys.executable, str(tmp_path / "slow.py")]
-    proc = subprocess.Popen(args, cwd=repo, env=full, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(args, cwd=repo, env=full, stderr=subprocess.PIPE, text=True, **FOREGROUND_JOB)
     deadline = time.monotonic() + 120
     while not (pid_file.exists() and pid_file.read_text()):
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -337,7 +337,7 @@ def test_ctrl_c_as_the_agent_starts_is_the_agents_and_the_run_captures(repo, tmp
     full.update({"NO_COLOR": "1", **env})
     agent = ["sh", "-c", "echo delta >> b.txt; kill -INT 0; sleep 60"]
     args = [*STET, "run", *(["--worktree"] if worktree else []), "--", *agent]
-    proc = subprocess.Popen(args, cwd=repo, env=full, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(args, cwd=repo, env=full, stderr=subprocess.PIPE, text=True, **FOREGROUND_JOB)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert [h["newText"] for h in hunks(repo)] == ["delta\n"], ("what the agent did is captured", err)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -13,6 +14,18 @@ STET = [sys.executable, "-m", "stet"]
 # Set by a test's engine fixture (tests/support/engines.py): {"STET_DB": url} runs every `stet` call of
 # that test against PostgreSQL; empty for SQLite, the store the CLI finds in the workspace.
 ENGINE_ENV: dict[str, str] = {}
+
+
+def _ctrl_c_as_in_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
+# Popen arguments that start `stet` as a shell starts the job in the foreground of a terminal: its own
+# process group (the test sends "Ctrl-C" to the group) with Ctrl-C not ignored. A suite started as a
+# background job of a non-interactive shell (`.ci/run &`) inherits SIGINT ignored, and so would every
+# process under it: the agent then never sees the Ctrl-C a test sends.
+FOREGROUND_JOB = {"start_new_session": True, "preexec_fn": _ctrl_c_as_in_a_terminal}
 
 
 def stet(*args: str, cwd: Path, input: str | bytes | None = None, env: dict | None = None, timeout: float = 60):
