@@ -1434,9 +1434,15 @@ class Run:
             killer.cancel()
         if isinstance(h, MHunk):
             self.files[h.file].quiet_after = time.monotonic() + 0.6
-        if code == 0:
-            for state in json.loads(out)["hunks"]:
+        answer = json.loads(out) if code in (0, 1) and out.startswith("{") else None
+        # Exit 1 with `notTaken` is a decision recorded whose edit did not take (docs/cli.md): a
+        # blocked create goes stale. Its states are the truth as much as those of an exit 0.
+        if code == 0 or answer is not None and answer.get("notTaken"):
+            for state in answer["hunks"]:
                 m = self.lookup(state["id"])
+                if code == 1 and state["status"] not in m.statuses:
+                    self.violation(f"stet {' '.join(args)} left {state['id']} {state['status']}: {answer['notTaken']}")
+                    raise Violation()
                 m.statuses = closure({state["status"]})
                 m.feedback = {state["feedback"]}
                 m.texts = {self.applied_tokens(state)}
@@ -1541,9 +1547,11 @@ class Run:
         if save if save is not None else self.rnd.random() < 0.5:
             self.op_save(s, f)
         self.note(f"close {f.name}")
-        s.close(f.path)
+        # The model first, as for open and save: the editor closes its buffer even when telling a
+        # dead server fails.
         f.buf = None
         f.quiet_after = time.monotonic() + 0.6  # Stet writes what the buffer held of accepted work
+        s.close(f.path)
         return None
 
     def op_save(self, s, f: MFile | None = None):
@@ -1553,8 +1561,10 @@ class Run:
                 return None
             f = self.rnd.choice(opened)
         self.note(f"save {f.name}")
-        s.save(f.path)
+        # The model first: the editor writes the file even when telling a dead server it saved
+        # fails (the kill comes between the two; the model once kept the old text).
         f.disk = list(f.buf)
+        s.save(f.path)
         return None
 
     def neutral_change(self, f: MFile) -> tuple[str, int, str | None] | None:
