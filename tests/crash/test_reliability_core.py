@@ -614,3 +614,44 @@ async def test_an_undo_in_a_buffer_kept_over_a_restart_is_not_lost_when_the_buff
         assert read(a).splitlines() == want[:3] + ["NEW A", "NEW B"] + want[6:]
     finally:
         await s2.stop()
+
+
+@pytest.mark.parametrize("typed", [False, True])
+async def test_an_undo_then_a_part_accepted_in_a_lost_buffer_are_both_replayed_on_disk(ws, typed):
+    """Applied on disk; then, in an editor buffer never saved (lines typed above and below it,
+    or not), undone and one of its new lines accepted alone. The editor and the server die. The
+    restart replays the lost buffer's edits on the file in order: the undo puts the old lines
+    back, then the part goes in below them, the rest pending. The undo's hunk was a whole
+    hunk no longer (split by the part): its revert was not made, the part and the rest went
+    stale, and the file kept the whole hunk's new text. Found by the soak under load (seed 5049
+    round 17)."""
+    a = ws / "a.py"
+    s = Session(ws)
+    await s.start()
+    (h,) = (await s.propose("p1", {uri(a): [(rng(3, 0, 6, 0), "NEW A\nNEW B\nNEW C\n")]}))["hunks"]
+    assert (await s.command("stet.accept", {"hunkIds": [h["id"]]}))["hunks"][0]["status"] == "applied"
+    u = s.open(a)
+    if typed:
+        s.type(u, rng(6, 0, 6, 0), "typed below\n")
+        s.type(u, rng(3, 0, 3, 0), "typed above\n")
+        await s.hunks_until(lambda hs: hs[0]["range"]["start"]["line"] == 4, "the typing reported")
+    assert (await s.command("stet.undo", {"hunkIds": [h["id"]]}))["hunks"][0]["status"] == "pending"
+    ans = await s.command("stet.acceptLines", {"hunkId": h["id"], "old": [], "new": [[1, 1]]})
+    part, rest = ans["part"], ans["rest"]
+    assert part["status"] == "applied" and rest["status"] == "pending", ans
+    assert "line 6\nNEW B\n" in s.text(u) and "NEW A\nNEW B\nNEW C\n" in read(a)
+    await s.kill()  # the editor dies too: the undo and the part lived only in the unsaved buffer
+    s2 = Session(ws)
+    await s2.start()
+    try:
+        await until(lambda: settled(ws), "the lost buffer's edits settled")
+        text = read(a)
+        assert text == "".join(f"line {i}\n" for i in range(1, 7)) + "NEW B\n" + "".join(
+            f"line {i}\n" for i in range(7, 11)
+        ), text
+        got = await statuses(s2)
+        assert (got[part["id"]], got[rest["id"]]) == ("applied", "pending"), got
+        assert (await s2.command("stet.accept", {"hunkIds": [rest["id"]]}))["hunks"][0]["status"] == "applied"
+        assert "NEW A\nNEW B\nNEW C\nline 7\n" in read(a)
+    finally:
+        await s2.stop()

@@ -1,10 +1,10 @@
 """Pure rules of issue 13: a tracked position is evidence, an applied hunk's text found or not,
 a text found once near its line, and a retried note."""
 
-from stet.domain.anchor import LineIndex, find_applied, locate
+from stet.domain.anchor import LineIndex, find_applied, insertion_by_one_side, locate
 from stet.domain.hunks import context_around
 from stet.domain.task import NoteRow, is_retry
-from stet.domain.verdict import classify
+from stet.domain.verdict import Verdict, classify
 
 L = [f"l{i}\n" for i in range(20)]
 BEFORE, AFTER = tuple(L[2:5]), tuple(L[6:9])  # context of the hunk at line 5
@@ -77,3 +77,28 @@ def test_a_tracked_pure_insertion_found_just_above_its_anchor_is_done():
     # Not there: still to insert, at the tracked place.
     v = classify(["a\n", "b\n", "c\n", "d\n"], (), ("NEW 1\n",), 2, ("a\n", "b\n"), ("c\n", "d\n"), tracked=True)
     assert (v.outcome, v.line) == ("apply", 2)
+
+
+def test_an_edit_of_a_lost_buffer_is_found_on_the_file_without_the_lines_typed_there():
+    # Journaled in a buffer with lines typed right above and below it (its context and line are
+    # the buffer's), that buffer lost unsaved: made on the file, which never had those lines.
+    buffer = typed(L, 5, 6)
+    before, after = context_around(buffer, 6, 7)  # "l5" at line 6 of the buffer
+    assert classify(L, ("l5\n",), ("NEW\n",), 6, before, after).outcome == "stale"
+    assert classify(L, ("l5\n",), ("NEW\n",), 6, before, after, from_lost_buffer=True) == Verdict("apply", 5)
+    made = L[:5] + ["NEW\n"] + L[6:]
+    assert classify(made, ("l5\n",), ("NEW\n",), 6, before, after, from_lost_buffer=True) == Verdict("done", 5)
+    twice = L[:7] + ["l5\n"] + L[7:]  # two places: no guess
+    assert classify(twice, ("l5\n",), ("NEW\n",), 6, before, after, from_lost_buffer=True).outcome == "stale"
+
+
+def test_a_pure_insertion_of_a_lost_buffer_is_placed_by_its_whole_context_on_one_side():
+    buffer = typed(L, 6)  # a line typed right below l5: the insertion goes between l5 and it
+    before, after = context_around(buffer, 6, 6)
+    assert after[0] == "typed\n"
+    assert classify(L, (), ("NEW\n",), 6, before, after).outcome == "stale"
+    assert classify(L, (), ("NEW\n",), 6, before, after, from_lost_buffer=True) == Verdict("apply", 6)
+    assert insertion_by_one_side(LineIndex(["x\n"] * 40 + L), 6, before, after) is None  # too far
+    again = L[:9] + L[3:6] + L[9:]  # the same three lines again below: the nearer place
+    assert insertion_by_one_side(LineIndex(again), 6, before, after).line == 6
+    assert insertion_by_one_side(LineIndex(again), 9, before, after) is None  # as near: no guess

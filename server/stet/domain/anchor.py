@@ -225,6 +225,25 @@ def locate(
     return None
 
 
+def insertion_by_one_side(index: LineIndex, hint: int, before: Context, after: Context) -> Found | None:
+    """A pure insertion's place by all of its context on one side, the nearest lines of the
+    other side gone (typed in an editor's buffer that was lost since): one such place, near
+    its line. None where there is none or two equally good."""
+    lines = index.lines
+    places = set(_candidates(index, (), before, after))
+    if after and after[0] is not EDGE:
+        places.update(index.positions(after[0]))
+    fits = []
+    for p in places:
+        sb, sa = context_scores(lines, p, p, before, after)
+        if abs(p - hint) <= NEAR and (before and sb == len(before) or after and sa == len(after)):
+            fits.append((-(sb + sa), abs(p - hint), p))
+    fits.sort()
+    if not fits or len(fits) > 1 and fits[0][:2] == fits[1][:2]:
+        return None
+    return Found(fits[0][2], "one-side")
+
+
 def find_applied(
     index: LineIndex,
     new: Sequence[str],

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from .anchor import LineIndex, at_with_context, locate, text_at
+from .anchor import LineIndex, at_with_context, insertion_by_one_side, locate, text_at
 from .hunks import Context, Lines
 
 # already done, still to do, or no longer possible
@@ -33,11 +33,15 @@ def classify(
     index: LineIndex | None = None,
     *,
     tracked: bool = False,
+    from_lost_buffer: bool = False,
 ) -> Verdict:
     """Is `target` already where `source` was, is `source` still there, or neither?
 
     With a `tracked` hint (followed through every edit of an open buffer) the text at the
-    hint decides first: lines typed right next to it cannot make it look lost."""
+    hint decides first: lines typed right next to it cannot make it look lost.
+    `from_lost_buffer`: an edit made in an editor's buffer that was lost unsaved, now made on
+    the file; its line and context were the buffer's, whose typed lines never reached the
+    file, so its text found once in the file near that line is taken as it."""
     if tracked:
         if target and text_at(lines, target, hint):
             return Verdict("done", hint)
@@ -58,4 +62,14 @@ def classify(
     found = locate(index, source, hint, before, after, trust_hint=False)
     if found:
         return Verdict("apply", found.line)
+    if from_lost_buffer:
+        found = locate(index, target, hint, before, after, one_side=False)
+        if found:
+            return Verdict("done", found.line)
+        if source:
+            found = locate(index, source, hint, before, after, one_side=False)
+        else:
+            found = insertion_by_one_side(index, hint, before, after)
+        if found:
+            return Verdict("apply", found.line)
     return Verdict("stale", hint)

@@ -176,10 +176,11 @@ class Effects:
         return results, moves, complete
 
     def _plan_edits(
-        self, lines: list[str], wanted: Wanted
+        self, lines: list[str], wanted: Wanted, from_lost_buffer: bool = False
     ) -> tuple[list[LineEdit], dict[str, Verdict], dict[str, int]]:
         """Classify each edit against the content; returns (line edits to make, in
-        `edit_order`, verdicts, and for each hunk an edit makes: that edit's index)."""
+        `edit_order`, verdicts, and for each hunk an edit makes: that edit's index).
+        `from_lost_buffer`: edits of a buffer gone unsaved, made on the file instead."""
         index = LineIndex(lines)
         edits: list[LineEdit] = []
         verdicts: dict[str, Verdict] = {}
@@ -196,6 +197,7 @@ class Effects:
                 tuple(e["ctxAfter"]),
                 index,
                 tracked=open_here and h.tracked,
+                from_lost_buffer=from_lost_buffer,
             )
             verdicts[h.id] = v
             if v.outcome == "apply":
@@ -279,7 +281,7 @@ class Effects:
             return {h.id: "stale" for h, _ in wanted}, True, False
         lines = split_lines(text)
         overlapped: list[Hunk] = []
-        edits, verdicts, made_by = self._plan_edits(lines, wanted)
+        edits, verdicts, made_by = self._plan_edits(lines, wanted, from_lost_buffer=self._of_a_lost_buffer(effect))
         shifts = Shifts([(s, src, dst) for s, src, dst, _ in edits])
         if edits:
             new_lines = apply_edits(lines, [(s, src, dst) for s, src, dst, _ in edits])
@@ -333,6 +335,11 @@ class Effects:
             if derived:
                 self.memory.derive(derived)
         return {hid: ("stale" if v.outcome == "stale" else "done") for hid, v in verdicts.items()}, True, False
+
+    @staticmethod
+    def _of_a_lost_buffer(effect: EffectRow) -> bool:
+        """Made in (or meant for) an editor's buffer, and now made on the file: that buffer is gone."""
+        return effect.state == State.UNSAVED or effect.target == "buffer"
 
     async def _in_buffer(self, effect: EffectRow, wanted: Wanted) -> tuple[dict[str, str], bool, bool]:
         st = self.st

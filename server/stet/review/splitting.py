@@ -96,6 +96,9 @@ class Splitting:
                 try:
                     fault("split:after-commit")
                     await self.memory.sync(loaded)
+                    for piece in (part, rest):
+                        if (m := st.hunks.get(piece.id)) is not None:
+                            m.tracked = piece.tracked
                     if effect is not None:
                         await self.effects.run_guarded(effect)
                 finally:
@@ -150,6 +153,9 @@ class Splitting:
         mem = self.st.hunks.get(h.id)
         line = mem.line if mem is not None else h.line
         part, rest = self._hunk(h, out.part, line), self._hunk(h, out.rest, line)
+        # Placed from a position followed through an open buffer's edits, so are theirs: a line
+        # typed right next to the hunk is then no reason to take the part for lost.
+        part.tracked = rest.tracked = mem is not None and mem.tracked and h.uri in self.st.open
         # Kept in the file for review (the agent's text is what the document shows): so is the
         # rest's, and a rejected part's lines are taken out of it (see _split_in).
         rest.kept = h.kept and (mem.shows_new if mem is not None else h.shown_when_loaded())
