@@ -523,14 +523,15 @@ def test_a_deletion_next_to_lines_written_since_its_proposal_is_done_after_a_kil
     assert read(ws / "a.py").splitlines() == want, "nothing deleted twice"
 
 
-@pytest.mark.parametrize("typed", ["above", "below", "context-and-above"])
+@pytest.mark.parametrize("typed", ["above", "below", "context-and-above", "above-and-below"])
 async def test_an_accept_lost_with_its_buffer_of_typing_next_to_it_is_applied_on_disk(ws, typed):
     """Lines typed next to a pending hunk in an unsaved buffer, the hunk accepted there, then
     the editor and the server die: the buffer (typing and edit) is lost, and recovery replays
     the edit on disk, where the typed lines never were, although the context journaled was
     read from the buffer. The soak's violation of this shape (seed 2179 round 7 under load:
-    an accepted hunk stale with its old text all there on disk) did not reproduce here nor in
-    a replay of the seed; this guards the path it took (docs/RELIABILITY.md, Known limits)."""
+    an accepted hunk stale with its old text all there on disk) did not reproduce in a replay
+    of the seed; with lines typed right above and right below, both nearest context lines
+    were the buffer's and the replay found nothing (failed before `65bdef7`)."""
     a = ws / "a.py"
     s = Session(ws)
     await s.start()
@@ -540,6 +541,9 @@ async def test_an_accept_lost_with_its_buffer_of_typing_next_to_it_is_applied_on
         s.type(u, rng(6, 0, 6, 6), "TYPED")
         s.type(u, rng(3, 0, 3, 0), "typed above\n")
     elif typed == "above":
+        s.type(u, rng(4, 0, 4, 0), "typed above\n")
+    elif typed == "above-and-below":
+        s.type(u, rng(5, 0, 5, 0), "typed below\n")
         s.type(u, rng(4, 0, 4, 0), "typed above\n")
     else:
         s.type(u, rng(5, 0, 5, 0), "typed below\n")
