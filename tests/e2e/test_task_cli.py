@@ -31,7 +31,7 @@ def test_a_task_from_the_command_line(ws):
     listed = stet(ws, "task", "list")
     assert task in listed.stdout and "open" in listed.stdout
     md = stet(ws, "resume", task).stdout
-    assert "## Goal\n\nBETA in b.txt" in md and "Only beta (why: the developer said so)" in md
+    assert "## Goal\n\n> BETA in b.txt" in md and "Only beta (why: the developer said so)" in md
     assert "2. Also gamma? (open)" in md and "### In progress\n\n2. Capitalise" in md
     ctx = stet_json(ws, "resume", task)
     assert ctx["task"]["agent"] == "cli-bot" and ctx["filesRead"][0]["path"] == "b.txt"

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stet.domain.hunks import EDGE
-from stet.domain.parts import BadSelection, Piece, Selection, split, stage
+from stet.domain.parts import MAX_RANGES, BadSelection, Piece, Selection, split, stage
 
 OLD = ("l5\n", "l6\n", "l7\n")
 NEW = ("A\n", "B\n", "C\n", "D\n")
@@ -60,6 +60,40 @@ def test_a_line_without_its_end_gets_one_when_no_longer_last() -> None:
     assert stage(old, new, Selection(frozenset(), frozenset({0}))) == ("x\n", "y\n", "z")
     crlf = ("a\r\n", "b")
     assert stage(crlf, ("c\r\n",), Selection(frozenset(), frozenset({0}))) == ("a\r\n", "b\r\n", "c\r\n")
+
+
+# --- a hostile selection: many copies of a long range (issue 29, item 11) ------------------
+
+
+def test_copies_of_a_long_range_cost_the_hunks_size_not_their_product() -> None:
+    """MAX_RANGES copies of a 100,000-line range: the old code expanded each copy into the set
+    (10^9 insertions, 25-38 s here); merged, it is one pass over the hunk. The bound is generous:
+    a loaded machine stays far below it, the old code far above."""
+    import time
+
+    old, new = ("x\n",) * 100_000, ("y\n",)
+    started = time.monotonic()
+    sel = Selection.of(old, new, [[0, len(old) - 1]] * MAX_RANGES, [[0, 0]] * MAX_RANGES)
+    assert time.monotonic() - started < 5
+    assert sel.whole(old, new) and len(sel.old) == len(old)
+
+
+def test_too_many_ranges_are_refused_before_any_work() -> None:
+    with pytest.raises(BadSelection, match=f"at most {MAX_RANGES} ranges"):
+        Selection.of(OLD, NEW, [[0, 0]] * (MAX_RANGES + 1), [])
+    with pytest.raises(BadSelection, match=f"at most {MAX_RANGES} ranges"):
+        Selection.of(OLD, NEW, [], [[0, 0]] * (MAX_RANGES + 1))
+    assert Selection.of(OLD, NEW, [[0, 0]] * MAX_RANGES, []).old == {0}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9)).map(sorted), max_size=8))
+def test_overlapping_and_unordered_ranges_select_their_union(ranges) -> None:  # type: ignore[no-untyped-def]
+    old = ("l\n",) * 10
+    expected = {i for first, last in ranges for i in range(first, last + 1)}
+    if not expected:
+        return
+    assert Selection.of(old, (), [list(r) for r in reversed(ranges)], []).old == expected
 
 
 # --- properties: a split carried out on a file ---------------------------------------------

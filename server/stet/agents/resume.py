@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from ..domain.inert import inert, shown
 from ..domain.shapes import JSON
 
 MAX_DIFF_LINES = 40
@@ -63,7 +64,7 @@ def render(ctx: JSON) -> str:
     out = _heading(ctx) + _in_short(ctx) + _records(ctx) + _hunks(ctx)
     out += ["", "## Open questions", ""]
     if ctx["openQuestions"]:
-        out += [f"{i}. {q['text']}" for i, q in enumerate(ctx["openQuestions"], start=1)]
+        out += [f"{i}. {_one_line(q['text'])}" for i, q in enumerate(ctx["openQuestions"], start=1)]
     else:
         out.append("None.")
     return "\n".join(out) + "\n"
@@ -73,19 +74,20 @@ def _heading(ctx: JSON) -> list[str]:
     out: list[str] = []
     task = ctx["task"]
     if task is not None:
-        out.append(f"# Task {ctx['taskId']}: {_one_line(task['title'])}")
+        out.append(f"# Task {_one_line(ctx['taskId'])}: {_one_line(task['title'])}")
         out.append("")
         facts = [f"**Status:** {task['status']}"]
         if task.get("agent"):
-            facts.append(f"**agent:** {task['agent']}")
+            facts.append(f"**agent:** {_one_line(task['agent'])}")
         facts.append(f"**started:** {task['createdAt']}")
         facts.append(f"**last activity:** {task['updatedAt']}")
         out.append(" · ".join(facts))
         if task.get("summary"):
-            out += ["", f"**Summary:** {task['summary']}"]
-        out += ["", "## Goal", "", task["goal"] or "(no goal was recorded)"]
+            out += ["", f"**Summary:** {_one_line(task['summary'])}"]
+        # Quoted, a line at a time: a goal of several lines cannot forge a heading of its own.
+        out += ["", "## Goal", "", "> " + _quote(task["goal"]) if task["goal"] else "(no goal was recorded)"]
     else:
-        out.append(f"# Task {ctx['taskId']}")
+        out.append(f"# Task {_one_line(ctx['taskId'])}")
         out += ["", "No task was started with this id: only hunks proposed under it are known."]
     return out
 
@@ -163,7 +165,7 @@ def _records(ctx: JSON) -> list[str]:
     if ctx["filesRead"]:
         out += ["", "## Files read", ""]
         for f in ctx["filesRead"]:
-            out.append(f"- `{f['path']}` (read {f['readAt']}): {_file_verdict(f)}")
+            out.append(f"- `{shown(f['path'])}` (read {f['readAt']}): {_file_verdict(f)}")
     return out
 
 
@@ -188,7 +190,7 @@ def _hunk_section(key: str, h: JSON) -> list[str]:
     label = {"create": " · new file", "delete": " · file deleted", "rename": " · file renamed"}.get(
         h.get("kind", "edit"), ""
     )
-    out += ["", f"#### `{h['path']}` line {h['line']} · {h['id']} · {h['status']}{label}", ""]
+    out += ["", f"#### `{shown(h['path'])}` line {h['line']} · {h['id']} · {h['status']}{label}", ""]
     if h.get("message"):
         out.append(f"Rationale: {_one_line(h['message'])}")
         out.append("")
@@ -228,11 +230,12 @@ def _hunk_body(h: JSON) -> list[str]:
     """A hunk's change: a diff for an edit; what happens to the file for a file operation."""
     kind = h.get("kind", "edit")
     if kind == "rename":
-        return [f"Rename: `{h['path']}` → `{h.get('newPath') or h.get('newUri')}` (the content is unchanged by it)."]
+        to = shown(h.get("newPath") or h.get("newUri") or "")
+        return [f"Rename: `{shown(h['path'])}` → `{to}` (the content is unchanged by it)."]
     if kind == "create":
-        return [f"New file `{h['path']}` with this content:", "", *_fenced(_change_diff("", h["newText"]))]
+        return [f"New file `{shown(h['path'])}` with this content:", "", *_fenced(_change_diff("", h["newText"]))]
     if kind == "delete":
-        return [f"Deletes the file `{h['path']}`, which held:", "", *_fenced(_change_diff(h["oldText"], ""))]
+        return [f"Deletes the file `{shown(h['path'])}`, which held:", "", *_fenced(_change_diff(h["oldText"], ""))]
     return _fenced(_change_diff(h["oldText"], h["newText"]))
 
 
@@ -245,6 +248,7 @@ def _lines(text: str) -> list[str]:
 
 
 def _fenced(lines: list[str]) -> list[str]:
+    lines = [inert(line, keep="\t") for line in lines]  # a line of code each, inside the fence
     if len(lines) > MAX_DIFF_LINES:
         extra = len(lines) - MAX_DIFF_LINES
         lines = lines[:MAX_DIFF_LINES] + [f"... ({extra} more lines)"]
@@ -254,8 +258,11 @@ def _fenced(lines: list[str]) -> list[str]:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
+    """An agent's text on one line, made inert (docs: domain/inert.py)."""
+    return inert(" ".join(str(text).split()))
 
 
 def _quote(text: str) -> str:
-    return "\n> ".join(str(text).strip().splitlines())
+    """An agent's text of several lines as a Markdown quote: each line made inert, on a row of
+    its own that starts with `> `."""
+    return "\n> ".join(inert(line, keep="\t") for line in str(text).strip().splitlines())

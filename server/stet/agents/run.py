@@ -28,6 +28,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 
+from ..domain.inert import inert
 from ..domain.shapes import JSON
 from ..domain.status import Status
 from ..errors import InvalidParams
@@ -43,7 +44,8 @@ if TYPE_CHECKING:
 
 
 def say(text: str) -> None:
-    print(f"stet: {text}", file=sys.stderr, flush=True)
+    """One line on stderr; what an agent wrote in it (a proposal id, feedback) made inert."""
+    print(f"stet: {inert(text)}", file=sys.stderr, flush=True)
 
 
 class Agent:

@@ -11,6 +11,7 @@ import shlex
 import sys
 
 from ..domain import headline
+from ..domain.inert import inert, shown
 from .output import one_line, print_hunks, print_json
 
 TYPE_CHECKING = False  # types for mypy only
@@ -99,9 +100,9 @@ def add_commands(
 
 def _report(answer: JSON, stream: TextIO) -> None:
     for r in answer.get("refused", ()):
-        print(f"stet: {r['path']}: {r['why']}", file=stream)
+        print(f"stet: {shown(r['path'])}: {inert(r['why'])}", file=stream)
     for path in answer.get("left", ()):
-        print(f"stet: {path}: changed again while being restored; left as it is", file=stream)
+        print(f"stet: {shown(path)}: changed again while being restored; left as it is", file=stream)
 
 
 def summary(answer: JSON) -> str:
@@ -118,13 +119,13 @@ def summary(answer: JSON) -> str:
         where = "the files have their baseline back"
     files = {h["uri"] for h in answer["hunks"]}
     what = f"{len(answer['hunks'])} hunk(s) in {len(files)} file(s)" if answer["hunks"] else "no new hunks"
-    return f"proposal {answer['proposalId']}: {what}{again} (baseline: {answer.get('baseline')}); {where}"
+    return f"proposal {inert(answer['proposalId'])}: {what}{again} (baseline: {answer.get('baseline')}); {where}"
 
 
 def rejected_lines(answer: JSON, rel: Callable[[str], str]) -> list[str]:
     """The changes the developer had rejected, with their feedback: not proposed again."""
     return [
-        f"rejected before by the developer, not proposed again: {h['id']} {rel(h['uri'])}: "
+        f"rejected before by the developer, not proposed again: {h['id']} {shown(rel(h['uri']))}: "
         f"{one_line(h['feedback'], 200) or '(no feedback)'}"
         for h in answer.get("rejectedBefore", ())
     ]
@@ -138,7 +139,7 @@ def left_out(answer: JSON, kept: bool = False) -> list[str]:
     """After a run: the files Stet did not capture or restore, in one line each kind
     (`kept`: the worktree the agent worked in is kept for the user)."""
     out = []
-    refused = sorted(r["path"] for r in answer.get("refused", ()))
+    refused = sorted(shown(r["path"]) for r in answer.get("refused", ()))
     if refused and answer.get("baseline") == "worktree" and kept:
         out.append(f"{len(refused)} file(s) not proposed, the agent's version is in the kept worktree: ")
     elif refused and answer.get("baseline") == "worktree":
@@ -147,7 +148,7 @@ def left_out(answer: JSON, kept: bool = False) -> list[str]:
         out.append(f"{len(refused)} file(s) not captured, left as the agent left them: ")
     if out:
         out[0] += ", ".join(refused)
-    left = sorted(answer.get("left", ()))
+    left = sorted(shown(path) for path in answer.get("left", ()))
     if left:
         out.append(f"{len(left)} file(s) not restored, changed again meanwhile: " + ", ".join(left))
     return out
@@ -189,11 +190,11 @@ async def cmd_snapshot(args: argparse.Namespace) -> int:
     async with opened(args, create=True) as review:
         out = await Snapshots(review).take(args.task, None if args.all else args.paths, request_id=args.request_id)
     for note in out.get("notes", ()):
-        print(f"stet: {note}", file=sys.stderr)
+        print(f"stet: {inert(note)}", file=sys.stderr)
     if args.json:
         print_json(out)
     else:
-        print(f"snapshot{' of ' + args.task if args.task else ''}: {out['files']} file(s), {out['new']} new")
+        print(f"snapshot{' of ' + inert(args.task) if args.task else ''}: {out['files']} file(s), {out['new']} new")
     return 0
 
 

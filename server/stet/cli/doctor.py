@@ -8,6 +8,7 @@ import shlex
 import stat
 
 from ..domain.anchor import LineIndex, locate
+from ..domain.inert import inert
 from ..domain.shapes import JSON  # at run time too: Findings subclasses list[JSON]
 from ..domain.status import Status
 from ..domain.text import split_lines
@@ -312,7 +313,7 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
     else:
         for item in report["findings"]:
             mark = {"ok": "ok  ", "warn": "WARN", "problem": "FAIL", "fixed": "FIX "}[item["level"]]
-            print(f"[{mark}] {item['what']}")
+            print(f"[{mark}] {inert(item['what'])}")  # it may name an inbox file or hunk an agent made
             if item.get("todo"):
-                print(f"       -> {item['todo']}")
+                print(f"       -> {inert(item['todo'])}")
     return 1 if any(f["level"] in ("warn", "problem") for f in report["findings"]) else 0

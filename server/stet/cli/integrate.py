@@ -150,7 +150,9 @@ async def cmd_hook(args: argparse.Namespace) -> int:
     except Exception as exc:  # any failure: said, never blocking
         name = getattr(exc, "name", type(exc).__name__)
         message = " ".join(str(getattr(exc, "message", exc)).split())
-        print(f"stet hook: {name}: {message}"[:1000], file=sys.stderr)
+        from ..domain.inert import inert  # the message may quote the hook's input
+
+        print(f"stet hook: {name}: {inert(message)}"[:1000], file=sys.stderr)
         return 0
     if out:
         try:

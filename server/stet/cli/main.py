@@ -135,7 +135,9 @@ def failed(args: argparse.Namespace | None, exc: BaseException) -> int:
             from .output import print_json
 
             print_json({"error": {"code": exc.code, "name": exc.name, "message": exc.message, "data": exc.data}})
-        print(f"stet: {exc.name}: {exc.message}", file=sys.stderr)
+        from ..domain.inert import inert
+
+        print(f"stet: {exc.name}: {inert(exc.message)}", file=sys.stderr)  # it may quote an agent's text
         return exit_code(exc)
     if isinstance(exc, KeyboardInterrupt):
         return 130

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
+from ..domain.inert import inert, shown
+
 TYPE_CHECKING = False  # types for mypy only: the CLI imports what a command needs when it runs
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -42,6 +44,9 @@ def paint(text: str, status: str, coloured: bool | None = None) -> str:
 
 
 def table(rows: list[list[str]], status_col: int | None = None) -> str:
+    """Rows as aligned columns. Every cell is made inert (an agent's text in it cannot drive the
+    terminal or break the row); the colours are Stet's own, painted after."""
+    rows = [[cell if cell.isprintable() else inert(cell) for cell in r] for r in rows]
     widths = [max(map(len, column)) for column in zip(*rows)]
     coloured = status_col is not None and colour()  # asked once per table, not per cell
     out = []
@@ -56,21 +61,12 @@ def table(rows: list[list[str]], status_col: int | None = None) -> str:
     return "\n".join(out)
 
 
-_ESCAPED = {"\n": "\\n", "\t": "\\t", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
-
-
-def shown(name: str) -> str:
-    """A file name on one line of a table: quoted with C escapes, as git shows it, when it
-    holds a control character (a newline would break the table)."""
-    if not any(c < " " or c == "\x7f" for c in name):
-        return name
-    return '"' + "".join(_ESCAPED.get(c) or (f"\\x{ord(c):02x}" if c < " " or c == "\x7f" else c) for c in name) + '"'
-
-
 def one_line(text: str | None, width: int = 60) -> str:
+    """An agent's text (a message, feedback, why) in one line of at most `width` characters,
+    made inert."""
     if not text:
         return ""
-    text = " ".join(text.split())
+    text = inert(" ".join(text.split()))
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

@@ -5,10 +5,22 @@ from __future__ import annotations
 import os
 import sys
 
+from ..domain.inert import inert, shown
 from ..errors import InvalidParams, StetError, UnknownHunk
 from .locate import Usage, locate
-from .output import hunk_rows, one_line, paint, print_hunks, print_json, shown, status_cell, table
+from .output import (
+    hunk_rows,
+    on_terminal,
+    one_line,
+    paint,
+    print_hunks,
+    print_json,
+    status_cell,
+    table,
+)
 from .parser import DEFAULT_EXPORT
+
+TAB = "\t"  # kept in a line of code as it is: it moves the cursor on, over nothing
 
 TYPE_CHECKING = False  # types for mypy only
 if TYPE_CHECKING:
@@ -117,11 +129,11 @@ async def cmd_propose(args: argparse.Namespace) -> int:
                 }
             answer = await intake.propose_params(review, params)
         for note in notes:
-            print(f"stet: note: {note}", file=sys.stderr)
+            print(f"stet: note: {inert(note)}", file=sys.stderr)
         if args.json:
             print_json(answer)
         else:
-            print(f"proposal {answer['proposalId']}: {len(answer['hunks'])} hunk(s)")
+            print(f"proposal {inert(answer['proposalId'])}: {len(answer['hunks'])} hunk(s)")
             print_hunks(review, answer["hunks"], False)
             # Within a task, repeats of earlier hunks are not proposed again (docs/tasks.md).
             if answer.get("alreadyProposed"):
@@ -130,7 +142,7 @@ async def cmd_propose(args: argparse.Namespace) -> int:
                 )
             for h in answer.get("rejectedBefore", ()):
                 print(
-                    f"rejected before by the developer, not proposed again: {h['id']} {review.ws.rel(h['uri'])}: "
+                    f"rejected before by the developer, not proposed again: {h['id']} {shown(review.ws.rel(h['uri']))}: "
                     f"{one_line(h['feedback'], 200) or '(no feedback)'}"
                 )
     return 0
@@ -267,7 +279,7 @@ def _print_status(args: argparse.Namespace, ws: Workspace, scoped: Sequence[H]) 
     if gone:
         summary += f" ({gone} applied no longer in the file)"
     scope = " ".join(
-        f"{k} {v}" for k, v in (("task", args.task), ("proposal", args.proposal), ("file", args.file)) if v
+        f"{k} {inert(v)}" for k, v in (("task", args.task), ("proposal", args.proposal), ("file", args.file)) if v
     )
     out = [f"{ws.roots[0]}{f' ({scope})' if scope else ''}: {summary or 'no hunks'}"]
     by_file: dict[str, list[H]] = {}
@@ -344,7 +356,7 @@ async def cmd_show(args: argparse.Namespace) -> int:
             for i, line in enumerate(lines, 1):
                 body = line.rstrip("\r\n")
                 end = "" if body != line else "  (no line end)"
-                print(f"{sign}{i:<4} {body}{end}")
+                print(f"{sign}{i:<4} {inert(body, keep=TAB)}{end}")  # each line on its row
     return 0
 
 
@@ -369,7 +381,8 @@ async def _decide_lines(args: argparse.Namespace) -> int:
             print_hunks(review, [s for s in (part, rest) if s is not None], False)
         if rest is None:
             print(
-                f"stet: every changed line of {args.ids[0]} was selected: the whole hunk was decided", file=sys.stderr
+                f"stet: every changed line of {inert(args.ids[0])} was selected: the whole hunk was decided",
+                file=sys.stderr,
             )
         from ..review import not_taken
 
@@ -429,7 +442,7 @@ async def cmd_pull(args: argparse.Namespace) -> int:
         if not states and not left:
             print("stet: nothing to pull: every applied hunk is in this checkout's files", file=sys.stderr)
         for hid, why in left.items():
-            print(f"stet: hunk {hid} not pulled: {why}", file=sys.stderr)
+            print(f"stet: hunk {inert(hid)} not pulled: {inert(why)}", file=sys.stderr)
         if args.json or states or not left:
             return _decided(review, states, args.json, {"notPulled": [{"id": h, "why": w} for h, w in left.items()]})
     return 1 if left else 0
@@ -456,13 +469,18 @@ async def cmd_export(args: argparse.Namespace) -> int:
         result = await asyncio.to_thread(export, hunks, lambda u: review.ws.rel(u), read)
         diff, ids, skipped = result.diff, result.hunk_ids, result.skipped
         for hid, why in skipped:
-            print(f"stet: skipped hunk {hid}: {why}", file=sys.stderr)
+            print(f"stet: skipped hunk {inert(hid)}: {inert(why)}", file=sys.stderr)
         if args.output:
             with open(args.output, "w", encoding="utf-8", newline="") as f:
                 f.write(diff)
         if args.json:
             print_json({"diff": diff, "hunkIds": ids, "skipped": [{"id": i, "why": w} for i, w in skipped]})
         elif not args.output:
-            sys.stdout.write(diff)
+            sys.stdout.write(_readable(diff) if on_terminal() else diff)  # piped: the exact patch
             sys.stdout.flush()
     return 0
+
+
+def _readable(diff: str) -> str:
+    """A patch for a person at a terminal: each line made inert on its own row (a CR too)."""
+    return "\n".join(inert(line, keep=TAB) for line in diff.split("\n"))

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from types import TracebackType
 
+from ..domain.inert import inert
 from ..review import Review, open_review
 from . import hosting
 from .locate import locate
@@ -26,10 +29,44 @@ async def opened(
     if hosting.HOST is not None and not repair:
         yield await hosting.HOST(db, roots)  # the resident's: kept open for the next call
         return
-    result = await open_review(roots, db, create=create, quarantine=repair, tidy=tidy)
-    if result.notice:
-        print(f"stet: {result.notice}", file=sys.stderr)
+    with _logged_inert():
+        result = await open_review(roots, db, create=create, quarantine=repair, tidy=tidy)
+        if result.notice:
+            print(f"stet: {inert(result.notice)}", file=sys.stderr)
+        try:
+            yield result.review
+        finally:
+            await result.review.close()
+
+
+ExcInfo = tuple[type[BaseException], BaseException, TracebackType | None] | tuple[None, None, None]
+
+
+class _Inert(logging.Formatter):
+    """What the review's background work logs may quote what an agent wrote (a path in a patch
+    of the inbox, a proposal's error): the message made inert on its line, a traceback line by line."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return inert(super().formatMessage(record))
+
+    def formatException(self, ei: ExcInfo) -> str:
+        return "\n".join(inert(line, keep="\t") for line in super().formatException(ei).split("\n"))
+
+
+@contextmanager
+def _logged_inert() -> Iterator[None]:
+    """Warnings and errors on stderr, the message alone, as Python says them in a process that
+    set no logging up (`stet watch`, `stet doctor --fix`), but made inert. A process that set
+    its own up (the resident's log file, a test's capture) keeps it."""
+    root = logging.getLogger()
+    if root.handlers:
+        yield
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_Inert("%(message)s"))
+    handler.setLevel(logging.WARNING)
+    root.addHandler(handler)
     try:
-        yield result.review
+        yield
     finally:
-        await result.review.close()
+        root.removeHandler(handler)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
+from ..domain.inert import inert, shown
 from ..domain.task import NOTE_KINDS, STEP_STATUSES, TASK_STATUSES
 from .output import print_json
 
@@ -148,7 +149,7 @@ async def cmd_task(args: argparse.Namespace) -> int:
         if sub == "start":
             out = await tasks.start(args.title, args.goal, agent=args.agent, task_id=args.task_id, request_id=rid)
             # Only the id on stdout (`T=$(stet task start ...)`); the note goes to stderr.
-            text = out["task"]["id"]
+            text = inert(out["task"]["id"])
             if not out["created"]:
                 print(f"stet: task {text} was already started; carrying it on", file=sys.stderr)
             if args.snapshot:
@@ -160,7 +161,7 @@ async def cmd_task(args: argparse.Namespace) -> int:
         elif sub == "step":
             out = await tasks.step(args.task, text=args.text, status=args.status, n=args.n, request_id=rid)
             s = out["step"]
-            text = f"step {s['n']} [{s['status']}] {s['text']}"
+            text = f"step {s['n']} [{s['status']}] {inert(s['text'])}"
         elif sub == "note":
             kind = "question" if args.question else args.kind or ("answer" if args.answers is not None else "decision")
             out = await tasks.note(args.task, args.text, kind=kind, why=args.why, answers=args.answers, request_id=rid)
@@ -170,16 +171,16 @@ async def cmd_task(args: argparse.Namespace) -> int:
             # Paths typed in a shell are relative to where it is, not to the workspace root.
             paths = [p if p.startswith("file:") else os.path.abspath(p) for p in args.paths]
             out = await tasks.read(args.task, paths, request_id=rid)
-            text = "\n".join(f"{f['path']}  {f['hash'] or '(does not exist)'}" for f in out["files"])
+            text = "\n".join(f"{shown(f['path'])}  {f['hash'] or '(does not exist)'}" for f in out["files"])
         elif sub == "done":
             status = "open" if args.reopen else "abandoned" if args.abandon else "done"
             out = await tasks.finish(args.task, status=status, summary=args.summary, request_id=rid)
-            text = f"task {args.task} is {out['task']['status']}"
+            text = f"task {inert(args.task)} is {out['task']['status']}"
         else:  # list
             items = await tasks.list(args.status)
             out = {"tasks": items}
             rows = [
-                f"{t['id']}  {t['status']:<9}  {t['title']}"
+                f"{inert(t['id'])}  {t['status']:<9}  {inert(t['title'])}"
                 + (f"  ({', '.join(f'{n} {s}' for s, n in t['counts'].items())})" if t["counts"] else "")
                 for t in items
             ]

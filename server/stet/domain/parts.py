@@ -20,9 +20,11 @@ from dataclasses import dataclass
 from .hunks import CONTEXT, Context, Lines
 from .text import detect_eol, is_terminated
 
+MAX_RANGES = 10_000  # ranges on each side of one selection (docs/protocol.md, "Parts of a hunk")
+
 
 class BadSelection(ValueError):
-    """A selection that names no line, or a line the hunk does not have."""
+    """A selection that names no line, or a line the hunk does not have, or too many ranges."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,8 @@ class Selection:
         new_ranges: Iterable[Sequence[int]],
     ) -> Selection:
         """From inclusive [first, last] ranges, checked against the hunk's `old` and `new` lines."""
+        old_ranges, new_ranges = list(old_ranges), list(new_ranges)
+        check_count(old_ranges, new_ranges)
         sel = cls(_indices(old_ranges, len(old), "old"), _indices(new_ranges, len(new), "new"))
         if not sel.old and not sel.new:
             raise BadSelection("the selection names no changed line of the hunk")
@@ -53,8 +57,20 @@ class Selection:
         return Selection(frozenset(range(len(old))) - self.old, frozenset(range(len(new))) - self.new)
 
 
-def _indices(ranges: Iterable[Sequence[int]], size: int, side: str) -> frozenset[int]:
-    out: set[int] = set()
+def check_count(old_ranges: Sequence[object], new_ranges: Sequence[object]) -> None:
+    """A selection names at most MAX_RANGES ranges on each side (checked before any other work)."""
+    for side, ranges in (("old", old_ranges), ("new", new_ranges)):
+        if len(ranges) > MAX_RANGES:
+            raise BadSelection(
+                f"{len(ranges)} {side} ranges: a selection takes at most {MAX_RANGES} ranges on each side "
+                "(merge adjacent lines into one [first, last] range)"
+            )
+
+
+def merged(ranges: Iterable[Sequence[int]], size: int, side: str) -> list[tuple[int, int]]:
+    """Inclusive [first, last] ranges checked against a side of `size` lines, as sorted,
+    disjoint spans: overlapping and adjacent ranges are one."""
+    spans = []
     for r in ranges:
         first, last = r[0], r[1]
         if first > last:
@@ -63,8 +79,22 @@ def _indices(ranges: Iterable[Sequence[int]], size: int, side: str) -> frozenset
             raise BadSelection(
                 f"{side} range [{first}, {last}] is outside the hunk: it has {size} {side} line(s) (0-based indices)"
             )
-        out.update(range(first, last + 1))
-    return frozenset(out)
+        spans.append((first, last))
+    spans.sort()
+    out: list[tuple[int, int]] = []
+    for first, last in spans:
+        if out and first <= out[-1][1] + 1:
+            if last > out[-1][1]:
+                out[-1] = (out[-1][0], last)
+        else:
+            out.append((first, last))
+    return out
+
+
+def _indices(ranges: Iterable[Sequence[int]], size: int, side: str) -> frozenset[int]:
+    # Each line once, whatever the ranges repeat: linear in the hunk's size, not in the
+    # ranges' total length (copies of a long range once cost 10^9 insertions).
+    return frozenset(i for first, last in merged(ranges, size, side) for i in range(first, last + 1))
 
 
 def stage(old: Lines, new: Lines, sel: Selection) -> Lines:

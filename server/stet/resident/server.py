@@ -29,6 +29,7 @@ import traceback
 from ..cli import hosting
 from ..cli import main as cli_main
 from ..cli.locate import locate
+from ..domain.inert import inert
 from ..errors import StetError, StoreLost
 from ..review import Review, open_review
 from ..review.session import catch_up
@@ -64,7 +65,7 @@ class Resident:
         await self.review.require_store().check()
         lag = await catch_up(self.review)
         if lag:
-            print(f"stet: {lag}", file=sys.stderr)
+            print(f"stet: {inert(lag)}", file=sys.stderr)
         return self.review
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

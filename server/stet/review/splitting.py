@@ -18,7 +18,7 @@ from typing import NamedTuple
 from ..domain.effect_outcome import Action
 from ..domain.hunks import Lines
 from ..domain.model import Hunk, Kind
-from ..domain.parts import BadSelection, Piece, Selection, split, stage
+from ..domain.parts import BadSelection, Piece, Selection, check_count, split, stage
 from ..domain.shapes import JSON
 from ..domain.status import Decide, Status, TransitionError, plan
 from ..errors import Conflict, InvalidParams, TooLarge, UnknownHunk
@@ -67,6 +67,10 @@ class Splitting:
         store = st.require_store()
         if request_id is not None:
             st.limits.check_id("requestId", request_id)
+        try:
+            check_count(old, new)  # before the lock: a hostile selection holds up no one
+        except BadSelection as exc:
+            raise InvalidParams(f"hunk {hunk_id}: {exc}", {"hunkId": hunk_id}) from None
         if feedback is not None and 3 * len(feedback.encode("utf-8", "surrogatepass")) > st.limits.max_bytes:
             raise TooLarge(f"the feedback is larger than Stet keeps (limit {st.limits.max_bytes} bytes)")
         op_id = request_id or new_id("op-")
