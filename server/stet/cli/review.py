@@ -40,6 +40,7 @@ def opened(args: argparse.Namespace, create: bool = False) -> AbstractAsyncConte
 def _read_input(name: str) -> str:
     from ..errors import TooLarge
     from ..review.config import Limits
+    from . import inputs
 
     # A patch holds the texts the proposal stores (bounded by Limits.max_bytes) plus context and
     # headers: four times that is generous, and /dev/zero or an endless pipe stops there.
@@ -47,14 +48,17 @@ def _read_input(name: str) -> str:
     try:
         if name == "-":
             data = sys.stdin.buffer.read(most + 1)
+            if len(data) > most:
+                raise inputs.Oversize()
         else:
-            with open(name, "rb") as f:
-                data = f.read(most + 1)
+            data = inputs.read(name, most)  # a FIFO or a device is refused, never waited on
     except OSError as exc:
         raise Usage(f"cannot read {name}: {exc.strerror or exc}") from None
-    if len(data) > most:
+    except inputs.Unreadable as exc:
+        raise Usage(f"cannot read {name}: {exc}") from None
+    except inputs.Oversize:
         shown = "stdin" if name == "-" else name
-        raise TooLarge(f"{shown} is larger than {most // 2**20} MiB: propose the change in smaller parts")
+        raise TooLarge(f"{shown} is larger than {most // 2**20} MiB: propose the change in smaller parts") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -11,7 +11,8 @@ acknowledged only after its commit, its edit is journaled, and the client replay
 its own process with the same request id, which the operation log answers once.
 
 It stops after STET_RESIDENT_IDLE seconds without a call (600), when its socket or folder is
-removed or replaced (`git clean -fdx`), when its store is lost, and on SIGTERM."""
+removed or replaced (`git clean -fdx`), when its store is lost, and on SIGTERM: after the call in
+progress, or STOP_GRACE seconds later if that call holds the process (see _stop_when_told)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ log = logging.getLogger(__name__)
 
 IDLE = float(os.environ.get("STET_RESIDENT_IDLE", "600"))
 TICK = 1.0  # seconds between looks at the socket, the folder and the idle time
+STOP_GRACE = 10  # seconds a resident told to stop gives the call in progress (then it ends)
 
 
 class Resident:
@@ -353,9 +355,7 @@ async def _listen(db: str, roots: list[str], home: str, folder: int, pid_fd: int
         os.pwrite(pid_fd, f"{os.getpid()}\n".encode(), 0)
         server = await asyncio.start_unix_server(resident.handle, sock=sock)
         hosting.HOST = resident.host
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, resident.stopping.set)
+        _stop_when_told(asyncio.get_running_loop(), resident.stopping)
         await resident.watch()
         server.close()
         with contextlib.suppress(asyncio.TimeoutError):
@@ -367,6 +367,23 @@ async def _listen(db: str, roots: list[str], home: str, folder: int, pid_fd: int
         if resident.socket_id is not None:
             _forget(folder, place.SOCKET, resident.socket_id)
         await opened.review.close()
+
+
+def _stop_when_told(loop: asyncio.AbstractEventLoop, stopping: asyncio.Event) -> None:
+    """SIGTERM (`stet resident --stop`) or SIGINT: stop once the call in progress is answered. A
+    call can hold the event loop (a blocking read, a long computation): the handler is Python's
+    own, not the loop's, so it runs all the same, and arms SIGALRM, whose default action ends the
+    process STOP_GRACE seconds later if it is still there - as SIGKILL would, which loses nothing:
+    its client replays the call by its request id. A second signal ends it at once."""
+
+    def told(signum: int, frame: object) -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGALRM):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.alarm(STOP_GRACE)
+        loop.call_soon_threadsafe(stopping.set)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, told)
 
 
 def _stale_socket(folder: int, home: str) -> bool:
