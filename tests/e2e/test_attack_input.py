@@ -1,10 +1,13 @@
-"""Issue 29, item 1: what a command reads as its input, named on its command line, never stops a
-process, and a resident told to stop stops.
+"""Issue 29, items 1 and 3: what a command reads as its input, named on its command line, never
+stops a process and never reaches the wrong process; a resident told to stop stops.
 
-`stet propose --patch FIFO` blocked opening the pipe: in the resident (stet/resident/) it held the
-one call slot for good, so every later call and hook waited the client's 120 s, and SIGTERM or
-`stet resident --stop` did nothing. A file that is not a regular one is refused at once, and a
-resident inside a slow call still stops when told to (the call is replayed by its client).
+1. `stet propose --patch FIFO` blocked opening the pipe: in the resident (stet/resident/) it held
+   the one call slot for good, so every later call and hook waited the client's 120 s, and SIGTERM
+   or `stet resident --stop` did nothing. A file that is not a regular one is refused at once, and
+   a resident inside a slow call still stops when told to (the call is replayed by its client).
+3. `--patch <(git diff)` and `--patch /dev/stdin < p` name the caller's own descriptors: the
+   resident cannot open the first and opened its own empty stdin for the second. They are read in
+   the caller's process, as in a call of its own.
 
 Real processes throughout: the thin client as installed, the resident it starts."""
 
@@ -129,3 +132,45 @@ def _status(root: Path, hid: str) -> str | None:
     finally:
         conn.close()
     return row[0] if row else None
+
+
+# --- 3. the caller's own descriptors ----------------------------------------------------------
+
+
+def test_the_callers_own_descriptors_are_read_by_the_caller(repo, tmp_path):
+    started(repo)
+    before = calls(repo)
+    diffs = {}
+    for name in ("a.txt", "b.txt", "c.txt", "d.txt"):
+        diffs[name] = tmp_path / f"{name}.diff"
+        diffs[name].write_text(patch_of(name))
+    results = []
+    # `--patch /dev/stdin < p`: the caller's stdin is a file.
+    with open(diffs["a.txt"], "rb") as f:
+        results.append(_run([*STET, "propose", "--patch", "/dev/stdin", "--json"], repo, stdin=f))
+    # ... or a pipe.
+    results.append(stet("propose", "--patch", "/dev/stdin", "--json", cwd=repo, input=patch_of("b.txt"), env=ON))
+    # `--patch <(cat p)`: a process substitution, /dev/fd/63 of the caller.
+    script = '"$@" --patch <(cat "$DIFF")'
+    results.append(_run(["bash", "-c", script, "-", *STET, "propose", "--json"], repo, DIFF=str(diffs["c.txt"])))
+    # `--edit /proc/self/fd/N`: a pipe the caller holds open.
+    edit = {"changes": {(repo / "d.txt").as_uri(): [_line_3_edit()]}}
+    script = '"$@" --edit /proc/self/fd/3 3< <(printf %s "$EDIT")'
+    results.append(_run(["bash", "-c", script, "-", *STET, "propose", "--json"], repo, EDIT=json.dumps(edit)))
+    for p in results:
+        assert p.returncode == 0, (p.stdout, p.stderr)
+        assert len(json.loads(p.stdout)["hunks"]) == 1, p.stdout
+    files = sorted(Path(h["uri"]).name for h in stet_json("status", cwd=repo, env=OFF)["hunks"])
+    assert files == ["a.txt", "b.txt", "c.txt", "d.txt"]
+    assert calls(repo) == before + 4, "each was answered by the resident, with the input the caller read"
+
+
+def _line_3_edit() -> dict:
+    span = {"start": {"line": 2, "character": 0}, "end": {"line": 2, "character": 6}}
+    return {"range": span, "newText": "LINE THREE"}
+
+
+def _run(argv: list[str], cwd: Path, stdin=None, **env: str) -> subprocess.CompletedProcess:
+    full = {**os.environ, **ON, "NO_COLOR": "1", **env}
+    p = subprocess.run(argv, cwd=cwd, stdin=stdin, capture_output=True, env=full, timeout=60, text=True)
+    return p

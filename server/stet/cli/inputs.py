@@ -1,11 +1,14 @@
-"""The input file a command reads (`propose --patch FILE`, `--edit FILE`): bounded, never blocked on.
+"""The input file a command reads (`propose --patch FILE`, `--edit FILE`): read in the caller's
+own process, bounded, never blocked on.
 
 A file named on the command line is opened only if it is a regular file (checked before opening
 and again on the handle, opened with O_NONBLOCK: a FIFO nobody writes can never hold the process),
 except a name for one of the caller's own descriptors (`/dev/stdin`, `/dev/fd/N` as `<(git diff)`
-gives, `/proc/self/fd/N`): that is read like stdin, whatever it is.
+gives, `/proc/self/fd/N`): that is read like stdin, whatever it is. The thin client reads these
+before handing a call to the resident (stet/resident/), which has other descriptors and must never
+wait on a caller's pipe: what it read travels with the call and is put in READ for the command.
 
-Light (os, sys and stat are loaded at Python's start)."""
+Light: the thin client imports it (os, sys and stat are loaded at Python's start)."""
 
 from __future__ import annotations
 
@@ -16,6 +19,11 @@ TYPE_CHECKING = False  # no `typing` at the CLI's start
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+# What the caller's process read for this call, by the name the command line gives: the
+# content, or the Unreadable or Oversize it met.
+READ: dict[str, bytes | Exception] = {}
+
+_OPTIONS = ("--patch", "--edit")  # propose's options that name an input ('-': stdin)
 _OWN = ("/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/")
 
 
@@ -27,11 +35,43 @@ class Oversize(Exception):
     """An input of more bytes than its limit (none of it kept)."""
 
 
+def names(argv: list[str]) -> list[str]:
+    """The inputs a `propose` command line names, in any spelling argparse takes (`--patch F`,
+    `--patch=F`, an abbreviation such as `--pa F`); '-' is stdin."""
+    found: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            break
+        option, eq, value = arg.partition("=")
+        if len(option) > 2 and option.startswith("--") and any(o.startswith(option) for o in _OPTIONS):
+            if not eq:
+                i += 1
+                if i == len(argv):
+                    break
+                value = argv[i]
+            found.append(value)
+        i += 1
+    return found
+
+
 def own_descriptor(name: str) -> bool:
     """Whether `name` means one of the calling process's open descriptors."""
     if name == "/dev/stdin":
         return True
     return any(name.startswith(p) and name[len(p) :].isdigit() for p in _OWN)
+
+
+def take(name: str, most: int) -> bytes:
+    """The input file `name` as this call's caller read it (READ), else read here. Raises
+    Unreadable, or Oversize past `most` bytes."""
+    got = READ.get(name)
+    if got is None:
+        got = read(name, most)
+    if isinstance(got, Exception):
+        raise got
+    return got
 
 
 def read(name: str, most: int) -> bytes:

@@ -40,7 +40,12 @@ def opened(args: argparse.Namespace, create: bool = False) -> AbstractAsyncConte
 def _read_input(name: str) -> str:
     from ..errors import TooLarge
     from ..review.config import Limits
-    from . import inputs
+    from . import hosting, inputs
+
+    if hosting.HOST is not None and name != "-" and name not in inputs.READ:
+        # A resident has other descriptors than its caller and must never wait on a caller's
+        # FIFO: it reads only what the caller read for it (stet/resident/client.py).
+        raise hosting.InputElsewhere(name)
 
     # A patch holds the texts the proposal stores (bounded by Limits.max_bytes) plus context and
     # headers: four times that is generous, and /dev/zero or an endless pipe stops there.
@@ -51,7 +56,7 @@ def _read_input(name: str) -> str:
             if len(data) > most:
                 raise inputs.Oversize()
         else:
-            data = inputs.read(name, most)  # a FIFO or a device is refused, never waited on
+            data = inputs.take(name, most)  # a FIFO or a device is refused, never waited on
     except OSError as exc:
         raise Usage(f"cannot read {name}: {exc.strerror or exc}") from None
     except inputs.Unreadable as exc:

@@ -4,8 +4,11 @@ in this process as it always did (cli/main.py), with the same request id, so tha
 resident died mid-way is replayed there, never done twice. Where no resident answers, it starts
 one for the next call (STET_RESIDENT=off: never).
 
-It imports only what Python has loaded at start (os, sys, io) and `_socket`: `import socket`
-alone costs half of `python -c pass`."""
+The input files a call names are read here, in the caller's process (cli/inputs.py): bounded,
+never blocked on; the resident gets the bytes.
+
+It imports only what Python has loaded at start (os, sys, io, stat), `_socket` and one small
+module of the CLI (cli/inputs.py): `import socket` alone costs half of `python -c pass`."""
 
 from __future__ import annotations
 
@@ -13,8 +16,11 @@ import io
 import os
 import sys
 
+from ..cli import inputs
 from . import place
 from .ask import Refused, ask, deliver, start_resident
+
+_PATCH = 40 << 20  # bytes of a patch or edit file, at most (cli/review.py: 4 x Limits.max_bytes)
 
 
 def main() -> int:
@@ -40,7 +46,11 @@ def main() -> int:
         home = None
     if home is None:
         return _resident(argv[1:]) if status else _here(argv, request_id)
-    reads = command == "hook" or (command == "propose" and "-" in argv)
+    named = inputs.names(argv) if command == "propose" else []
+    files = _files(named)
+    if files is None:  # refused (unreadable, too large): said by the command, in this process
+        return _here(argv, request_id)
+    reads = command == "hook" or "-" in named
     stdin = _stdin() if reads else b""
     if command == "hook" and (b"UserPromptSubmit" in stdin or b"SessionStart" in stdin):
         # What these tell the agent is recorded as told once it is written: only this process
@@ -49,7 +59,7 @@ def main() -> int:
         return _here(argv, request_id)
     start = False
     try:
-        answer = ask(home, argv, request_id, stdin)
+        answer = ask(home, argv, request_id, stdin, files)
     except Refused as exc:
         print(f"stet: {exc} (the call runs without the resident)", file=sys.stderr)
         answer = None
@@ -61,9 +71,25 @@ def main() -> int:
         return _resident(argv[1:])
     if start or answer == "start":
         start_resident(place.store_options(argv))
+    # What this process read is the call's input here too: a pipe cannot be read twice.
     if reads:
         sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+    inputs.READ.update(files)
     return _here(argv, request_id)
+
+
+def _files(named: list[str]) -> dict[str, bytes] | None:
+    """The input files a call names, read here, by name (cli/inputs.py). None when one is
+    refused: kept in inputs.READ for the command, which says why as in a process of its own."""
+    files: dict[str, bytes] = {}
+    for name in named:
+        if name != "-":
+            try:
+                files[name] = inputs.read(name, _PATCH)
+            except (inputs.Unreadable, inputs.Oversize) as exc:
+                inputs.READ[name] = exc
+                return None
+    return files
 
 
 def _resident(argv: list[str]) -> int:

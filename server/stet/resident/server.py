@@ -27,7 +27,7 @@ import sys
 import time
 import traceback
 
-from ..cli import hosting
+from ..cli import hosting, inputs
 from ..cli import main as cli_main
 from ..cli.locate import locate
 from ..errors import StetError, StoreLost
@@ -78,7 +78,7 @@ class Resident:
                 return
             data = await _read_call(reader)
             parts = wire.unpack(data) if data is not None else None
-            if parts is None or len(parts) != 7:
+            if parts is None or len(parts) != 8:
                 return  # not a whole call: nothing was done
             async with self.lock:
                 self.last = time.monotonic()
@@ -94,7 +94,10 @@ class Resident:
     async def answer(self, parts: list[bytes]) -> list[bytes]:
         """[b"done", exit code, stdout, stderr], or [b"declined", why, b"start" when a new
         resident should take over (this one stops), b""]."""
-        _, request_id, cwd, tty, argv_raw, env_raw, stdin = parts
+        _, request_id, cwd, tty, argv_raw, env_raw, stdin, files_raw = parts
+        files = _files(files_raw)
+        if files is None:
+            return _declined("not a whole call")
         argv = [os.fsdecode(a) for a in argv_raw.split(b"\0")] if argv_raw else []
         env = dict(e.split("=", 1) for e in env_raw.decode("utf-8", "surrogateescape").split("\0") if "=" in e)
         command = next((a for a in argv if not a.startswith("-")), None)
@@ -118,19 +121,18 @@ class Resident:
             self.stopping.set()
             return _declined("the store was lost", replace=True)
         self.calls += 1
-        return await self._run(argv, request_id.decode(), os.fsdecode(cwd), tty == b"1", env, stdin)
+        caller = _Caller(os.fsdecode(cwd), env, stdin, files)
+        return await self._run(argv, request_id.decode(), caller, tty == b"1")
 
-    async def _run(
-        self, argv: list[str], request_id: str, cwd: str, tty: bool, env: dict[str, str], stdin: bytes
-    ) -> list[bytes]:
+    async def _run(self, argv: list[str], request_id: str, caller: _Caller, tty: bool) -> list[bytes]:
         out, err = _Output(tty), _Output(False)
-        with _as_the_caller(cwd, env, stdin, out, err) as ok:
+        with _as_the_caller(caller, out, err) as ok:
             if not ok:
                 return _declined("the call's folder is gone")
             try:
                 code = await cli_main.run_async(argv, request_id)
-            except hosting.NotHere:
-                return _declined("another store")
+            except hosting.NotHere as exc:
+                return _declined(exc.why)
             except Exception:  # a bug: said as the command's own process would, then a fresh resident
                 traceback.print_exc()
                 code = 1
@@ -180,22 +182,39 @@ class _Output(io.TextIOWrapper):
         return self._tty
 
 
+class _Caller:
+    """What a call brings of its caller: its folder, its environment, its stdin, and the input
+    files it read for the call (the resident never opens those itself: cli/inputs.py)."""
+
+    def __init__(self, cwd: str, env: dict[str, str], stdin: bytes, files: dict[str, bytes]):
+        self.cwd, self.env, self.stdin, self.files = cwd, env, stdin, files
+
+
+def _files(raw: bytes) -> dict[str, bytes] | None:
+    parts = wire.split(raw)
+    if parts is None or len(parts) % 2:
+        return None
+    return {os.fsdecode(parts[i]): parts[i + 1] for i in range(0, len(parts), 2)}
+
+
 @contextlib.contextmanager
-def _as_the_caller(cwd: str, env: dict[str, str], stdin: bytes, out: _Output, err: _Output):  # type: ignore[no-untyped-def]
-    """The caller's folder, environment and stdio for the call, this process's after it."""
+def _as_the_caller(caller: _Caller, out: _Output, err: _Output):  # type: ignore[no-untyped-def]
+    """The caller's folder, environment, stdio and input files for the call, this process's after it."""
     saved = (os.getcwd(), dict(os.environ), sys.stdin, sys.stdout, sys.stderr)
     try:
-        os.chdir(cwd)
+        os.chdir(caller.cwd)
     except OSError:
         yield False
         return
     os.environ.clear()
-    os.environ.update(env)
-    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+    os.environ.update(caller.env)
+    sys.stdin = io.TextIOWrapper(io.BytesIO(caller.stdin), encoding="utf-8")
     sys.stdout, sys.stderr = out, err
+    inputs.READ.update(caller.files)
     try:
         yield True
     finally:
+        inputs.READ.clear()
         sys.stdin, sys.stdout, sys.stderr = saved[2], saved[3], saved[4]
         os.environ.clear()
         os.environ.update(saved[1])
