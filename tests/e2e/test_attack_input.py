@@ -1,5 +1,5 @@
-"""Issue 29, items 1 and 3: what a command reads as its input, named on its command line, never
-stops a process and never reaches the wrong process; a resident told to stop stops.
+"""Issue 29, items 1, 3 and 6: what a command reads as its input, named on its command line or
+piped in, never stops a process, never reaches the wrong process, never grows one without bound.
 
 1. `stet propose --patch FIFO` blocked opening the pipe: in the resident (stet/resident/) it held
    the one call slot for good, so every later call and hook waited the client's 120 s, and SIGTERM
@@ -8,8 +8,13 @@ stops a process and never reaches the wrong process; a resident told to stop sto
 3. `--patch <(git diff)` and `--patch /dev/stdin < p` name the caller's own descriptors: the
    resident cannot open the first and opened its own empty stdin for the second. They are read in
    the caller's process, as in a call of its own.
+6. Standard input was read whole: `yes | stet hook claude-code` grew to gigabytes, then a
+   MemoryError. It is read up to what the input may hold (a hook event: what the HTTP route takes;
+   a patch: 40 MiB), then refused on one line.
 
-Real processes throughout: the thin client as installed, the resident it starts."""
+Real processes throughout: the thin client as installed, the resident it starts, `yes` for an
+endless input; peak memory is the `stet` process's own (wait4's rusage), under an address-space
+limit so that a regression fails instead of exhausting the machine."""
 
 from __future__ import annotations
 
@@ -18,6 +23,8 @@ import os
 import signal
 import sqlite3
 import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -174,3 +181,71 @@ def _run(argv: list[str], cwd: Path, stdin=None, **env: str) -> subprocess.Compl
     full = {**os.environ, **ON, "NO_COLOR": "1", **env}
     p = subprocess.run(argv, cwd=cwd, stdin=stdin, capture_output=True, env=full, timeout=60, text=True)
     return p
+
+
+# --- 6. an endless standard input ---------------------------------------------------------------
+
+# Runs argv[3:] under an address-space limit of argv[2] bytes, its stdin that of this process, and
+# writes its peak resident memory (KB) into argv[1]; exits with its exit code.
+LAUNCHER = """
+import os, resource, sys
+pid = os.fork()
+if pid == 0:
+    limit = int(sys.argv[2])
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    os.execv(sys.argv[3], sys.argv[3:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+ADDRESS_SPACE = 2 << 30  # far above what a bounded read needs; an unbounded one stops here
+PEAK_MB = 400  # a hook of 64 MiB, held twice at most, and the interpreter
+
+
+def endless(args: list[str], cwd: Path, env: dict) -> tuple[subprocess.CompletedProcess, float]:
+    """`yes | stet ARGS`: its result and its peak resident memory (MB)."""
+    full = {k: v for k, v in os.environ.items() if k not in ("STET_DB", "STET_FAULT")}
+    full.update({"NO_COLOR": "1", **env})
+    with tempfile.TemporaryDirectory() as tmp:
+        peak = Path(tmp) / "peak"
+        yes = subprocess.Popen(["yes"], stdout=subprocess.PIPE)
+        try:
+            launcher = [sys.executable, "-c", LAUNCHER, str(peak), str(ADDRESS_SPACE), *STET, *args]
+            p = subprocess.run(
+                launcher, cwd=cwd, env=full, stdin=yes.stdout, capture_output=True, text=True, timeout=120
+            )
+        finally:
+            yes.kill()
+            yes.wait()
+            assert yes.stdout is not None
+            yes.stdout.close()
+        return p, int(peak.read_text()) / 1024
+
+
+@pytest.mark.parametrize("resident", [True, False], ids=["resident", "own process"])
+def test_an_endless_hook_input_is_refused_in_bounded_memory(repo, resident):
+    if resident:
+        started(repo)
+    store = db_summary(repo / ".stet" / "stet.db")
+    p, peak = endless(["hook", "claude-code"], repo, ON if resident else OFF)
+    # A hook never blocks the agent: exit 0, the reason on one line.
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    assert p.stderr == "stet hook: TooLarge: the hook input is larger than 64 MiB\n", p.stderr
+    assert p.stdout == ""
+    assert peak < PEAK_MB, f"peak {peak:.0f} MB"
+    assert db_summary(repo / ".stet" / "stet.db") == store
+    if resident:
+        assert resident_pid(repo) is not None
+
+
+@pytest.mark.parametrize("resident", [True, False], ids=["resident", "own process"])
+def test_an_endless_patch_on_stdin_is_refused_in_bounded_memory(repo, resident):
+    if resident:
+        started(repo)
+    store = db_summary(repo / ".stet" / "stet.db")
+    p, peak = endless(["propose", "--patch", "-"], repo, ON if resident else OFF)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert p.stderr == "stet: TooLarge: stdin is larger than 40 MiB: propose the change in smaller parts\n", p.stderr
+    assert peak < PEAK_MB, f"peak {peak:.0f} MB"
+    assert db_summary(repo / ".stet" / "stet.db") == store

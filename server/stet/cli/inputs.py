@@ -1,5 +1,5 @@
-"""The input file a command reads (`propose --patch FILE`, `--edit FILE`): read in the caller's
-own process, bounded, never blocked on.
+"""The input a command reads (`propose --patch FILE`, `--edit FILE`, `-` for stdin, a hook's
+event on stdin): read in the caller's own process, bounded, never blocked on.
 
 A file named on the command line is opened only if it is a regular file (checked before opening
 and again on the handle, opened with O_NONBLOCK: a FIFO nobody writes can never hold the process),
@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 
-TYPE_CHECKING = False  # no `typing` at the CLI's start
+TYPE_CHECKING = False  # no `typing` in the thin client
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-# What the caller's process read for this call, by the name the command line gives: the
-# content, or the Unreadable or Oversize it met.
+# What the caller's process read for this call, by the name the command line gives ('-': stdin):
+# the content, or the Unreadable or Oversize it met.
 READ: dict[str, bytes | Exception] = {}
 
 _OPTIONS = ("--patch", "--edit")  # propose's options that name an input ('-': stdin)
@@ -64,11 +65,11 @@ def own_descriptor(name: str) -> bool:
 
 
 def take(name: str, most: int) -> bytes:
-    """The input file `name` as this call's caller read it (READ), else read here. Raises
-    Unreadable, or Oversize past `most` bytes."""
+    """The input `name` names ('-': stdin) as this call's caller read it (READ), else read here.
+    Raises Unreadable, or Oversize past `most` bytes."""
     got = READ.get(name)
     if got is None:
-        got = read(name, most)
+        got = stdin(most) if name == "-" else read(name, most)
     if isinstance(got, Exception):
         raise got
     return got
@@ -96,6 +97,17 @@ def read(name: str, most: int) -> bytes:
         raise Unreadable(exc.strerror or str(exc)) from None
     finally:
         os.close(fd)
+
+
+def stdin(most: int) -> bytes:
+    """This process's stdin (nothing when it has none). Raises Unreadable, or Oversize past
+    `most` bytes."""
+    if sys.stdin is None:
+        return b""
+    try:
+        return _bounded(sys.stdin.buffer.read, most)
+    except OSError as exc:
+        raise Unreadable(exc.strerror or str(exc)) from None
 
 
 def _regular(mode: int) -> None:

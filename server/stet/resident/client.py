@@ -4,11 +4,11 @@ in this process as it always did (cli/main.py), with the same request id, so tha
 resident died mid-way is replayed there, never done twice. Where no resident answers, it starts
 one for the next call (STET_RESIDENT=off: never).
 
-The input files a call names are read here, in the caller's process (cli/inputs.py): bounded,
-never blocked on; the resident gets the bytes.
+The input a call reads is read here, in the caller's process (cli/inputs.py): its stdin and the
+files its command line names, bounded, never blocked on; the resident gets the bytes.
 
-It imports only what Python has loaded at start (os, sys, io, stat), `_socket` and one small
-module of the CLI (cli/inputs.py): `import socket` alone costs half of `python -c pass`."""
+It imports only what Python has loaded at start (os, sys, io, stat), `_socket` and two small
+modules of its own (limits.py, cli/inputs.py): `import socket` alone costs half of `python -c pass`."""
 
 from __future__ import annotations
 
@@ -16,11 +16,10 @@ import io
 import os
 import sys
 
+from .. import limits
 from ..cli import inputs
 from . import place
 from .ask import Refused, ask, deliver, start_resident
-
-_PATCH = 40 << 20  # bytes of a patch or edit file, at most (cli/review.py: 4 x Limits.max_bytes)
 
 
 def main() -> int:
@@ -46,20 +45,18 @@ def main() -> int:
         home = None
     if home is None:
         return _resident(argv[1:]) if status else _here(argv, request_id)
-    named = inputs.names(argv) if command == "propose" else []
-    files = _files(named)
-    if files is None:  # refused (unreadable, too large): said by the command, in this process
+    read = _inputs(command, argv)
+    if read is None:  # refused (unreadable, too large): said by the command, in this process
         return _here(argv, request_id)
-    reads = command == "hook" or "-" in named
-    stdin = _stdin() if reads else b""
-    if command == "hook" and (b"UserPromptSubmit" in stdin or b"SessionStart" in stdin):
+    stdin, files = read
+    if command == "hook" and stdin is not None and (b"UserPromptSubmit" in stdin or b"SessionStart" in stdin):
         # What these tell the agent is recorded as told once it is written: only this process
         # knows whether its stdout took it (an answer it could not write is told again).
         sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
         return _here(argv, request_id)
     start = False
     try:
-        answer = ask(home, argv, request_id, stdin, files)
+        answer = ask(home, argv, request_id, stdin or b"", files)
     except Refused as exc:
         print(f"stet: {exc} (the call runs without the resident)", file=sys.stderr)
         answer = None
@@ -72,24 +69,32 @@ def main() -> int:
     if start or answer == "start":
         start_resident(place.store_options(argv))
     # What this process read is the call's input here too: a pipe cannot be read twice.
-    if reads:
+    if stdin is not None:
         sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
     inputs.READ.update(files)
     return _here(argv, request_id)
 
 
-def _files(named: list[str]) -> dict[str, bytes] | None:
-    """The input files a call names, read here, by name (cli/inputs.py). None when one is
-    refused: kept in inputs.READ for the command, which says why as in a process of its own."""
+def _inputs(command: str | None, argv: list[str]) -> tuple[bytes | None, dict[str, bytes]] | None:
+    """What the call reads, read here (cli/inputs.py): its stdin (None: it reads none) and the
+    files its command line names, by name. None when one is refused: kept in inputs.READ for the
+    command, which says why as it does in a process of its own."""
+    named = inputs.names(argv) if command == "propose" else []
     files: dict[str, bytes] = {}
     for name in named:
         if name != "-":
             try:
-                files[name] = inputs.read(name, _PATCH)
+                files[name] = inputs.read(name, limits.PATCH)
             except (inputs.Unreadable, inputs.Oversize) as exc:
                 inputs.READ[name] = exc
                 return None
-    return files
+    if command != "hook" and "-" not in named:
+        return None, files
+    try:
+        return inputs.stdin(limits.HOOK if command == "hook" else limits.PATCH), files
+    except (inputs.Unreadable, inputs.Oversize) as exc:
+        inputs.READ["-"] = exc
+        return None
 
 
 def _resident(argv: list[str]) -> int:
@@ -102,12 +107,3 @@ def _here(argv: list[str], request_id: str | None) -> int:
     from ..cli.main import main as run
 
     return run(argv, request_id)
-
-
-def _stdin() -> bytes:
-    if sys.stdin is None:
-        return b""
-    try:
-        return sys.stdin.buffer.read()
-    except OSError:
-        return b""
