@@ -7,8 +7,8 @@ one for the next call (STET_RESIDENT=off: never).
 The input a call reads is read here, in the caller's process (cli/inputs.py): its stdin and the
 files its command line names, bounded, never blocked on; the resident gets the bytes.
 
-It imports only what Python has loaded at start (os, sys, io, stat), `_socket` and two small
-modules of its own (limits.py, cli/inputs.py): `import socket` alone costs half of `python -c pass`."""
+It imports only what Python has loaded at start (os, sys, io) and `_socket` (and, for a call that
+reads input, limits.py and cli/inputs.py): `import socket` alone costs half of `python -c pass`."""
 
 from __future__ import annotations
 
@@ -16,8 +16,6 @@ import io
 import os
 import sys
 
-from .. import limits
-from ..cli import inputs
 from . import place
 from .ask import Refused, ask, deliver, start_resident
 
@@ -71,7 +69,10 @@ def main() -> int:
     # What this process read is the call's input here too: a pipe cannot be read twice.
     if stdin is not None:
         sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
-    inputs.READ.update(files)
+    if files:
+        from ..cli import inputs
+
+        inputs.READ.update(files)
     return _here(argv, request_id)
 
 
@@ -79,6 +80,11 @@ def _inputs(command: str | None, argv: list[str]) -> tuple[bytes | None, dict[st
     """What the call reads, read here (cli/inputs.py): its stdin (None: it reads none) and the
     files its command line names, by name. None when one is refused: kept in inputs.READ for the
     command, which says why as it does in a process of its own."""
+    if command not in ("propose", "hook"):
+        return None, {}
+    from .. import limits
+    from ..cli import inputs
+
     named = inputs.names(argv) if command == "propose" else []
     files: dict[str, bytes] = {}
     for name in named:
