@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import subprocess
 
 import pytest
 
-from support.clitools import commit_all, db_summary, git, make_repo, snapshot, stet, stet_json
+from support.clitools import STET, commit_all, db_summary, git, make_repo, snapshot, stet, stet_json
 
 
 @pytest.fixture
@@ -107,9 +108,20 @@ def test_patch_for_a_missing_file(repo):
 
 
 def test_endless_input_is_refused_at_a_bound(repo):
-    # /dev/zero (or an endless pipe) as the patch: read up to a bound, then TooLarge, nothing stored.
+    # /dev/zero as the patch file: not a regular file, never read; as stdin (or an endless pipe),
+    # read up to a bound, then TooLarge. Nothing stored either way.
     before_files, before_db = snapshot(repo), db_summary(repo / ".stet" / "stet.db")
     p = stet("propose", "--patch", "/dev/zero", cwd=repo, timeout=30)
-    assert p.returncode == 2 and "TooLarge: /dev/zero is larger than 40 MiB" in p.stderr, p.stderr
+    assert p.returncode == 2 and "cannot read /dev/zero: a device, not a regular file" in p.stderr, p.stderr
+    with open("/dev/zero", "rb") as zero:
+        p = subprocess.run(
+            [*STET, "propose", "--patch", "/dev/stdin"],
+            cwd=repo,
+            stdin=zero,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    assert p.returncode == 2 and "TooLarge: /dev/stdin is larger than 40 MiB" in p.stderr, p.stderr
     assert snapshot(repo) == before_files and db_summary(repo / ".stet" / "stet.db") == before_db
     refused(repo, b"x" * (40 * 2**20 + 1), "TooLarge: stdin is larger than 40 MiB")

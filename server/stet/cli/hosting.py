@@ -20,3 +20,11 @@ HOST: Host | None = None
 
 class NotHere(Exception):
     """The command names another store (or workspace) than the resident's: it runs elsewhere."""
+
+    why = "another store"
+
+
+class InputElsewhere(NotHere):
+    """The command reads a file its caller did not read for it: it runs in the caller's process."""
+
+    why = "an input file the caller did not read"

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from ..errors import InvalidParams
+from ..errors import InvalidParams, TooLarge
 
 DEFAULT_PORT = 8765
 
@@ -178,10 +178,17 @@ async def _untell(args: argparse.Namespace, undo: list[tuple[str, str | None]]) 
 
 
 async def _hook(args: argparse.Namespace, undo: list[tuple[str, str | None]]) -> JSON:
+    from .. import limits
     from ..agents.claude_code import handle
+    from . import inputs
     from .session import opened
 
-    raw = sys.stdin.buffer.read()
+    try:
+        raw = inputs.take("-", limits.HOOK)
+    except inputs.Oversize:
+        raise TooLarge(f"the hook input is larger than {limits.HOOK >> 20} MiB") from None
+    except inputs.Unreadable as exc:
+        raise InvalidParams(f"cannot read the hook input: {exc}") from None
     try:
         payload = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:

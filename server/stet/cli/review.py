@@ -50,23 +50,23 @@ def opened(args: argparse.Namespace, create: bool = False) -> AbstractAsyncConte
 
 
 def _read_input(name: str) -> str:
+    from .. import limits
     from ..errors import TooLarge
-    from ..review.config import Limits
+    from . import hosting, inputs
 
-    # A patch holds the texts the proposal stores (bounded by Limits.max_bytes) plus context and
-    # headers: four times that is generous, and /dev/zero or an endless pipe stops there.
-    most = 4 * Limits.max_bytes
+    if hosting.HOST is not None and name != "-" and name not in inputs.READ:
+        # A resident has other descriptors than its caller and must never wait on a caller's
+        # FIFO: it reads only what the caller read for it (stet/resident/client.py).
+        raise hosting.InputElsewhere(name)
     try:
-        if name == "-":
-            data = sys.stdin.buffer.read(most + 1)
-        else:
-            with open(name, "rb") as f:
-                data = f.read(most + 1)
-    except OSError as exc:
-        raise Usage(f"cannot read {name}: {exc.strerror or exc}") from None
-    if len(data) > most:
+        data = inputs.take(name, limits.PATCH)
+    except inputs.Unreadable as exc:
+        raise Usage(f"cannot read {name}: {exc}") from None
+    except inputs.Oversize:
         shown = "stdin" if name == "-" else name
-        raise TooLarge(f"{shown} is larger than {most // 2**20} MiB: propose the change in smaller parts")
+        raise TooLarge(
+            f"{shown} is larger than {limits.PATCH >> 20} MiB: propose the change in smaller parts"
+        ) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -20,6 +20,7 @@ import logging
 import os
 import sys
 
+from .. import limits
 from ..errors import InvalidParams
 from ..workspace import own
 
@@ -31,7 +32,6 @@ log = logging.getLogger(__name__)
 
 TOKEN_FILE = "mcp-token"
 HOOK_PATH = "/hooks/claude-code"  # (agents.claude_code.HOOK_PATH: the same route, kept light here)
-MAX_HOOK_BODY = 64 << 20  # bytes of one hook event (a Write carries a whole file)
 
 
 def token_path(db_path: str) -> str:
@@ -128,8 +128,8 @@ class HookRoute:
             message = await receive()
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > MAX_HOOK_BODY:
-                raise InvalidParams(f"the hook input is larger than {MAX_HOOK_BODY} bytes")
+            if size > limits.HOOK:  # the same bound as a hook's stdin
+                raise InvalidParams(f"the hook input is larger than {limits.HOOK} bytes")
             chunks.append(chunk)
             if not message.get("more_body"):
                 return b"".join(chunks)

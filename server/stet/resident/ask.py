@@ -15,11 +15,14 @@ class Refused(Exception):
     """What is at the resident's place is not its own: said once, not used, not replaced."""
 
 
-def ask(home: str, argv: list[str], request_id: str, stdin: bytes) -> tuple[int, bytes, bytes] | str:
-    """The resident's answer: (exit code, stdout, stderr); or when it declines the call,
-    "start" if a new resident should take over (newer code on disk, a lost store: it stops),
-    else "" (another store, other settings). Raises OSError when none answers, Refused
-    when what is there is not a resident of this user."""
+def ask(
+    home: str, argv: list[str], request_id: str, stdin: bytes, files: dict[str, bytes]
+) -> tuple[int, bytes, bytes] | str:
+    """The resident's answer to the call, sent with its stdin and the input files this process
+    read for it (by the name its command line gives): (exit code, stdout, stderr); or when it
+    declines the call, "start" if a new resident should take over (newer code on disk, a lost
+    store: it stops), else "" (another store, other settings). Raises OSError when none
+    answers, Refused when what is there is not a resident of this user."""
     import _socket
 
     try:
@@ -37,7 +40,7 @@ def ask(home: str, argv: list[str], request_id: str, stdin: bytes) -> tuple[int,
             peer = wire.peer_uid(sock)
             if peer is not None and peer != os.geteuid():
                 raise Refused(f"the process at {home}/{place.SOCKET} runs as uid {peer}, not as you")
-            sock.sendall(wire.pack(_request(argv, request_id, stdin)))
+            sock.sendall(wire.pack(_request(argv, request_id, stdin, files)))
             sock.shutdown(_socket.SHUT_WR)
             data = _read_all(sock)
         finally:
@@ -52,7 +55,7 @@ def ask(home: str, argv: list[str], request_id: str, stdin: bytes) -> tuple[int,
     return int(parts[2]), parts[3], parts[4]
 
 
-def _request(argv: list[str], request_id: str, stdin: bytes) -> list[bytes]:
+def _request(argv: list[str], request_id: str, stdin: bytes, files: dict[str, bytes]) -> list[bytes]:
     tty = sys.stdout is not None and sys.stdout.isatty()
     env = "\0".join(f"{k}={v}" for k, v in os.environ.items())
     return [
@@ -63,6 +66,7 @@ def _request(argv: list[str], request_id: str, stdin: bytes) -> list[bytes]:
         b"\0".join(os.fsencode(a) for a in argv),
         env.encode("utf-8", "surrogateescape"),
         stdin,
+        wire.pack([part for name, data in files.items() for part in (os.fsencode(name), data)]),
     ]
 
 

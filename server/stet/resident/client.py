@@ -4,8 +4,11 @@ in this process as it always did (cli/main.py), with the same request id, so tha
 resident died mid-way is replayed there, never done twice. Where no resident answers, it starts
 one for the next call (STET_RESIDENT=off: never).
 
-It imports only what Python has loaded at start (os, sys, io) and `_socket`: `import socket`
-alone costs half of `python -c pass`."""
+The input a call reads is read here, in the caller's process (cli/inputs.py): its stdin and the
+files its command line names, bounded, never blocked on; the resident gets the bytes.
+
+It imports only what Python has loaded at start (os, sys, io) and `_socket` (and, for a call that
+reads input, limits.py and cli/inputs.py): `import socket` alone costs half of `python -c pass`."""
 
 from __future__ import annotations
 
@@ -40,16 +43,18 @@ def main() -> int:
         home = None
     if home is None:
         return _resident(argv[1:]) if status else _here(argv, request_id)
-    reads = command == "hook" or (command == "propose" and "-" in argv)
-    stdin = _stdin() if reads else b""
-    if command == "hook" and (b"UserPromptSubmit" in stdin or b"SessionStart" in stdin):
+    read = _inputs(command, argv)
+    if read is None:  # refused (unreadable, too large): said by the command, in this process
+        return _here(argv, request_id)
+    stdin, files = read
+    if command == "hook" and stdin is not None and (b"UserPromptSubmit" in stdin or b"SessionStart" in stdin):
         # What these tell the agent is recorded as told once it is written: only this process
         # knows whether its stdout took it (an answer it could not write is told again).
         sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
         return _here(argv, request_id)
     start = False
     try:
-        answer = ask(home, argv, request_id, stdin)
+        answer = ask(home, argv, request_id, stdin or b"", files)
     except Refused as exc:
         print(f"stet: {exc} (the call runs without the resident)", file=sys.stderr)
         answer = None
@@ -61,9 +66,41 @@ def main() -> int:
         return _resident(argv[1:])
     if start or answer == "start":
         start_resident(place.store_options(argv))
-    if reads:
+    # What this process read is the call's input here too: a pipe cannot be read twice.
+    if stdin is not None:
         sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+    if files:
+        from ..cli import inputs
+
+        inputs.READ.update(files)
     return _here(argv, request_id)
+
+
+def _inputs(command: str | None, argv: list[str]) -> tuple[bytes | None, dict[str, bytes]] | None:
+    """What the call reads, read here (cli/inputs.py): its stdin (None: it reads none) and the
+    files its command line names, by name. None when one is refused: kept in inputs.READ for the
+    command, which says why as it does in a process of its own."""
+    if command not in ("propose", "hook"):
+        return None, {}
+    from .. import limits
+    from ..cli import inputs
+
+    named = inputs.names(argv) if command == "propose" else []
+    files: dict[str, bytes] = {}
+    for name in named:
+        if name != "-":
+            try:
+                files[name] = inputs.read(name, limits.PATCH)
+            except (inputs.Unreadable, inputs.Oversize) as exc:
+                inputs.READ[name] = exc
+                return None
+    if command != "hook" and "-" not in named:
+        return None, files
+    try:
+        return inputs.stdin(limits.HOOK if command == "hook" else limits.PATCH), files
+    except (inputs.Unreadable, inputs.Oversize) as exc:
+        inputs.READ["-"] = exc
+        return None
 
 
 def _resident(argv: list[str]) -> int:
@@ -76,12 +113,3 @@ def _here(argv: list[str], request_id: str | None) -> int:
     from ..cli.main import main as run
 
     return run(argv, request_id)
-
-
-def _stdin() -> bytes:
-    if sys.stdin is None:
-        return b""
-    try:
-        return sys.stdin.buffer.read()
-    except OSError:
-        return b""

@@ -113,7 +113,7 @@ def _call(home: str, argv: list[str]) -> tuple[int, bytes, bytes] | None:
     """The resident's answer to one half; None when this process must do it (none answers, it
     died mid-call, or declined; a resident is started for the next call where it should be)."""
     try:
-        answer = ask(home, argv, os.urandom(12).hex(), b"")
+        answer = ask(home, argv, os.urandom(12).hex(), b"", {})
     except Refused as exc:
         print(f"stet: {exc} (the call runs without the resident)", file=sys.stderr)
         return None

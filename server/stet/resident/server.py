@@ -11,7 +11,8 @@ acknowledged only after its commit, its edit is journaled, and the client replay
 its own process with the same request id, which the operation log answers once.
 
 It stops after STET_RESIDENT_IDLE seconds without a call (600), when its socket or folder is
-removed or replaced (`git clean -fdx`), when its store is lost, and on SIGTERM."""
+removed or replaced (`git clean -fdx`), when its store is lost, and on SIGTERM: after the call in
+progress, or STOP_GRACE seconds later if that call holds the process (see _stop_when_told)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ import sys
 import time
 import traceback
 
-from ..cli import hosting
+from ..cli import hosting, inputs
 from ..cli import main as cli_main
 from ..cli.locate import locate
 from ..domain.inert import inert
@@ -45,6 +46,7 @@ log = logging.getLogger(__name__)
 
 IDLE = float(os.environ.get("STET_RESIDENT_IDLE", "600"))
 TICK = 1.0  # seconds between looks at the socket, the folder and the idle time
+STOP_GRACE = 10  # seconds a resident told to stop gives the call in progress (then it ends)
 
 
 class Resident:
@@ -77,7 +79,7 @@ class Resident:
                 return
             data = await _read_call(reader)
             parts = wire.unpack(data) if data is not None else None
-            if parts is None or len(parts) != 7:
+            if parts is None or len(parts) != 8:
                 return  # not a whole call: nothing was done
             async with self.lock:
                 self.last = time.monotonic()
@@ -93,7 +95,10 @@ class Resident:
     async def answer(self, parts: list[bytes]) -> list[bytes]:
         """[b"done", exit code, stdout, stderr], or [b"declined", why, b"start" when a new
         resident should take over (this one stops), b""]."""
-        _, request_id, cwd, tty, argv_raw, env_raw, stdin = parts
+        _, request_id, cwd, tty, argv_raw, env_raw, stdin, files_raw = parts
+        files = _files(files_raw)
+        if files is None:
+            return _declined("not a whole call")
         argv = [os.fsdecode(a) for a in argv_raw.split(b"\0")] if argv_raw else []
         env = dict(e.split("=", 1) for e in env_raw.decode("utf-8", "surrogateescape").split("\0") if "=" in e)
         command = next((a for a in argv if not a.startswith("-")), None)
@@ -117,19 +122,18 @@ class Resident:
             self.stopping.set()
             return _declined("the store was lost", replace=True)
         self.calls += 1
-        return await self._run(argv, request_id.decode(), os.fsdecode(cwd), tty == b"1", env, stdin)
+        caller = _Caller(os.fsdecode(cwd), env, stdin, files)
+        return await self._run(argv, request_id.decode(), caller, tty == b"1")
 
-    async def _run(
-        self, argv: list[str], request_id: str, cwd: str, tty: bool, env: dict[str, str], stdin: bytes
-    ) -> list[bytes]:
+    async def _run(self, argv: list[str], request_id: str, caller: _Caller, tty: bool) -> list[bytes]:
         out, err = _Output(tty), _Output(False)
-        with _as_the_caller(cwd, env, stdin, out, err) as ok:
+        with _as_the_caller(caller, out, err) as ok:
             if not ok:
                 return _declined("the call's folder is gone")
             try:
                 code = await cli_main.run_async(argv, request_id)
-            except hosting.NotHere:
-                return _declined("another store")
+            except hosting.NotHere as exc:
+                return _declined(exc.why)
             except Exception:  # a bug: said as the command's own process would, then a fresh resident
                 traceback.print_exc()
                 code = 1
@@ -179,22 +183,39 @@ class _Output(io.TextIOWrapper):
         return self._tty
 
 
+class _Caller:
+    """What a call brings of its caller: its folder, its environment, its stdin, and the input
+    files it read for the call (the resident never opens those itself: cli/inputs.py)."""
+
+    def __init__(self, cwd: str, env: dict[str, str], stdin: bytes, files: dict[str, bytes]):
+        self.cwd, self.env, self.stdin, self.files = cwd, env, stdin, files
+
+
+def _files(raw: bytes) -> dict[str, bytes] | None:
+    parts = wire.split(raw)
+    if parts is None or len(parts) % 2:
+        return None
+    return {os.fsdecode(parts[i]): parts[i + 1] for i in range(0, len(parts), 2)}
+
+
 @contextlib.contextmanager
-def _as_the_caller(cwd: str, env: dict[str, str], stdin: bytes, out: _Output, err: _Output):  # type: ignore[no-untyped-def]
-    """The caller's folder, environment and stdio for the call, this process's after it."""
+def _as_the_caller(caller: _Caller, out: _Output, err: _Output):  # type: ignore[no-untyped-def]
+    """The caller's folder, environment, stdio and input files for the call, this process's after it."""
     saved = (os.getcwd(), dict(os.environ), sys.stdin, sys.stdout, sys.stderr)
     try:
-        os.chdir(cwd)
+        os.chdir(caller.cwd)
     except OSError:
         yield False
         return
     os.environ.clear()
-    os.environ.update(env)
-    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+    os.environ.update(caller.env)
+    sys.stdin = io.TextIOWrapper(io.BytesIO(caller.stdin), encoding="utf-8")
     sys.stdout, sys.stderr = out, err
+    inputs.READ.update(caller.files)
     try:
         yield True
     finally:
+        inputs.READ.clear()
         sys.stdin, sys.stdout, sys.stderr = saved[2], saved[3], saved[4]
         os.environ.clear()
         os.environ.update(saved[1])
@@ -354,9 +375,7 @@ async def _listen(db: str, roots: list[str], home: str, folder: int, pid_fd: int
         os.pwrite(pid_fd, f"{os.getpid()}\n".encode(), 0)
         server = await asyncio.start_unix_server(resident.handle, sock=sock)
         hosting.HOST = resident.host
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, resident.stopping.set)
+        _stop_when_told(asyncio.get_running_loop(), resident.stopping)
         await resident.watch()
         server.close()
         with contextlib.suppress(asyncio.TimeoutError):
@@ -368,6 +387,23 @@ async def _listen(db: str, roots: list[str], home: str, folder: int, pid_fd: int
         if resident.socket_id is not None:
             _forget(folder, place.SOCKET, resident.socket_id)
         await opened.review.close()
+
+
+def _stop_when_told(loop: asyncio.AbstractEventLoop, stopping: asyncio.Event) -> None:
+    """SIGTERM (`stet resident --stop`) or SIGINT: stop once the call in progress is answered. A
+    call can hold the event loop (a blocking read, a long computation): the handler is Python's
+    own, not the loop's, so it runs all the same, and arms SIGALRM, whose default action ends the
+    process STOP_GRACE seconds later if it is still there - as SIGKILL would, which loses nothing:
+    its client replays the call by its request id. A second signal ends it at once."""
+
+    def told(signum: int, frame: object) -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGALRM):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.alarm(STOP_GRACE)
+        loop.call_soon_threadsafe(stopping.set)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, told)
 
 
 def _stale_socket(folder: int, home: str) -> bool:

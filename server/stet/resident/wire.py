@@ -4,7 +4,7 @@ resident answers one message and closes. No json, no struct: the client imports 
 
 from __future__ import annotations
 
-MAGIC = b"stet-resident 1"
+MAGIC = b"stet-resident 2"  # 2: a call carries the input files its caller read
 MOST = 256 << 20  # bytes of one message, at most (a propose's input is bounded far below)
 
 
@@ -18,6 +18,14 @@ def pack(parts: list[bytes]) -> bytes:
 
 def unpack(data: bytes) -> list[bytes] | None:
     """The parts of one whole message; None when it is cut short or not one."""
+    parts = split(data)
+    if not parts or parts[0] != MAGIC:
+        return None
+    return parts
+
+
+def split(data: bytes) -> list[bytes] | None:
+    """The parts `pack` made of a list; None when `data` is cut short."""
     parts: list[bytes] = []
     at = 0
     while at < len(data):
@@ -29,8 +37,6 @@ def unpack(data: bytes) -> list[bytes] | None:
             return None
         parts.append(data[at : at + size])
         at += size
-    if not parts or parts[0] != MAGIC:
-        return None
     return parts
 
 

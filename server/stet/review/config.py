@@ -6,6 +6,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Protocol
 
+from .. import limits
 from ..domain.shapes import TextEdit
 from ..errors import InvalidParams
 
@@ -33,7 +34,7 @@ class NoEditor:
 
 @dataclass
 class Limits:
-    max_bytes: int = 10 * 1024 * 1024
+    max_bytes: int = limits.PROPOSAL
     max_hunks: int = 20_000
     max_id_length: int = 256
 
