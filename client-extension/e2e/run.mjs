@@ -15,7 +15,7 @@ import { chromium } from 'playwright-core';
 import {
   APP_BEFORE, BIG_BEFORE, BIG_INSERTED, BIG_TWELVE, FAR_AFTER, FAR_BEFORE, FAR_FIFTEEN, GONE_BEFORE, NEW_TEXT, NOTES_BEFORE,
   PARTS_BEFORE, TURN1_AFTER, TURN1_BEFORE, TURN2_AFTER, TURN2_BEFORE, TURN_SESSION, UTIL_BEFORE, makeFourthRound, makeSecondRound,
-  makeThirdRound, makeWorkspace,
+  makeThirdRound, makeWorkspace, makeFifthRound,
 } from './workspace.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -52,7 +52,10 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'stet-e2e-'));
 const ws = path.join(tmp, 'project');
 const userData = path.join(tmp, 'user-data');
 const extensions = path.join(tmp, 'extensions');
-const csEnv = { ...process.env, PATH: `${path.dirname(NODE24)}:${process.env.PATH}` };
+// The extension's server pauses 1 s between telling a split and sending its part's edit to the editor
+// (an await: it goes on serving): the race of issue 29 (the rest's block drawn off by the part's lines)
+// is then played every time, not 2-3 runs in 5 (STET_FAULT: server/stet/faults.py).
+const csEnv = { ...process.env, PATH: `${path.dirname(NODE24)}:${process.env.PATH}`, STET_FAULT: 'split:before-effect~1' };
 
 let page;
 let codeServer;
@@ -86,7 +89,15 @@ function workbenchGone() {
  * the run goes on; `essential` marks a step without which no later check can run (the install, the
  * workbench itself).
  */
+// STET_E2E_ONLY (a regular expression): only the essential steps and the checks whose names match run,
+// the others are listed as skipped (to work on a few checks; a check may need what an earlier one did).
+const ONLY = process.env.STET_E2E_ONLY ? new RegExp(process.env.STET_E2E_ONLY) : undefined;
+
 async function check(name, fn, { essential = false } = {}) {
+  if (ONLY && !essential && !ONLY.test(name)) {
+    skip(name, 'not selected (STET_E2E_ONLY)');
+    return false;
+  }
   const n = results.length + 1;
   if (gone) {
     results.push({ n, name, status: 'not run', why: gone });
@@ -1384,6 +1395,117 @@ if (!turnsKnown) {
     await page.locator('.part.sidebar').hover();
     await page.locator('.part.sidebar .action-label[aria-label^="Show All Turns"]:visible').first().click();
     await until('everything again', async () => { const rows = (await treeRows()).join('\n'); return rows.includes('turn1.py') || rows.includes('Turn 1'); });
+  });
+}
+
+// ---- the fifth round: a part accepted above the rest's end; the line list's placeholder -------------------
+
+/**
+ * In `editor`, the rendered line right above the block (comment zone) whose text includes `blockText`:
+ * its text, and the gap between its bottom and the block's top (px). null: no such block rendered.
+ */
+async function lineAboveBlock(editor, blockText) {
+  return editor.evaluate((ed, blockText) => {
+    const widget = [...ed.querySelectorAll('.review-widget')].find((w) => w.textContent.includes(blockText));
+    if (!widget) return null;
+    const top = widget.getBoundingClientRect().top;
+    const own = ':scope > .overflow-guard > .monaco-scrollable-element > .lines-content > .view-lines > .view-line';
+    let above = null;
+    let bottom = -Infinity;
+    for (const l of ed.querySelectorAll(own)) {
+      const b = l.getBoundingClientRect().bottom;
+      if (b <= top + 1 && b > bottom) { above = l; bottom = b; }
+    }
+    return above ? { text: above.textContent.replace(/\u00a0/g, ' '), gap: Math.round(top - bottom) } : null;
+  }, blockText);
+}
+
+const quickRow = (text) => page.locator('.quick-input-widget .monaco-list-row', { hasText: text }).first();
+
+/** Opens Accept or Reject Some Lines… from the title bar of the block whose text includes `blockText`. */
+async function openLineList(blockText) {
+  const block = page.locator(`${editorSel} .review-widget`, { hasText: blockText }).first();
+  await until(`the block "${blockText}"`, () => block.isVisible());
+  await block.locator('.review-actions .action-label[aria-label="Accept or Reject Some Lines…"]').click();
+}
+
+/** Ticks these rows of the open line list, then accepts them. */
+async function acceptTicked(rows) {
+  await quickRow(rows[0]).waitFor({ state: 'visible', timeout: 30_000 });
+  for (const t of rows) {
+    const box = quickRow(t).locator('[role="checkbox"]').first();
+    await until(`${t} ticked`, async () => {
+      if ((await box.getAttribute('aria-checked')) === 'true') return true;
+      await quickRow(t).locator('.quick-input-list-rows').first().click();
+      await page.mouse.move(5, 5);
+      return (await box.getAttribute('aria-checked')) === 'true';
+    }, 15_000, 500);
+  }
+  await page.keyboard.press('Enter');
+  await quickRow('Accept these lines').waitFor({ state: 'visible', timeout: 30_000 });
+  await quickRow('Accept these lines').click();
+}
+
+const RACE_RUNS = Number(process.env.STET_E2E_RACE_RUNS || 2);
+const RACE = `round five: a part of two proposed lines accepted above the rest's end (the split told 1 s before the part's edit reaches the buffer); the rest's block is drawn right under the rest's last line, not lower (${RACE_RUNS} files)`;
+const PLACEHOLDER = 'round five: the placeholder of Accept or Reject Some Lines… fits its box, the rule\'s second half included';
+let raceFile;
+if (!serverHas('stet.acceptLines')) {
+  for (const name of [RACE, PLACEHOLDER]) skip(name, 'this server has no stet.acceptLines (it needs the server of issue 24)');
+} else {
+  await check(RACE, async () => {
+    for (let n = 1; n <= RACE_RUNS; n++) {
+      const { name, params } = makeFifthRound(ws, n);
+      raceFile = name;
+      stetCalls([{ method: 'stet/propose', params }]);
+      await clearNotifications();
+      await openFromExplorer(name);
+      await toTop();
+      await until('the lenses of the proposal', async () => (await lensTitles()).some((x) => ACCEPT.test(x)));
+      await openLineList('3 lines replacing lines 2–3');
+      await acceptTicked(['+1  A = "a"', '+2  B = "b"']);
+      await until('A and B in the buffer', async () => { const t = (await editorView()).text; return t.includes('A = "a"\nB = "b"\nTHREE = 3'); });
+      // The rest replaces ONE, TWO, A, B (lines 2–5): its block belongs right under B.
+      const editor = page.locator(editorSel).first();
+      let seen;
+      await until(`${name}: the rest's block right under B = "b"`, async () => {
+        seen = await lineAboveBlock(editor, 'lines replacing lines 2–5');
+        return seen?.text === 'B = "b"';
+      }, 20_000, 500).catch(async (e) => {
+        await screenshot(`race-${n}-misplaced`);
+        throw new Error(`${e.message}: the line above the block is ${JSON.stringify(seen)}`);
+      });
+      await screenshot(`race-${n}-rest-block`);
+    }
+  });
+
+  await check(PLACEHOLDER, async () => {
+    if (!raceFile) throw new Error('no file of the race check');
+    await openFromExplorer(raceFile);
+    await toTop();
+    await openLineList('3 lines replacing lines 2–5');
+    const input = page.locator('.quick-input-widget input').first();
+    await input.waitFor({ state: 'visible', timeout: 30_000 });
+    await screenshot('line-list-placeholder');
+    // The room from where the text starts to the "N Selected" badge drawn over the input's right end.
+    const fit = await input.evaluate((el) => {
+      const cs = getComputedStyle(el);
+      const ctx = document.createElement('canvas').getContext('2d');
+      ctx.font = `${cs.fontStyle} ${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+      const box = el.getBoundingClientRect();
+      const start = box.left + parseFloat(cs.paddingLeft);
+      let end = box.right - parseFloat(cs.paddingRight);
+      for (const b of el.closest('.quick-input-widget').querySelectorAll('.quick-input-count, .monaco-count-badge')) {
+        const r = b.getBoundingClientRect();
+        if (r.width > 0 && r.left > start && r.left < end && r.top < box.bottom && r.bottom > box.top) end = r.left;
+      }
+      const before = 'Tick the lines to decide: a ticked − line is removed, a ticked + line is added'; // issue 29's
+      return { text: el.placeholder, needs: Math.ceil(ctx.measureText(el.placeholder).width), room: Math.floor(end - start), before: Math.ceil(ctx.measureText(before).width) };
+    });
+    await page.keyboard.press('Escape');
+    log(`the placeholder needs ${fit.needs}px of ${fit.room}px (issue 29's needed ${fit.before}px)`);
+    if (!/\+ line is added/.test(fit.text)) throw new Error(`the placeholder lost the rule's second half: ${JSON.stringify(fit)}`);
+    if (fit.needs > fit.room) throw new Error(`the placeholder is cut off: ${JSON.stringify(fit)}`);
   });
 }
 

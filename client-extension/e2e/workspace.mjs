@@ -216,3 +216,29 @@ export const TURN1_BEFORE = 'FIRST = 1\n';
 export const TURN1_AFTER = 'FIRST = "one"\n';
 export const TURN2_BEFORE = 'SECOND = 2\n';
 export const TURN2_AFTER = 'SECOND = "two"\n';
+
+// The fifth round: a part accepted above the end of the rest of its hunk, then undone.
+export const RACE_BEFORE = `"""A part above the rest's end."""
+ONE = 1
+TWO = 2
+THREE = 3
+
+
+def keep():
+    return 0
+`;
+
+/** Writes race.py (a fresh name each time: `n`); returns the stet/propose params replacing ONE and TWO by three lines. */
+export function makeFifthRound(dir, n) {
+  const name = `race${n}.py`;
+  fs.writeFileSync(path.join(dir, name), RACE_BEFORE);
+  const uri = pathToFileURL(path.join(dir, name)).href;
+  const lines = { start: { line: 1, character: 0 }, end: { line: 3, character: 0 } };
+  return {
+    name,
+    params: {
+      proposalId: `p-race-${n}`, taskId: 't-race', agent: 'codex', message: 'Letters',
+      edit: { changes: { [uri]: [{ range: lines, newText: 'A = "a"\nB = "b"\nC = "c"\n' }] } },
+    },
+  };
+}

@@ -4,7 +4,7 @@
 // its title bar. VS Code gives extensions no other way to put real lines between a document's lines (view
 // zones and editor insets are not public API); decorations can only add text on existing lines.
 import * as vscode from 'vscode';
-import { BlockMark, blockView, inlineStyle, marksFor } from './logic/decorations';
+import { BlockMark, blockView, inlineStyle, marksFor, sameLines } from './logic/decorations';
 import { HunkState, lineLabel } from './logic/hunk';
 import { HunkModel } from './logic/model';
 
@@ -24,6 +24,11 @@ export class InlineBlocks implements vscode.Disposable {
   private readonly byThread = new WeakMap<vscode.CommentThread, string>();
   /** Blocks taken down while their decision is on its way (hunk id -> the key they had). */
   private readonly suppressed = new Map<string, string>();
+  /**
+   * Documents with a block not drawn yet because the buffer does not hold its hunk's old text where the
+   * hunk says (the edit that puts it there has not reached the buffer): drawn on the document's next change.
+   */
+  private waiting = new Set<string>();
   private readonly subscriptions: vscode.Disposable[] = [];
 
   constructor(private readonly model: HunkModel) {
@@ -31,6 +36,7 @@ export class InlineBlocks implements vscode.Disposable {
       { dispose: model.onDidChange(() => this.render()) },
       vscode.workspace.onDidOpenTextDocument(() => this.render()),
       vscode.workspace.onDidCloseTextDocument(() => this.render()),
+      vscode.workspace.onDidChangeTextDocument((e) => this.waiting.has(e.document.uri.toString()) && this.render()),
       vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('stet.inlineProposal') && this.render()),
     );
     this.render();
@@ -63,14 +69,24 @@ export class InlineBlocks implements vscode.Disposable {
   private render(): void {
     const style = inlineStyle(vscode.workspace.getConfiguration('stet').get('inlineProposal'));
     const wanted = new Map<string, { mark: BlockMark; hunk: HunkState; languageId: string }>();
+    const waiting = new Set<string>();
     for (const doc of vscode.workspace.textDocuments) {
       if (doc.uri.scheme !== 'file') continue;
       const hunks = this.model.forUri(doc.uri.toString());
       for (const mark of marksFor(hunks, style).blocks) {
         const hunk = hunks.find((h) => h.id === mark.hunkId);
-        if (hunk) wanted.set(hunk.id, { mark, hunk, languageId: doc.languageId });
+        if (!hunk) continue;
+        // A block sits under its hunk's old lines: drawn anywhere else it stays there (VS Code moves a
+        // zone with the edits made after it, and the hunk's range then does not change). The server tells
+        // a hunk where the edit on its way leaves its text (the rest of a split), before the buffer has it.
+        if (!sameLines(doc.getText(new vscode.Range(hunk.range.start.line, hunk.range.start.character, hunk.range.end.line, hunk.range.end.character)), hunk.oldText)) {
+          waiting.add(doc.uri.toString());
+          continue;
+        }
+        wanted.set(hunk.id, { mark, hunk, languageId: doc.languageId });
       }
     }
+    this.waiting = waiting;
     for (const [id, e] of this.entries) {
       if (!wanted.has(id)) {
         e.thread.dispose();

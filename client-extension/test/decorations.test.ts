@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BLOCK_MAX_LINES, blockView, hunkAtLine, inlineStyle, marksFor, MAX_GHOST, showsAsBlock } from '../src/logic/decorations';
+import { BLOCK_MAX_LINES, blockView, hunkAtLine, inlineStyle, marksFor, MAX_GHOST, sameLines, showsAsBlock } from '../src/logic/decorations';
 import { hunk } from './fixtures';
 
 test('a modified line shows its new text as ghost text after it', () => {
@@ -138,4 +138,10 @@ test('a kept capture (the agent left its new text in the file) marks its new lin
   const gone = marksFor([hunk({ id: 'g', lines: [5, 5], oldText: 'x\ny\n', newText: '', kept: true, inFile: true })], 'lines');
   assert.deepEqual(gone.kept, [{ hunkId: 'g', line: 4, ghost: '  ⟵ the agent removed: x ⏎ y' }]);
   assert.equal(hunkAtLine([kept], 3), kept);
+});
+
+test('sameLines: the same lines whatever their line ends; other lines or lines elsewhere are not', () => {
+  assert.equal(sameLines('ONE = 1\r\nTWO = 2\r\n', 'ONE = 1\nTWO = 2\n'), true);
+  assert.equal(sameLines('ONE = 1\nTWO = 2\n', 'ONE = 1\nTWO = 2\nA = "a"\n'), false);
+  assert.equal(sameLines('', ''), true);
 });

@@ -4,11 +4,13 @@
 names that point: then the process kills itself with SIGKILL, exactly like `kill -9`.
 STET_FAULT holds comma-separated names, each optionally `@N` to fire on the N-th pass.
 `name~SECONDS` pauses there instead of dying (on every pass): it widens a race window so
-that a test of two processes racing is deterministic.
+that a test of two processes racing is deterministic. `await pause(name)` marks a point that
+only pauses, and lets the process go on serving meanwhile (what it scheduled goes out).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import time
@@ -63,3 +65,11 @@ def fault(name: str) -> None:
     _PASSES[name] = _PASSES.get(name, 0) + 1
     if _PASSES[name] == _WANTED[name]:
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+async def pause(name: str) -> None:
+    """`name~SECONDS` in STET_FAULT: wait that long here, the event loop free (a notification
+    already scheduled goes out meanwhile), e.g. "split:before-effect": between a split told
+    and its part's edit sent to the editor (the VS Code test of issue 29 widens it)."""
+    if _PAUSES and name in _PAUSES:
+        await asyncio.sleep(_PAUSES[name])

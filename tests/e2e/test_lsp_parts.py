@@ -1,10 +1,12 @@
 """Parts of a hunk through the real language server: stet.acceptLines / stet.rejectLines on
 closed files and in an open buffer, their answers, replays and refusals."""
 
+import asyncio
+
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from support.harness import Session, read, rng, uri
+from support.harness import Session, read, rng, until, uri
 
 # a.py holds "line 1".."line 10": lines 5-7 (0-based 4-6) replaced by A..D
 OLD = ["line 5\n", "line 6\n", "line 7\n"]
@@ -63,6 +65,35 @@ async def test_accept_lines_in_an_open_buffer(ws, session):
     assert rest["range"] == rng(4, 0, 4, 0)
     await session.command("stet.accept", {"hunkIds": [rest["id"]]})
     assert session.text(a).splitlines()[3:9] == ["line 4", "A", "B", "C", "D", "line 8"]
+
+
+async def test_the_split_is_told_once_the_buffer_holds_the_part(ws, session):
+    """The rest of a split stands where the part's edit leaves its text: told before the
+    editor's buffer has that edit, an editor draws it off by the edit's lines, and nothing
+    after corrects it (issue 29: VS Code's block of the rest one line low). Every
+    stet/hunksChanged describes the buffer as the editor has it when it arrives - also while
+    the editor takes its time to apply the part."""
+    h = await _propose(session, ws)
+    a = session.open(ws / "a.py")
+    await until(lambda: session.changed, "the open buffer's hunks told")
+    session.hold = asyncio.Event()  # the editor applies the part only once this is set
+    decided = asyncio.ensure_future(
+        session.command("stet.acceptLines", {"hunkId": h["id"], "old": [], "new": [[0, 1]]})
+    )
+    await until(lambda: session.apply_requests == 1, "the part's edit sent to the editor")
+    await session.wait_quiet()  # the server's burst of announcements has had its time
+    session.hold.set()
+    rest = (await decided)["rest"]
+    assert session.text(a).splitlines()[3:10] == ["line 4", "line 5", "line 6", "line 7", "A", "B", "line 8"]
+    await until(lambda: any(rest["id"] in {x["id"] for x in c["hunks"]} for c in session.changed), "the rest told")
+    for told, buffer in zip(session.changed, session.changed_buffers, strict=True):
+        assert buffer is not None, told["uri"]
+        lines = buffer.splitlines(keepends=True)
+        for x in told["hunks"]:
+            if x["status"] == "pending" and x["oldText"]:
+                r = x["range"]
+                there = "".join(lines[r["start"]["line"] : r["end"]["line"]])
+                assert there == x["oldText"], f"{x['id']} told at {r} before the buffer held it: {there!r}"
 
 
 async def test_reject_lines_with_feedback(ws, session):

@@ -106,6 +106,7 @@ class Session:
         self.client: LanguageClient | None = None
         self.docs: dict[str, list] = {}  # uri -> [text, version]
         self.changed: list[dict] = []
+        self.changed_buffers: list[str | None] = []  # the buffer of each `changed` entry's uri as it arrived
         self.restored: asyncio.Future | None = None
         self.apply_requests = 0
         self.lens_refreshes = 0
@@ -137,6 +138,7 @@ class Session:
         @client.feature("stet/hunksChanged")
         def on_changed(ls, params):
             session.changed.append(params)
+            session.changed_buffers.append(session.docs.get(params["uri"], [None])[0])
 
         @client.feature(types.CLIENT_REGISTER_CAPABILITY)
         def on_register(ls, params):

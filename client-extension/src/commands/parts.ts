@@ -103,7 +103,7 @@ export function register(ctx: vscode.ExtensionContext, deps: Deps): void {
     }));
     const picked = await vscode.window.showQuickPick(items, {
       title: `Stet: lines of ${describe(h)} (− current, + proposed)`,
-      placeHolder: 'Tick the lines to decide: a ticked − line is removed, a ticked + line is added',
+      placeHolder: 'Tick lines: a − line is removed, a + line is added',
       canPickMany: true,
       ignoreFocusOut: true,
     });

@@ -164,3 +164,8 @@ export function hunkAtLine(hunks: HunkState[], line: number): HunkState | undefi
   }
   return best;
 }
+
+/** Do two texts hold the same lines (whatever their line ends: VS Code gives a buffer one kind)? */
+export function sameLines(a: string, b: string): boolean {
+  return a.replace(/\r\n?/g, '\n') === b.replace(/\r\n?/g, '\n');
+}

@@ -182,7 +182,7 @@ class Deciding:
                     await self.recheck(no_revert)
             finally:
                 for effect in effects:
-                    st.in_flight.difference_update(e["hunkId"] for e in effect.edits)
+                    st.settle(e["hunkId"] for e in effect.edits)
         return [st.hunks[i].state() for i in ids if i in st.hunks]
 
     async def _decide_in(self, tx: Tx, d: Decision, rows: dict[str, Hunk]) -> tuple[list[EffectRow], set[str]]:

@@ -123,7 +123,7 @@ class Effects:
                 complete = complete and files_complete
             await self._finish(effect, results, complete, in_buffer, moves, why)
         finally:
-            st.in_flight.difference_update(h.id for h, _ in wanted)
+            st.settle(h.id for h, _ in wanted)
 
     async def _on_files(
         self, effect: EffectRow, wanted: Wanted, why: Why

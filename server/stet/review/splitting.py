@@ -22,7 +22,7 @@ from ..domain.parts import BadSelection, Piece, Selection, check_count, split, s
 from ..domain.shapes import JSON
 from ..domain.status import Decide, Status, TransitionError, plan
 from ..errors import Conflict, InvalidParams, TooLarge, UnknownHunk
-from ..faults import fault
+from ..faults import fault, pause
 from ..store import EffectRow, Tx
 from ..store.rows import now_iso
 from .config import new_id
@@ -104,9 +104,10 @@ class Splitting:
                         if (m := st.hunks.get(piece.id)) is not None:
                             m.tracked = piece.tracked
                     if effect is not None:
+                        await pause("split:before-effect")
                         await self.effects.run_guarded(effect)
                 finally:
-                    st.in_flight.difference_update((part.id, rest.id))
+                    st.settle((part.id, rest.id))
                 # The rest's old text is what the file holds now (the part's new text, once
                 # accepted): judged against the content like any hunk, from where it was made.
                 mem = st.hunks.get(rest.id)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,7 +85,8 @@ class ReviewState:
     def __init__(self, ws: Workspace, editor: Editor, on_change: Callable[[set[str]], None], limits: Limits):
         self.ws = ws
         self.editor = editor
-        self.on_change = on_change  # called with the uris whose hunks changed
+        self._announce = on_change  # called with the uris whose hunks changed (see on_change)
+        self.held: set[str] = set()  # uris whose announcement waits for an edit on its way (on_change)
         self.limits = limits
         self.store: StoreApi | None = None
         self.store_error: StoreUnavailable | None = None
@@ -107,6 +108,31 @@ class ReviewState:
         self.doc_events: dict[str, asyncio.Event] = {}  # waiters for a document's next change
         self.own_writes: dict[str, str | None] = {}  # path -> hash of what Stet itself wrote there
         self.background = Background()
+
+    def on_change(self, uris: set[str]) -> None:
+        """Tell the editor these uris' hunks changed - a buffer an edit of Stet's is on its way to
+        once it has it: memory places that buffer's hunks where the edit leaves their text (a
+        part's rest), and an editor told before its buffer holds the edit draws them off by the
+        edit's lines, with nothing after to correct it. `settle` tells it then."""
+        busy = {u for u in uris if self._editing(u)}
+        if busy:
+            self.held |= busy
+            uris = set(uris) - busy
+        if uris:
+            self._announce(uris)
+
+    def settle(self, hunk_ids: Iterable[str]) -> None:
+        """These hunks' edits have run (or failed): out of `in_flight`, and the announcements
+        held for their buffers made."""
+        self.in_flight.difference_update(hunk_ids)
+        ready = {u for u in self.held if not self._editing(u)}
+        if ready:
+            self.held -= ready
+            self._announce(ready)
+
+    def _editing(self, uri: str) -> bool:
+        """Is an edit of Stet's on its way to this uri's open buffer?"""
+        return bool(self.in_flight) and uri in self.open and any(h in self.in_flight for h in self.by_uri.get(uri, ()))
 
     def under_its_rest(self, h: Hunk) -> bool:
         """An accepted part whose rest (or a part of the rest, split again) is accepted too, or
