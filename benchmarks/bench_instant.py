@@ -2,6 +2,7 @@
 process start to exit, against `python -c pass` of the same interpreter, interleaved in one
 run, on a store of 1,000 pending hunks in 100 files:
 
+- `stet mcp` until it answers `initialize` (not a resident call: the same in both modes);
 - `stet status`, `status --json`, `show ID`, `accept ID`, `reject ID` (each undone after, not
   timed), `propose` of a one-line patch (a new proposal each run), and `stet hook claude-code`
   with Claude Code's PreToolUse and PostToolUse payloads for one file's Edit;
@@ -76,6 +77,33 @@ def hook(event: str, root: Path, file: Path) -> bytes:
     return json.dumps(payload).encode()
 
 
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
+}
+
+
+def mcp_initialize(root: Path, env: dict) -> float:
+    """`stet mcp` started as an agent starts it, until its answer to `initialize` (what the agent
+    waits for before its session's first request); then its stdin is closed and it exits."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(
+        STET + ["mcp"], cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    assert p.stdin is not None and p.stdout is not None
+    p.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+    p.stdin.flush()
+    answer = p.stdout.readline()
+    took = time.perf_counter() - t0
+    p.stdin.close()
+    p.wait()
+    if b'"result"' not in answer:
+        raise RuntimeError(f"stet mcp: no answer to initialize: {answer[:300]!r}")
+    return took
+
+
 def one_round(root: Path, env: dict, ids: list[str], files: list[Path], r: int, has_show: bool) -> dict[str, float]:
     hid = ids[r % len(ids)]
     t = {}
@@ -93,6 +121,7 @@ def one_round(root: Path, env: dict, ids: list[str], files: list[Path], r: int, 
     f = files[r % len(files)]
     t["hook PreToolUse"], _ = run(STET + ["hook", "claude-code"], root, env, hook("PreToolUse", root, f))
     t["hook PostToolUse"], _ = run(STET + ["hook", "claude-code"], root, env, hook("PostToolUse", root, f))
+    t["mcp initialize"] = mcp_initialize(root, env)
     return t
 
 

@@ -9,3 +9,4 @@ PROPOSAL = 10 << 20  # the texts one proposal makes Stet store (review/config.py
 # and /dev/zero or an endless pipe stops there.
 PATCH = 4 * PROPOSAL
 HOOK = 64 << 20  # one hook event on stdin or in an HTTP body (a Write carries a whole file)
+MCP_MESSAGE = PATCH  # one MCP message on `stet mcp`'s stdin (a proposal's texts, JSON-escaped)

@@ -77,7 +77,11 @@ def stet_json(root: Path, *args: str) -> dict:
 @asynccontextmanager
 async def mcp_client(root: Path, *args: str, env: dict | None = None):
     """The official MCP client talking to a fresh `stet mcp` over stdio."""
-    params = StdioServerParameters(command=sys.executable, args=["-m", "stet", "mcp", *args], cwd=str(root), env=env)
+    # This process's environment (PYTHONPATH: the code under test), as clitools.stet passes it.
+    full_env = {k: v for k, v in os.environ.items() if k not in ("STET_DB", "STET_FAULT")}
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "stet", "mcp", *args], cwd=str(root), env={**full_env, **(env or {})}
+    )
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()

@@ -191,10 +191,9 @@ def run_mcp(args: argparse.Namespace) -> int:
             return 0
         serve_http(db, roots, args.http, agent=args.agent, token_beside=beside)
         return 0
-    from ..mcp.server import serve
+    from ..mcp.stdio import serve_stdio
 
-    serve(db, roots, agent=args.agent)
-    return 0
+    return 130 if serve_stdio(db, roots, agent=args.agent) else 0
 
 
 if __name__ == "__main__":

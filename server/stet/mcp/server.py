@@ -34,21 +34,11 @@ from ..operations import offered_by
 from ..review import Review, open_review
 from ..runtime.collector import tune_for_a_long_run
 from ..store import is_url
+from .handshake import INSTRUCTIONS, SERVER_NAME
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 WAIT_POLL = 0.25  # seconds between two looks at the store while wait_for_decisions waits
-
-INSTRUCTIONS = """\
-Stet puts your edits in front of the developer for review, hunk by hunk, instead of writing files
-directly. Work in a task: start_task once (or, when you carry on someone else's work, call
-get_task_context first and do what it says). Record what you read (record_files_read), what you
-decided and why (record_note), your plan (record_step). Propose changes with propose_edits or
-propose_patch: nothing is written until the developer accepts. Check review_status to see what
-was accepted, changed or rejected (with the developer's feedback) before proposing more, or
-block on wait_for_decisions until the developer has decided a proposal.
-Re-sending a change already proposed creates nothing new; a change the developer rejected is
-reported back with their feedback instead of being asked again."""
 
 
 class Edit(BaseModel):
@@ -388,7 +378,7 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
     review once the server's lifespan opened it."""
     tools = Tools(state if state is not None else _State(), db_path, roots, agent)
     server = MCPServer(
-        "stet", instructions=INSTRUCTIONS, version=__version__, lifespan=tools.lifespan, log_level="WARNING"
+        SERVER_NAME, instructions=INSTRUCTIONS, version=__version__, lifespan=tools.lifespan, log_level="WARNING"
     )
     for op in offered_by("mcp"):
         name = str(op.mcp)

@@ -8,7 +8,8 @@ The input a call reads is read here, in the caller's process (cli/inputs.py): it
 files its command line names, bounded, never blocked on; the resident gets the bytes.
 
 It imports only what Python has loaded at start (os, sys, io) and `_socket` (and, for a call that
-reads input, limits.py and cli/inputs.py): `import socket` alone costs half of `python -c pass`."""
+reads input, limits.py and cli/inputs.py; for `stet mcp` on stdio, mcp/stdio.py, which answers the
+agent's `initialize` while the rest starts): `import socket` alone costs half of `python -c pass`."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ import sys
 
 from . import place
 from .ask import Refused, ask, deliver, start_resident
+
+_MCP_NOT_STDIO = {"--http", "--print-token", "-h", "--help"}
 
 
 def main() -> int:
@@ -29,6 +32,11 @@ def main() -> int:
     off = os.environ.get("STET_RESIDENT", "").lower() in ("off", "0", "no", "false")
     # A call that carries a test's fault point means it for its own process (faults.py).
     off = off or bool(os.environ.get("STET_FAULT"))
+    if command == "mcp" and not _MCP_NOT_STDIO.intersection(a.split("=")[0] for a in argv):
+        # The agent waits for `initialize` before anything else: answered from now on (mcp/stdio.py).
+        from ..mcp.stdio import start_front
+
+        start_front()
     if command == "run" and not off:
         from . import run
 
