@@ -374,3 +374,51 @@ def test_without_a_readable_transcript_the_message_is_the_agents_name(repo, tmp_
         claude.write("Edit", "b.txt", "changed by " + transcript + "\n")
         claude.stop()
     assert {h["message"] for h in hunks(repo, "--task", TASK)} == {"claude-code"}
+
+
+# --- issue 29, item 14: a background subagent's notification is not the developer's prompt -----
+def _notified_transcript(path: Path, marks: dict, text: str) -> str:
+    """A transcript whose turn began with the developer's prompt; a background subagent then
+    finished, and Claude Code started a turn of its own with a user entry (`marks`, `text`)."""
+    _transcript(path, "rename the helper")
+    entries = [
+        {
+            "type": "user",
+            "message": {"role": "user", "content": text},
+            **marks,
+        },
+        {
+            "type": "assistant",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t2", "name": "Edit", "input": {}}],
+            },
+        },
+        {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2"}]}},
+    ]
+    with path.open("a") as f:
+        f.write("".join(json.dumps(e) + "\n" for e in entries))
+    return str(path)
+
+
+NOTIFICATION = (
+    "<task-notification>\n<task-id>a1b2c3</task-id>\n<status>completed</status>\n"
+    '<summary>Agent "explore" completed</summary>\n</task-notification>'
+)
+
+
+@pytest.mark.parametrize(
+    "marks, text",
+    [
+        ({"promptSource": "system", "origin": {"kind": "task-notification"}}, NOTIFICATION),  # as Claude Code writes it
+        ({"promptSource": "system"}, "a note Claude Code wrote itself"),
+        ({"origin": {"kind": "task-notification"}}, "finished"),
+        ({}, NOTIFICATION),
+    ],
+)
+def test_a_background_tasks_notification_is_not_taken_for_the_prompt(repo, tmp_path, marks, text):
+    claude = Claude(repo, transcript=_notified_transcript(tmp_path / "session.jsonl", marks, text))
+    claude.write("Edit", "a.py", A_BASE.replace("LIMIT = 10", "LIMIT = 20"))
+    claude.stop()
+    (h,) = hunks(repo, "--task", TASK)
+    assert h["message"] == "claude-code: rename the helper"

@@ -142,7 +142,11 @@ async def _denied(review: Review, payload: JSON, rel: str, uri: str) -> JSON | N
         before = "" if raw is None else raw.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    after = edited(before, payload.get("tool_name"), payload.get("tool_input"))
+    limit = review.state.limits.max_bytes
+    try:
+        after = edited(before, payload.get("tool_name"), payload.get("tool_input"), limit=limit)
+    except ResultTooLarge as exc:
+        return _too_large(review, rel, uri, exc.size, limit)
     if after is None:
         return None
     hunk = loop(review).rejected_redo(rel, uri, before, after)
@@ -159,10 +163,41 @@ async def _denied(review: Review, payload: JSON, rel: str, uri: str) -> JSON | N
     }
 
 
-def edited(before: str, tool: object, tool_input: object) -> str | None:
+class ResultTooLarge(Exception):
+    """The text a tool call would make is longer than the limit: not built."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.size = size
+
+
+def _too_large(review: Review, rel: str, uri: str, size: int, limit: int) -> JSON | None:
+    """A call whose result is too large to check: nothing to say unless the developer rejected
+    something in this file, then the developer is asked (never denied by a guess)."""
+    rejected = review.list(uri=uri, statuses=(Status.REJECTED,)) or [
+        h for h in review.list(statuses=(Status.REJECTED,)) if review.ws.rel(h.uri) == rel
+    ]
+    if not rejected:
+        return None
+    reason = (
+        f"Stet cannot check this change to {rel} against the changes the developer rejected there: the file "
+        f"would hold {size:,} characters (Stet checks and reviews at most {limit:,}); the developer decides"
+    )
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "ask",
+            "permissionDecisionReason": reason[:LIMIT],
+        }
+    }
+
+
+def edited(before: str, tool: object, tool_input: object, limit: int | None = None) -> str | None:
     """The file's text once the tool call is made (Edit: old_string -> new_string, once or with
     replace_all everywhere; MultiEdit: its edits in order; Write: content); None when it cannot
-    be told (the call will fail, or its input is not what Claude Code sends)."""
+    be told (the call will fail, or its input is not what Claude Code sends). Raises
+    ResultTooLarge, before building it, for a text longer than `limit` characters (a
+    replace_all of a short string by a long one multiplies the file)."""
     if not isinstance(tool_input, dict):
         return None
     if tool == "Write":
@@ -176,7 +211,12 @@ def edited(before: str, tool: object, tool_input: object) -> str | None:
         old, new = (e.get("old_string"), e.get("new_string")) if isinstance(e, dict) else (None, None)
         if not isinstance(old, str) or not isinstance(new, str) or not old or old not in text:
             return None
-        text = text.replace(old, new) if e.get("replace_all") is True else text.replace(old, new, 1)
+        every = e.get("replace_all") is True
+        if limit is not None:
+            size = len(text) + (text.count(old) if every else 1) * (len(new) - len(old))
+            if size > limit:
+                raise ResultTooLarge(size)
+        text = text.replace(old, new) if every else text.replace(old, new, 1)
     return text
 
 
@@ -218,7 +258,9 @@ def turn_prompt(transcript: object) -> str | None:
 
 def _typed(raw: bytes) -> str | None:
     """The prompt of one transcript line, if it is one the developer typed (not a tool's result,
-    an injected note, a compaction summary or a local command's output)."""
+    an injected note, a compaction summary, a local command's output, or an entry Claude Code
+    wrote itself: a background subagent's `<task-notification>`, marked `promptSource: "system"`
+    and `origin.kind: "task-notification"`)."""
     try:
         entry = json.loads(raw)
     except ValueError:
@@ -228,6 +270,7 @@ def _typed(raw: bytes) -> str | None:
         or entry.get("type") != "user"
         or entry.get("isMeta")
         or entry.get("isCompactSummary")
+        or _by_claude_code(entry)
     ):
         return None
     message = entry.get("message")
@@ -236,9 +279,25 @@ def _typed(raw: bytes) -> str | None:
         if any(not isinstance(b, dict) or b.get("type") != "text" for b in content):
             return None  # tool results (and images): not a typed prompt
         content = " ".join(str(b.get("text", "")) for b in content)
-    if not isinstance(content, str) or not content.strip() or content.lstrip().startswith(("<command-", "<local-")):
+    if not isinstance(content, str) or not content.strip() or content.lstrip().startswith(NOT_TYPED):
         return None
     return content
+
+
+NOT_TYPED = ("<command-", "<local-", "<task-notification>")  # what Claude Code writes as a user entry
+
+
+def _by_claude_code(entry: JSON) -> bool:
+    """A user entry Claude Code wrote itself (its source "system", or an origin other than a
+    prompt, e.g. a finished background task), wherever the entry carries the marks."""
+    for where in (entry, entry.get("message")):
+        if not isinstance(where, dict):
+            continue
+        origin = where.get("origin")
+        kind = origin.get("kind") if isinstance(origin, dict) else None
+        if where.get("promptSource") == "system" or kind == "task-notification":
+            return True
+    return False
 
 
 async def _task_exists(review: Review, task_id: str) -> bool:
