@@ -4,7 +4,8 @@ Claude Code runs a hook command with one JSON object on stdin (`session_id`, `cw
 `hook_event_name`, and for tool events `tool_name` and `tool_input`, whose `file_path`
 names the file an Edit, MultiEdit or Write changes). Stet's one hook command handles:
 
-- SessionStart: tell the session the open review of Claude Code's tasks (agents/loop.py);
+- SessionStart: tell the session the open review of Claude Code's tasks and the decisions
+  not told yet (agents/loop.py);
 - UserPromptSubmit: tell it the decisions made since it was last told, each once;
 - PreToolUse on Edit|MultiEdit|Write: deny an edit that would make again a change the
   developer rejected, with their feedback as the reason;
@@ -92,11 +93,8 @@ async def handle(review: Review, payload: Any, *, keep: bool = True, undo: list[
         message = headline.line(AGENT, turn_prompt(payload.get("transcript_path")))
         answer = await Capture(review).run(task_id=task, keep=keep, agent=AGENT, message=message, turn_of=session)
         return {"systemMessage": stop_message(answer, task)} if answer.get("proposalId") or answer["refused"] else {}
-    if event == "SessionStart":
-        text = await loop(review).session_context()
-        return _context(event, text)
-    if event == "UserPromptSubmit":
-        text, told = await loop(review).news()
+    if event in ("SessionStart", "UserPromptSubmit"):
+        text, told = await (loop(review).session_context() if event == "SessionStart" else loop(review).news())
         if undo is not None:
             undo.extend(told)
         return _context(event, text)
