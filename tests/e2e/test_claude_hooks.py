@@ -422,3 +422,52 @@ def test_a_background_tasks_notification_is_not_taken_for_the_prompt(repo, tmp_p
     claude.stop()
     (h,) = hunks(repo, "--task", TASK)
     assert h["message"] == "claude-code: rename the helper"
+
+
+# --- issue 29, item 12: a PostToolUse whose PreToolUse never ran -------------------------------
+def _post_only(claude: Claude, tool: str, path: str, text: str, tool_input: dict, response: dict) -> dict:
+    """The write and its PostToolUse, its PreToolUse never run (failed, timed out, not set up)."""
+    full = claude.root / path
+    full.parent.mkdir(parents=True, exist_ok=True)
+    full.write_text(text)
+    data = {"tool_name": tool, "tool_input": {"file_path": str(full), **tool_input}}
+    p = claude.hook("PostToolUse", {**data, "tool_response": {"filePath": str(full), **response}})
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    out = json.loads(p.stdout)
+    assert out["systemMessage"] == out["hookSpecificOutput"]["additionalContext"]
+    assert out["hookSpecificOutput"]["hookEventName"] == "PostToolUse"
+    return out
+
+
+def test_a_write_whose_pre_tool_use_never_ran_is_said_and_captured_when_it_can_be(repo):
+    claude = Claude(repo)
+    # Claude Code's report holds the file before the call, and the call made from it gives the file.
+    a1 = A_BASE.replace("LIMIT = 10", "LIMIT = 20")
+    edit = {"old_string": "LIMIT = 10", "new_string": "LIMIT = 20", "replace_all": False}
+    out = _post_only(claude, "Edit", "a.py", a1, edit, {"originalFile": A_BASE, "userModified": False})
+    assert "did not see a.py" in out["systemMessage"] and "as Claude Code reported it" in out["systemMessage"]
+    # A report that does not give the file as it is (forged): the last commit is the base.
+    (repo / "b.txt").write_text("alpha\nbeta\nGAMMA\n")
+    forged = {"originalFile": "something else entirely\n"}
+    out = _post_only(claude, "Edit", "b.txt", "alpha\nbeta\nGAMMA\n", {"old_string": "x", "new_string": "y"}, forged)
+    assert "against the last commit" in out["systemMessage"]
+    # A new file Claude Code reports as created.
+    created = {"type": "create", "content": "VALUE = 1\n"}
+    out = _post_only(claude, "Write", "pkg/new.py", "VALUE = 1\n", {"content": "VALUE = 1\n"}, created)
+    assert "not existing before" in out["systemMessage"]
+    # Nothing tells what an untracked file held: said, not captured (reject could not restore it).
+    (repo / "notes.txt").write_text("mine\n")
+    out = _post_only(claude, "Write", "notes.txt", "theirs\n", {"content": "theirs\n"}, {"type": "update"})
+    assert "cannot tell what it held" in out["systemMessage"] and "not captured" in out["systemMessage"]
+    # A name the agent chose is shown inert.
+    out = _post_only(claude, "Write", "x\x1b[2J.txt", "y\n", {"content": "y\n"}, {"type": "update"})
+    assert "\x1b" not in json.loads(json.dumps(out))["systemMessage"] and "x\\x1b[2J.txt" in out["systemMessage"]
+
+    assert "3 hunk(s)" in claude.stop()["systemMessage"]
+    got = sorted((Path(h["uri"]).name, h["kind"], h["oldText"], h["newText"]) for h in hunks(repo, "--task", TASK))
+    assert got == [
+        ("a.py", "edit", "LIMIT = 10\n", "LIMIT = 20\n"),
+        ("b.txt", "edit", "gamma\n", "GAMMA\n"),
+        ("new.py", "create", "", "VALUE = 1\n"),
+    ]
+    assert (repo / "notes.txt").read_text() == "theirs\n"

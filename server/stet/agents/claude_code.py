@@ -26,6 +26,7 @@ shell: they go there as they are.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import os
@@ -36,6 +37,7 @@ import sys
 from typing import Any
 
 from ..domain import headline
+from ..domain.inert import inert
 from ..domain.shapes import JSON
 from ..domain.status import Status
 from ..errors import InvalidParams, OutsideWorkspace, StetError
@@ -120,8 +122,9 @@ async def _tool_event(review: Review, payload: JSON, event: str, session: str, t
     except OutsideWorkspace:
         return {}  # not a file of this workspace (or Stet's and git's own): not reviewed here
     if event == "PostToolUse":
-        await snapshots.agent_wrote(task, path)
-        return {}
+        if await snapshots.agent_wrote(task, path):
+            return {}
+        return await _unseen(review, snapshots, payload, session, task, path, rel)
     denied = await _denied(review, payload, rel, snapshots.uri(rel))
     if denied is not None:
         return denied
@@ -129,6 +132,69 @@ async def _tool_event(review: Review, payload: JSON, event: str, session: str, t
         await Tasks(review).start(f"Claude Code session {session[:8]}", agent="claude-code", task_id=task)
     await snapshots.take(task, [path])
     return {}
+
+
+async def _unseen(
+    review: Review, snapshots: Snapshots, payload: JSON, session: str, task: str, path: str, rel: str
+) -> JSON:
+    """A write whose PreToolUse never ran (the hook failed, timed out, or was not configured):
+    nobody recorded the file before it. Its content before is taken, in this order, from Claude
+    Code's own report when that report and the call give exactly the file as it is now (a new
+    file, or `originalFile` with the call's edit made), else from the last commit; the turn's
+    capture then reviews it as usual. Said either way: this change was not guarded."""
+    now = await review.bytes_now(snapshots.uri(rel))
+    before, source = _reported_before(review, payload, now)
+    if source is None:
+        committed = await asyncio.to_thread(snapshots.committed, rel)
+        before, source = (committed, "the last commit") if committed is not None else (None, None)
+    shown = inert(rel)
+    if source is None:
+        text = (
+            f"Stet did not see {shown} before this {payload.get('tool_name')} changed it (its PreToolUse hook did "
+            "not run) and cannot tell what it held: the change is not captured for review and was not checked "
+            "against the developer's rejections"
+        )
+    else:
+        if not await _task_exists(review, task):
+            await Tasks(review).start(f"Claude Code session {session[:8]}", agent="claude-code", task_id=task)
+        await snapshots.take_as(task, rel, before)
+        await snapshots.agent_wrote(task, path)
+        text = (
+            f"Stet did not see {shown} before this {payload.get('tool_name')} changed it (its PreToolUse hook did "
+            f"not run): the change was not checked against the developer's rejections; it is captured for review "
+            f"at the end of the turn against {source}"
+        )
+    return {
+        "systemMessage": text[:LIMIT],
+        "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": text[:LIMIT]},
+    }
+
+
+def _reported_before(review: Review, payload: JSON, now: bytes | None) -> tuple[bytes | None, str | None]:
+    """The file before the call, as Claude Code's PostToolUse reports it (`type: "create"`, or
+    `originalFile`), when the call made from it gives exactly the file as it is now; (None,
+    None) when it does not (the report is the agent's input: never taken on trust)."""
+    response = payload.get("tool_response")
+    if now is None or not isinstance(response, dict):
+        return None, None
+    try:
+        text = now.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, None
+    tool, tool_input = payload.get("tool_name"), payload.get("tool_input")
+    if response.get("type") == "create" and tool == "Write":
+        content = tool_input.get("content") if isinstance(tool_input, dict) else None
+        return (None, "the file not existing before") if content == text else (None, None)
+    original = response.get("originalFile")
+    if not isinstance(original, str):
+        return None, None
+    try:
+        made = edited(original, tool, tool_input, limit=review.state.limits.max_bytes)
+    except ResultTooLarge:
+        return None, None
+    if made != text:
+        return None, None
+    return original.encode("utf-8"), "the file as Claude Code reported it before the call"
 
 
 async def _denied(review: Review, payload: JSON, rel: str, uri: str) -> JSON | None:
