@@ -96,10 +96,10 @@ def test_integrate_merges_and_never_clobbers(tmp_path):
     assert conf["permissions"] == mine["permissions"]
     assert conf["hooks"]["PreToolUse"][0] == mine["hooks"]["PreToolUse"][0]
     assert conf["hooks"]["PreToolUse"][1] == {
-        "matcher": "Edit|MultiEdit|Write",
+        "matcher": "Edit|MultiEdit|Write|NotebookEdit",
         "hooks": [{"type": "command", "command": "stet hook claude-code"}],
     }
-    assert conf["hooks"]["PostToolUse"][0]["matcher"] == "Edit|MultiEdit|Write"
+    assert conf["hooks"]["PostToolUse"][0]["matcher"] == "Edit|MultiEdit|Write|NotebookEdit"
     assert conf["hooks"]["Stop"] == [{"hooks": [{"type": "command", "command": "stet hook claude-code"}]}]
     assert conf["enabledMcpjsonServers"] == ["other", "stet"]
     servers = json.loads((root / ".mcp.json").read_text())["mcpServers"]
@@ -471,3 +471,60 @@ def test_a_write_whose_pre_tool_use_never_ran_is_said_and_captured_when_it_can_b
         ("new.py", "create", "", "VALUE = 1\n"),
     ]
     assert (repo / "notes.txt").read_text() == "theirs\n"
+
+
+# --- issue 29, item 17: NotebookEdit is captured and guarded like Edit ------------------------
+def _notebook(sources: dict[str, str]) -> str:
+    """A notebook as Jupyter writes it (nbformat 4.5: indent 1, sources as lists of lines)."""
+    cells = [
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": cid,
+            "metadata": {},
+            "outputs": [],
+            "source": src.splitlines(keepends=True),
+        }
+        for cid, src in sources.items()
+    ]
+    nb = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+
+
+def test_notebook_edits_are_captured_and_a_rejected_one_is_denied(repo):
+    cells = {"c1": "import math\n", "c2": "rate = 10\nprint(rate)", "c3": "print('done')"}
+    now = dict(cells)  # the notebook's cells as the agent's last write left them
+    (repo / "nb.ipynb").write_text(_notebook(cells))
+    commit_all(repo, "a notebook")
+    claude = Claude(repo)
+    conf = settings(repo)["hooks"]
+    assert "NotebookEdit" in conf["PreToolUse"][0]["matcher"] and "NotebookEdit" in conf["PostToolUse"][0]["matcher"]
+
+    def notebook_edit(cell: str, source: str) -> subprocess.CompletedProcess:
+        data = {
+            "tool_name": "NotebookEdit",
+            "tool_input": {"notebook_path": str(repo / "nb.ipynb"), "cell_id": cell, "new_source": source},
+        }
+        pre = claude.hook("PreToolUse", data)
+        if pre.stdout:
+            return pre
+        now[cell] = source
+        (repo / "nb.ipynb").write_text(_notebook(now))
+        post = claude.hook("PostToolUse", {**data, "tool_response": {"cell_id": cell, "new_source": source}})
+        assert post.returncode == 0 and post.stdout == "" and post.stderr == "", post.stderr
+        return pre
+
+    assert notebook_edit("c2", "rate = 20\nprint(rate)").stdout == ""
+    assert "1 hunk(s)" in claude.stop()["systemMessage"]
+    (h,) = hunks(repo, "--task", TASK)
+    assert Path(h["uri"]).name == "nb.ipynb" and '"rate = 20\\n",' in h["newText"], h
+    assert stet("reject", h["id"], "--feedback", "the rate stays 10", cwd=repo).returncode == 0
+    assert (repo / "nb.ipynb").read_text() == _notebook(cells)
+    now.update(cells)
+
+    again = notebook_edit("c2", "rate = 20\nprint(rate)")
+    out = json.loads(again.stdout)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny" and "the rate stays 10" in out["permissionDecisionReason"]
+    assert (repo / "nb.ipynb").read_text() == _notebook(cells), "denied: not written"
+    assert notebook_edit("c2", "rate = 12\nprint(rate)").stdout == "", "another change is allowed"
+    assert notebook_edit("c3", "print('finished')").stdout == ""

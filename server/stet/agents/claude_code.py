@@ -2,14 +2,15 @@
 
 Claude Code runs a hook command with one JSON object on stdin (`session_id`, `cwd`,
 `hook_event_name`, and for tool events `tool_name` and `tool_input`, whose `file_path`
-names the file an Edit, MultiEdit or Write changes). Stet's one hook command handles:
+names the file an Edit, MultiEdit or Write changes, `notebook_path` the notebook a NotebookEdit
+changes). Stet's one hook command handles:
 
 - SessionStart: tell the session the open review of Claude Code's tasks and the decisions
   not told yet (agents/loop.py);
 - UserPromptSubmit: tell it the decisions made since it was last told, each once;
-- PreToolUse on Edit|MultiEdit|Write: deny an edit that would make again a change the
+- PreToolUse on Edit|MultiEdit|Write|NotebookEdit: deny an edit that would make again a change the
   developer rejected, with their feedback as the reason;
-- PreToolUse on Edit|MultiEdit|Write: snapshot the file before the agent's first write to it
+- PreToolUse on Edit|MultiEdit|Write|NotebookEdit: snapshot the file before the agent's first write to it
   in this turn (a file already recorded keeps its first content);
 - PostToolUse on the same tools: remember what the write left, so a change made after it (the
   developer's) is told apart from the agent's;
@@ -49,7 +50,7 @@ from .loop import LIMIT, Loop, bounded
 from .snapshots import Snapshots
 from .tasks import Tasks
 
-WRITE_TOOLS = ("Edit", "MultiEdit", "Write")
+WRITE_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
 MATCHER = "|".join(WRITE_TOOLS)
 SERVER = "stet"
 AGENT = "claude-code"
@@ -71,10 +72,12 @@ def _payload_text(payload: JSON, key: str) -> str:
 
 def file_of(payload: JSON) -> str | None:
     """The file a write tool call names (None: another tool, or no file)."""
-    if payload.get("tool_name") not in WRITE_TOOLS:
+    tool = payload.get("tool_name")
+    if tool not in WRITE_TOOLS:
         return None
     tool_input = payload.get("tool_input")
-    path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
+    key = "notebook_path" if tool == "NotebookEdit" else "file_path"
+    path = tool_input.get(key) if isinstance(tool_input, dict) else None
     return path if isinstance(path, str) and path else None
 
 
@@ -267,6 +270,8 @@ def edited(before: str, tool: object, tool_input: object, limit: int | None = No
     if tool == "Write":
         content = tool_input.get("content")
         return content if isinstance(content, str) else None
+    if tool == "NotebookEdit":
+        return notebook_edited(before, tool_input, limit)
     edits = [tool_input] if tool == "Edit" else tool_input.get("edits") if tool == "MultiEdit" else None
     if not isinstance(edits, list):
         return None
@@ -282,6 +287,55 @@ def edited(before: str, tool: object, tool_input: object, limit: int | None = No
                 raise ResultTooLarge(size)
         text = text.replace(old, new) if every else text.replace(old, new, 1)
     return text
+
+
+def notebook_edited(before: str, tool_input: JSON, limit: int | None = None) -> str | None:
+    """A notebook's text once NotebookEdit replaced a cell's source (found by `cell_id`) or
+    deleted the cell, written back in the notebook's own layout (its indent, its key order,
+    sources as lists of lines or as strings); None when that cannot be told exactly (another
+    layout, an insert - whose new cell's id Claude Code chooses -, no such cell): never a guess."""
+    mode = tool_input.get("edit_mode", "replace")
+    cell_id, source = tool_input.get("cell_id"), tool_input.get("new_source")
+    if mode not in ("replace", "delete") or not isinstance(cell_id, str):
+        return None
+    if mode == "replace" and (not isinstance(source, str) or (limit is not None and len(source) > limit)):
+        return None
+    try:
+        notebook = json.loads(before)
+    except ValueError:
+        return None
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    found = (
+        [i for i, c in enumerate(cells) if isinstance(c, dict) and c.get("id") == cell_id]
+        if isinstance(cells, list)
+        else []
+    )
+    if len(found) != 1:
+        return None
+    layout = _layout(notebook, before)
+    if layout is None:
+        return None
+    assert isinstance(cells, list)
+    if mode == "delete":
+        del cells[found[0]]
+    elif isinstance(source, str):
+        cell = cells[found[0]]
+        cell["source"] = source.splitlines(keepends=True) if isinstance(cell.get("source"), list) else source
+        kind = tool_input.get("cell_type")
+        if kind in ("code", "markdown") and kind != cell.get("cell_type"):
+            return None  # a change of kind changes more than the source (outputs): not told exactly
+    after = json.dumps(notebook, indent=layout[0], ensure_ascii=layout[1]) + layout[2]
+    return None if limit is not None and len(after) > limit else after
+
+
+def _layout(notebook: object, text: str) -> tuple[int, bool, str] | None:
+    """(indent, ensure_ascii, ending) that write `notebook` back as exactly `text`, or None."""
+    ending = "\n" if text.endswith("\n") else ""
+    for indent in (1, 2, 4):
+        for ascii_only in (False, True):
+            if json.dumps(notebook, indent=indent, ensure_ascii=ascii_only) + ending == text:
+                return indent, ascii_only, ending
+    return None
 
 
 def turn_prompt(transcript: object) -> str | None:
