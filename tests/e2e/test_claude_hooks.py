@@ -96,10 +96,10 @@ def test_integrate_merges_and_never_clobbers(tmp_path):
     assert conf["permissions"] == mine["permissions"]
     assert conf["hooks"]["PreToolUse"][0] == mine["hooks"]["PreToolUse"][0]
     assert conf["hooks"]["PreToolUse"][1] == {
-        "matcher": "Edit|MultiEdit|Write",
+        "matcher": "Edit|MultiEdit|Write|NotebookEdit",
         "hooks": [{"type": "command", "command": "stet hook claude-code"}],
     }
-    assert conf["hooks"]["PostToolUse"][0]["matcher"] == "Edit|MultiEdit|Write"
+    assert conf["hooks"]["PostToolUse"][0]["matcher"] == "Edit|MultiEdit|Write|NotebookEdit"
     assert conf["hooks"]["Stop"] == [{"hooks": [{"type": "command", "command": "stet hook claude-code"}]}]
     assert conf["enabledMcpjsonServers"] == ["other", "stet"]
     servers = json.loads((root / ".mcp.json").read_text())["mcpServers"]
@@ -374,3 +374,157 @@ def test_without_a_readable_transcript_the_message_is_the_agents_name(repo, tmp_
         claude.write("Edit", "b.txt", "changed by " + transcript + "\n")
         claude.stop()
     assert {h["message"] for h in hunks(repo, "--task", TASK)} == {"claude-code"}
+
+
+# --- issue 29, item 14: a background subagent's notification is not the developer's prompt -----
+def _notified_transcript(path: Path, marks: dict, text: str) -> str:
+    """A transcript whose turn began with the developer's prompt; a background subagent then
+    finished, and Claude Code started a turn of its own with a user entry (`marks`, `text`)."""
+    _transcript(path, "rename the helper")
+    entries = [
+        {
+            "type": "user",
+            "message": {"role": "user", "content": text},
+            **marks,
+        },
+        {
+            "type": "assistant",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t2", "name": "Edit", "input": {}}],
+            },
+        },
+        {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2"}]}},
+    ]
+    with path.open("a") as f:
+        f.write("".join(json.dumps(e) + "\n" for e in entries))
+    return str(path)
+
+
+NOTIFICATION = (
+    "<task-notification>\n<task-id>a1b2c3</task-id>\n<status>completed</status>\n"
+    '<summary>Agent "explore" completed</summary>\n</task-notification>'
+)
+
+
+@pytest.mark.parametrize(
+    "marks, text",
+    [
+        ({"promptSource": "system", "origin": {"kind": "task-notification"}}, NOTIFICATION),  # as Claude Code writes it
+        ({"promptSource": "system"}, "a note Claude Code wrote itself"),
+        ({"origin": {"kind": "task-notification"}}, "finished"),
+        ({}, NOTIFICATION),
+    ],
+)
+def test_a_background_tasks_notification_is_not_taken_for_the_prompt(repo, tmp_path, marks, text):
+    claude = Claude(repo, transcript=_notified_transcript(tmp_path / "session.jsonl", marks, text))
+    claude.write("Edit", "a.py", A_BASE.replace("LIMIT = 10", "LIMIT = 20"))
+    claude.stop()
+    (h,) = hunks(repo, "--task", TASK)
+    assert h["message"] == "claude-code: rename the helper"
+
+
+# --- issue 29, item 12: a PostToolUse whose PreToolUse never ran -------------------------------
+def _post_only(claude: Claude, tool: str, path: str, text: str, tool_input: dict, response: dict) -> dict:
+    """The write and its PostToolUse, its PreToolUse never run (failed, timed out, not set up)."""
+    full = claude.root / path
+    full.parent.mkdir(parents=True, exist_ok=True)
+    full.write_text(text)
+    data = {"tool_name": tool, "tool_input": {"file_path": str(full), **tool_input}}
+    p = claude.hook("PostToolUse", {**data, "tool_response": {"filePath": str(full), **response}})
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    out = json.loads(p.stdout)
+    assert out["systemMessage"] == out["hookSpecificOutput"]["additionalContext"]
+    assert out["hookSpecificOutput"]["hookEventName"] == "PostToolUse"
+    return out
+
+
+def test_a_write_whose_pre_tool_use_never_ran_is_said_and_captured_when_it_can_be(repo):
+    claude = Claude(repo)
+    # Claude Code's report holds the file before the call, and the call made from it gives the file.
+    a1 = A_BASE.replace("LIMIT = 10", "LIMIT = 20")
+    edit = {"old_string": "LIMIT = 10", "new_string": "LIMIT = 20", "replace_all": False}
+    out = _post_only(claude, "Edit", "a.py", a1, edit, {"originalFile": A_BASE, "userModified": False})
+    assert "did not see a.py" in out["systemMessage"] and "as Claude Code reported it" in out["systemMessage"]
+    # A report that does not give the file as it is (forged): the last commit is the base.
+    (repo / "b.txt").write_text("alpha\nbeta\nGAMMA\n")
+    forged = {"originalFile": "something else entirely\n"}
+    out = _post_only(claude, "Edit", "b.txt", "alpha\nbeta\nGAMMA\n", {"old_string": "x", "new_string": "y"}, forged)
+    assert "against the last commit" in out["systemMessage"]
+    # A new file Claude Code reports as created.
+    created = {"type": "create", "content": "VALUE = 1\n"}
+    out = _post_only(claude, "Write", "pkg/new.py", "VALUE = 1\n", {"content": "VALUE = 1\n"}, created)
+    assert "not existing before" in out["systemMessage"]
+    # Nothing tells what an untracked file held: said, not captured (reject could not restore it).
+    (repo / "notes.txt").write_text("mine\n")
+    out = _post_only(claude, "Write", "notes.txt", "theirs\n", {"content": "theirs\n"}, {"type": "update"})
+    assert "cannot tell what it held" in out["systemMessage"] and "not captured" in out["systemMessage"]
+    # A name the agent chose is shown inert.
+    out = _post_only(claude, "Write", "x\x1b[2J.txt", "y\n", {"content": "y\n"}, {"type": "update"})
+    assert "\x1b" not in json.loads(json.dumps(out))["systemMessage"] and "x\\x1b[2J.txt" in out["systemMessage"]
+
+    assert "3 hunk(s)" in claude.stop()["systemMessage"]
+    got = sorted((Path(h["uri"]).name, h["kind"], h["oldText"], h["newText"]) for h in hunks(repo, "--task", TASK))
+    assert got == [
+        ("a.py", "edit", "LIMIT = 10\n", "LIMIT = 20\n"),
+        ("b.txt", "edit", "gamma\n", "GAMMA\n"),
+        ("new.py", "create", "", "VALUE = 1\n"),
+    ]
+    assert (repo / "notes.txt").read_text() == "theirs\n"
+
+
+# --- issue 29, item 17: NotebookEdit is captured and guarded like Edit ------------------------
+def _notebook(sources: dict[str, str]) -> str:
+    """A notebook as Jupyter writes it (nbformat 4.5: indent 1, sources as lists of lines)."""
+    cells = [
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": cid,
+            "metadata": {},
+            "outputs": [],
+            "source": src.splitlines(keepends=True),
+        }
+        for cid, src in sources.items()
+    ]
+    nb = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+
+
+def test_notebook_edits_are_captured_and_a_rejected_one_is_denied(repo):
+    cells = {"c1": "import math\n", "c2": "rate = 10\nprint(rate)", "c3": "print('done')"}
+    now = dict(cells)  # the notebook's cells as the agent's last write left them
+    (repo / "nb.ipynb").write_text(_notebook(cells))
+    commit_all(repo, "a notebook")
+    claude = Claude(repo)
+    conf = settings(repo)["hooks"]
+    assert "NotebookEdit" in conf["PreToolUse"][0]["matcher"] and "NotebookEdit" in conf["PostToolUse"][0]["matcher"]
+
+    def notebook_edit(cell: str, source: str) -> subprocess.CompletedProcess:
+        data = {
+            "tool_name": "NotebookEdit",
+            "tool_input": {"notebook_path": str(repo / "nb.ipynb"), "cell_id": cell, "new_source": source},
+        }
+        pre = claude.hook("PreToolUse", data)
+        if pre.stdout:
+            return pre
+        now[cell] = source
+        (repo / "nb.ipynb").write_text(_notebook(now))
+        post = claude.hook("PostToolUse", {**data, "tool_response": {"cell_id": cell, "new_source": source}})
+        assert post.returncode == 0 and post.stdout == "" and post.stderr == "", post.stderr
+        return pre
+
+    assert notebook_edit("c2", "rate = 20\nprint(rate)").stdout == ""
+    assert "1 hunk(s)" in claude.stop()["systemMessage"]
+    (h,) = hunks(repo, "--task", TASK)
+    assert Path(h["uri"]).name == "nb.ipynb" and '"rate = 20\\n",' in h["newText"], h
+    assert stet("reject", h["id"], "--feedback", "the rate stays 10", cwd=repo).returncode == 0
+    assert (repo / "nb.ipynb").read_text() == _notebook(cells)
+    now.update(cells)
+
+    again = notebook_edit("c2", "rate = 20\nprint(rate)")
+    out = json.loads(again.stdout)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny" and "the rate stays 10" in out["permissionDecisionReason"]
+    assert (repo / "nb.ipynb").read_text() == _notebook(cells), "denied: not written"
+    assert notebook_edit("c2", "rate = 12\nprint(rate)").stdout == "", "another change is allowed"
+    assert notebook_edit("c3", "print('finished')").stdout == ""

@@ -72,8 +72,8 @@ def test_integrate_writes_http_hooks(served):
         "allowedEnvVars": ["STET_TOKEN"],
         "timeout": 10,
     }
-    assert conf["PreToolUse"] == [{"matcher": "Edit|MultiEdit|Write", "hooks": [hook]}]
-    assert conf["PostToolUse"] == [{"matcher": "Edit|MultiEdit|Write", "hooks": [hook]}]
+    assert conf["PreToolUse"] == [{"matcher": "Edit|MultiEdit|Write|NotebookEdit", "hooks": [hook]}]
+    assert conf["PostToolUse"] == [{"matcher": "Edit|MultiEdit|Write|NotebookEdit", "hooks": [hook]}]
     for event in ("SessionStart", "UserPromptSubmit", "Stop"):
         assert conf[event] == [{"hooks": [hook]}]
     assert "STET_TOKEN" not in json.dumps(conf).replace("$STET_TOKEN", "").replace('["STET_TOKEN"]', "")

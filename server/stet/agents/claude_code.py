@@ -2,13 +2,15 @@
 
 Claude Code runs a hook command with one JSON object on stdin (`session_id`, `cwd`,
 `hook_event_name`, and for tool events `tool_name` and `tool_input`, whose `file_path`
-names the file an Edit, MultiEdit or Write changes). Stet's one hook command handles:
+names the file an Edit, MultiEdit or Write changes, `notebook_path` the notebook a NotebookEdit
+changes). Stet's one hook command handles:
 
-- SessionStart: tell the session the open review of Claude Code's tasks (agents/loop.py);
+- SessionStart: tell the session the open review of Claude Code's tasks and the decisions
+  not told yet (agents/loop.py);
 - UserPromptSubmit: tell it the decisions made since it was last told, each once;
-- PreToolUse on Edit|MultiEdit|Write: deny an edit that would make again a change the
+- PreToolUse on Edit|MultiEdit|Write|NotebookEdit: deny an edit that would make again a change the
   developer rejected, with their feedback as the reason;
-- PreToolUse on Edit|MultiEdit|Write: snapshot the file before the agent's first write to it
+- PreToolUse on Edit|MultiEdit|Write|NotebookEdit: snapshot the file before the agent's first write to it
   in this turn (a file already recorded keeps its first content);
 - PostToolUse on the same tools: remember what the write left, so a change made after it (the
   developer's) is told apart from the agent's;
@@ -25,6 +27,7 @@ shell: they go there as they are.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import os
@@ -35,6 +38,7 @@ import sys
 from typing import Any
 
 from ..domain import headline
+from ..domain.inert import inert
 from ..domain.shapes import JSON
 from ..domain.status import Status
 from ..errors import InvalidParams, OutsideWorkspace, StetError
@@ -46,7 +50,7 @@ from .loop import LIMIT, Loop, bounded
 from .snapshots import Snapshots
 from .tasks import Tasks
 
-WRITE_TOOLS = ("Edit", "MultiEdit", "Write")
+WRITE_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
 MATCHER = "|".join(WRITE_TOOLS)
 SERVER = "stet"
 AGENT = "claude-code"
@@ -68,10 +72,12 @@ def _payload_text(payload: JSON, key: str) -> str:
 
 def file_of(payload: JSON) -> str | None:
     """The file a write tool call names (None: another tool, or no file)."""
-    if payload.get("tool_name") not in WRITE_TOOLS:
+    tool = payload.get("tool_name")
+    if tool not in WRITE_TOOLS:
         return None
     tool_input = payload.get("tool_input")
-    path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
+    key = "notebook_path" if tool == "NotebookEdit" else "file_path"
+    path = tool_input.get(key) if isinstance(tool_input, dict) else None
     return path if isinstance(path, str) and path else None
 
 
@@ -92,11 +98,8 @@ async def handle(review: Review, payload: Any, *, keep: bool = True, undo: list[
         message = headline.line(AGENT, turn_prompt(payload.get("transcript_path")))
         answer = await Capture(review).run(task_id=task, keep=keep, agent=AGENT, message=message, turn_of=session)
         return {"systemMessage": stop_message(answer, task)} if answer.get("proposalId") or answer["refused"] else {}
-    if event == "SessionStart":
-        text = await loop(review).session_context()
-        return _context(event, text)
-    if event == "UserPromptSubmit":
-        text, told = await loop(review).news()
+    if event in ("SessionStart", "UserPromptSubmit"):
+        text, told = await (loop(review).session_context() if event == "SessionStart" else loop(review).news())
         if undo is not None:
             undo.extend(told)
         return _context(event, text)
@@ -122,8 +125,9 @@ async def _tool_event(review: Review, payload: JSON, event: str, session: str, t
     except OutsideWorkspace:
         return {}  # not a file of this workspace (or Stet's and git's own): not reviewed here
     if event == "PostToolUse":
-        await snapshots.agent_wrote(task, path)
-        return {}
+        if await snapshots.agent_wrote(task, path):
+            return {}
+        return await _unseen(review, snapshots, payload, session, task, path, rel)
     denied = await _denied(review, payload, rel, snapshots.uri(rel))
     if denied is not None:
         return denied
@@ -131,6 +135,69 @@ async def _tool_event(review: Review, payload: JSON, event: str, session: str, t
         await Tasks(review).start(f"Claude Code session {session[:8]}", agent="claude-code", task_id=task)
     await snapshots.take(task, [path])
     return {}
+
+
+async def _unseen(
+    review: Review, snapshots: Snapshots, payload: JSON, session: str, task: str, path: str, rel: str
+) -> JSON:
+    """A write whose PreToolUse never ran (the hook failed, timed out, or was not configured):
+    nobody recorded the file before it. Its content before is taken, in this order, from Claude
+    Code's own report when that report and the call give exactly the file as it is now (a new
+    file, or `originalFile` with the call's edit made), else from the last commit; the turn's
+    capture then reviews it as usual. Said either way: this change was not guarded."""
+    now = await review.bytes_now(snapshots.uri(rel))
+    before, source = _reported_before(review, payload, now)
+    if source is None:
+        committed = await asyncio.to_thread(snapshots.committed, rel)
+        before, source = (committed, "the last commit") if committed is not None else (None, None)
+    shown = inert(rel)
+    if source is None:
+        text = (
+            f"Stet did not see {shown} before this {payload.get('tool_name')} changed it (its PreToolUse hook did "
+            "not run) and cannot tell what it held: the change is not captured for review and was not checked "
+            "against the developer's rejections"
+        )
+    else:
+        if not await _task_exists(review, task):
+            await Tasks(review).start(f"Claude Code session {session[:8]}", agent="claude-code", task_id=task)
+        await snapshots.take_as(task, rel, before)
+        await snapshots.agent_wrote(task, path)
+        text = (
+            f"Stet did not see {shown} before this {payload.get('tool_name')} changed it (its PreToolUse hook did "
+            f"not run): the change was not checked against the developer's rejections; it is captured for review "
+            f"at the end of the turn against {source}"
+        )
+    return {
+        "systemMessage": text[:LIMIT],
+        "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": text[:LIMIT]},
+    }
+
+
+def _reported_before(review: Review, payload: JSON, now: bytes | None) -> tuple[bytes | None, str | None]:
+    """The file before the call, as Claude Code's PostToolUse reports it (`type: "create"`, or
+    `originalFile`), when the call made from it gives exactly the file as it is now; (None,
+    None) when it does not (the report is the agent's input: never taken on trust)."""
+    response = payload.get("tool_response")
+    if now is None or not isinstance(response, dict):
+        return None, None
+    try:
+        text = now.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, None
+    tool, tool_input = payload.get("tool_name"), payload.get("tool_input")
+    if response.get("type") == "create" and tool == "Write":
+        content = tool_input.get("content") if isinstance(tool_input, dict) else None
+        return (None, "the file not existing before") if content == text else (None, None)
+    original = response.get("originalFile")
+    if not isinstance(original, str):
+        return None, None
+    try:
+        made = edited(original, tool, tool_input, limit=review.state.limits.max_bytes)
+    except ResultTooLarge:
+        return None, None
+    if made != text:
+        return None, None
+    return original.encode("utf-8"), "the file as Claude Code reported it before the call"
 
 
 async def _denied(review: Review, payload: JSON, rel: str, uri: str) -> JSON | None:
@@ -142,7 +209,11 @@ async def _denied(review: Review, payload: JSON, rel: str, uri: str) -> JSON | N
         before = "" if raw is None else raw.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    after = edited(before, payload.get("tool_name"), payload.get("tool_input"))
+    limit = review.state.limits.max_bytes
+    try:
+        after = edited(before, payload.get("tool_name"), payload.get("tool_input"), limit=limit)
+    except ResultTooLarge as exc:
+        return _too_large(review, rel, uri, exc.size, limit)
     if after is None:
         return None
     hunk = loop(review).rejected_redo(rel, uri, before, after)
@@ -159,15 +230,48 @@ async def _denied(review: Review, payload: JSON, rel: str, uri: str) -> JSON | N
     }
 
 
-def edited(before: str, tool: object, tool_input: object) -> str | None:
+class ResultTooLarge(Exception):
+    """The text a tool call would make is longer than the limit: not built."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.size = size
+
+
+def _too_large(review: Review, rel: str, uri: str, size: int, limit: int) -> JSON | None:
+    """A call whose result is too large to check: nothing to say unless the developer rejected
+    something in this file, then the developer is asked (never denied by a guess)."""
+    rejected = review.list(uri=uri, statuses=(Status.REJECTED,)) or [
+        h for h in review.list(statuses=(Status.REJECTED,)) if review.ws.rel(h.uri) == rel
+    ]
+    if not rejected:
+        return None
+    reason = (
+        f"Stet cannot check this change to {rel} against the changes the developer rejected there: the file "
+        f"would hold {size:,} characters (Stet checks and reviews at most {limit:,}); the developer decides"
+    )
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "ask",
+            "permissionDecisionReason": reason[:LIMIT],
+        }
+    }
+
+
+def edited(before: str, tool: object, tool_input: object, limit: int | None = None) -> str | None:
     """The file's text once the tool call is made (Edit: old_string -> new_string, once or with
     replace_all everywhere; MultiEdit: its edits in order; Write: content); None when it cannot
-    be told (the call will fail, or its input is not what Claude Code sends)."""
+    be told (the call will fail, or its input is not what Claude Code sends). Raises
+    ResultTooLarge, before building it, for a text longer than `limit` characters (a
+    replace_all of a short string by a long one multiplies the file)."""
     if not isinstance(tool_input, dict):
         return None
     if tool == "Write":
         content = tool_input.get("content")
         return content if isinstance(content, str) else None
+    if tool == "NotebookEdit":
+        return notebook_edited(before, tool_input, limit)
     edits = [tool_input] if tool == "Edit" else tool_input.get("edits") if tool == "MultiEdit" else None
     if not isinstance(edits, list):
         return None
@@ -176,8 +280,62 @@ def edited(before: str, tool: object, tool_input: object) -> str | None:
         old, new = (e.get("old_string"), e.get("new_string")) if isinstance(e, dict) else (None, None)
         if not isinstance(old, str) or not isinstance(new, str) or not old or old not in text:
             return None
-        text = text.replace(old, new) if e.get("replace_all") is True else text.replace(old, new, 1)
+        every = e.get("replace_all") is True
+        if limit is not None:
+            size = len(text) + (text.count(old) if every else 1) * (len(new) - len(old))
+            if size > limit:
+                raise ResultTooLarge(size)
+        text = text.replace(old, new) if every else text.replace(old, new, 1)
     return text
+
+
+def notebook_edited(before: str, tool_input: JSON, limit: int | None = None) -> str | None:
+    """A notebook's text once NotebookEdit replaced a cell's source (found by `cell_id`) or
+    deleted the cell, written back in the notebook's own layout (its indent, its key order,
+    sources as lists of lines or as strings); None when that cannot be told exactly (another
+    layout, an insert - whose new cell's id Claude Code chooses -, no such cell): never a guess."""
+    mode = tool_input.get("edit_mode", "replace")
+    cell_id, source = tool_input.get("cell_id"), tool_input.get("new_source")
+    if mode not in ("replace", "delete") or not isinstance(cell_id, str):
+        return None
+    if mode == "replace" and (not isinstance(source, str) or (limit is not None and len(source) > limit)):
+        return None
+    try:
+        notebook = json.loads(before)
+    except ValueError:
+        return None
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    found = (
+        [i for i, c in enumerate(cells) if isinstance(c, dict) and c.get("id") == cell_id]
+        if isinstance(cells, list)
+        else []
+    )
+    if len(found) != 1:
+        return None
+    layout = _layout(notebook, before)
+    if layout is None:
+        return None
+    assert isinstance(cells, list)
+    if mode == "delete":
+        del cells[found[0]]
+    elif isinstance(source, str):
+        cell = cells[found[0]]
+        cell["source"] = source.splitlines(keepends=True) if isinstance(cell.get("source"), list) else source
+        kind = tool_input.get("cell_type")
+        if kind in ("code", "markdown") and kind != cell.get("cell_type"):
+            return None  # a change of kind changes more than the source (outputs): not told exactly
+    after = json.dumps(notebook, indent=layout[0], ensure_ascii=layout[1]) + layout[2]
+    return None if limit is not None and len(after) > limit else after
+
+
+def _layout(notebook: object, text: str) -> tuple[int, bool, str] | None:
+    """(indent, ensure_ascii, ending) that write `notebook` back as exactly `text`, or None."""
+    ending = "\n" if text.endswith("\n") else ""
+    for indent in (1, 2, 4):
+        for ascii_only in (False, True):
+            if json.dumps(notebook, indent=indent, ensure_ascii=ascii_only) + ending == text:
+                return indent, ascii_only, ending
+    return None
 
 
 def turn_prompt(transcript: object) -> str | None:
@@ -218,7 +376,9 @@ def turn_prompt(transcript: object) -> str | None:
 
 def _typed(raw: bytes) -> str | None:
     """The prompt of one transcript line, if it is one the developer typed (not a tool's result,
-    an injected note, a compaction summary or a local command's output)."""
+    an injected note, a compaction summary, a local command's output, or an entry Claude Code
+    wrote itself: a background subagent's `<task-notification>`, marked `promptSource: "system"`
+    and `origin.kind: "task-notification"`)."""
     try:
         entry = json.loads(raw)
     except ValueError:
@@ -228,6 +388,7 @@ def _typed(raw: bytes) -> str | None:
         or entry.get("type") != "user"
         or entry.get("isMeta")
         or entry.get("isCompactSummary")
+        or _by_claude_code(entry)
     ):
         return None
     message = entry.get("message")
@@ -236,9 +397,25 @@ def _typed(raw: bytes) -> str | None:
         if any(not isinstance(b, dict) or b.get("type") != "text" for b in content):
             return None  # tool results (and images): not a typed prompt
         content = " ".join(str(b.get("text", "")) for b in content)
-    if not isinstance(content, str) or not content.strip() or content.lstrip().startswith(("<command-", "<local-")):
+    if not isinstance(content, str) or not content.strip() or content.lstrip().startswith(NOT_TYPED):
         return None
     return content
+
+
+NOT_TYPED = ("<command-", "<local-", "<task-notification>")  # what Claude Code writes as a user entry
+
+
+def _by_claude_code(entry: JSON) -> bool:
+    """A user entry Claude Code wrote itself (its source "system", or an origin other than a
+    prompt, e.g. a finished background task), wherever the entry carries the marks."""
+    for where in (entry, entry.get("message")):
+        if not isinstance(where, dict):
+            continue
+        origin = where.get("origin")
+        kind = origin.get("kind") if isinstance(origin, dict) else None
+        if where.get("promptSource") == "system" or kind == "task-notification":
+            return True
+    return False
 
 
 async def _task_exists(review: Review, task_id: str) -> bool:

@@ -4,12 +4,14 @@ Three answers, built from the review as it is (docs/protocol.md, "The agent's lo
 
 - `session_context`: the open review of an agent's tasks in this checkout, most recent first
   (pending, rejected with feedback, accepted with the developer's changes, accepted and later
-  removed from the file) - told to a session that starts, resumes, is cleared or compacted;
+  removed from the file), and the decisions not told yet (a plain acceptance, a rejection
+  without feedback) - told to a session that starts, resumes, is cleared or compacted;
 - `news`: the decisions made on its tasks since it was last told, each told once;
 - `rejected_redo`: whether an edit would make again, in a file, a change the developer
   rejected (in any task of this checkout), and their feedback.
 
-Every text is at most LIMIT characters. What the agent was told is recorded in the store
+Every text is at most LIMIT characters, each field of it on one line with its controls shown as
+escapes (domain/inert.py): a file name or a text cannot forge a line. What the agent was told is recorded in the store
 (`agent_told`: per hunk, the last decision told) in the transaction that reads the decisions,
 before the answer is printed: a crash after that commit and before the answer is out loses that
 one notice (the rejection is still enforced by `rejected_redo` and told again by the next
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from ..domain.inert import inert
 from ..domain.model import Hunk
 from ..domain.status import Status
 from ..review import Review
@@ -35,7 +38,7 @@ SNIPPET = 100  # characters of a hunk's text quoted in a line
 
 def _one_line(text: str) -> str:
     """A hunk's text on one line (its lines joined by a space, each stripped), cut at SNIPPET."""
-    words = " ".join(line.strip() for line in text.splitlines() if line.strip())
+    words = inert(" ".join(line.strip() for line in text.splitlines() if line.strip()))
     return words if len(words) <= SNIPPET else words[: SNIPPET - 1] + "…"
 
 
@@ -85,7 +88,7 @@ class Loop:
         return mine, told
 
     def where(self, hunk: Hunk) -> str:
-        return f"{self.review.ws.rel(hunk.uri)} line {hunk.line + 1}"
+        return f"{inert(self.review.ws.rel(hunk.uri))} line {hunk.line + 1}"
 
     def _review_line(self, h: Hunk) -> str | None:
         if h.status == Status.REJECTED:
@@ -110,17 +113,25 @@ class Loop:
             )
         return None
 
-    async def session_context(self) -> str | None:
-        """The open review, for a session that starts; None when there is nothing to tell. Every
-        decision it holds counts as told from then on."""
+    async def session_context(self) -> tuple[str | None, list[tuple[str, str | None]]]:
+        """The open review, for a session that starts, and the decisions not told yet that it does
+        not show (a plain acceptance, a rejection without feedback: a resumed session was never
+        told them); None when there is nothing to tell. Every decision it holds counts as told
+        from then on; (text, what to give back to `untell` if it could not be delivered)."""
         async with self.review.require_store().write() as tx:  # one writer at a time: told once
             mine, told = await self.hunks(tx)
-            await self._record(tx, told, mine)
-        lines = [line for h in mine if (line := self._review_line(h)) is not None]
+            undo = await self._record(tx, told, mine)
+        lines = []
+        for h in mine:
+            line = self._review_line(h)
+            if line is None and (d := decision_of(h)) is not None and told.get(h.id) != d:
+                line = self._news_line(h)
+            if line is not None:
+                lines.append(line)
         if not lines:
-            return None
+            return None, []
         head = "Stet: the developer's review of your changes in this checkout (most recent first):"
-        return bounded(head, lines)
+        return bounded(head, lines), undo
 
     async def news(self) -> tuple[str | None, list[tuple[str, str | None]]]:
         """The decisions not told yet, recorded as told (committed before the answer goes out);
@@ -131,27 +142,29 @@ class Loop:
             await self._record(tx, told, fresh)
         if not fresh:
             return None, []
-        lines = []
-        for h in fresh:
-            if h.status == Status.REJECTED:
-                feedback = _one_line(h.feedback or "") or "no reason given"
-                lines.append(
-                    f"- REJECTED {self.where(h)}: {feedback} (your change {_one_line(h.new_text) or '(a removal)'!r}; "
-                    "do not make it again)"
-                )
-            elif _changed_by_developer(h):
-                lines.append(
-                    f"- accepted with the developer's changes: {self.where(h)}: they wrote "
-                    f"{_one_line(''.join(h.replacement))!r}"
-                )
-            else:
-                lines.append(f"- accepted: {self.where(h)}")
         head = "Stet: the developer decided on your changes since you were last told:"
-        return bounded(head, lines), [(h.id, told.get(h.id)) for h in fresh]
+        return bounded(head, [self._news_line(h) for h in fresh]), [(h.id, told.get(h.id)) for h in fresh]
 
-    async def _record(self, tx: Tx, told: dict[str, str], hunks: Iterable[Hunk]) -> None:
+    def _news_line(self, h: Hunk) -> str:
+        """One decision, as told once."""
+        if h.status == Status.REJECTED:
+            feedback = _one_line(h.feedback or "") or "no reason given"
+            return (
+                f"- REJECTED {self.where(h)}: {feedback} (your change {_one_line(h.new_text) or '(a removal)'!r}; "
+                "do not make it again)"
+            )
+        if _changed_by_developer(h):
+            return (
+                f"- accepted with the developer's changes: {self.where(h)}: they wrote "
+                f"{_one_line(''.join(h.replacement))!r}"
+            )
+        return f"- accepted: {self.where(h)}"
+
+    async def _record(self, tx: Tx, told: dict[str, str], hunks: Iterable[Hunk]) -> list[tuple[str, str | None]]:
+        """Record the hunks' decisions as told; returns what `untell` takes to undo it."""
         changes = [(h.id, d) for h in hunks if (d := decision_of(h)) is not None and told.get(h.id) != d]
         await loop_sql.put_told(tx, self.agent, changes)
+        return [(hid, told.get(hid)) for hid, _ in changes]
 
     async def untell(self, undo: Sequence[tuple[str, str | None]]) -> None:
         """Take back a notice that could not be delivered: told again at the next prompt."""

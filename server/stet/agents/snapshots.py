@@ -20,7 +20,7 @@ from ..errors import InvalidParams, OutsideWorkspace
 from ..faults import fault
 from ..review import Review, new_id
 from ..store import captures as sql
-from ..workspace import contents, tree
+from ..workspace import contents, git, tree
 from ..workspace.blobs import Blobs
 from ..workspace.locks import interprocess_lock
 from ..workspace.paths import path_to_uri
@@ -144,6 +144,42 @@ class Snapshots:
                 }
                 await tx.set_result(lsn, result)
         return result
+
+    async def take_as(self, task_id: str | None, rel: str, data: bytes | None) -> bool:
+        """Record `data` (None: the file did not exist) as the file's content before the agent's
+        first write, when that write was not seen before it was made (its PreToolUse never ran)
+        and the content is known from elsewhere. False: the file is recorded already."""
+        key, uri = task_key(task_id), self.uri(rel)
+        store = self.review.require_store()
+        async with interprocess_lock(self._lock):
+            before = await self.current(task_id)
+            if before is not None and (before.whole or uri in before.entries):
+                return False  # (a whole snapshot says already what the file was)
+            h = None if data is None else await asyncio.to_thread(self.blobs.put, data)
+            async with store.write() as tx:
+                lsn = await tx.log(new_id("snap-"), "snapshot", {"taskId": task_id, "whole": False, "files": 1})
+                await sql.start_set(tx, key, False, lsn)
+                await sql.add_entries(tx, key, [(uri, h)], lsn)
+                await tx.set_result(lsn, {"taskId": task_id, "whole": False, "files": 1, "new": 1, "notes": []})
+        return True
+
+    def committed(self, rel: str) -> bytes | None:
+        """The file as the last commit holds it (git HEAD); None when it cannot be told (no git,
+        no commit, not tracked, larger than Stet reviews)."""
+        top = git.toplevel(self.root)
+        commit = git.head(top) if top is not None else None
+        if top is None or commit is None:
+            return None
+        name = os.path.relpath(os.path.join(self.root, rel), top).replace(os.sep, "/")
+        try:
+            entry = git.entries(top, git.resolve(top, commit)).get(name)
+            if entry is None or not entry[0].startswith("100"):  # a regular file (not a link, not a submodule)
+                return None
+            if git.sizes(top, [entry[1]])[entry[1]] > self.review.state.limits.max_bytes:
+                return None
+            return git.contents(top, [entry[1]])[entry[1]]
+        except git.GitError:
+            return None
 
     async def agent_wrote(self, task_id: str | None, path: str) -> bool:
         """The agent has just written `path`: remember what it left, so a capture can tell a

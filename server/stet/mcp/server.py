@@ -32,13 +32,13 @@ from ..domain.status import Status
 from ..errors import StetError, StoreUnavailable, UnknownHunk
 from ..operations import offered_by
 from ..review import Review, open_review
+from ..runtime.awaiting import Changes
 from ..runtime.collector import tune_for_a_long_run
 from ..store import is_url
 from .handshake import INSTRUCTIONS, SERVER_NAME
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-WAIT_POLL = 0.25  # seconds between two looks at the store while wait_for_decisions waits
 
 
 class Edit(BaseModel):
@@ -59,6 +59,12 @@ class _State:
         self.review: Review | None = None
         self.error: StetError | None = None
         self.opening = asyncio.Lock()
+        self.changes: Changes | None = None  # what every wait_for_decisions waits on
+
+    def changes_of(self, review: Review) -> Changes:
+        if self.changes is None or self.changes.review is not review:
+            self.changes = Changes(review)
+        return self.changes
 
 
 def _result(text: str, data: dict[str, Any] | list[Any]) -> CallToolResult:
@@ -161,6 +167,8 @@ class Tools:
         try:
             yield state
         finally:
+            if state.changes is not None:
+                await state.changes.stop()
             if state.review is not None:
                 await state.review.close()
 
@@ -345,19 +353,25 @@ class Tools:
         ] = 60,
     ) -> CallToolResult:
         review = (await self.tasks()).review
-        deadline = asyncio.get_running_loop().time() + timeout_seconds
+        changes = self.state.changes_of(review)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_seconds
+        try:
+            await review.refresh()  # what other processes decided, and the files as they are
+        except StetError as exc:
+            raise _fail(exc) from None
         while True:
-            try:
-                await review.refresh()  # what other processes decided, and the files as they are
-            except StetError as exc:
-                raise _fail(exc) from None
+            seen = changes.generation
             hunks = review.list(proposal_id=proposal_id)
             if not hunks:
                 raise _fail(UnknownHunk(f"unknown proposal {proposal_id}", {"proposalId": proposal_id}))
             waiting = [h for h in hunks if h.status in (Status.PENDING, Status.STALE)]
-            if not waiting or asyncio.get_running_loop().time() >= deadline:
+            if not waiting or loop.time() >= deadline:
                 break
-            await asyncio.sleep(WAIT_POLL)
+            # One look at the store for every waiter, woken by the store's change signal.
+            await changes.wait(seen, deadline - loop.time())
+            if changes.error is not None:
+                raise _fail(changes.error)
         return _decisions_result(review, proposal_id, hunks, timed_out=bool(waiting))
 
     async def finish_task(

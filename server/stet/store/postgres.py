@@ -7,6 +7,7 @@ file has (identity checks, quarantine, the -wal) has no counterpart here.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 
 from ..errors import StoreUnavailable
@@ -71,6 +72,24 @@ class PgStore(SqlStore):
         if self.listener.error is not None:
             raise StoreUnavailable(f"live sync with {self.path}: {self.listener.error}")
         return self.listener.version
+
+    async def next_change(self, version: int, timeout: float) -> int:
+        """`data_version` once it is no longer `version`, or as it is after `timeout` seconds:
+        woken by the LISTEN connection's notification, never by asking the database."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        changed = self.listener.changed
+        while True:
+            now = await self.data_version()
+            left = end - loop.time()
+            if now != version or left <= 0:
+                return now
+            changed.clear()
+            if self.listener.version == version:
+                try:
+                    await asyncio.wait_for(changed.wait(), left)
+                except TimeoutError:
+                    pass
 
     async def integrity(self) -> list[str]:
         async with self._lock:

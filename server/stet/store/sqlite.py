@@ -8,6 +8,7 @@ process can follow what changed since the last lsn it saw.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import sqlite3
@@ -31,6 +32,7 @@ __all__ = ["OpenResult", "Store", "prepare_folder", "prepare_home", "quarantine_
 
 BUSY_TIMEOUT_MS = int(os.environ.get("STET_BUSY_TIMEOUT_MS", "10000"))
 _CORRUPT = {"SQLITE_CORRUPT", "SQLITE_NOTADB"}
+CHANGE_POLL = 0.2  # seconds between two reads of data_version while someone waits for a change
 
 
 def _is_corrupt(exc: BaseException) -> bool:
@@ -394,6 +396,19 @@ class Store(SqlStore):
 
     async def data_version(self) -> int:
         return int((await self._read("PRAGMA data_version"))[0][0])
+
+    async def next_change(self, version: int, timeout: float) -> int:
+        """`data_version` once it is no longer `version` (another connection committed), or as it
+        is after `timeout` seconds. SQLite sends no notification: it is read every CHANGE_POLL
+        seconds, one cheap read however many wait behind the caller."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        while True:
+            now = await self.data_version()
+            left = end - loop.time()
+            if now != version or left <= 0:
+                return now
+            await asyncio.sleep(min(CHANGE_POLL, left))
 
     async def integrity(self) -> list[str]:
         return [r[0] for r in await self._read("PRAGMA integrity_check")]
