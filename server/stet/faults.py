@@ -10,7 +10,6 @@ only pauses, and lets the process go on serving meanwhile (what it scheduled goe
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import time
@@ -72,4 +71,6 @@ async def pause(name: str) -> None:
     already scheduled goes out meanwhile), e.g. "split:before-effect": between a split told
     and its part's edit sent to the editor (the VS Code test of issue 29 widens it)."""
     if _PAUSES and name in _PAUSES:
+        import asyncio  # here: the thin client and `stet mcp`'s front import this module first thing
+
         await asyncio.sleep(_PAUSES[name])

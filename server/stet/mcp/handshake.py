@@ -11,9 +11,12 @@ Imports only json and the package's version: it runs before anything heavy is lo
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from .. import __version__
+
+TYPE_CHECKING = False  # no `typing` before the answer: it costs a tenth of `python -c pass`
+if TYPE_CHECKING:
+    from typing import Any
 
 SERVER_NAME = "stet"
 

@@ -20,12 +20,15 @@ import select
 import signal
 import sys
 import threading
-from types import FrameType
-from typing import Any
 
 from .. import limits
 from ..faults import fault
 from .handshake import early_answer
+
+TYPE_CHECKING = False  # no `typing` before the answer: it costs a tenth of `python -c pass`
+if TYPE_CHECKING:
+    from types import FrameType
+    from typing import Any
 
 TOO_LONG = b"{the message is longer than stet mcp reads}\n"  # the SDK answers it as a parse error
 OUT_DRAIN = 10.0  # seconds the SDK's last answers are given to reach the wire at exit

@@ -1,0 +1,26 @@
+"""What the thin client and `stet mcp`'s front load before they answer: an agent pays for every
+module at each hook and at each session's start (issue 29: `faults.py` once pulled in asyncio,
+and `stet mcp` answered initialize in 4-5x `python -c pass` instead of 2x)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+
+SLOW = {"asyncio", "logging", "sqlite3", "pydantic", "mcp", "argparse", "socket", "typing", "dataclasses"}
+
+
+def loaded(*modules: str) -> set[str]:
+    """The top-level packages a fresh interpreter holds after importing `modules`."""
+    code = f"import sys; import {', '.join(modules)}; print(repr(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    return {m.split(".")[0] for m in ast.literal_eval(out)}
+
+
+def test_the_thin_client_loads_nothing_slow():
+    assert not loaded("stet.resident.client", "stet.faults", "stet.limits") & (SLOW | {"json", "threading"})
+
+
+def test_the_mcp_front_loads_nothing_slow():
+    assert not loaded("stet.mcp.stdio") & SLOW
