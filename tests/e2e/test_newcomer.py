@@ -1,0 +1,146 @@
+"""A newcomer's first hour, followed literally: what the README and docs/ tell a user to do
+works, and what goes wrong says what to do in the user's own terms."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from support.clitools import stet
+from support.rawlsp import RawServer
+
+URL = "postgresql://dev:s3cret@/review?host=/nonexistent"
+
+
+def without_psycopg(tmp_path: Path) -> dict:
+    """An environment whose Python has no psycopg (as a plain `pip install -e .` gives): the
+    import fails exactly as Python fails it for a package that is not installed."""
+    shim = tmp_path / "no-psycopg" / "psycopg"
+    shim.mkdir(parents=True)
+    (shim / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'psycopg'\", name='psycopg')\n")
+    path = os.pathsep.join(p for p in [str(shim.parent), os.environ.get("PYTHONPATH", "")] if p)
+    return {"PYTHONPATH": path}
+
+
+def test_a_postgresql_url_without_its_driver_names_the_extra_to_install(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = without_psycopg(tmp_path)
+    for args, extra in ((["--db", URL, "status"], {}), (["status"], {"STET_DB": URL})):
+        for resident in ("off", "on"):
+            p = stet(*args, cwd=ws, env={**env, **extra, "STET_RESIDENT": resident})
+            assert p.returncode == 2, (args, p.stdout, p.stderr)
+            assert "Traceback" not in p.stderr, p.stderr
+            assert "stet: StoreUnavailable:" in p.stderr and "no PostgreSQL driver (psycopg)" in p.stderr, p.stderr
+            assert "pip install -e '.[postgresql]'" in p.stderr, p.stderr
+            assert "s3cret" not in p.stderr and "dev:***@" in p.stderr, "the password is never shown"
+    assert not (ws / ".stet" / "stet.db").exists(), "no SQLite store made instead"
+
+
+def test_stet_serve_on_a_postgresql_url_without_its_driver_tells_the_editor(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    s = RawServer(ws, env={**without_psycopg(tmp_path), "STET_DB": URL})
+    try:
+        s.initialize(wait_restored=False)
+        shown = s.wait_note("window/showMessage", timeout=120)
+        assert shown["type"] == 1 and "no PostgreSQL driver (psycopg)" in shown["message"], shown
+        assert "[postgresql]" in shown["message"] and "s3cret" not in shown["message"]
+        restored = s.wait_note("stet/restored", timeout=120)
+        assert "no PostgreSQL driver" in restored["error"], restored
+        answer = s.request("stet/listHunks", {})
+        assert answer["error"]["code"] == -32005 and "no PostgreSQL driver" in answer["error"]["message"], answer
+    finally:
+        s.kill()
+    assert "Traceback" not in s.tail(100_000), s.tail()
+
+
+def stet_on_path(tmp_path: Path) -> dict:
+    """An environment with this checkout's `stet` first on PATH (as `pip install -e .` gives)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "stet").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m stet "$@"\n')
+    (bin_dir / "stet").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("STET_", "GIT_"))}
+    return {**env, "PATH": f"{bin_dir}{os.pathsep}{env['PATH']}", "NO_COLOR": "1"}
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# Stands in for `claude`: once the server answers, each hook event is POSTed as Claude Code
+# POSTs it (the settings' url and headers, $STET_TOKEN filled in from the environment).
+CLAUDE = r"""
+import json, os, socket, sys, time, urllib.error, urllib.request
+hook = json.load(open(".claude/settings.json"))["hooks"]["PreToolUse"][0]["hooks"][0]
+host, port = hook["url"].split("/")[2].split(":")
+deadline = time.monotonic() + 120
+while True:
+    try:
+        socket.create_connection((host, int(port)), timeout=1).close()
+        break
+    except OSError:
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.1)
+auth = hook["headers"]["Authorization"].replace("$STET_TOKEN", os.environ.get("STET_TOKEN", ""))
+body = {"session_id": "s1", "cwd": os.getcwd(), "hook_event_name": "UserPromptSubmit", "prompt": "go"}
+req = urllib.request.Request(hook["url"], data=json.dumps(body).encode(), method="POST",
+                             headers={"content-type": "application/json", "Authorization": auth})
+try:
+    with urllib.request.urlopen(req, timeout=30) as r:
+        print("hook answered", r.status)
+except urllib.error.HTTPError as exc:
+    print("hook answered", exc.code)
+"""
+
+
+def documented_http_recipe() -> str:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    return text.split("**HTTP hooks.**", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_documented_http_hook_recipe_run_literally_is_answered(tmp_path):
+    root = tmp_path / "app"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (tmp_path / "claude.py").write_text(CLAUDE)
+    port = str(free_port())
+    recipe = documented_http_recipe().replace("8765", port)
+    assert "\nclaude\n" in recipe, recipe
+    # The recipe as typed, `claude` being the stand-in; the background server is stopped after.
+    script = recipe.replace("\nclaude\n", f"\npython3 {tmp_path / 'claude.py'}\nkill $! && wait $!\n")
+    p = subprocess.run(
+        ["bash", "-c", script], cwd=root, env=stet_on_path(tmp_path), capture_output=True, text=True, timeout=300
+    )
+    assert "hook answered 200" in p.stdout, (p.stdout, p.stderr)
+    assert "stet mcp: refused" not in p.stderr, p.stderr
+
+
+def test_a_hook_refused_for_its_token_is_said_in_the_servers_terminal(tmp_path):
+    root = tmp_path / "app"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (tmp_path / "claude.py").write_text(CLAUDE)
+    port = str(free_port())
+    env = stet_on_path(tmp_path)
+    assert subprocess.run(["stet", "integrate", "claude-code", "--http", port], cwd=root, env=env).returncode == 0
+    server = subprocess.Popen(["stet", "mcp", "--http", port], cwd=root, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(3):  # Claude Code started without STET_TOKEN: every hook is refused
+            p = subprocess.run(
+                [sys.executable, str(tmp_path / "claude.py")], cwd=root, env=env, capture_output=True, text=True
+            )
+            assert "hook answered 401" in p.stdout, (p.stdout, p.stderr)
+    finally:
+        server.terminate()
+        _, err = server.communicate(timeout=60)
+    said = [line for line in err.splitlines() if line.startswith("stet mcp: refused")]
+    assert len(said) == 1, err  # once a minute, not once a hook
+    assert "without the right bearer token (401)" in said[0] and "stet mcp --print-token" in said[0], said
