@@ -144,3 +144,45 @@ def test_a_hook_refused_for_its_token_is_said_in_the_servers_terminal(tmp_path):
     said = [line for line in err.splitlines() if line.startswith("stet mcp: refused")]
     assert len(said) == 1, err  # once a minute, not once a hook
     assert "without the right bearer token (401)" in said[0] and "stet mcp --print-token" in said[0], said
+
+
+def letters_repo(tmp_path: Path) -> tuple[Path, str]:
+    """The README's "Accept part of a hunk" example: l5-l7 replaced by A-D, one pending hunk."""
+    from support.clitools import commit_all, make_repo, stet_json
+
+    root = make_repo(tmp_path / "r")
+    (root / "app.txt").write_text("".join(f"l{i}\n" for i in range(1, 9)))
+    commit_all(root)
+    (root / "app.txt").write_text("l1\nl2\nl3\nl4\nA\nB\nC\nD\nl8\n")
+    answer = stet_json("capture", "-m", "letters", cwd=root)
+    return root, answer["hunks"][0]["id"]
+
+
+def test_line_errors_use_the_numbers_the_user_typed(tmp_path):
+    root, hid = letters_repo(tmp_path)
+    p = stet("accept", hid, "--old", "9", cwd=root)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert f"hunk {hid}: --old 9 is outside the hunk: its old lines are -1..-3" in p.stderr, p.stderr
+    assert "0-based" not in p.stderr and "[8, 8]" not in p.stderr
+    p = stet("reject", hid, "--new", "1,5-6", "--feedback", "no", cwd=root)
+    assert p.returncode == 2 and "--new 5-6 is outside the hunk: its new lines are +1..+4" in p.stderr, p.stderr
+
+
+def test_a_hunk_decided_in_parts_names_its_parts(tmp_path):
+    from support.clitools import stet_json
+
+    root, hid = letters_repo(tmp_path)
+    answer = stet_json("accept", hid, "--old", "1", "--new", "1-2", cwd=root)
+    parts = f"decide {answer['part']['id']} or {answer['rest']['id']} instead"
+    for args in (["accept", hid, "--old", "9"], ["reject", hid, "--old", "2"], ["accept", hid]):
+        p = stet(*args, cwd=root)
+        assert p.returncode == 1, (args, p.stdout, p.stderr)
+        assert f"hunk {hid}: it was decided in parts: {parts}" in p.stderr, (args, p.stderr)
+        assert "outside the hunk" not in p.stderr
+
+
+def test_turn_of_no_turn_is_an_error(tmp_path):
+    root, _ = letters_repo(tmp_path)
+    for spec in ("last", "5", "8a3d5c1e-2f4b-4e6a-9c7d-1b2e3f4a5b6c:1"):
+        p = stet("status", "--turn", spec, cwd=root)
+        assert p.returncode == 2 and "no turn was captured here yet" in p.stderr, (spec, p.stdout, p.stderr)
