@@ -186,3 +186,43 @@ def test_turn_of_no_turn_is_an_error(tmp_path):
     for spec in ("last", "5", "8a3d5c1e-2f4b-4e6a-9c7d-1b2e3f4a5b6c:1"):
         p = stet("status", "--turn", spec, cwd=root)
         assert p.returncode == 2 and "no turn was captured here yet" in p.stderr, (spec, p.stdout, p.stderr)
+
+
+DOCS_CLI = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
+
+
+def test_what_docs_say_of_creating_a_store_is_what_the_commands_do(tmp_path):
+    from support.clitools import make_repo
+
+    text = " ".join(DOCS_CLI.read_text().split())
+    said = text.split("Where there is no store yet,", 1)[1].split("a hook says nothing and exits 0.", 1)[0]
+    creating = {"capture": [], "snapshot": ["--all"], "task start": ["T", "--id", "t"], "mcp": ["--print-token"]}
+    reading = {"status": [], "show": ["hx"], "log": [], "accept": ["hx"], "export": [], "resume": ["t"]}
+    for n, (command, args) in enumerate([*creating.items(), *reading.items()]):
+        assert f"`{command}`" in said, f"docs/cli.md does not say whether `stet {command}` creates a store"
+        root = make_repo(tmp_path / f"r{n}")
+        p = stet(*command.split(), *args, cwd=root)
+        made = (root / ".stet" / "stet.db").exists()
+        if command in creating:
+            assert p.returncode == 0 and made, (command, p.stderr)
+        else:
+            assert p.returncode == 2 and not made and "no stet store found" in p.stderr.lower(), (command, p.stderr)
+    root = make_repo(tmp_path / "hook")
+    body = '{"session_id": "s", "cwd": "%s", "hook_event_name": "SessionStart", "source": "startup"}' % root
+    p = stet("hook", "claude-code", cwd=root, input=body)
+    assert p.returncode == 0 and not (root / ".stet").exists(), p.stderr
+
+
+def test_stet_hook_exits_0_on_anything_as_the_docs_say(tmp_path):
+    row = next(line for line in DOCS_CLI.read_text().splitlines() if line.startswith("| `stet hook claude-code"))
+    assert "always exit 0" in row and "or 1" not in row, row
+    for body in ("{", '{"hook_event_name": "Bogus"}', "x" * 1000):
+        p = stet("hook", "claude-code", cwd=tmp_path, input=body)
+        assert p.returncode == 0 and p.stderr.startswith("stet hook: "), (body[:20], p.returncode, p.stderr)
+
+
+def test_stet_resident_help_speaks_to_a_user():
+    p = stet("resident", "--help", cwd=Path.cwd())
+    assert p.returncode == 0 and "stops by itself" in p.stdout, p.stdout
+    for internal in ("client.py", "cli/main.py", "catch_up", "_stop_when_told", "STOP_GRACE"):
+        assert internal not in p.stdout, (internal, p.stdout)
