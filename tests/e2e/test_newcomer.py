@@ -226,3 +226,22 @@ def test_stet_resident_help_speaks_to_a_user():
     assert p.returncode == 0 and "stops by itself" in p.stdout, p.stdout
     for internal in ("client.py", "cli/main.py", "catch_up", "_stop_when_told", "STOP_GRACE"):
         assert internal not in p.stdout, (internal, p.stdout)
+
+
+def test_the_protocol_page_is_written_for_integrators_not_as_a_brief():
+    import re
+
+    text = (DOCS_CLI.parent / "protocol.md").read_text()
+    brief = re.findall(
+        r"(?i)closing note|mirror this contract|\.\./shared/|\bissue \d+|\b(?:first|second|third|fourth) round|"
+        r"this implementation|every implementation",
+        text,
+    )
+    assert brief == [], brief
+    for page in ("README.md", "docs/cli.md"):  # links into it still land on a heading
+        for anchor in re.findall(r"protocol\.md#([\w-]+)", (DOCS_CLI.parents[1] / page).read_text()):
+            headings = {
+                re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-")
+                for h in re.findall(r"^#+ (.+)$", text, re.M)
+            }
+            assert anchor in headings, (page, anchor)
