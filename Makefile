@@ -29,8 +29,10 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/ruff format --check server tests benchmarks
 	$(VENV)/bin/mypy
 
+# The PostgreSQL engine's tests run against a private cluster where PostgreSQL is installed
+# (.ci/with-pg; STET_TEST_PG=url names your own); without it they skip, and with-pg says so first.
 test-python: $(VENV)/.installed
-	$(PY) -m pytest -q
+	.ci/with-pg $(PY) -m pytest -q
 
 # The pure unit tests only: seconds, no processes.
 test-fast: $(VENV)/.installed

@@ -5,6 +5,7 @@ from hypothesis import settings
 
 from support.engines import ENGINES, Databases, Engine, cluster
 from support.harness import Session, write
+from support.leftovers import ours, remove
 
 # Property tests judge correctness, not speed: on a loaded 2-core machine a per-example
 # deadline only produces flaky failures. Speed is measured in benchmarks/.
@@ -36,8 +37,28 @@ async def session(ws):
         await s.stop()
 
 
+LEFT: dict[str, list[str]] = {}
+
+
+@pytest.fixture(autouse=True)
+def _no_worktree_left(request, tmp_path_factory):
+    """A test that keeps a `stet run --worktree` worktree removes it (as the user is told to);
+    one left anyway is removed here and named in the summary, so the suite leaves none."""
+    yield
+    left = ours(tmp_path_factory.getbasetemp())
+    for folder, common in left:
+        remove(folder, common)
+    if left:
+        LEFT[request.node.nodeid] = [str(f) for f, _ in left]
+
+
 def pytest_terminal_summary(terminalreporter):
     from support.figures import FIGURES
+
+    if LEFT:
+        terminalreporter.section("stet-run worktrees left by tests (removed)")
+        for name, paths in LEFT.items():
+            terminalreporter.write_line(f"{name}: {', '.join(paths)}")
 
     if FIGURES:
         terminalreporter.section("reliability figures")

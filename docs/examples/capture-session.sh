@@ -1,10 +1,14 @@
 #!/bin/sh
 # A real terminal session with `stet run`, recorded into docs/examples/capture-session.txt by
 #   sh docs/examples/capture-session.sh > docs/examples/capture-session.txt 2>&1
-# Needs `stet` on PATH (or STET="python -m stet") and git. Works in a temporary folder.
+# Needs `stet` on PATH (or STET="python -m stet") and git. Works in a temporary folder, removed at
+# the end. The agent runs the tests with Python as you would: it writes bytecode (__pycache__/),
+# which capture leaves alone (build output; docs/cli.md).
+# tests/e2e/test_examples.py runs this script and compares its output with the transcript.
 set -e
 STET=${STET:-stet}
 dir=$(mktemp -d)
+trap 'cd / && rm -rf "$dir"' EXIT
 cd "$dir"
 run() { printf '\n$ %s\n' "$*"; sh -c "$*" 2>&1 || true; }
 git init -q app && cd app
@@ -42,4 +46,3 @@ run "$STET accept $1 $3"
 run "$STET reject $2 --feedback 'keep printing world: the smoke test greps for it'"
 run "$STET run --task greet -- python ../agent.py"
 run "$STET resume greet | sed -n '/## In short/,/## Files read/p'"
-cd / && rm -rf "$dir"

@@ -2,9 +2,12 @@
 # The agent's loop with Claude Code, recorded into docs/examples/claude-loop.txt by
 #   sh docs/examples/claude-loop.sh > docs/examples/claude-loop.txt 2>&1
 # Each hook is run as Claude Code runs it: `stet hook claude-code` with the event's JSON on stdin,
-# the exact fields Claude Code sends. Needs `stet` on PATH and git. Works in a temporary folder.
+# the exact fields Claude Code sends. Needs `stet` on PATH and git. Works in a temporary folder,
+# removed at the end. tests/e2e/test_examples.py runs this script and compares its output with
+# the transcript.
 set -e
 dir=$(mktemp -d)
+trap 'cd / && rm -rf "$dir"' EXIT
 cd "$dir"
 git init -q app && cd app
 git config user.email dev@example.com && git config user.name dev

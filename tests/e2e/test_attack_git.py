@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -204,6 +205,9 @@ def test_no_planted_program_runs_whatever_stet_does_with_git(trapped):
     trap.check("stet run --worktree (kept)")
     assert stet("doctor", cwd=repo, env=env).returncode == 1
     trap.check("stet doctor")
+    # Removed without running git in it (its checkout has the planted attributes), then forgotten.
+    shutil.rmtree(p.stderr.split("the worktree is kept at ")[1].split(" ")[0])
+    safe_git("worktree", "prune", cwd=repo)
 
     # The Claude Code hooks: a snapshot before the write, a record after it, a capture at the end.
     def hook(event: str, extra: dict) -> None:

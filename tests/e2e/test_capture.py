@@ -355,3 +355,49 @@ def test_doctor_tells_of_snapshots_kept_hunks_and_left_worktrees(repo):
     assert not any("no longer in the file on disk" in w for w in what), "a kept hunk's text is its new text"
     assert any(kept in w and f["level"] == "warn" for f, w in zip(report["findings"], what))
     git("worktree", "remove", "--force", kept, cwd=repo)
+
+
+# An agent that runs Python writes bytecode beside the code (a test run does). Nobody asked to
+# review it: capture leaves it out, as it leaves out what git ignores; a .pyc git tracks is a file.
+BYTECODE_AGENT = (
+    "import os, py_compile\n"
+    "open('a.py', 'a').write('EXTRA = 1\\n')\n"
+    "os.makedirs('pkg', exist_ok=True)\n"
+    "open('pkg/mod.py', 'w').write('X = 1\\n')\n"
+    "py_compile.compile('pkg/mod.py', doraise=True)\n"  # pkg/__pycache__/mod.cpython-3xx.pyc
+    "open('old_style.pyc', 'wb').write(b'\\x00\\x01')\n"
+    "open('tracked.pyc', 'wb').write(b'\\x00\\x02')\n"
+)
+
+
+@pytest.mark.parametrize("how", ["index", "snapshot-without-git", "worktree"])
+def test_bytecode_a_run_leaves_is_not_captured_and_not_refused(tmp_path, how):
+    root = tmp_path / "r"
+    if how == "snapshot-without-git":
+        root.mkdir()
+        (root / "a.py").write_text(A_BASE)
+        assert stet("snapshot", "--all", cwd=root).returncode == 0
+    else:
+        make_repo(root)
+        (root / "a.py").write_text(A_BASE)
+        (root / "tracked.pyc").write_bytes(b"\x00\x01")
+        commit_all(root)
+    (tmp_path / "agent.py").write_text(BYTECODE_AGENT)
+    args = ["run", *(["--worktree"] if how == "worktree" else []), "--", sys.executable, "../agent.py"]
+    p = stet(*args, cwd=root)  # (py_compile writes bytecode even under PYTHONDONTWRITEBYTECODE)
+    files = sorted(h["uri"].removeprefix(root.as_uri() + "/") for h in hunks(root))
+    if how == "snapshot-without-git":
+        # Without git nothing is tracked: only the text the agent wrote is for review.
+        assert p.returncode == 0, (p.stdout, p.stderr)
+        assert files == ["a.py", "pkg/mod.py"], files
+        assert "not captured" not in p.stderr and "binary" not in p.stderr, p.stderr
+        return
+    # The tracked .pyc the agent changed is still said, as any binary file is; nothing else is.
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    assert files == ["a.py", "pkg/mod.py"], files
+    refused = [line for line in p.stderr.splitlines() if "binary or not UTF-8" in line]
+    assert len(refused) == 1 and "tracked.pyc" in refused[0], p.stderr
+    assert "__pycache__" not in p.stderr and "old_style.pyc" not in p.stderr, p.stderr
+    if how == "worktree":  # kept: not everything could be proposed
+        kept = p.stderr.split("the worktree is kept at ")[1].split(" ")[0]
+        git("worktree", "remove", "--force", kept, cwd=root)

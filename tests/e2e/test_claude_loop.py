@@ -213,8 +213,10 @@ def test_status_by_turn(any_repo):
     assert turn("1") == turn("last")
     assert turn(f"{S1}:2") == [("BETA\n", {"session": S1, "number": 2})]
     assert turn(f"{S1}:1") == [("LIMIT = 20\n", {"session": S1, "number": 1})]
-    p = stet("status", "--turn", "7", cwd=repo)
-    assert p.returncode == 0 and p.stdout.strip().endswith(": no hunks"), p.stdout
+    p = stet("status", "--turn", "7", cwd=repo)  # a turn never captured: an error, not an empty list
+    assert p.returncode == 2 and f"the latest session ({S2}) has turns 1..1" in p.stderr, (p.stdout, p.stderr)
+    p = stet("status", "--turn", f"{S1}:3", cwd=repo)
+    assert p.returncode == 2 and f"no turn 3 of session {S1}" in p.stderr, (p.stdout, p.stderr)
     p = stet("status", "--turn", "x:y", cwd=repo)
     assert p.returncode == 2 and "--turn" in p.stderr
     plain = stet("status", "--turn", f"{S1}:2", cwd=repo)

@@ -18,7 +18,7 @@ from stet.domain.effect_outcome import Action
 from stet.errors import StoreUnavailable
 from stet.store import open_store
 from stet.store.errors import ConstraintError
-from stet.store.pgconn import mask, shown
+from stet.store.pgurl import mask, shown
 from support.clitools import commit_all, git, make_repo, stet
 from support.engines import Databases, Engine, cluster
 from support.harness import Session, read, uri

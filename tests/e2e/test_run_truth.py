@@ -164,6 +164,7 @@ def test_a_worktree_run_whose_result_could_not_be_carried_over_exits_1(repo):
     assert "stet: a.py: changed by the agent and, meanwhile, in the workspace in the same lines" in p.stderr
     assert "1 file(s) not proposed, the agent's version is in the kept worktree: a.py" in p.stderr
     assert (repo / "a.py").read_text() == "LIMIT = 99\n"
+    remove_as_told(p, repo)
 
 
 # --- item 7: the agent's relative paths in a worktree, and nothing left behind --------------------

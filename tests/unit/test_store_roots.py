@@ -7,7 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stet.store.pgconn import mask, shown
+from stet.store.pgurl import mask, shown
 from stet.store.roots import ESCAPE, FIRST, AsDoc, AsUri, Roots
 
 DEV = Roots(["file:///home/dev/shop"])

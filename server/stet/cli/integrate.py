@@ -135,7 +135,7 @@ async def cmd_integrate(args: argparse.Namespace) -> int:
     if args.http is not None:
         print(
             f"stet: the hooks are answered by `stet mcp --http {args.http}` (keep it running); start Claude Code with "
-            f"{TOKEN_ENV} set to the token: export {TOKEN_ENV}=$(cat .stet/mcp-token)",
+            f"{TOKEN_ENV} set to the token: export {TOKEN_ENV}=$(stet mcp --print-token)",
             file=sys.stderr,
         )
     return 0

@@ -223,21 +223,31 @@ async def _status(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _turn(review: Review, spec: str) -> tuple[str, int] | None:
-    """The turn `--turn` names: `last`, N (of the latest session's turns) or SESSION:N; None
-    when no turn was captured yet."""
+async def _turn(review: Review, spec: str) -> tuple[str, int]:
+    """The turn `--turn` names: `last`, N (of the latest session's turns) or SESSION:N;
+    InvalidParams (exit 2) for a turn that was never captured."""
     from ..store import loop as loop_sql
 
     session, _, number = spec.rpartition(":")
     if spec != "last" and not (number.isdigit() and int(number) > 0):
         raise InvalidParams(f"--turn takes `last`, N or SESSION:N (N from 1), not {spec!r}")
-    if session:
-        return session, int(number)
     async with review.require_store().read() as tx:
         last = await loop_sql.last_turn(tx)
     if last is None:
-        return None
-    return last if spec == "last" else (last[0], int(number))
+        raise InvalidParams(
+            "--turn: no turn was captured here yet (turns are what Claude Code's hooks capture: "
+            "`stet integrate claude-code`)"
+        )
+    if spec == "last":
+        return last
+    if not session or session == last[0]:
+        if int(number) > last[1]:
+            raise InvalidParams(f"--turn {spec}: no such turn: the latest session ({last[0]}) has turns 1..{last[1]}")
+        return last[0], int(number)
+    turn = (session, int(number))
+    if not any(h.turn == turn for h in review.list()):
+        raise InvalidParams(f"--turn {spec}: no turn {number} of session {session} was captured here")
+    return turn
 
 
 def _print_json(args: argparse.Namespace, root: str, db: str, scoped: Sequence[Hunk]) -> None:
@@ -366,14 +376,17 @@ async def _decide_lines(args: argparse.Namespace) -> int:
     if len(args.ids) != 1 or args.file or args.proposal or args.task:
         raise Usage(f"--old / --new {action} some lines of one hunk: give exactly one hunk id")
     async with opened(args) as review:
-        answer = await review.decide_lines(
-            action,
-            args.ids[0],
-            args.old or [],
-            args.new or [],
-            feedback=getattr(args, "feedback", None),
-            request_id=args.request_id,
-        )
+        try:
+            answer = await review.decide_lines(
+                action,
+                args.ids[0],
+                args.old or [],
+                args.new or [],
+                feedback=getattr(args, "feedback", None),
+                request_id=args.request_id,
+            )
+        except InvalidParams as exc:
+            raise _in_line_numbers(exc) from None
         part, rest = answer["part"], answer["rest"]
         if args.json:
             print_json(answer)
@@ -392,6 +405,20 @@ async def _decide_lines(args: argparse.Namespace) -> int:
                 f"stet: {m['hunkId']} did not take effect ({m['status']}): {one_line(m['why'], 300)}", file=sys.stderr
             )
         return 1 if missed else 0
+
+
+def _in_line_numbers(exc: InvalidParams) -> InvalidParams:
+    """A range outside the hunk said as the user typed it: --old / --new and 1-based lines, as
+    `stet show` numbers them (the protocol's message counts from 0)."""
+    data = exc.data if isinstance(exc.data, dict) else {}
+    side, rng, size, hunk = data.get("side"), data.get("range"), data.get("lines"), data.get("hunkId")
+    if side not in ("old", "new") or not isinstance(rng, list) or not isinstance(size, int):
+        return exc
+    first, last = rng[0] + 1, rng[1] + 1
+    typed = f"--{side} {first}" if first == last else f"--{side} {first}-{last}"
+    sign = "-" if side == "old" else "+"
+    has = f"its {side} lines are {sign}1..{sign}{size}" if size else f"it has no {side} lines"
+    return InvalidParams(f"hunk {hunk}: {typed} is outside the hunk: {has} (see `stet show {hunk}`)", data)
 
 
 async def cmd_decide(args: argparse.Namespace) -> int:

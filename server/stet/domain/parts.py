@@ -24,7 +24,13 @@ MAX_RANGES = 10_000  # ranges on each side of one selection (docs/protocol.md, "
 
 
 class BadSelection(ValueError):
-    """A selection that names no line, or a line the hunk does not have, or too many ranges."""
+    """A selection that names no line, or a line the hunk does not have, or too many ranges.
+    `data`: for a range outside the hunk, its side, the range and the side's number of lines
+    (a front end says them in its own numbering)."""
+
+    def __init__(self, message: str, data: dict[str, object] | None = None) -> None:
+        super().__init__(message)
+        self.data = data or {}
 
 
 @dataclass(frozen=True)
@@ -77,7 +83,8 @@ def merged(ranges: Iterable[Sequence[int]], size: int, side: str) -> list[tuple[
             raise BadSelection(f"{side} range [{first}, {last}]: its first line is after its last")
         if first < 0 or last >= size:
             raise BadSelection(
-                f"{side} range [{first}, {last}] is outside the hunk: it has {size} {side} line(s) (0-based indices)"
+                f"{side} range [{first}, {last}] is outside the hunk: it has {size} {side} line(s) (0-based indices)",
+                {"side": side, "range": [first, last], "lines": size},
             )
         spans.append((first, last))
     spans.sort()

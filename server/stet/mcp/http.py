@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import sys
+import time
 
 from .. import limits
 from ..errors import InvalidParams
@@ -62,6 +63,8 @@ class BearerGuard:
     def __init__(self, app: Any, token: str) -> None:
         self.app = app
         self.expected = f"Bearer {token}".encode()
+        self.refused_hooks = 0  # said on stderr: Claude Code shows a refused hook to nobody
+        self.said_at: float | None = None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> Any:
         if scope["type"] != "http":
@@ -69,6 +72,8 @@ class BearerGuard:
         given = dict(scope.get("headers") or ()).get(b"authorization", b"")
         if hmac.compare_digest(given, self.expected):
             return await self.app(scope, receive, send)
+        if scope.get("path") == HOOK_PATH:
+            self._say_refused_hook()
         body = json.dumps(
             {"error": "unauthorized", "message": "missing or wrong bearer token (see .stet/mcp-token)"}
         ).encode()
@@ -84,6 +89,23 @@ class BearerGuard:
             }
         )
         await send({"type": "http.response.body", "body": body})
+
+    def _say_refused_hook(self) -> None:
+        """A hook refused for its token captured nothing; Claude Code counts a 401 as a
+        non-blocking error and goes on. Said in the terminal the server runs in, at most once a
+        minute (anyone may send these), with how many since."""
+        self.refused_hooks += 1
+        now = time.monotonic()
+        if self.said_at is not None and now - self.said_at < 60:
+            return
+        self.said_at = now
+        count, self.refused_hooks = self.refused_hooks, 0
+        print(
+            f"stet mcp: refused {count} Claude Code hook call(s) without the right bearer token (401): nothing "
+            f"of them was captured. Start Claude Code with STET_TOKEN set: export STET_TOKEN=$(stet mcp --print-token)",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 async def _respond(send: Any, status: int, body: bytes, kind: bytes = b"application/json") -> None:

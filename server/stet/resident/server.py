@@ -242,11 +242,21 @@ def _code_stamp() -> tuple[tuple[str, int, int], ...]:
     return tuple(sorted(out))
 
 
+# What `stet resident --help` tells a user (the module's docstring is for who works on it).
+USAGE = (
+    "The process that keeps this workspace's review open so that `stet` commands and hooks answer as "
+    "quickly as Python starts. The first `stet` call starts it; it stops by itself after 10 idle "
+    "minutes (STET_RESIDENT_IDLE seconds). Nothing is lost if it is killed: a call it did not finish "
+    "runs again in its caller's process. STET_RESIDENT=off runs every call in its own process. Its "
+    "warnings go to .stet/resident.log. See docs/cli.md, 'The instant path'."
+)
+
+
 def main(argv: list[str]) -> int:
     """`stet resident [--db DB] [--root ROOT]... [--stop | --status]`: run the resident of the
     workspace's store (the thin client starts it), stop it, or say whether one runs (--status
     is answered by the resident itself)."""
-    parser = argparse.ArgumentParser(prog="stet resident", description=__doc__)
+    parser = argparse.ArgumentParser(prog="stet resident", description=USAGE)
     parser.add_argument("--db", help="the review store (default: as every command finds it)")
     parser.add_argument("--root", action="append", help="a workspace root, as for every command")
     what = parser.add_mutually_exclusive_group()

@@ -80,6 +80,15 @@ def not_taken(states: Sequence[JSON]) -> list[JSON]:
     return out
 
 
+def refused(exc: TransitionError, h: Hunk) -> Conflict:
+    """A decision the hunk's status does not allow; a hunk decided in parts names them."""
+    message = str(exc)
+    if h.status == Status.SUPERSEDED and h.parts is not None:
+        action = message.split(" ", 2)[1]  # "cannot ACTION hunk ID: it is superseded"
+        message = f"cannot {action} hunk {h.id}: it was decided in parts: decide {h.parts[0]} or {h.parts[1]} instead"
+    return Conflict(message, {"hunkId": h.id, "status": exc.current.value})
+
+
 def _bytes(text: str | None) -> int:
     return 0 if text is None else len(text.encode("utf-8", "surrogatepass"))
 
@@ -198,7 +207,7 @@ class Deciding:
             try:
                 target = plan(d.action, rows[hid].status, hid)
             except TransitionError as exc:
-                raise Conflict(str(exc), {"hunkId": hid, "status": exc.current.value}) from None
+                raise refused(exc, rows[hid]) from None
             if target is not None:
                 targets[hid] = target
         reverts, no_revert = [], set()

@@ -26,7 +26,7 @@ from ..faults import fault, pause
 from ..store import EffectRow, Tx
 from ..store.rows import now_iso
 from .config import new_id
-from .deciding import Contents, Deciding
+from .deciding import Contents, Deciding, refused
 from .effects import Effects
 from .memory import Memory
 from .state import ReviewState
@@ -132,16 +132,21 @@ class Splitting:
     def _pieces(self, action: Decide, h: Hunk, old: Ranges, new: Ranges) -> tuple[Hunk, Hunk, Shown] | None:
         """The part and the rest as new hunks (not stored yet), None for the whole hunk; the
         selection checked first (InvalidParams), then whether the hunk can be split now."""
+        if h.status == Status.SUPERSEDED:  # its lines are its parts' now, whatever was selected
+            try:
+                plan(action, h.status, h.id)
+            except TransitionError as exc:
+                raise refused(exc, h) from None
         try:
             sel = Selection.of(h.old, h.new, old, new)
         except BadSelection as exc:
-            raise InvalidParams(f"hunk {h.id}: {exc}", {"hunkId": h.id}) from None
+            raise InvalidParams(f"hunk {h.id}: {exc}", {"hunkId": h.id, **exc.data}) from None
         if sel.whole(h.old, h.new):
             return None
         try:
             plan(action, h.status, h.id)
         except TransitionError as exc:
-            raise Conflict(str(exc), {"hunkId": h.id, "status": exc.current.value}) from None
+            raise refused(exc, h) from None
         if h.status != Status.PENDING:
             raise Conflict(
                 f"cannot decide lines of hunk {h.id}: it is {h.status.value}; only a pending hunk is split",

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import sys
 
+from ..errors import StoreUnavailable
 from .api import StoreApi
 from .base import OpenResult
 from .sqlite import Store
@@ -39,11 +41,26 @@ async def open_store(
 
         root_uris = [Path(os.path.realpath(os.path.dirname(home))).as_uri()]
     if is_url(db):
-        from .postgres import PgStore  # psycopg is loaded only by who uses it
+        try:
+            from .postgres import PgStore  # psycopg is loaded only by who uses it
+        except ModuleNotFoundError as exc:
+            if exc.name is None or exc.name.split(".")[0] != "psycopg":
+                raise
+            raise StoreUnavailable(no_driver(db)) from None
 
         root = os.path.realpath(os.path.dirname(home))
         return await PgStore.open_url(db, home, root, root_uris, repository)
     return await Store.open(db, roots=root_uris, create=create, quarantine=quarantine)
+
+
+def no_driver(db: str) -> str:
+    from .pgurl import shown
+
+    return (
+        f"the review store {shown(db)} is a PostgreSQL url, and the Python Stet runs in ({sys.executable}) has "
+        "no PostgreSQL driver (psycopg): install Stet's `postgresql` extra into it (from Stet's clone: "
+        "`pip install -e '.[postgresql]'`; or `pip install 'psycopg[binary]>=3.2,<4'`)"
+    )
 
 
 def _conforms(sqlite: Store, postgresql: PgStore) -> tuple[StoreApi, StoreApi]:

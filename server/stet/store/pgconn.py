@@ -24,10 +24,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import psycopg.pq
@@ -38,35 +36,11 @@ from .errors import ConstraintError, StoreError
 from .link import Params, Raw, Row
 from .pg_schema import MIGRATIONS, POSTGRES_MIGRATIONS
 from .pg_sql import CHANNEL, COMMIT_WRITE, LOCK, POSTGRES
+from .pgurl import mask, shown
 from .roots import DOC_COLUMNS, FIRST, URI_COLUMNS, Roots, prefix_of
 from .schema import PATHS_RELATIVE, SCHEMA_VERSION
 
 T = TypeVar("T")
-
-
-def mask(text: str, url: str | None = None) -> str:
-    """`text` with every password it could carry replaced by ***: the url's (user:password@),
-    a `password=` parameter, and the literal password wherever else it appears."""
-    secrets = set()
-    for u in [url] if url else []:
-        parts = urlsplit(u)
-        if parts.password:
-            secrets.add(parts.password)
-        secrets.update(m for m in re.findall(r"password=([^&\s]+)", parts.query))
-    out = re.sub(r"(postgres(?:ql)?://[^:/@\s]*:)[^@\s]*@", r"\1***@", text)
-    out = re.sub(r"(password=)[^&\s]+", r"\1***", out)
-    for s in secrets:
-        out = out.replace(s, "***")
-    return out
-
-
-def shown(url: str) -> str:
-    """The url as Stet shows it: without its password."""
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if parts.password is not None:
-        netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
-    return mask(urlunsplit(parts._replace(netloc=netloc)), url)
 
 
 def one_line(text: str) -> str:

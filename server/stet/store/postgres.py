@@ -15,7 +15,8 @@ from . import relocation
 from .base import OpenResult, SqlStore
 from .errors import StoreError
 from .pg_sql import POSTGRES
-from .pgconn import Listener, PgLink, PgRaw, migrate, shown, unreachable
+from .pgconn import Listener, PgLink, PgRaw, migrate, unreachable
+from .pgurl import shown
 from .roots import Roots
 from .rows import now_iso
 from .sqlite import prepare_home

@@ -27,6 +27,12 @@ from ..errors import InvalidParams
 
 INDEX = None  # the baseline "git's index"
 
+# Build output nobody asked to review (Python's bytecode, written by any test run): left out of
+# what git lists as untracked, like an ignored file; a tracked one is still a file. In
+# gitignore's syntax (tree.is_build_output is the same rule without git).
+BUILD_OUTPUT = ("__pycache__/", "*.pyc", "*.pyo")
+_NOT_BUILD_OUTPUT = tuple(f"--exclude={p}" for p in BUILD_OUTPUT)
+
 # Command-line config (it beats every config file): nothing git reads can start a program.
 # (An external diff and textconv run only for patches: every diff here is a list of names,
 # and says --no-ext-diff --no-textconv besides.)
@@ -168,16 +174,18 @@ def resolve(root: str, ref: str) -> str:
 
 def changed(root: str, tree: str | None, gitdir: str | None = None) -> list[str]:
     """Paths whose file differs from the index (tree None) or from `tree`, deletions included,
-    plus the untracked files that are not ignored."""
+    plus the untracked files that are neither ignored nor build output."""
     flags = ("--name-only", "-z", "--no-renames", "--no-ext-diff", "--no-textconv")
     diff = run(root, "diff", *flags, *([tree] if tree else []), "--", gitdir=gitdir)
-    extra = run(root, "ls-files", "-o", "--exclude-standard", "-z", gitdir=gitdir)
+    extra = run(root, "ls-files", "-o", "--exclude-standard", *_NOT_BUILD_OUTPUT, "-z", gitdir=gitdir)
     return list(dict.fromkeys(_names(diff.stdout) + _names(extra.stdout)))
 
 
 def listed(root: str) -> list[str]:
-    """Every file git would show: tracked and untracked, ignored ones left out."""
-    return list(dict.fromkeys(_names(run(root, "ls-files", "-co", "--exclude-standard", "-z").stdout)))
+    """Every file git would show: tracked and untracked, ignored ones and untracked build output
+    left out."""
+    names = run(root, "ls-files", "-co", "--exclude-standard", *_NOT_BUILD_OUTPUT, "-z").stdout
+    return list(dict.fromkeys(_names(names)))
 
 
 def entries(root: str, tree: str | None, gitdir: str | None = None) -> dict[str, tuple[str, str]]:

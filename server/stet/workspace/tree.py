@@ -1,5 +1,6 @@
 """Which files a workspace holds, by path relative to its root: git's view when the root is in
-a git work tree (ignored files left out), else every regular file. Stet's own folders and
+a git work tree (ignored files and untracked build output left out), else every regular file
+but build output (Python's bytecode: `__pycache__/`, `*.pyc`, `*.pyo`). Stet's own folders and
 git's are never content: `.stet`, `.git`, and any git folder (one holding HEAD, objects/ and
 refs/, as git recognises a repository), whatever its name."""
 
@@ -59,6 +60,12 @@ def under(rel: str, prefixes: list[str]) -> bool:
     return any(p == "" or rel == p or rel.startswith(p.rstrip("/") + "/") for p in prefixes)
 
 
+def is_build_output(rel: str) -> bool:
+    """Is this path Python's bytecode (git.BUILD_OUTPUT, without git)?"""
+    parts = rel.split("/")
+    return "__pycache__" in parts[:-1] or parts[-1].endswith((".pyc", ".pyo"))
+
+
 def files(root: str) -> list[str]:
     """Every file of the workspace rooted at `root` (relative paths, sorted)."""
     top = git.toplevel(root)
@@ -76,10 +83,12 @@ def files(root: str) -> list[str]:
             d
             for d in dirs
             if d not in OWN
+            and d != "__pycache__"
             and not os.path.islink(os.path.join(folder, d))
             and not is_git_folder(os.path.join(folder, d))
         ]
         for name in names:
             rel = os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/")
-            out.append(rel)
+            if not is_build_output(rel):
+                out.append(rel)
     return sorted(out)
