@@ -8,7 +8,8 @@ The input a call reads is read here, in the caller's process (cli/inputs.py): it
 files its command line names, bounded, never blocked on; the resident gets the bytes.
 
 It imports only what Python has loaded at start (os, sys, io) and `_socket` (and, for a call that
-reads input, limits.py and cli/inputs.py): `import socket` alone costs half of `python -c pass`."""
+reads input, limits.py and cli/inputs.py; for a hook that may be one of the events run here,
+`_json`: events.py): `import socket` alone costs half of `python -c pass`."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import io
 import os
 import sys
 
-from . import place
+from . import events, place
 from .ask import Refused, ask, deliver, start_resident
 
 
@@ -47,9 +48,10 @@ def main() -> int:
     if read is None:  # refused (unreadable, too large): said by the command, in this process
         return _here(argv, request_id)
     stdin, files = read
-    if command == "hook" and stdin is not None and (b"UserPromptSubmit" in stdin or b"SessionStart" in stdin):
+    if command == "hook" and stdin is not None and events.told_here(stdin):
         # What these tell the agent is recorded as told once it is written: only this process
-        # knows whether its stdout took it (an answer it could not write is told again).
+        # knows whether its stdout took it (an answer it could not write is told again). The
+        # event as parsed, never a word anywhere in it (a PostToolUse carries whole files).
         sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
         return _here(argv, request_id)
     start = False
