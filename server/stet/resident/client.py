@@ -7,8 +7,8 @@ one for the next call (STET_RESIDENT=off: never).
 The input a call reads is read here, in the caller's process (cli/inputs.py): its stdin and the
 files its command line names, bounded, never blocked on; the resident gets the bytes.
 
-It imports only what Python has loaded at start (os, sys, io) and `_socket` (and, for a call that
-reads input, limits.py and cli/inputs.py; for a hook that may be one of the events run here,
+It imports only what Python has loaded at start (os, sys, io, time) and `_socket` (and, for a call
+that reads input, limits.py and cli/inputs.py; for a hook that may be one of the events run here,
 `_json`: events.py): `import socket` alone costs half of `python -c pass`."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import os
 import sys
 
 from . import events, place
-from .ask import Refused, ask, deliver, start_resident
+from .ask import START, NotTaken, Refused, ask, deliver, start_resident
 
 
 def main() -> int:
@@ -59,6 +59,9 @@ def main() -> int:
         answer = ask(home, argv, request_id, stdin or b"", files)
     except Refused as exc:
         print(f"stet: {exc} (the call runs without the resident)", file=sys.stderr)
+        answer = None
+    except NotTaken:  # one is there, busy or wedged: not another; this process does the call
+        print(f"stet: the resident did not start the call within {START:g} s: it runs in this process", file=sys.stderr)
         answer = None
     except OSError:  # none there, a stale socket, or it died mid-call: this process does it
         answer, start = None, not status
