@@ -7,9 +7,10 @@ one for the next call (STET_RESIDENT=off: never).
 The input a call reads is read here, in the caller's process (cli/inputs.py): its stdin and the
 files its command line names, bounded, never blocked on; the resident gets the bytes.
 
-It imports only what Python has loaded at start (os, sys, io) and `_socket` (and, for a call that
-reads input, limits.py and cli/inputs.py; for `stet mcp` on stdio, mcp/stdio.py, which answers the
-agent's `initialize` while the rest starts): `import socket` alone costs half of `python -c pass`."""
+It imports only what Python has loaded at start (os, sys, io, time) and `_socket` (and, for a call
+that reads input, limits.py and cli/inputs.py; for a hook that may be one of the events run here,
+`_json`: events.py; for `stet mcp` on stdio, mcp/stdio.py, which answers the agent's `initialize`
+while the rest starts): `import socket` alone costs half of `python -c pass`."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ import io
 import os
 import sys
 
-from . import place
-from .ask import Refused, ask, deliver, start_resident
+from . import events, place
+from .ask import START, NotTaken, Refused, ask, deliver, start_resident
 
 _MCP_NOT_STDIO = {"--http", "--print-token", "-h", "--help"}
 
@@ -55,9 +56,10 @@ def main() -> int:
     if read is None:  # refused (unreadable, too large): said by the command, in this process
         return _here(argv, request_id)
     stdin, files = read
-    if command == "hook" and stdin is not None and (b"UserPromptSubmit" in stdin or b"SessionStart" in stdin):
+    if command == "hook" and stdin is not None and events.told_here(stdin):
         # What these tell the agent is recorded as told once it is written: only this process
-        # knows whether its stdout took it (an answer it could not write is told again).
+        # knows whether its stdout took it (an answer it could not write is told again). The
+        # event as parsed, never a word anywhere in it (a PostToolUse carries whole files).
         sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
         return _here(argv, request_id)
     start = False
@@ -65,6 +67,9 @@ def main() -> int:
         answer = ask(home, argv, request_id, stdin or b"", files)
     except Refused as exc:
         print(f"stet: {exc} (the call runs without the resident)", file=sys.stderr)
+        answer = None
+    except NotTaken:  # one is there, busy or wedged: not another; this process does the call
+        print(f"stet: the resident did not start the call within {START:g} s: it runs in this process", file=sys.stderr)
         answer = None
     except OSError:  # none there, a stale socket, or it died mid-call: this process does it
         answer, start = None, not status

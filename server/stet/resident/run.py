@@ -18,7 +18,7 @@ import os
 import sys
 
 from . import place
-from .ask import Refused, ask, deliver, start_resident
+from .ask import START, NotTaken, Refused, ask, deliver, start_resident
 
 BEGUN = b"stet-run-begun"  # cli/capture.py BEGUN: the first field of `begin`'s answer
 FORWARDED = (_signal.SIGTERM, _signal.SIGHUP)
@@ -116,6 +116,9 @@ def _call(home: str, argv: list[str]) -> tuple[int, bytes, bytes] | None:
         answer = ask(home, argv, os.urandom(12).hex(), b"", {})
     except Refused as exc:
         print(f"stet: {exc} (the call runs without the resident)", file=sys.stderr)
+        return None
+    except NotTaken:  # busy or wedged: this process does it
+        _say(f"the resident did not start the call within {START:g} s: it runs in this process")
         return None
     except OSError:  # none there, a stale socket, or it died mid-call
         answer = "start"

@@ -11,8 +11,14 @@ acknowledged only after its commit, its edit is journaled, and the client replay
 its own process with the same request id, which the operation log answers once.
 
 It stops after STET_RESIDENT_IDLE seconds without a call (600), when its socket or folder is
-removed or replaced (`git clean -fdx`), when its store is lost, and on SIGTERM: after the call in
-progress, or STOP_GRACE seconds later if that call holds the process (see _stop_when_told)."""
+removed or replaced (`git clean -fdx`) or moved (the workspace moved: whatever is at the old path
+now is not its own, and it never writes there), when its store is lost, and on SIGTERM: after the
+call in progress, or STOP_GRACE seconds later if that call holds the process (see _stop_when_told).
+
+Many callers, none able to hold it or act through it for another: a connection must send its call
+within CALL_DEADLINE, at most MOST_CONNECTIONS are held (more are declined at once: the client runs
+the call), a call not started by its start-by time is declined (the client has run it), and what a
+call makes gets its caller's umask (workspace/modes.py)."""
 
 from __future__ import annotations
 
@@ -34,7 +40,7 @@ from ..domain.inert import inert
 from ..errors import StetError, StoreLost
 from ..review import Review, open_review
 from ..review.session import catch_up
-from ..workspace import own
+from ..workspace import modes, own
 from . import place, wire
 
 try:
@@ -47,6 +53,10 @@ log = logging.getLogger(__name__)
 IDLE = float(os.environ.get("STET_RESIDENT_IDLE", "600"))
 TICK = 1.0  # seconds between looks at the socket, the folder and the idle time
 STOP_GRACE = 10  # seconds a resident told to stop gives the call in progress (then it ends)
+CALL_DEADLINE = 5.0  # seconds a connection has to send its whole call (the client sends it at once)
+ANSWER_DEADLINE = 30.0  # seconds a client has to take its answer
+MOST_CONNECTIONS = 64  # connections held at once; more are declined at once (the client runs the call)
+LOCK_WAIT = 3.0  # seconds a resident starting waits for the one before it to let go (one that stops)
 
 
 class Resident:
@@ -59,11 +69,17 @@ class Resident:
         self.code = _code_stamp()
         self.socket_id: tuple[int, int] | None = None
         self.calls = 0
+        self.connections = 0
+        st = os.fstat(folder)
+        self.folder_id = (st.st_dev, st.st_ino)  # the .stet folder it serves, wherever it is now
 
     async def host(self, db: str, roots: list[str]) -> Review:
         """hosting.HOST: the review of a command's store, if it is this one, brought up to date."""
         if db != self.db or roots != self.roots:
             raise hosting.NotHere(db)
+        if self.moved():
+            self.stopping.set()
+            raise hosting.NotHere("its workspace moved")
         await self.review.require_store().check()
         lag = await catch_up(self.review)
         if lag:
@@ -71,37 +87,74 @@ class Resident:
         return self.review
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """One connection: its call read within CALL_DEADLINE, started by its start-by time or
+        declined, answered within ANSWER_DEADLINE. Past MOST_CONNECTIONS, declined at once."""
+        if self.connections >= MOST_CONNECTIONS:
+            with contextlib.suppress(OSError, RuntimeError):
+                writer.write(wire.pack([wire.MAGIC, *_declined(f"{self.connections} calls at once")]))
+            writer.close()
+            return
+        self.connections += 1
         try:
-            sock = writer.get_extra_info("socket")
-            peer = wire.peer_uid(sock)
-            if peer is not None and peer != os.geteuid():
-                log.warning("refused a connection from uid %s", peer)
-                return
-            data = await _read_call(reader)
-            parts = wire.unpack(data) if data is not None else None
-            if parts is None or len(parts) != 8:
-                return  # not a whole call: nothing was done
-            async with self.lock:
-                self.last = time.monotonic()
-                answer = await self.answer(parts)
-                self.last = time.monotonic()
-            writer.write(wire.pack([wire.MAGIC, *answer]))
-            await writer.drain()
+            answer = await self._take(reader, writer)
+            if answer is not None:
+                writer.write(wire.pack([wire.MAGIC, *answer]))
+                await asyncio.wait_for(writer.drain(), ANSWER_DEADLINE)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass  # the client went away: what it asked for is done (or not) as if it had stayed
+        except TimeoutError:
+            writer.transport.abort()  # it does not take its answer: not held for it
         finally:
+            self.connections -= 1
             writer.close()
+
+    async def _take(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> list[bytes] | None:
+        """The answer to the connection's call (None: no answer, nothing was done)."""
+        peer = wire.peer_uid(writer.get_extra_info("socket"))
+        if peer is not None and peer != os.geteuid():
+            log.warning("refused a connection from uid %s", peer)
+            return None
+        try:
+            data = await asyncio.wait_for(_read_call(reader), CALL_DEADLINE)
+        except TimeoutError:
+            return None  # a connection that sends no call is not held
+        parts = wire.unpack(data) if data is not None else None
+        if parts is None or len(parts) != 10:
+            return None  # not a whole call: nothing was done
+        try:
+            start_by = float(parts[9])
+        except ValueError:
+            return None
+        try:
+            await asyncio.wait_for(self.lock.acquire(), max(0.0, start_by - time.monotonic()))
+        except TimeoutError:
+            return _declined("other calls took its time")
+        try:
+            if not await _mark_taken(writer, start_by):
+                return _declined("not started in time")
+            self.last = time.monotonic()
+            answer = await self.answer(parts[:9])
+            self.last = time.monotonic()
+            return answer
+        finally:
+            self.lock.release()
 
     async def answer(self, parts: list[bytes]) -> list[bytes]:
         """[b"done", exit code, stdout, stderr], or [b"declined", why, b"start" when a new
         resident should take over (this one stops), b""]."""
-        _, request_id, cwd, tty, argv_raw, env_raw, stdin, files_raw = parts
+        _, request_id, cwd, tty, argv_raw, env_raw, stdin, files_raw, umask_raw = parts
         files = _files(files_raw)
-        if files is None:
+        umask = int(umask_raw) if umask_raw.isdigit() else None
+        if files is None or umask is None:
             return _declined("not a whole call")
         argv = [os.fsdecode(a) for a in argv_raw.split(b"\0")] if argv_raw else []
         env = dict(e.split("=", 1) for e in env_raw.decode("utf-8", "surrogateescape").split("\0") if "=" in e)
         command = next((a for a in argv if not a.startswith("-")), None)
+        if self.moved():
+            # Its store is not lost: its workspace is elsewhere, and another may be at its old place,
+            # which this process must never write into. It stops; one starts for the moved workspace.
+            self.stopping.set()
+            return _declined("its workspace moved", replace=True)
         if command == "resident" and "--status" in argv:
             idle = time.monotonic() - self.last
             store = "a PostgreSQL review" if "://" in self.db else self.db  # a URL may hold a password
@@ -122,7 +175,7 @@ class Resident:
             self.stopping.set()
             return _declined("the store was lost", replace=True)
         self.calls += 1
-        caller = _Caller(os.fsdecode(cwd), env, stdin, files)
+        caller = _Caller(os.fsdecode(cwd), env, stdin, files, umask)
         return await self._run(argv, request_id.decode(), caller, tty == b"1")
 
     async def _run(self, argv: list[str], request_id: str, caller: _Caller, tty: bool) -> list[bytes]:
@@ -150,8 +203,17 @@ class Resident:
                 await asyncio.wait_for(self.stopping.wait(), TICK)
             if self.lock.locked():
                 continue
-            if time.monotonic() - self.last > IDLE or self._socket_now() != self.socket_id:
+            if time.monotonic() - self.last > IDLE or self._socket_now() != self.socket_id or self.moved():
                 self.stopping.set()
+
+    def moved(self) -> bool:
+        """Whether the .stet folder it serves is no longer at its path (the workspace was moved or
+        removed, and whatever is there now is not its own)."""
+        try:
+            st = os.stat(self.home, follow_symlinks=False)
+        except OSError:
+            return True
+        return (st.st_dev, st.st_ino) != self.folder_id
 
     def _socket_now(self) -> tuple[int, int] | None:
         try:
@@ -159,6 +221,17 @@ class Resident:
         except OSError:
             return None
         return (st.st_dev, st.st_ino)
+
+
+async def _mark_taken(writer: asyncio.StreamWriter, start_by: float) -> bool:
+    """Tell the client the call starts now (wire.TAKEN); False when it may have given up on it
+    (past its time, or the mark not with it within half of wire.GRACE): then it is not done."""
+    if time.monotonic() > start_by:
+        return False
+    writer.write(wire.TAKEN)
+    await writer.drain()
+    transport = writer.transport
+    return transport.get_write_buffer_size() == 0 and time.monotonic() <= start_by + wire.GRACE / 2
 
 
 async def _read_call(reader: asyncio.StreamReader) -> bytes | None:
@@ -184,11 +257,12 @@ class _Output(io.TextIOWrapper):
 
 
 class _Caller:
-    """What a call brings of its caller: its folder, its environment, its stdin, and the input
-    files it read for the call (the resident never opens those itself: cli/inputs.py)."""
+    """What a call brings of its caller: its folder, its environment, its stdin, the input files
+    it read for the call (the resident never opens those itself: cli/inputs.py) and its umask
+    (what the call makes gets the caller's mode: workspace/modes.py)."""
 
-    def __init__(self, cwd: str, env: dict[str, str], stdin: bytes, files: dict[str, bytes]):
-        self.cwd, self.env, self.stdin, self.files = cwd, env, stdin, files
+    def __init__(self, cwd: str, env: dict[str, str], stdin: bytes, files: dict[str, bytes], umask: int):
+        self.cwd, self.env, self.stdin, self.files, self.umask = cwd, env, stdin, files, umask
 
 
 def _files(raw: bytes) -> dict[str, bytes] | None:
@@ -213,7 +287,8 @@ def _as_the_caller(caller: _Caller, out: _Output, err: _Output):  # type: ignore
     sys.stdout, sys.stderr = out, err
     inputs.READ.update(caller.files)
     try:
-        yield True
+        with modes.for_caller(caller.umask):  # what the call makes gets its caller's mode
+            yield True
     finally:
         inputs.READ.clear()
         sys.stdin, sys.stdout, sys.stderr = saved[2], saved[3], saved[4]
@@ -326,7 +401,7 @@ def _held(fd: int) -> bool:
 async def _serve(db: str, roots: list[str], home: str) -> int:
     folder = own.open_home(home, create=True)  # 0700, this user's, no symlink (own.py)
     try:
-        pid_fd = _lock(folder, home)
+        pid_fd = await _lock(folder, home)
         if pid_fd is None:
             return 0  # another resident serves this workspace
         try:
@@ -340,17 +415,22 @@ async def _serve(db: str, roots: list[str], home: str) -> int:
         os.close(folder)
 
 
-def _lock(folder: int, home: str) -> int | None:
-    """The pid file, locked (None: another resident holds it). One that is not Stet's own (a
-    symlink, another user's) raises NotStets: refused, never followed."""
+async def _lock(folder: int, home: str) -> int | None:
+    """The pid file, locked (None: another resident holds it, LOCK_WAIT seconds on: one that
+    stopped for this one, a moved workspace's, lets go within that). One that is not Stet's own
+    (a symlink, another user's) raises NotStets: refused, never followed."""
     fd = own.open_file(folder, place.PIDFILE, os.path.join(home, place.PIDFILE), os.O_RDWR | os.O_CREAT)
     assert fd is not None and fcntl is not None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    return fd
+    end = time.monotonic() + LOCK_WAIT
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() > end:
+                os.close(fd)
+                return None
+        await asyncio.sleep(0.05)
 
 
 def _log_to(folder: int, home: str) -> None:

@@ -1,11 +1,20 @@
 """The resident's wire format: a message is a list of byte strings, each sent as a 4-byte
 big-endian length and the bytes. The client sends one message and shuts its side; the
-resident answers one message and closes. No json, no struct: the client imports neither."""
+resident sends TAKEN the moment it starts the call (never after the call's start-by time),
+then answers one message and closes; a call it declines before starting it is answered at
+once, without TAKEN. No json, no struct: the client imports neither."""
 
 from __future__ import annotations
 
-MAGIC = b"stet-resident 2"  # 2: a call carries the input files its caller read
+# 2: a call carries the input files its caller read; 3: its caller's umask and its start-by time
+MAGIC = b"stet-resident 3"
 MOST = 256 << 20  # bytes of one message, at most (a propose's input is bounded far below)
+TAKEN = b"+"  # never the first byte of a message (a length's high byte)
+# Seconds past a call's start-by time the client still waits for TAKEN. The resident starts a
+# call only if it has the call's turn by that time and its TAKEN is with the client within
+# half of this: then the client, looking last after all of it, has seen the mark. Else one of
+# them declines, never both do the call.
+GRACE = 2.0
 
 
 def pack(parts: list[bytes]) -> bytes:

@@ -24,6 +24,7 @@ import tempfile
 from collections.abc import Iterable, Mapping
 
 from ..errors import InvalidParams
+from . import modes
 
 INDEX = None  # the baseline "git's index"
 
@@ -136,7 +137,12 @@ def run(
         if args[0] not in _NO_WORK_TREE:
             config += _no_filters(cwd, _env(extra, config))
         p = subprocess.run(
-            ["git", "--no-pager", *args], cwd=cwd, input=input, capture_output=True, env=_env(extra, config)
+            ["git", "--no-pager", *args],
+            cwd=cwd,
+            input=input,
+            capture_output=True,
+            env=_env(extra, config),
+            umask=modes.child_umask(),  # what git writes for the call: its caller's umask
         )
     except FileNotFoundError:
         raise GitError("git is not installed (or not on PATH): capture needs it") from None

@@ -38,6 +38,7 @@ import stat
 from collections.abc import Callable, Iterator
 
 from ..errors import InvalidParams, OutsideWorkspace
+from . import modes
 from .tempnames import TEMP_MARK  # one definition, shared with the glance
 
 _TEMP = re.compile(r"^\.(?P<base>.+)\.stet-tmp-(?P<rand>[0-9a-f]{16})-(?P<tag>[0-9a-f]{8})$")
@@ -121,7 +122,7 @@ def _parts(path: str) -> list[str]:
 def open_folder(path: str, *, create: bool = False, mode: int = 0o777, final: bool = True) -> int:
     """A handle on the folder `path`, reached from "/" without following any symlink.
 
-    With `create`, missing folders are made (with `mode`, less the umask). The handle is
+    With `create`, missing folders are made (with `mode`, less the caller's umask: modes.py). The handle is
     open for reading (it can be listed and fsynced) when `final`, else a bare path handle.
     Raises SymlinkOnPath / NotAFile as the module says, FileNotFoundError when a folder is
     missing and not to be created. The caller closes the handle (or uses `folder`)."""
@@ -138,9 +139,11 @@ def open_folder(path: str, *, create: bool = False, mode: int = 0o777, final: bo
                 if not create:
                     raise
                 try:
-                    os.mkdir(part, mode, dir_fd=fd)
+                    os.mkdir(part, modes.wanted(mode), dir_fd=fd)
                 except FileExistsError:
                     pass  # made meanwhile: opened (and checked) below like any other
+                else:
+                    _settle_folder(fd, part, mode)
                 nxt = _open_checked(fd, part, here, flags)
             except OSError as exc:
                 raise _refusal(fd, part, here, exc) from None
@@ -154,6 +157,21 @@ def open_folder(path: str, *, create: bool = False, mode: int = 0o777, final: bo
     except BaseException:
         os.close(fd)
         raise
+
+
+def _settle_folder(parent: int, part: str, mode: int) -> None:
+    """The folder this process just made gets exactly its caller's mode (workspace/modes.py);
+    a folder that is not one now (swapped meanwhile) is left to the walk to refuse."""
+    if modes.caller_umask() is None:
+        return
+    try:
+        fd = os.open(part, _FOLDER, dir_fd=parent)
+    except OSError:
+        return
+    try:
+        modes.settle(fd, mode)
+    finally:
+        os.close(fd)
 
 
 def _open_checked(parent: int, part: str, where: str, flags: int) -> int:
@@ -296,7 +314,7 @@ def write_file(
     (a rename keeps them): the stamp of a file Stet wrote itself needs no second look.
 
     An existing file keeps its mode, owner, group and extended attributes; a new one gets
-    the default mode (0666 less the umask) and is never written over something that appeared
+    the default mode (0666 less the caller's umask: workspace/modes.py) and is never written over something that appeared
     meanwhile. `expect` is the (device, inode) the caller read the file from: if another file
     took its place, nothing is written (SymlinkOnPath). With `fresh` (a file of Stet's own,
     such as an inbox .error), whatever is at `path` - a symlink included, which is replaced,
@@ -308,12 +326,14 @@ def write_file(
             return _replace_own(dir_fd, parent, name, data)
         _check_replaceable(path, before, expect)
         tmp = temp_name(name)
-        mode = stat.S_IMODE(before.st_mode) if before is not None else 0o666
+        mode = stat.S_IMODE(before.st_mode) if before is not None else modes.wanted(modes.FILE)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd)
         with renaming(dir_fd, tmp):
             try:
                 if before is not None:
                     _keep_metadata(dir_fd, name, fd, before, path)
+                else:
+                    modes.settle(fd, modes.FILE)  # the caller's umask, not this process's
                 written = _write_all(fd, data)
             finally:
                 os.close(fd)
