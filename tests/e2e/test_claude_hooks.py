@@ -118,6 +118,28 @@ def test_integrate_merges_and_never_clobbers(tmp_path):
     assert (root / ".claude" / "settings.json").read_text() == "{ not json"
 
 
+@pytest.mark.parametrize("where", [".mcp.json", ".claude"])
+def test_integrate_checks_every_file_before_writing_any(tmp_path, where):
+    """A symlinked .mcp.json (or .claude folder) is refused before anything is written: not
+    settings.json first and then the refusal (issue 29, item 12), nor the store."""
+    root = agent_repo(tmp_path / "repo")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "settings.json").write_text("{}\n")
+    (outside / "mcp.json").write_text('{"mcpServers": {}}\n')
+    if where == ".mcp.json":
+        (root / ".mcp.json").symlink_to(outside / "mcp.json")
+    else:
+        (root / ".claude").symlink_to(outside)
+    files = snapshot(root)
+    p = stet("integrate", "claude-code", "--stet", STET, cwd=root)
+    assert p.returncode == 2, p.stderr
+    assert snapshot(root) == files and not (root / ".stet").exists()
+    assert "symlink" in p.stderr and "nothing was written" in p.stderr, p.stderr
+    assert (outside / "settings.json").read_text() == "{}\n"
+    assert (outside / "mcp.json").read_text() == '{"mcpServers": {}}\n'
+
+
 def test_the_mcp_server_it_configures_starts(repo):
     conf = json.loads((repo / ".mcp.json").read_text())["mcpServers"]["stet"]
 

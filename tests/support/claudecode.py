@@ -40,7 +40,11 @@ class Claude:
         }
 
     def run(self, event: str, **fields: object) -> dict:
+        """The event through its hook, as Claude Code runs it; an `http` hook for SessionStart is
+        not run, as Claude Code does not ("HTTP hooks are not supported for SessionStart")."""
         (hook,) = self.hooks[event]
+        if hook["type"] == "http" and event == "SessionStart":
+            return {}
         body = json.dumps(self.payload(event, **fields))
         if hook["type"] == "http":
             status, out = post_hook(hook, body)
