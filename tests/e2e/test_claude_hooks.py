@@ -375,8 +375,11 @@ def _transcript(path: Path, prompt: object) -> str:
         ("why " * 200, None),  # bounded
     ],
 )
-def test_a_turns_hunks_say_what_claude_was_asked(repo, tmp_path, prompt, message):
-    claude = Claude(repo, transcript=_transcript(tmp_path / "session.jsonl", prompt))
+def test_a_turns_hunks_say_what_claude_was_asked(repo, tmp_path, monkeypatch, prompt, message):
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))  # where Claude Code keeps its sessions
+    folder = tmp_path / "claude" / "projects" / str(repo).replace("/", "-")
+    folder.mkdir(parents=True)
+    claude = Claude(repo, transcript=_transcript(folder / f"{SESSION}.jsonl", prompt))
     claude.write("Edit", "a.py", A_BASE.replace("LIMIT = 10", "LIMIT = 20"))
     claude.stop()
     (h,) = hunks(repo, "--task", TASK)
@@ -387,11 +390,28 @@ def test_a_turns_hunks_say_what_claude_was_asked(repo, tmp_path, prompt, message
         assert len(h["message"]) <= 160
 
 
-def test_without_a_readable_transcript_the_message_is_the_agents_name(repo, tmp_path):
-    outside = tmp_path / "elsewhere.jsonl"
-    _transcript(outside, "a prompt behind a symlink")
-    os.symlink(outside, tmp_path / "link.jsonl")
-    for transcript in ("/dev/null", str(tmp_path / "missing.jsonl"), str(tmp_path / "link.jsonl")):
+def test_without_a_readable_transcript_the_message_is_the_agents_name(repo, tmp_path, monkeypatch):
+    """Only the session's own transcript where Claude Code keeps it is read (issue 29, item 8):
+    not a file elsewhere, nor another session's, nor one reached through a symlink."""
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    projects = tmp_path / "claude" / "projects"
+    (projects / "-repo").mkdir(parents=True)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    _transcript(outside / f"{SESSION}.jsonl", "a prompt outside Claude Code's folder")
+    _transcript(projects / "-repo" / "another-session.jsonl", "another session's prompt")
+    os.symlink(outside / f"{SESSION}.jsonl", projects / f"{SESSION}.jsonl")
+    os.symlink(outside, projects / "-linked")
+    given = [
+        "/dev/null",
+        str(projects / "-repo" / f"{SESSION}.jsonl"),  # missing
+        str(outside / f"{SESSION}.jsonl"),
+        str(projects / "-repo" / "another-session.jsonl"),
+        str(projects / f"{SESSION}.jsonl"),
+        str(projects / "-linked" / f"{SESSION}.jsonl"),
+        str(projects / "-repo" / ".." / ".." / ".." / "elsewhere" / f"{SESSION}.jsonl"),
+    ]
+    for transcript in given:
         claude = Claude(repo, transcript=transcript)
         claude.write("Edit", "b.txt", "changed by " + transcript + "\n")
         claude.stop()

@@ -7,28 +7,18 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import signal
-import socket
 import sqlite3
-import subprocess
 import sys
-import time
 
 import pytest
 
 from support.capturetools import agent_repo, hunks
-from support.claudecode import Claude, post_hook
+from support.claudecode import Claude, free_port, post_hook, serve_http, stop_http
 from support.clitools import commit_all, stet
 
 S1 = "3e2d1c0b-9a8f-4e7d-8c6b-5a4f3e2d1c0b"
 S2 = "7f6e5d4c-3b2a-4190-8f7e-6d5c4b3a2f1e"
 FEEDBACK = "no: the limit stays at 10"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
@@ -39,27 +29,10 @@ def served(tmp_path, monkeypatch):
     p = stet("integrate", "claude-code", "--http", str(port), "--stet", f"{sys.executable} -m stet", cwd=root)
     assert p.returncode == 0 and "STET_TOKEN" in p.stderr, p.stderr
     commit_all(root, "claude code set up")
-    env = {k: v for k, v in os.environ.items() if k not in ("STET_DB", "STET_FAULT")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "stet", "mcp", "--http", f"127.0.0.1:{port}"],
-        cwd=root,
-        env=env,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            assert proc.poll() is None, proc.stderr.read()
-            assert time.monotonic() < deadline, "the HTTP server did not start"
-            time.sleep(0.1)
+    proc = serve_http(root, port)
     monkeypatch.setenv("STET_TOKEN", (root / ".stet" / "mcp-token").read_text().strip())
     yield root, port, proc
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(30)
+    stop_http(proc)
 
 
 def _hook_settings(port: int) -> dict:

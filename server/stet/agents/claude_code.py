@@ -89,7 +89,7 @@ async def handle(review: Review, payload: Any, *, keep: bool = True, undo: list[
         snapshots = Snapshots(review)
         if await snapshots.current(task) is None:
             return {}  # the agent wrote nothing in this turn
-        message = headline.line(AGENT, turn_prompt(payload.get("transcript_path")))
+        message = headline.line(AGENT, turn_prompt(payload.get("transcript_path"), session))
         answer = await Capture(review).run(task_id=task, keep=keep, agent=AGENT, message=message, turn_of=session)
         return {"systemMessage": stop_message(answer, task)} if answer.get("proposalId") or answer["refused"] else {}
     if event == "SessionStart":
@@ -180,23 +180,53 @@ def edited(before: str, tool: object, tool_input: object) -> str | None:
     return text
 
 
-def turn_prompt(transcript: object) -> str | None:
+def transcripts_folder() -> str:
+    """Where Claude Code keeps its sessions' transcripts: `$CLAUDE_CONFIG_DIR/projects`, else
+    `~/.claude/projects` (`<project folder>/<session id>.jsonl` in there)."""
+    config = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+    return os.path.join(config, "projects")
+
+
+def _open_transcript(transcript: str, session: str) -> tuple[int, os.stat_result] | None:
+    """A read handle on the session's own transcript, only where Claude Code keeps it: the file
+    `<session id>.jsonl` under transcripts_folder() (as given or resolved), reached below that
+    folder without following any symlink, a regular file. None otherwise: a hook's input names
+    the file, and over HTTP anyone with the token writes that input."""
+    if os.path.basename(transcript) != f"{session}.jsonl" or not os.path.isabs(transcript):
+        return None
+    path = os.path.normpath(transcript)
+    base = transcripts_folder()
+    for top in dict.fromkeys((os.path.normpath(base), os.path.realpath(base))):
+        if not path.startswith(top.rstrip("/") + "/"):
+            continue
+        try:
+            fd = os.open(os.path.realpath(base), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            for part in os.path.relpath(os.path.dirname(path), top).split("/"):
+                if part in ("", "."):
+                    continue
+                below = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+                os.close(fd)
+                fd = below
+            return safe.open_file(fd, os.path.basename(path), transcript)
+        except (StetError, OSError):
+            return None
+        finally:
+            os.close(fd)
+    return None
+
+
+def turn_prompt(transcript: object, session: str) -> str | None:
     """What the developer asked in this turn: the last prompt they typed, read from the end of
-    Claude Code's transcript (JSON lines; `transcript_path` of every hook input). At most
-    TRANSCRIPT_TAIL bytes are read, never through a symlink at the file nor from a FIFO or a
-    device; None when it cannot be told that way."""
-    if not isinstance(transcript, str) or not os.path.isabs(transcript):
+    Claude Code's transcript (JSON lines; `transcript_path` of every hook input), only the
+    session's own where Claude Code keeps it (_open_transcript). At most TRANSCRIPT_TAIL bytes
+    are read, never through a symlink nor from a FIFO or a device; None when it cannot be told
+    that way."""
+    if not isinstance(transcript, str):
         return None
-    try:
-        folder = os.open(os.path.dirname(transcript), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        opened = safe.open_file(folder, os.path.basename(transcript), transcript)
-    except (StetError, OSError):
-        return None
-    finally:
-        os.close(folder)
+    opened = _open_transcript(transcript, session)
     if opened is None:
         return None
     fd, st = opened
