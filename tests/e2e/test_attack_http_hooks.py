@@ -94,12 +94,14 @@ def _status(sock: socket.socket, deadline: float = 120) -> tuple[int, bytes]:
     return int(head.split()[1]), body
 
 
-def _request(port: int, length: int | None, *, chunked: bool = False, query: str = "") -> socket.socket:
-    """A POST to the hook route with the token, headers only: the body is the caller's to send."""
+def _request(port: int, length: int | None, *, chunked: bool = False, expect: bool = False) -> socket.socket:
+    """A POST to the hook route with the token, headers only: the body is the caller's to send.
+    `expect`: with `Expect: 100-continue`, sent once the route asks for the body."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=120)
-    head = [f"POST /hooks/claude-code{query} HTTP/1.1", f"Host: 127.0.0.1:{port}", "Content-Type: application/json"]
+    head = ["POST /hooks/claude-code HTTP/1.1", f"Host: 127.0.0.1:{port}", "Content-Type: application/json"]
     head.append(f"Authorization: Bearer {os.environ['STET_TOKEN']}")
     head.append("Transfer-Encoding: chunked" if chunked else f"Content-Length: {length}")
+    head += ["Expect: 100-continue"] if expect else []
     sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode())
     return sock
 
@@ -194,3 +196,30 @@ def test_a_large_body_held_back_never_stops_small_hooks(served):
     assert status == 408, (status, body)
     assert proc.poll() is None
     assert claude.prompt("still there?") == {}
+
+
+# --- item 12: an answer that never reached the agent is told again ---------------------------------
+def test_a_prompt_answer_the_client_never_got_is_told_at_the_next_prompt(served):
+    """uvicorn drops an answer to a client that left without a word: what it told was recorded
+    as told, and the next prompt said nothing (item 12)."""
+    root, port, proc, _ = served
+    claude = Claude(root, S1)
+    claude.edit("a.py", "LIMIT = 10", "LIMIT = 20")
+    claude.stop()
+    (h,) = hunks(root, "--task", f"claude-{S1}")
+    assert stet("reject", h["id"], "--feedback", "keep ten", cwd=root).returncode == 0
+    body = json.dumps(claude.payload("UserPromptSubmit", prompt="go on")).encode()
+    sock = _request(port, len(body), expect=True)
+    assert _status(sock, 60) == (100, b""), "the route reads the body"
+    sock.sendall(body)
+    sock.shutdown(socket.SHUT_WR)  # gone before the answer (Claude Code's timeout, a dropped connection)
+    assert sock.recv(65536) == b"", "the server closes the connection it sees gone, answering nothing"
+    sock.close()
+    deadline = time.monotonic() + 60
+    told = {}
+    while not told and time.monotonic() < deadline:  # the server may still be answering the dropped one
+        time.sleep(0.2)
+        told = claude.prompt("again")
+    assert "keep ten" in told["hookSpecificOutput"]["additionalContext"], told
+    assert claude.prompt("and again") == {}, "told once it was delivered"
+    assert proc.poll() is None

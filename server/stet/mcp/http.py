@@ -113,18 +113,25 @@ class HookRoute:
             return await refuse(send, refused)
         if raw is None:
             return  # the client left before its request was whole: nothing to answer
+        departure = _Departure(receive)
         try:
-            body, undo = await self._answer(raw, restore)
-        except Exception as exc:  # any failure: said on one line, never blocking the agent
-            name = getattr(exc, "name", type(exc).__name__)
-            line = " ".join(str(getattr(exc, "message", exc)).split())
-            text = f"stet hook: {name}: {line}"[:1000].encode() + b"\n"
-            return await answer(send, 500, text, b"text/plain")
-        try:
-            await answer(send, 200, body)
-        except Exception:  # never delivered: told again at the next prompt
-            await self._untell(undo)
-            raise
+            try:
+                body, undo = await self._answer(raw, restore)
+            except Exception as exc:  # any failure: said on one line, never blocking the agent
+                name = getattr(exc, "name", type(exc).__name__)
+                line = " ".join(str(getattr(exc, "message", exc)).split())
+                text = f"stet hook: {name}: {line}"[:1000].encode() + b"\n"
+                return await answer(send, 500, text, b"text/plain")
+            if await departure.seen():  # the client left: uvicorn would drop the answer silently
+                await self._untell(undo)  # told again at the next prompt
+                return
+            try:
+                await answer(send, 200, body)
+            except Exception:  # never delivered: told again at the next prompt
+                await self._untell(undo)
+                raise
+        finally:
+            departure.stop()
 
     async def _body(self, receive: Any) -> bytearray | None:
         from .bodies import too_large
@@ -173,6 +180,38 @@ class HookRoute:
 
         if undo and self.state.review is not None:
             await loop(self.state.review).untell(undo)
+
+
+class _Departure:
+    """Watches, once a request is read, for its client leaving before the answer is sent: an
+    answer to a client that left is dropped by uvicorn without a word, so what it told must be
+    taken back (the command path's closed stdout, here)."""
+
+    def __init__(self, receive: Any) -> None:
+        import asyncio
+
+        self.left = False
+        self.task = asyncio.ensure_future(self._watch(receive))
+
+    async def _watch(self, receive: Any) -> None:
+        import asyncio
+
+        while True:
+            message = await receive()  # the server's own wait: it wakes when the client leaves
+            if message.get("type") == "http.disconnect":
+                self.left = True
+                return
+            await asyncio.sleep(0.01)
+
+    async def seen(self) -> bool:
+        import asyncio
+
+        for _ in range(3):  # a departure the server has noticed reaches the watch
+            await asyncio.sleep(0)
+        return self.left
+
+    def stop(self) -> None:
+        self.task.cancel()
 
 
 def _inside(path: str, root: str) -> bool:
