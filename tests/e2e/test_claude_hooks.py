@@ -118,6 +118,28 @@ def test_integrate_merges_and_never_clobbers(tmp_path):
     assert (root / ".claude" / "settings.json").read_text() == "{ not json"
 
 
+@pytest.mark.parametrize("where", [".mcp.json", ".claude"])
+def test_integrate_checks_every_file_before_writing_any(tmp_path, where):
+    """A symlinked .mcp.json (or .claude folder) is refused before anything is written: not
+    settings.json first and then the refusal (issue 29, item 12), nor the store."""
+    root = agent_repo(tmp_path / "repo")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "settings.json").write_text("{}\n")
+    (outside / "mcp.json").write_text('{"mcpServers": {}}\n')
+    if where == ".mcp.json":
+        (root / ".mcp.json").symlink_to(outside / "mcp.json")
+    else:
+        (root / ".claude").symlink_to(outside)
+    files = snapshot(root)
+    p = stet("integrate", "claude-code", "--stet", STET, cwd=root)
+    assert p.returncode == 2, p.stderr
+    assert snapshot(root) == files and not (root / ".stet").exists()
+    assert "symlink" in p.stderr and "nothing was written" in p.stderr, p.stderr
+    assert (outside / "settings.json").read_text() == "{}\n"
+    assert (outside / "mcp.json").read_text() == '{"mcpServers": {}}\n'
+
+
 def test_the_mcp_server_it_configures_starts(repo):
     conf = json.loads((repo / ".mcp.json").read_text())["mcpServers"]["stet"]
 
@@ -353,8 +375,11 @@ def _transcript(path: Path, prompt: object) -> str:
         ("why " * 200, None),  # bounded
     ],
 )
-def test_a_turns_hunks_say_what_claude_was_asked(repo, tmp_path, prompt, message):
-    claude = Claude(repo, transcript=_transcript(tmp_path / "session.jsonl", prompt))
+def test_a_turns_hunks_say_what_claude_was_asked(repo, tmp_path, monkeypatch, prompt, message):
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))  # where Claude Code keeps its sessions
+    folder = tmp_path / "claude" / "projects" / str(repo).replace("/", "-")
+    folder.mkdir(parents=True)
+    claude = Claude(repo, transcript=_transcript(folder / f"{SESSION}.jsonl", prompt))
     claude.write("Edit", "a.py", A_BASE.replace("LIMIT = 10", "LIMIT = 20"))
     claude.stop()
     (h,) = hunks(repo, "--task", TASK)
@@ -365,11 +390,28 @@ def test_a_turns_hunks_say_what_claude_was_asked(repo, tmp_path, prompt, message
         assert len(h["message"]) <= 160
 
 
-def test_without_a_readable_transcript_the_message_is_the_agents_name(repo, tmp_path):
-    outside = tmp_path / "elsewhere.jsonl"
-    _transcript(outside, "a prompt behind a symlink")
-    os.symlink(outside, tmp_path / "link.jsonl")
-    for transcript in ("/dev/null", str(tmp_path / "missing.jsonl"), str(tmp_path / "link.jsonl")):
+def test_without_a_readable_transcript_the_message_is_the_agents_name(repo, tmp_path, monkeypatch):
+    """Only the session's own transcript where Claude Code keeps it is read (issue 29, item 8):
+    not a file elsewhere, nor another session's, nor one reached through a symlink."""
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    projects = tmp_path / "claude" / "projects"
+    (projects / "-repo").mkdir(parents=True)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    _transcript(outside / f"{SESSION}.jsonl", "a prompt outside Claude Code's folder")
+    _transcript(projects / "-repo" / "another-session.jsonl", "another session's prompt")
+    os.symlink(outside / f"{SESSION}.jsonl", projects / f"{SESSION}.jsonl")
+    os.symlink(outside, projects / "-linked")
+    given = [
+        "/dev/null",
+        str(projects / "-repo" / f"{SESSION}.jsonl"),  # missing
+        str(outside / f"{SESSION}.jsonl"),
+        str(projects / "-repo" / "another-session.jsonl"),
+        str(projects / f"{SESSION}.jsonl"),
+        str(projects / "-linked" / f"{SESSION}.jsonl"),
+        str(projects / "-repo" / ".." / ".." / ".." / "elsewhere" / f"{SESSION}.jsonl"),
+    ]
+    for transcript in given:
         claude = Claude(repo, transcript=transcript)
         claude.write("Edit", "b.txt", "changed by " + transcript + "\n")
         claude.stop()
@@ -416,8 +458,11 @@ NOTIFICATION = (
         ({}, NOTIFICATION),
     ],
 )
-def test_a_background_tasks_notification_is_not_taken_for_the_prompt(repo, tmp_path, marks, text):
-    claude = Claude(repo, transcript=_notified_transcript(tmp_path / "session.jsonl", marks, text))
+def test_a_background_tasks_notification_is_not_taken_for_the_prompt(repo, tmp_path, monkeypatch, marks, text):
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))  # where Claude Code keeps its sessions
+    folder = tmp_path / "claude" / "projects" / str(repo).replace("/", "-")
+    folder.mkdir(parents=True)
+    claude = Claude(repo, transcript=_notified_transcript(folder / f"{SESSION}.jsonl", marks, text))
     claude.write("Edit", "a.py", A_BASE.replace("LIMIT = 10", "LIMIT = 20"))
     claude.stop()
     (h,) = hunks(repo, "--task", TASK)

@@ -6,17 +6,14 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
+import shlex
 import sqlite3
-import subprocess
 import sys
-import time
 
 import pytest
 
 from support.capturetools import agent_repo, hunks
-from support.claudecode import Claude, post_hook
+from support.claudecode import Claude, free_port, post_hook, serve_http, stop_http
 from support.clitools import commit_all, stet
 
 S1 = "3e2d1c0b-9a8f-4e7d-8c6b-5a4f3e2d1c0b"
@@ -24,63 +21,120 @@ S2 = "7f6e5d4c-3b2a-4190-8f7e-6d5c4b3a2f1e"
 FEEDBACK = "no: the limit stays at 10"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def served(tmp_path, monkeypatch):
     """A repository set up with HTTP hooks, and `stet mcp --http PORT` running there."""
     root = agent_repo(tmp_path / "repo")
     port = free_port()
-    p = stet("integrate", "claude-code", "--http", str(port), cwd=root)
+    p = stet("integrate", "claude-code", "--http", str(port), "--stet", f"{sys.executable} -m stet", cwd=root)
     assert p.returncode == 0 and "STET_TOKEN" in p.stderr, p.stderr
     commit_all(root, "claude code set up")
-    env = {k: v for k, v in os.environ.items() if k not in ("STET_DB", "STET_FAULT")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "stet", "mcp", "--http", f"127.0.0.1:{port}"],
-        cwd=root,
-        env=env,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            assert proc.poll() is None, proc.stderr.read()
-            assert time.monotonic() < deadline, "the HTTP server did not start"
-            time.sleep(0.1)
+    proc = serve_http(root, port)
     monkeypatch.setenv("STET_TOKEN", (root / ".stet" / "mcp-token").read_text().strip())
     yield root, port, proc
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(30)
+    stop_http(proc)
+
+
+def _hook_settings(port: int) -> dict:
+    return {
+        "type": "http",
+        "url": f"http://127.0.0.1:{port}/hooks/claude-code",
+        "headers": {"Authorization": "Bearer $STET_TOKEN"},
+        "allowedEnvVars": ["STET_TOKEN"],
+        "timeout": 10,
+    }
+
+
+STET_COMMAND = f"{shlex.quote(sys.executable)} -m stet hook claude-code"
 
 
 def test_integrate_writes_http_hooks(served):
     root, port, _ = served
     conf = json.loads((root / ".claude" / "settings.json").read_text())["hooks"]
-    url = f"http://127.0.0.1:{port}/hooks/claude-code"
-    hook = {
-        "type": "http",
-        "url": url,
-        "headers": {"Authorization": "Bearer $STET_TOKEN"},
-        "allowedEnvVars": ["STET_TOKEN"],
-        "timeout": 10,
-    }
+    hook = _hook_settings(port)
     assert conf["PreToolUse"] == [{"matcher": "Edit|MultiEdit|Write|NotebookEdit", "hooks": [hook]}]
     assert conf["PostToolUse"] == [{"matcher": "Edit|MultiEdit|Write|NotebookEdit", "hooks": [hook]}]
-    for event in ("SessionStart", "UserPromptSubmit", "Stop"):
+    for event in ("UserPromptSubmit", "Stop"):
         assert conf[event] == [{"hooks": [hook]}]
+    # Claude Code runs no HTTP hook for SessionStart: that one stays a command (issue 29, item 13).
+    assert conf["SessionStart"] == [{"hooks": [{"type": "command", "command": STET_COMMAND}]}]
     assert "STET_TOKEN" not in json.dumps(conf).replace("$STET_TOKEN", "").replace('["STET_TOKEN"]', "")
     assert os.environ["STET_TOKEN"] not in json.dumps(conf), "the token never goes into the file"
-    # Command hooks added afterwards: both kinds would run, said.
-    p = stet("integrate", "claude-code", cwd=root)
-    assert p.returncode == 0 and "also has Stet's http hooks (PostToolUse, PreToolUse, SessionStart, Stop, " in p.stderr
+
+
+def test_integrate_replaces_stets_hooks_of_the_other_kind_and_keeps_the_users(tmp_path):
+    """`integrate --http` after `integrate` puts the HTTP hooks in place of Stet's command hooks
+    (not both: each event would run twice), `integrate` after `integrate --http` the other way
+    round; the developer's own hooks, in Stet's entries or their own, stay exactly as they are."""
+    root = agent_repo(tmp_path / "repo")
+    mine = {"type": "command", "command": "echo mine"}
+    theirs = {"type": "http", "url": "http://127.0.0.1:9/theirs"}
+    (root / ".claude").mkdir()
+    (root / ".claude" / "settings.json").write_text(
+        json.dumps({"hooks": {"Stop": [{"hooks": [mine]}], "PreToolUse": [{"matcher": "Bash", "hooks": [theirs]}]}})
+    )
+    assert stet("integrate", "claude-code", "--stet", f"{sys.executable} -m stet", cwd=root).returncode == 0
+    conf = json.loads((root / ".claude" / "settings.json").read_text())["hooks"]
+    conf["Stop"][0]["hooks"].append(mine | {"command": "echo mine too"})  # the developer's, beside Stet's
+    conf["Stop"][1]["hooks"].append(mine | {"command": "echo beside stet"})
+    (root / ".claude" / "settings.json").write_text(json.dumps({"hooks": conf}))
+    command = {"type": "command", "command": STET_COMMAND}
+
+    def stets(hooks: dict) -> dict:
+        found: dict = {}
+        for event, entries in hooks.items():
+            for e in entries:
+                for h in e["hooks"]:
+                    if h.get("url", "").endswith("/hooks/claude-code") or h.get("command", "").endswith("claude-code"):
+                        found.setdefault(event, []).append(h)
+        return found
+
+    for _ in range(2):  # there and back, twice
+        p = stet("integrate", "claude-code", "--http", "8766", "--stet", f"{sys.executable} -m stet", cwd=root)
+        assert p.returncode == 0, p.stderr
+        assert "hooks.Stop (Stet's http hook in place of its command hook)" in p.stdout, p.stdout
+        assert "also has" not in p.stderr
+        now = json.loads((root / ".claude" / "settings.json").read_text())["hooks"]
+        http = _hook_settings(8766)
+        assert stets(now) == {
+            "SessionStart": [command],
+            "UserPromptSubmit": [http],
+            "PreToolUse": [http],
+            "PostToolUse": [http],
+            "Stop": [http],
+        }
+        assert now["Stop"] == [
+            {"hooks": [mine, mine | {"command": "echo mine too"}]},
+            {"hooks": [http, mine | {"command": "echo beside stet"}]},
+        ]
+        assert now["PreToolUse"][0] == {"matcher": "Bash", "hooks": [theirs]}
+        p = stet("integrate", "claude-code", "--stet", f"{sys.executable} -m stet", cwd=root)
+        assert p.returncode == 0 and "hooks.PreToolUse (Stet's command hook in place of its http hook)" in p.stdout
+        back = json.loads((root / ".claude" / "settings.json").read_text())["hooks"]
+        assert stets(back) == {event: [command] for event in stets(now)}
+        assert back["Stop"][1] == {"hooks": [command, mine | {"command": "echo beside stet"}]}
+        assert back["PreToolUse"][0] == {"matcher": "Bash", "hooks": [theirs]}
+    # Run again as it is: nothing changes.
+    before = (root / ".claude" / "settings.json").read_bytes()
+    p = stet("integrate", "claude-code", "--stet", f"{sys.executable} -m stet", cwd=root)
+    assert p.returncode == 0 and "already set up" in p.stdout
+    assert (root / ".claude" / "settings.json").read_bytes() == before
+
+
+def test_a_new_session_is_told_with_http_hooks(served):
+    """Claude Code never POSTs SessionStart: the command hook `integrate --http` keeps for it
+    tells the new session the open review."""
+    root, _, _ = served
+    claude = Claude(root, S1)
+    claude.edit("a.py", "LIMIT = 10", "LIMIT = 20")
+    claude.stop()
+    (h,) = hunks(root, "--task", f"claude-{S1}")
+    assert stet("reject", h["id"], "--feedback", FEEDBACK, cwd=root).returncode == 0
+    told = Claude(root, S2).start("startup")["hookSpecificOutput"]
+    assert (
+        told["hookEventName"] == "SessionStart"
+        and f"REJECTED a.py line 1: the developer said: {FEEDBACK}" in (told["additionalContext"])
+    )
 
 
 def test_the_loop_over_http(served):

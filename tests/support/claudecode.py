@@ -10,7 +10,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
+import socket
 import subprocess
+import sys
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -19,9 +23,9 @@ from pathlib import Path
 class Claude:
     """One Claude Code session working in `root`."""
 
-    def __init__(self, root: Path, session: str):
+    def __init__(self, root: Path, session: str, transcript: str | None = None):
         self.root, self.session = root, session
-        self.transcript = str(root.parent / f"{session}.jsonl")
+        self.transcript = transcript or str(root.parent / f"{session}.jsonl")
         conf = json.loads((root / ".claude" / "settings.json").read_text())["hooks"]
         self.hooks = {event: [h for e in conf[event] for h in e["hooks"]] for event in conf}
         self.commands = {
@@ -40,7 +44,11 @@ class Claude:
         }
 
     def run(self, event: str, **fields: object) -> dict:
+        """The event through its hook, as Claude Code runs it; an `http` hook for SessionStart is
+        not run, as Claude Code does not ("HTTP hooks are not supported for SessionStart")."""
         (hook,) = self.hooks[event]
+        if hook["type"] == "http" and event == "SessionStart":
+            return {}
         body = json.dumps(self.payload(event, **fields))
         if hook["type"] == "http":
             status, out = post_hook(hook, body)
@@ -95,3 +103,40 @@ def post_hook(hook: dict, body: str | bytes) -> tuple[int, str]:
             return r.status, r.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def serve_http(root: Path, port: int, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """`stet mcp --http 127.0.0.1:PORT` started in `root` (this checkout's code), once it listens."""
+    full = {k: v for k, v in os.environ.items() if k not in ("STET_DB", "STET_FAULT")}
+    log = root.parent / f"stet-mcp-{port}.log"  # a file, not a pipe nobody reads: it never fills
+    with open(log, "w") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "stet", "mcp", "--http", f"127.0.0.1:{port}"],
+            cwd=root,
+            env={**full, **(env or {})},
+            stderr=err,
+        )
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc
+        except OSError:
+            assert proc.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, "the HTTP server did not start"
+            time.sleep(0.1)
+
+
+def stop_http(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(30)

@@ -95,7 +95,7 @@ async def handle(review: Review, payload: Any, *, keep: bool = True, undo: list[
         snapshots = Snapshots(review)
         if await snapshots.current(task) is None:
             return {}  # the agent wrote nothing in this turn
-        message = headline.line(AGENT, turn_prompt(payload.get("transcript_path")))
+        message = headline.line(AGENT, turn_prompt(payload.get("transcript_path"), session))
         answer = await Capture(review).run(task_id=task, keep=keep, agent=AGENT, message=message, turn_of=session)
         return {"systemMessage": stop_message(answer, task)} if answer.get("proposalId") or answer["refused"] else {}
     if event in ("SessionStart", "UserPromptSubmit"):
@@ -338,23 +338,53 @@ def _layout(notebook: object, text: str) -> tuple[int, bool, str] | None:
     return None
 
 
-def turn_prompt(transcript: object) -> str | None:
+def transcripts_folder() -> str:
+    """Where Claude Code keeps its sessions' transcripts: `$CLAUDE_CONFIG_DIR/projects`, else
+    `~/.claude/projects` (`<project folder>/<session id>.jsonl` in there)."""
+    config = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+    return os.path.join(config, "projects")
+
+
+def _open_transcript(transcript: str, session: str) -> tuple[int, os.stat_result] | None:
+    """A read handle on the session's own transcript, only where Claude Code keeps it: the file
+    `<session id>.jsonl` under transcripts_folder() (as given or resolved), reached below that
+    folder without following any symlink, a regular file. None otherwise: a hook's input names
+    the file, and over HTTP anyone with the token writes that input."""
+    if os.path.basename(transcript) != f"{session}.jsonl" or not os.path.isabs(transcript):
+        return None
+    path = os.path.normpath(transcript)
+    base = transcripts_folder()
+    for top in dict.fromkeys((os.path.normpath(base), os.path.realpath(base))):
+        if not path.startswith(top.rstrip("/") + "/"):
+            continue
+        try:
+            fd = os.open(os.path.realpath(base), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            for part in os.path.relpath(os.path.dirname(path), top).split("/"):
+                if part in ("", "."):
+                    continue
+                below = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+                os.close(fd)
+                fd = below
+            return safe.open_file(fd, os.path.basename(path), transcript)
+        except (StetError, OSError):
+            return None
+        finally:
+            os.close(fd)
+    return None
+
+
+def turn_prompt(transcript: object, session: str) -> str | None:
     """What the developer asked in this turn: the last prompt they typed, read from the end of
-    Claude Code's transcript (JSON lines; `transcript_path` of every hook input). At most
-    TRANSCRIPT_TAIL bytes are read, never through a symlink at the file nor from a FIFO or a
-    device; None when it cannot be told that way."""
-    if not isinstance(transcript, str) or not os.path.isabs(transcript):
+    Claude Code's transcript (JSON lines; `transcript_path` of every hook input), only the
+    session's own where Claude Code keeps it (_open_transcript). At most TRANSCRIPT_TAIL bytes
+    are read, never through a symlink nor from a FIFO or a device; None when it cannot be told
+    that way."""
+    if not isinstance(transcript, str):
         return None
-    try:
-        folder = os.open(os.path.dirname(transcript), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        opened = safe.open_file(folder, os.path.basename(transcript), transcript)
-    except (StetError, OSError):
-        return None
-    finally:
-        os.close(folder)
+    opened = _open_transcript(transcript, session)
     if opened is None:
         return None
     fd, st = opened
@@ -496,6 +526,11 @@ EVENTS: tuple[tuple[str, str | None], ...] = (
 )
 
 
+# Claude Code sends these events to an `http` hook. SessionStart it does not ("HTTP hooks are not
+# supported for SessionStart", seen with Claude Code 2.1.332): that one stays a command hook.
+HTTP_EVENTS = frozenset({"UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"})
+
+
 def command_hook(command: str) -> JSON:
     return {"type": "command", "command": command}
 
@@ -512,6 +547,28 @@ def http_hook(port: int, keep: bool) -> JSON:
     }
 
 
+def wanted_hooks(command: str, http: JSON | None = None) -> dict[str, JSON]:
+    """Stet's hook for each event: the command hook running `command`, or with `http` that hook
+    for every event Claude Code sends over HTTP (SessionStart keeps the command)."""
+    return {event: http if http is not None and event in HTTP_EVENTS else command_hook(command) for event, _ in EVENTS}
+
+
+def _kind(hook: JSON) -> str:
+    return "http" if hook.get("type") == "http" else "command"
+
+
+def is_stets(hook: object) -> bool:
+    """A hook `stet integrate claude-code` wrote: an http hook to Stet's route (any port, with
+    or without ?restore=1), or a command ending in `hook claude-code` (or `... --restore`)."""
+    if not isinstance(hook, dict):
+        return False
+    if hook.get("type", "command") == "http":
+        url = hook.get("url")
+        return isinstance(url, str) and url.split("?")[0].endswith(HOOK_PATH)
+    command = hook.get("command")
+    return isinstance(command, str) and command.strip().endswith((f"hook {AGENT}", f"hook {AGENT} --restore"))
+
+
 def _same(a: object, hook: JSON) -> bool:
     if not isinstance(a, dict):
         return False
@@ -519,55 +576,60 @@ def _same(a: object, hook: JSON) -> bool:
     return bool(a.get("type", "command") == hook["type"] and a.get(key) == hook[key])
 
 
-def other_kind(settings: JSON, hook: JSON) -> list[str]:
-    """The events where Stet's hooks of the other kind (command or http) are configured too:
-    both would run for each event."""
-    hooks = settings.get("hooks")
-    found = []
-    for event, _ in EVENTS:
-        entries = hooks.get(event) if isinstance(hooks, dict) else None
-        for e in entries if isinstance(entries, list) else ():
-            for h in e.get("hooks", ()) if isinstance(e, dict) and isinstance(e.get("hooks"), list) else ():
-                if not isinstance(h, dict) or h.get("type", "command") == hook["type"]:
-                    continue
-                url, command = str(h.get("url", "")), str(h.get("command", ""))
-                if url.split("?")[0].endswith(HOOK_PATH) or command.endswith(
-                    (f"hook {AGENT}", f"hook {AGENT} --restore")
-                ):
-                    found.append(event)
-    return sorted(set(found))
-
-
-def settings_with(settings: Any, hook: JSON | str) -> tuple[JSON, list[str]]:
-    """Claude Code's settings with Stet's hooks added (nothing removed, nothing changed that is
-    there already), and what was added. `hook`: the hook object (a command line: a command
-    hook). Refuses settings it cannot merge into safely."""
-    if isinstance(hook, str):
-        hook = command_hook(hook)
+def settings_with(settings: Any, wanted: dict[str, JSON]) -> tuple[JSON, list[str]]:
+    """Claude Code's settings with Stet's hook of each event as `wanted` (wanted_hooks) says, and
+    what changed. A hook of Stet's that is not the wanted one (the other kind, another port,
+    another command) is replaced in its place, a second copy removed; every other hook, entry
+    and setting stays exactly as it is. Refuses settings it cannot merge into safely."""
     if not isinstance(settings, dict):
         raise InvalidParams("the settings file does not hold a JSON object; fix it or move it aside")
     out = copy.deepcopy(settings)
     hooks = out.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InvalidParams('"hooks" in the settings is not an object; fix it first')
-    added = []
+    changed = []
     for event, matcher in EVENTS:
         entries = hooks.setdefault(event, [])
         if not isinstance(entries, list):
             raise InvalidParams(f'"hooks.{event}" in the settings is not a list; fix it first')
-        present = any(
-            isinstance(e, dict) and isinstance(e.get("hooks"), list) and any(_same(h, hook) for h in e["hooks"])
+        want = wanted[event]
+        placed = any(
+            _same(h, want)
             for e in entries
+            if isinstance(e, dict) and isinstance(e.get("hooks"), list)
+            for h in e["hooks"]
         )
-        if not present:
-            entry: dict[str, Any] = {"hooks": [dict(hook)]}
+        kept, gone, emptied = False, [], []
+        for e in entries:
+            if not isinstance(e, dict) or not isinstance(e.get("hooks"), list) or not any(map(is_stets, e["hooks"])):
+                continue
+            mine = []
+            for h in e["hooks"]:
+                if not is_stets(h) or (_same(h, want) and not kept):
+                    kept = kept or is_stets(h)
+                    mine.append(h)
+                    continue
+                gone.append(_kind(h))
+                if not placed:  # the wanted hook takes the place of the first other one of Stet's
+                    mine.append(dict(want))
+                    placed = kept = True
+            e["hooks"] = mine
+            if not mine:
+                emptied.append(e)  # it held nothing but Stet's hooks, all gone now: it goes too
+        entries[:] = [e for e in entries if not any(e is x for x in emptied)]
+        if gone:
+            changed.append(
+                f"hooks.{event} (Stet's {_kind(want)} hook in place of its {' and '.join(sorted(set(gone)))} hook)"
+            )
+        if not placed:
+            entry: dict[str, Any] = {"hooks": [dict(want)]}
             entries.append({"matcher": matcher, **entry} if matcher is not None else entry)
-            added.append(f"hooks.{event}")
+            changed.append(f"hooks.{event}")
     servers = out.setdefault("enabledMcpjsonServers", [])
     if isinstance(servers, list) and SERVER not in servers:
         servers.append(SERVER)
-        added.append("enabledMcpjsonServers")
-    return out, added
+        changed.append("enabledMcpjsonServers")
+    return out, changed
 
 
 def mcp_with(config: Any, stet: list[str]) -> tuple[JSON, list[str], str | None]:

@@ -23,8 +23,9 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser], commo
         "integrate",
         parents=[common],
         help="set an agent up to work with Stet (claude-code: hooks and the MCP server)",
-        description="Write the project's Claude Code configuration, merging with what is there (nothing is "
-        "removed or changed): in .claude/settings.json a PreToolUse hook on Edit|MultiEdit|Write that snapshots "
+        description="Write the project's Claude Code configuration, merging with what is there (Stet's own "
+        "hooks from an earlier run are replaced, nothing else is removed or changed; every file is checked before "
+        "any is written): in .claude/settings.json a PreToolUse hook on Edit|MultiEdit|Write that snapshots "
         "a file before the agent's first write (and denies an edit the developer rejected), a PostToolUse hook "
         "that records what the write left, a Stop hook that captures the turn's edits under the task "
         "claude-<session id>, and SessionStart and UserPromptSubmit hooks that tell the agent the developer's "
@@ -50,7 +51,8 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser], commo
         type=int,
         metavar="PORT",
         help=f"write HTTP hooks answered by a running `stet mcp --http PORT` (default {DEFAULT_PORT}) instead of "
-        "command hooks; Claude Code sends the token from the environment variable STET_TOKEN",
+        "command hooks (SessionStart, which Claude Code does not send over HTTP, stays a command hook); Claude Code "
+        "sends the token from the environment variable STET_TOKEN",
     )
 
     p = sub.add_parser(
@@ -86,56 +88,54 @@ def _save(path: str, data: JSON) -> None:
 
 
 async def cmd_integrate(args: argparse.Namespace) -> int:
+    """All or nothing: every file is read, merged and checked before the first one is written
+    (the store included), so a refusal leaves the project as it was."""
     from ..agents.claude_code import (
         TOKEN_ENV,
         hook_command,
         http_hook,
         mcp_with,
-        other_kind,
         settings_with,
         stet_command,
+        wanted_hooks,
     )
+    from ..workspace import safe
     from .locate import locate
     from .session import opened
 
     stet, note = stet_command(args.stet)  # before anything is made: a program that is not there is refused
     _, roots = locate(args, True)
     root = roots[0]
-    async with opened(args, create=True):
-        pass  # the store exists from now on: the hooks find it
     settings_path = os.path.join(root, ".claude", "settings.json")
     mcp_path = os.path.join(root, ".mcp.json")
-    if args.http is not None:
-        if not 0 < args.http < 65536:
-            raise InvalidParams(f"--http takes a port (1-65535), not {args.http}")
-        hook = http_hook(args.http, keep=not args.restore)
-    else:
-        hook = {"type": "command", "command": hook_command(stet, keep=not args.restore)}
-    settings, added = settings_with(_load(settings_path), hook)
+    if args.http is not None and not 0 < args.http < 65536:
+        raise InvalidParams(f"--http takes a port (1-65535), not {args.http}")
+    http = http_hook(args.http, keep=not args.restore) if args.http is not None else None
+    settings, changed = settings_with(
+        _load(settings_path), wanted_hooks(hook_command(stet, keep=not args.restore), http)
+    )
     mcp, mcp_added, warning = mcp_with(_load(mcp_path), stet)
+    writes = ([(settings_path, settings)] if changed else []) + ([(mcp_path, mcp)] if mcp_added else [])
+    for path, _ in writes:
+        why = safe.cannot_rewrite(path)
+        if why is not None:
+            raise InvalidParams(f"{why}; nothing was written")
     if note:
         print(f"stet: {note}", file=sys.stderr)
-    if added:
-        _save(settings_path, settings)
-    if mcp_added:
-        _save(mcp_path, mcp)
+    async with opened(args, create=True):
+        pass  # the store exists from now on: the hooks find it
+    for path, data in writes:
+        _save(path, data)
     if warning:
         print(f"stet: {warning}", file=sys.stderr)
-    both = other_kind(settings, hook)
-    if both:
-        other = "command" if hook["type"] == "http" else "http"
-        print(
-            f"stet: {os.path.relpath(settings_path, root)} also has Stet's {other} hooks ({', '.join(both)}): "
-            "both kinds would run for each event; remove the ones you no longer want",
-            file=sys.stderr,
-        )
-    done = [f"{os.path.relpath(settings_path, root)}: {a}" for a in added]
+    done = [f"{os.path.relpath(settings_path, root)}: {a}" for a in changed]
     done += [f"{os.path.relpath(mcp_path, root)}: {a}" for a in mcp_added]
     print("\n".join(done) if done else "Claude Code is already set up for Stet here")
     if args.http is not None:
         print(
-            f"stet: the hooks are answered by `stet mcp --http {args.http}` (keep it running); start Claude Code with "
-            f"{TOKEN_ENV} set to the token: export {TOKEN_ENV}=$(stet mcp --print-token)",
+            f"stet: the hooks are answered by `stet mcp --http {args.http}` (keep it running; SessionStart, which "
+            f"Claude Code does not send over HTTP, runs {hook_command(stet, keep=not args.restore)}); start Claude "
+            f"Code with {TOKEN_ENV} set to the token: export {TOKEN_ENV}=$(stet mcp --print-token)",
             file=sys.stderr,
         )
     return 0

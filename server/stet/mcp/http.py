@@ -9,7 +9,8 @@ unless told otherwise; the tools, their answers and their idempotency are those 
 (one review, opened once for the process, serves every session).
 
 The same server answers Claude Code's HTTP hooks (`stet integrate claude-code --http`) at
-`POST /hooks/claude-code`, behind the same token: `HookRoute`.
+`POST /hooks/claude-code`, behind the same token: `HookRoute`. Every request's body is bounded
+in size, pace and, all requests together, in memory (bodies.py); at most CONNECTIONS at once.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ log = logging.getLogger(__name__)
 
 TOKEN_FILE = "mcp-token"
 HOOK_PATH = "/hooks/claude-code"  # (agents.claude_code.HOOK_PATH: the same route, kept light here)
+CONNECTIONS = 100  # connections and requests at once; more are answered 503 by uvicorn
 
 
 def token_path(db_path: str) -> str:
@@ -108,12 +110,6 @@ class BearerGuard:
         )
 
 
-async def _respond(send: Any, status: int, body: bytes, kind: bytes = b"application/json") -> None:
-    headers = [(b"content-type", kind), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
 class HookRoute:
     """ASGI: `POST /hooks/claude-code` answers Claude Code's HTTP hooks as `stet hook claude-code`
     answers its command hooks (the same `handle`, the same JSON; an empty body when there is
@@ -128,35 +124,52 @@ class HookRoute:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> Any:
         if scope["type"] != "http" or scope.get("path") != HOOK_PATH:
             return await self.app(scope, receive, send)
+        from .bodies import Refused, answer, refuse
+
         if scope.get("method") != "POST":
-            return await _respond(send, 405, b"stet: POST the hook's JSON here\n", b"text/plain")
+            return await answer(send, 405, b"stet: POST the hook's JSON here\n", b"text/plain")
         restore = b"restore=1" in (scope.get("query_string") or b"").split(b"&")
         try:
             raw = await self._body(receive)
-            body, undo = await self._answer(raw, restore)
-        except Exception as exc:  # any failure: said on one line, never blocking the agent
-            name = getattr(exc, "name", type(exc).__name__)
-            line = " ".join(str(getattr(exc, "message", exc)).split())
-            return await _respond(send, 500, f"stet hook: {name}: {line}"[:1000].encode() + b"\n", b"text/plain")
+        except Refused as refused:  # too large, too slow: its own status (bodies.py)
+            return await refuse(send, refused)
+        if raw is None:
+            return  # the client left before its request was whole: nothing to answer
+        departure = _Departure(receive)
         try:
-            await _respond(send, 200, body)
-        except Exception:  # never delivered: told again at the next prompt
-            await self._untell(undo)
-            raise
+            try:
+                body, undo = await self._answer(raw, restore)
+            except Exception as exc:  # any failure: said on one line, never blocking the agent
+                name = getattr(exc, "name", type(exc).__name__)
+                line = " ".join(str(getattr(exc, "message", exc)).split())
+                text = f"stet hook: {name}: {line}"[:1000].encode() + b"\n"
+                return await answer(send, 500, text, b"text/plain")
+            if await departure.seen():  # the client left: uvicorn would drop the answer silently
+                await self._untell(undo)  # told again at the next prompt
+                return
+            try:
+                await answer(send, 200, body)
+            except Exception:  # never delivered: told again at the next prompt
+                await self._untell(undo)
+                raise
+        finally:
+            departure.stop()
 
-    async def _body(self, receive: Any) -> bytes:
-        chunks, size = [], 0
+    async def _body(self, receive: Any) -> bytearray | None:
+        from .bodies import too_large
+
+        raw = bytearray()
         while True:
             message = await receive()
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > limits.HOOK:  # the same bound as a hook's stdin
-                raise InvalidParams(f"the hook input is larger than {limits.HOOK} bytes")
-            chunks.append(chunk)
+            if message.get("type") != "http.request":
+                return None
+            raw += message.get("body", b"")
+            if len(raw) > limits.HOOK:  # the same bound as a hook's stdin (BodyBound stops it sooner)
+                raise too_large()
             if not message.get("more_body"):
-                return b"".join(chunks)
+                return raw
 
-    async def _answer(self, raw: bytes, restore: bool) -> tuple[bytes, list[Any]]:
+    async def _answer(self, raw: bytearray, restore: bool) -> tuple[bytes, list[Any]]:
         from ..agents.claude_code import handle
         from ..errors import StoreUnavailable
         from ..review.session import catch_up
@@ -191,6 +204,38 @@ class HookRoute:
             await loop(self.state.review).untell(undo)
 
 
+class _Departure:
+    """Watches, once a request is read, for its client leaving before the answer is sent: an
+    answer to a client that left is dropped by uvicorn without a word, so what it told must be
+    taken back (the command path's closed stdout, here)."""
+
+    def __init__(self, receive: Any) -> None:
+        import asyncio
+
+        self.left = False
+        self.task = asyncio.ensure_future(self._watch(receive))
+
+    async def _watch(self, receive: Any) -> None:
+        import asyncio
+
+        while True:
+            message = await receive()  # the server's own wait: it wakes when the client leaves
+            if message.get("type") == "http.disconnect":
+                self.left = True
+                return
+            await asyncio.sleep(0.01)
+
+    async def seen(self) -> bool:
+        import asyncio
+
+        for _ in range(3):  # a departure the server has noticed reaches the watch
+            await asyncio.sleep(0)
+        return self.left
+
+    def stop(self) -> None:
+        self.task.cancel()
+
+
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
@@ -204,12 +249,14 @@ def serve_http(
 
     import uvicorn
 
+    from .bodies import BodyBound
     from .server import _State, build
 
     logging.basicConfig(level=logging.WARNING, format="stet mcp %(levelname)s: %(message)s")
     state = _State()
     server = build(db_path, roots, agent, state)
-    app = BearerGuard(HookRoute(server.streamable_http_app(host=host), state, roots, db_path), token)
+    mcp = server.streamable_http_app(host=host)
+    app = BearerGuard(BodyBound(HookRoute(mcp, state, roots, db_path)), token)
     shown = f"[{host}]" if ":" in host else host
     print(
         f"stet mcp: serving http://{shown}:{port}/mcp for {roots[0]}; bearer token in {token_path(token_beside)}",
@@ -217,7 +264,7 @@ def serve_http(
         flush=True,
     )
     try:
-        uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
+        uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on", limit_concurrency=CONNECTIONS)
     finally:
         if state.review is not None:
             state.review.stop_now()
