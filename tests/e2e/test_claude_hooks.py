@@ -76,6 +76,34 @@ def repo(tmp_path):
     return root
 
 
+def test_integrate_puts_stets_hooks_on_the_tools_of_today(tmp_path):
+    """Settings an earlier `integrate` wrote (before NotebookEdit was captured) get the matcher of
+    today when it runs again: an entry of Stet's hook alone takes it; from an entry the developer
+    shares with Stet's hook, theirs keeps its matcher and Stet's moves to an entry of its own."""
+    root = agent_repo(tmp_path / "repo")
+    (root / ".claude").mkdir()
+    command = f"{shlex.quote(sys.executable)} -m stet hook claude-code"
+    stets = {"type": "command", "command": command}
+    mine = {"type": "command", "command": "echo mine"}
+    old = {
+        "PreToolUse": [{"matcher": "Edit|MultiEdit|Write", "hooks": [stets]}],
+        "PostToolUse": [{"matcher": "Edit|MultiEdit|Write", "hooks": [mine, stets]}],
+    }
+    (root / ".claude" / "settings.json").write_text(json.dumps({"hooks": old}))
+    p = stet("integrate", "claude-code", "--stet", f"{sys.executable} -m stet", cwd=root)
+    assert p.returncode == 0 and "hooks.PreToolUse (Stet's hook on Edit|MultiEdit|Write|NotebookEdit)" in p.stdout
+    hooks = settings(root)["hooks"]
+    assert hooks["PreToolUse"] == [{"matcher": "Edit|MultiEdit|Write|NotebookEdit", "hooks": [stets]}]
+    assert hooks["PostToolUse"] == [
+        {"matcher": "Edit|MultiEdit|Write", "hooks": [mine]},
+        {"matcher": "Edit|MultiEdit|Write|NotebookEdit", "hooks": [stets]},
+    ]
+    before = (root / ".claude" / "settings.json").read_bytes()
+    p = stet("integrate", "claude-code", "--stet", f"{sys.executable} -m stet", cwd=root)
+    assert p.returncode == 0 and "already set up" in p.stdout
+    assert (root / ".claude" / "settings.json").read_bytes() == before
+
+
 def test_integrate_merges_and_never_clobbers(tmp_path):
     root = agent_repo(tmp_path / "repo")
     (root / ".claude").mkdir()

@@ -621,6 +621,8 @@ def settings_with(settings: Any, wanted: dict[str, JSON]) -> tuple[JSON, list[st
             changed.append(
                 f"hooks.{event} (Stet's {_kind(want)} hook in place of its {' and '.join(sorted(set(gone)))} hook)"
             )
+        if matcher is not None and _rematched(entries, want, matcher):
+            changed.append(f"hooks.{event} (Stet's hook on {matcher})")
         if not placed:
             entry: dict[str, Any] = {"hooks": [dict(want)]}
             entries.append({"matcher": matcher, **entry} if matcher is not None else entry)
@@ -630,6 +632,25 @@ def settings_with(settings: Any, wanted: dict[str, JSON]) -> tuple[JSON, list[st
         servers.append(SERVER)
         changed.append("enabledMcpjsonServers")
     return out, changed
+
+
+def _rematched(entries: list[Any], want: JSON, matcher: str) -> bool:
+    """Stet's hook put under `matcher` where an earlier `integrate` wrote another (NotebookEdit
+    came later): an entry holding Stet's hook alone takes the matcher; from an entry shared with
+    the developer's hooks, whose matcher is theirs, Stet's hook moves to an entry of its own."""
+    for e in entries:
+        if not isinstance(e, dict) or not isinstance(e.get("hooks"), list) or e.get("matcher") == matcher:
+            continue
+        ours = [h for h in e["hooks"] if _same(h, want)]
+        if not ours:
+            continue
+        if len(ours) == len(e["hooks"]):
+            e["matcher"] = matcher
+        else:
+            e["hooks"] = [h for h in e["hooks"] if not _same(h, want)]
+            entries.append({"matcher": matcher, "hooks": ours})
+        return True
+    return False
 
 
 def mcp_with(config: Any, stet: list[str]) -> tuple[JSON, list[str], str | None]:
