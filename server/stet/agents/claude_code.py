@@ -145,7 +145,10 @@ async def _unseen(
     Code's own report when that report and the call give exactly the file as it is now (a new
     file, or `originalFile` with the call's edit made), else from the last commit; the turn's
     capture then reviews it as usual. Said either way: this change was not guarded."""
-    now = await review.bytes_now(snapshots.uri(rel))
+    try:
+        now = await review.bytes_now(snapshots.uri(rel), review.state.limits.max_bytes)
+    except safe.TooLarge:
+        return {}  # larger than Stet reviews: its PreToolUse kept no copy for that reason, and the turn's capture says so
     before, source = _reported_before(review, payload, now)
     if source is None:
         committed = await asyncio.to_thread(snapshots.committed, rel)
@@ -204,7 +207,10 @@ async def _denied(review: Review, payload: JSON, rel: str, uri: str) -> JSON | N
     """The deny answer when the tool call would make again a change the developer rejected."""
     if not review.list(statuses=(Status.REJECTED,)):
         return None  # nothing was ever rejected: nothing to read
-    raw = await review.bytes_now(uri)
+    try:
+        raw = await review.bytes_now(uri, review.state.limits.max_bytes)
+    except safe.TooLarge:
+        return None  # larger than Stet reviews: its changes are not reviewed, so none is guarded
     try:
         before = "" if raw is None else raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -112,9 +112,10 @@ class Review:
         """The editor's open buffer of `uri`, if any."""
         return self.state.doc(uri)
 
-    async def bytes_now(self, uri: str) -> bytes | None:
-        """The file's content as the review sees it now: the open buffer, else the disk."""
-        return await self.state.bytes_now(uri)
+    async def bytes_now(self, uri: str, limit: int | None = None) -> bytes | None:
+        """The file's content as the review sees it now: the open buffer, else the disk (a file
+        over `limit` bytes is refused by its size, safe.TooLarge, not read)."""
+        return await self.state.bytes_now(uri, limit)
 
     def client_uri(self, uri: str) -> str:
         """The uri the editor uses for `uri` (as it sent it in didOpen)."""

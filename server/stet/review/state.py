@@ -191,12 +191,13 @@ class ReviewState:
         text = await asyncio.to_thread(read_text, self.ws.path_of(uri))
         return None if text is None else split_lines(text)
 
-    async def bytes_now(self, uri: str) -> bytes | None:
-        """The file's content as the review sees it now: the open buffer, else the disk."""
+    async def bytes_now(self, uri: str, limit: int | None = None) -> bytes | None:
+        """The file's content as the review sees it now: the open buffer, else the disk (a file
+        over `limit` bytes is refused by its size, safe.TooLarge, not read)."""
         doc = self.doc(uri)
         if doc is not None:
             return doc.text.encode("utf-8", "surrogatepass")
-        return await asyncio.to_thread(read_bytes, self.ws.path_of(uri))
+        return await asyncio.to_thread(read_bytes, self.ws.path_of(uri), limit)
 
     def client_uri(self, uri: str) -> str:
         f = self.open.get(uri)
