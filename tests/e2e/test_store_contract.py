@@ -242,6 +242,26 @@ async def test_transactions_roll_back_read_snapshots_and_other_writers_are_seen(
         await other.close()
 
 
+async def test_next_change_wakes_on_another_writers_commit_and_times_out_without(engine, store, tmp_path):
+    """What wait_for_decisions waits on (runtime/awaiting.py): the data version once another
+    process committed, and the same version after the timeout when nobody did."""
+    other = await _open(engine, tmp_path / "ws")  # another process of the same checkout
+    try:
+        for _ in range(200):  # PostgreSQL: counted from when its LISTEN connection is up
+            if (before := await store.data_version()) > 0:
+                break
+            await asyncio.sleep(0.05)
+        assert await store.next_change(before, 0.3) == before  # nobody wrote: the version as it was
+        waiting = asyncio.ensure_future(store.next_change(before, 120))
+        await asyncio.sleep(0)  # the wait has begun before the commit
+        async with other.write() as tx:
+            await tx.log("op-other", "test", {})
+        after = await asyncio.wait_for(waiting, 120)  # generous: woken by the commit, long before
+        assert after != before and after == await store.data_version()
+    finally:
+        await other.close()
+
+
 async def test_stop_thread_lets_a_process_exit_without_closing(engine, tmp_path):
     s = await _open(engine, tmp_path / "ws")
     assert await s.last_lsn() == 0
