@@ -19,25 +19,13 @@ from pathlib import Path
 import pytest
 
 from support.capturetools import B_BASE, agent_repo, hunks
-from support.clitools import STET, commit_all, git
+from support.clitools import PEAK_LAUNCHER, STET, commit_all, git
 
 BIG = 512 * 1024 * 1024
 LIMIT = 10 * 1024 * 1024
 # A `stet` process that reads nothing large stays far below this (about 60 MB here); one that
 # reads the big file whole peaks past 1 GB.
 PEAK_MB = 250
-
-# Runs argv[2:] and writes its peak resident memory (KB) into argv[1]; exits with its exit code.
-LAUNCHER = """
-import os, sys
-pid = os.fork()
-if pid == 0:
-    os.execv(sys.argv[2], sys.argv[2:])
-_, status, usage = os.wait4(pid, 0)
-with open(sys.argv[1], "w") as f:
-    f.write(str(usage.ru_maxrss))
-sys.exit(os.waitstatus_to_exitcode(status))
-"""
 
 
 class Ran:
@@ -51,7 +39,7 @@ def measured(*args: str, cwd: Path, input: str | None = None) -> Ran:
     with tempfile.TemporaryDirectory() as tmp:
         peak = Path(tmp) / "peak"
         p = subprocess.run(
-            [sys.executable, "-c", LAUNCHER, str(peak), *STET, *args],
+            [sys.executable, "-c", PEAK_LAUNCHER, str(peak), *STET, *args],
             cwd=cwd,
             env=env,
             input=input,

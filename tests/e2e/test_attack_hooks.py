@@ -21,7 +21,7 @@ import pytest
 
 from support.capturetools import agent_repo, hunks
 from support.claudecode import Claude
-from support.clitools import commit_all, stet
+from support.clitools import PEAK_LAUNCHER, commit_all, stet
 from support.residents import ON, resident_pid, stop, wait_for
 
 STET = f"{shlex.quote(sys.executable)} -m stet"
@@ -29,18 +29,6 @@ SESSION = "29a7c0de-1111-4222-8333-944455556666"
 OFF = {"STET_RESIDENT": "off"}
 BIG = 30_000
 PEAK_MB = 300  # the interpreter, the file and its edit held a few times; 900 MB before
-
-# Runs argv[2:] with this process's stdin and writes its peak resident memory (KB) into argv[1].
-LAUNCHER = """
-import os, sys
-pid = os.fork()
-if pid == 0:
-    os.execv(sys.argv[2], sys.argv[2:])
-_, status, usage = os.wait4(pid, 0)
-with open(sys.argv[1], "w") as f:
-    f.write(str(usage.ru_maxrss))
-sys.exit(os.waitstatus_to_exitcode(status))
-"""
 
 
 @pytest.fixture
@@ -69,7 +57,7 @@ def _pre_tool_use(root: Path, name: str, env: dict) -> tuple[subprocess.Complete
     full.update({"NO_COLOR": "1", **env})
     with tempfile.TemporaryDirectory() as tmp:
         peak = Path(tmp) / "peak"
-        argv = [sys.executable, "-c", LAUNCHER, str(peak), "/bin/sh", "-c", cmd]
+        argv = [sys.executable, "-c", PEAK_LAUNCHER, str(peak), "/bin/sh", "-c", cmd]
         p = subprocess.run(argv, input=body, capture_output=True, text=True, cwd=root, env=full, timeout=300)
         own = int(peak.read_text()) / 1024
     pid = resident_pid(root) if env is ON else None

@@ -50,6 +50,13 @@ def receive(p: subprocess.Popen[bytes], within: float = DEADLINE) -> dict:
     return json.loads(line)
 
 
+def call(p: subprocess.Popen[bytes], request_id: int, tool: str, **arguments: object) -> None:
+    send(
+        p,
+        {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}},
+    )
+
+
 def initialize(version: str = "2025-06-18", request_id: object = 1) -> dict:
     return {
         "jsonrpc": "2.0",
@@ -134,15 +141,7 @@ def test_a_malformed_initialize_is_answered_by_the_sdk_alone(ws):
 def test_ctrl_c_ends_it_with_the_store_closed_and_the_work_kept(ws):
     p = start(ws)
     handshake_then(p)
-    send(
-        p,
-        {
-            "jsonrpc": "2.0",
-            "id": 3,
-            "method": "tools/call",
-            "params": {"name": "start_task", "arguments": {"title": "Kept", "goal": "g", "task_id": "kept"}},
-        },
-    )
+    call(p, 3, "start_task", title="Kept", goal="g", task_id="kept")
     assert receive(p)["id"] == 3
     p.send_signal(signal.SIGINT)
     assert wait_exit(p) == 130
@@ -154,22 +153,12 @@ def test_ctrl_c_ends_it_with_the_store_closed_and_the_work_kept(ws):
 def test_sigterm_during_a_wait_for_decisions_ends_it(ws):
     p = start(ws)
     handshake_then(p)
-    send(
-        p,
-        {
-            "jsonrpc": "2.0",
-            "id": 3,
-            "method": "tools/call",
-            "params": {"name": "start_task", "arguments": {"title": "W", "goal": "g", "task_id": "w"}},
-        },
-    )
+    call(p, 3, "start_task", title="W", goal="g", task_id="w")
     receive(p)
     edits = [{"path": "b.txt", "old_text": "beta\n", "new_text": "BETA\n"}]
-    call = {"name": "propose_edits", "arguments": {"task_id": "w", "edits": edits}}
-    send(p, {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": call})
+    call(p, 4, "propose_edits", task_id="w", edits=edits)
     proposal = receive(p)["result"]["structuredContent"]["proposalId"]
-    wait = {"name": "wait_for_decisions", "arguments": {"proposal_id": proposal, "timeout_seconds": 600}}
-    send(p, {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": wait})
+    call(p, 5, "wait_for_decisions", proposal_id=proposal, timeout_seconds=600)
     time.sleep(0.5)  # the wait has started (nothing to poll for: it waits for a decision that never comes)
     p.send_signal(signal.SIGTERM)
     assert wait_exit(p) == 130

@@ -204,6 +204,16 @@ async def test_file_stamps_stand_until_the_files_hunks_change(store):
     assert await store.stamps() == {a: (11, 6, "hash-a2")}
 
 
+async def _first_version(store) -> int:
+    """The store's data version, once it has one (PostgreSQL: counted from when its LISTEN
+    connection is up)."""
+    for _ in range(200):
+        if (version := await store.data_version()) > 0:
+            return version
+        await asyncio.sleep(0.05)
+    return await store.data_version()
+
+
 async def test_transactions_roll_back_read_snapshots_and_other_writers_are_seen(engine, store, tmp_path):
     with pytest.raises(RuntimeError):
         async with store.write() as tx:
@@ -225,10 +235,7 @@ async def test_transactions_roll_back_read_snapshots_and_other_writers_are_seen(
     assert await store.integrity() == ["ok"]
     other = await _open(engine, tmp_path / "ws")  # another process of the same checkout
     try:
-        for _ in range(200):  # PostgreSQL: counted from when its LISTEN connection is up
-            if (before := await store.data_version()) > 0:
-                break
-            await asyncio.sleep(0.05)
+        before = await _first_version(store)
         async with other.write() as tx:
             await tx.log("op-2", "test", {})
         for _ in range(200):  # PostgreSQL: a notification on its way
@@ -247,10 +254,7 @@ async def test_next_change_wakes_on_another_writers_commit_and_times_out_without
     process committed, and the same version after the timeout when nobody did."""
     other = await _open(engine, tmp_path / "ws")  # another process of the same checkout
     try:
-        for _ in range(200):  # PostgreSQL: counted from when its LISTEN connection is up
-            if (before := await store.data_version()) > 0:
-                break
-            await asyncio.sleep(0.05)
+        before = await _first_version(store)
         assert await store.next_change(before, 0.3) == before  # nobody wrote: the version as it was
         waiting = asyncio.ensure_future(store.next_change(before, 120))
         await asyncio.sleep(0)  # the wait has begun before the commit

@@ -96,3 +96,17 @@ def snapshot(root: Path) -> dict[str, bytes]:
             p = Path(dirpath) / name
             out[str(p.relative_to(root))] = p.read_bytes() if not p.is_symlink() else b"-> " + os.readlink(p).encode()
     return out
+
+
+# `python -c PEAK_LAUNCHER FILE ARGV...`: runs ARGV (stdin passed on), writes its peak resident
+# memory (KB) into FILE, exits with its exit code.
+PEAK_LAUNCHER = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
