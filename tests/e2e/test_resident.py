@@ -386,3 +386,43 @@ def test_stop_never_signals_a_process_that_took_a_dead_residents_pid(repo):
     finally:
         bystander.kill()
         bystander.wait()
+
+
+def test_temp_files_of_killed_writes_are_tidied_between_calls(repo):
+    """A write killed mid-way leaves Stet's temp file beside the file: the resident removes it
+    once a call is answered (never on a call's way), and only Stet's own, not a look-alike."""
+    from stet.workspace.safe import temp_name
+
+    propose(repo)
+    started(repo)
+    left = repo / temp_name("a.txt")
+    left.write_bytes(b"half a write")
+    alike = repo / ".a.txt.stet-tmp-0000-not-ours"
+    alike.write_bytes(b"the developer's")
+    assert stet("status", cwd=repo, env=ON).returncode == 0
+    wait_for(lambda: not left.exists(), "the leftover temp file to be removed")
+    assert alike.read_bytes() == b"the developer's"
+
+
+def test_a_resident_hands_over_when_stets_code_on_disk_changes(repo, tmp_path):
+    """An upgrade or an edit of Stet while a resident runs: the next call is not answered with
+    the old code; that resident stops and one running the new code takes over."""
+    import shutil
+
+    import stet as package
+
+    src = tmp_path / "src"
+    shutil.copytree(Path(package.__file__).parent, src / "stet", ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**ON, "PYTHONPATH": str(src)}
+    propose(repo)
+    assert stet("status", cwd=repo, env=env).returncode == 0
+    pid = wait_for(lambda: resident_pid(repo), "the resident of the copied code")
+    assert stet("status", cwd=repo, env=env).returncode == 0
+    assert resident_pid(repo) == pid, "unchanged code: the same resident answers"
+    module = src / "stet" / "domain" / "headline.py"
+    module.write_text(module.read_text() + "\n# edited while a resident runs\n")
+    p = stet("status", "--json", cwd=repo, env=env)
+    assert p.returncode == 0 and json.loads(p.stdout)["counts"]["pending"] == 1
+    wait_for(lambda: not alive(pid), "the resident of the old code to stop")
+    assert stet("status", cwd=repo, env=env).returncode == 0
+    wait_for(lambda: resident_pid(repo) not in (None, pid), "a resident of the new code")

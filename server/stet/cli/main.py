@@ -85,11 +85,23 @@ async def run_async(argv: list[str], request_id: str | None = None) -> int:
         return failed(args, exc)
 
 
+_PARSERS: dict[str | None, argparse.ArgumentParser] = {}
+
+
+def _parser(command: str | None) -> argparse.ArgumentParser:
+    """A command's parser, built once per process: a resident parses every call with the one it
+    built for the first (argparse keeps no state of a parse in the parser)."""
+    parser = _PARSERS.get(command)
+    if parser is None:
+        parser = _PARSERS[command] = build_parser(command)
+    return parser
+
+
 def start(
     argv: list[str], request_id: str | None
 ) -> tuple[argparse.Namespace | None, int | Coroutine[object, object, int]]:
     """The parsed arguments and what the command returns: its exit code, or a coroutine."""
-    parser = build_parser(command_in(argv))
+    parser = _parser(command_in(argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # usage printed (exit 2), or --help (exit 0)

@@ -91,14 +91,29 @@ def hunk_rows(rel: Callable[[str], str], hunks: Iterable[Shown], with_file: bool
 
 def print_json(data: object) -> None:
     """Indented for a person at a terminal; one compact line for a pipe (scripts, agents), as
-    `gh` does. json's C encoder only runs without indent: 1,000 hunks print several times faster
-    (docs/BENCHMARKS.md §9), and an agent reads fewer tokens."""
+    `gh` does. The compact line is orjson's, byte for byte what json's would be and ten times
+    sooner (1,000 hunks: 0.3 ms, json's C encoder 3.4 ms; docs/BENCHMARKS.md), json's where
+    orjson declines (a lone surrogate, an integer beyond 64 bits)."""
     import json
 
     if on_terminal():
         print(json.dumps(data, indent=2, ensure_ascii=False))
-    else:
+        return
+    import orjson
+
+    try:
+        line = orjson.dumps(data)
+    except (orjson.JSONEncodeError, TypeError):
         print(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+        return
+    out = sys.stdout
+    raw = getattr(out, "buffer", None)
+    if raw is None:  # a stream of text only
+        print(line.decode())
+        return
+    out.flush()
+    raw.write(line + b"\n")
+    raw.flush()
 
 
 def print_hunks(

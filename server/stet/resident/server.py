@@ -42,6 +42,7 @@ from ..review import Review, open_review
 from ..review.session import catch_up
 from ..workspace import modes, own
 from . import place, wire
+from .code import Code
 
 try:
     import fcntl
@@ -66,9 +67,10 @@ class Resident:
         self.last = time.monotonic()
         self.stopping = asyncio.Event()
         self.env_key = place.env_key(os.environ)
-        self.code = _code_stamp()
+        self.code = Code()
         self.socket_id: tuple[int, int] | None = None
         self.calls = 0
+        self.tidied = 0  # calls answered when the temp files of killed writes were last tidied
         self.connections = 0
         st = os.fstat(folder)
         self.folder_id = (st.st_dev, st.st_ino)  # the .stet folder it serves, wherever it is now
@@ -81,7 +83,8 @@ class Resident:
             self.stopping.set()
             raise hosting.NotHere("its workspace moved")
         await self.review.require_store().check()
-        lag = await catch_up(self.review)
+        # The temp files killed writes left are tidied between calls (tidy), not before each.
+        lag = await catch_up(self.review, tidy=False)
         if lag:
             print(f"stet: {inert(lag)}", file=sys.stderr)
         return self.review
@@ -166,7 +169,7 @@ class Resident:
             # The newest settings win: this resident stops and the caller starts one with its own.
             self.stopping.set()
             return _declined("other STET_* settings", replace=True)
-        if _code_stamp() != self.code:
+        if self.code.changed():
             self.stopping.set()  # Stet was upgraded or edited: a new resident runs the new code
             return _declined("newer code on disk", replace=True)
         try:
@@ -203,8 +206,20 @@ class Resident:
                 await asyncio.wait_for(self.stopping.wait(), TICK)
             if self.lock.locked():
                 continue
+            if self.tidied != self.calls:
+                await self.tidy()
             if time.monotonic() - self.last > IDLE or self._socket_now() != self.socket_id or self.moved():
                 self.stopping.set()
+
+    async def tidy(self) -> None:
+        """Remove the temp files killed writes left beside files with hunks (as opening a review
+        does), between calls: never on a call's way."""
+        async with self.lock:
+            self.tidied = self.calls
+            try:
+                await self.review.remove_leftovers()
+            except Exception as exc:  # tried again after the next call
+                log.warning("removing the temp files of killed writes failed: %s", exc)
 
     def moved(self) -> bool:
         """Whether the .stet folder it serves is no longer at its path (the workspace was moved or
@@ -300,21 +315,6 @@ def _as_the_caller(caller: _Caller, out: _Output, err: _Output):  # type: ignore
 
 def _declined(why: str, replace: bool = False) -> list[bytes]:
     return [b"declined", why.encode(), b"start" if replace else b"", b""]
-
-
-def _code_stamp() -> tuple[tuple[str, int, int], ...]:
-    """Stet's modules as they are on disk (name, size, mtime): a resident never answers with
-    code older than what a new process would run."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        for name in files:
-            if name.endswith(".py"):
-                with contextlib.suppress(OSError):
-                    st = os.stat(os.path.join(folder, name))
-                    out.append((os.path.join(folder, name), st.st_size, st.st_mtime_ns))
-    return tuple(sorted(out))
 
 
 # What `stet resident --help` tells a user (the module's docstring is for who works on it).

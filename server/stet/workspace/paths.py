@@ -49,13 +49,18 @@ class Workspace:
         self.roots = [os.path.realpath(r) for r in roots if r]
         self.private: set[str] = set()  # the store's own files and folders, when not in a .stet/
         self.private_prefixes: set[str] = set()  # the database's own files: stet.db, -wal, -shm...
+        # path_of's answers: a review looks up every file with hunks before each command. Only
+        # the roots and the private paths change them (set_roots, keep_out*: emptied there).
+        self._paths: dict[str, str] = {}
 
     def set_roots(self, roots: list[str]) -> None:
         self.roots = [os.path.realpath(r) for r in roots if r]
+        self._paths.clear()
 
     def keep_out(self, *paths: str) -> None:
         """Never treat these paths (files or folders, and what is inside them) as content."""
         self.private.update(os.path.realpath(p) for p in paths)
+        self._paths.clear()
 
     def keep_out_store(self, db_path: str) -> None:
         """The store's files are not content, wherever it lives: the database and every file
@@ -63,6 +68,7 @@ class Workspace:
         db = os.path.realpath(db_path)
         folder = os.path.dirname(db)
         self.private_prefixes.add(db)
+        self._paths.clear()
         self.keep_out(*(os.path.join(folder, n) for n in ("files.lock", "inbox", "quarantine")))
 
     def resolve(self, uri: str) -> str:
@@ -72,7 +78,13 @@ class Workspace:
     def path_of(self, uri: str) -> str:
         """The path of a uri Stet keeps (already normalised): nothing is resolved, the same
         checks as `resolve` are made on the path as it stands."""
-        return self._inside(uri, os.path.normpath(uri_to_path(uri)))
+        path = self._paths.get(uri)
+        if path is None:
+            path = self._inside(uri, os.path.normpath(uri_to_path(uri)))
+            if len(self._paths) >= 100_000:  # bounded: uris come from agents too
+                self._paths.clear()
+            self._paths[uri] = path
+        return path
 
     def _inside(self, uri: str, path: str) -> str:
         for root in self.roots:
