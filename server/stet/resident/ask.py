@@ -5,8 +5,6 @@ A call the resident has not started within START seconds (calls before it, a wed
 done by this process: the call carries its start-by time, after which the resident never starts
 it, and the resident marks the moment it starts one (wire.TAKEN)."""
 
-from __future__ import annotations
-
 import os
 import sys
 import time

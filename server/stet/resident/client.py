@@ -12,13 +12,11 @@ that reads input, limits.py and cli/inputs.py; for a hook that may be one of the
 `_json`: events.py; for `stet mcp` on stdio, mcp/stdio.py, which answers the agent's `initialize`
 while the rest starts): `import socket` alone costs half of `python -c pass`."""
 
-from __future__ import annotations
-
 import io
 import os
 import sys
 
-from . import events, place
+from . import place
 from .ask import START, NotTaken, Refused, ask, deliver, start_resident
 
 _MCP_NOT_STDIO = {"--http", "--print-token", "-h", "--help"}
@@ -56,7 +54,7 @@ def main() -> int:
     if read is None:  # refused (unreadable, too large): said by the command, in this process
         return _here(argv, request_id)
     stdin, files = read
-    if command == "hook" and stdin is not None and events.told_here(stdin):
+    if command == "hook" and stdin is not None and _told_here(stdin):
         # What these tell the agent is recorded as told once it is written: only this process
         # knows whether its stdout took it (an answer it could not write is told again). The
         # event as parsed, never a word anywhere in it (a PostToolUse carries whole files).
@@ -87,6 +85,12 @@ def main() -> int:
 
         inputs.READ.update(files)
     return _here(argv, request_id)
+
+
+def _told_here(stdin: bytes) -> bool:
+    from . import events  # a hook's only: `_json` is not loaded for the other calls
+
+    return events.told_here(stdin)
 
 
 def _inputs(command: str | None, argv: list[str]) -> tuple[bytes | None, dict[str, bytes]] | None:

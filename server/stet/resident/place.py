@@ -8,8 +8,6 @@ neither side trusts a path: the folder is opened without following a symlink and
 open folder (`/proc/self/fd/N/...`, which also keeps the address short); and each side checks
 the other's uid on the connection itself."""
 
-from __future__ import annotations
-
 import os
 
 # The calls worth a resident: what agents and hooks run often. Others (watch, serve, doctor,

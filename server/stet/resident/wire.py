@@ -4,8 +4,6 @@ resident sends TAKEN the moment it starts the call (never after the call's start
 then answers one message and closes; a call it declines before starting it is answered at
 once, without TAKEN. No json, no struct: the client imports neither."""
 
-from __future__ import annotations
-
 # 2: a call carries the input files its caller read; 3: its caller's umask and its start-by time
 MAGIC = b"stet-resident 3"
 MOST = 256 << 20  # bytes of one message, at most (a propose's input is bounded far below)
