@@ -608,7 +608,7 @@ def write() -> str:
                 own = res["own process"][cmd]
                 row = (
                     f"| `stet {cmd}` | {ms(got['median'])} | {ms(got['p99'])} | {ratio(got['median'], floor):.2f}× "
-                    f"{verdict(ratio(got['median'], floor) <= 3)} | {ms(own['median'])} | {ratio(own['median'], floor):.2f}× |"
+                    f"{verdict(ratio(got['median'], floor) <= INSTANT_GOAL)} | {ms(own['median'])} | {ratio(own['median'], floor):.2f}× |"
                 )
                 if pg and cmd in sqlite:
                     r = ratio(got["median"], sqlite[cmd]["median"])
@@ -1129,10 +1129,12 @@ that must never be wrong. We chose one. (Making the capture machinery load lazil
 did not change, since what it loads is loaded anyway; not kept.) `stet propose`'s own work is the ingest of row 3 (the diff, the hashes, 500 rows) on top of the
 same imports; since `3282401` it no longer builds a WorkspaceEdit through lsprotocol and cattrs (0.5–0.9 s before)."""
 
+INSTANT_GOAL = 2  # the instant path: at most this many times `python -c pass`
+
 DESC_INSTANT = """Every command and hook an agent runs often, process start to exit, on a store of 1,000 pending hunks
 in 100 files, against `python -c pass` of the same interpreter measured in the same run, interleaved
-(`benchmarks/bench_instant.py`). The goal (issue 23): at most 3× `python -c pass`, and on PostgreSQL at
-most 1.5× SQLite. Each call is timed as users run it, `stet` handing it to the workspace's resident process
+(`benchmarks/bench_instant.py`). The goal: at most 2× `python -c pass` (first 3×, raised once the
+resident was there), and on PostgreSQL at most 1.5× SQLite. Each call is timed as users run it, `stet` handing it to the workspace's resident process
 (`stet/resident/`: the first call starts it; the rounds that start it are not counted), and in its own
 process as before the resident (`STET_RESIDENT=off`). `accept` and `reject` are each undone after (not timed);
 each `propose` is a new one-line proposal; the hooks are Claude Code's PreToolUse and PostToolUse payloads for
