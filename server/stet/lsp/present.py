@@ -110,19 +110,21 @@ def _command(action: Decide, scope: str = "hunks") -> str:
 
 
 def _lens_title(h: Hunk, action: Decide) -> str:
-    if action == Decide.REAPPLY:
-        return "Re-apply (removed since)"
+    kept = h.kept and h.shows_new  # the agent's text is there already
+    if action == Decide.ACCEPT:
+        if h.status == Status.ACCEPTED:
+            return "Accept (retry applying)"
+        label = _size(h) if h.kind == Kind.EDIT else _what(h).split(" (")[0]
+        return f"Accept (keep: {label})" if kept else f"Accept ({label})"
+    if action == Decide.REJECT:
+        if h.status == Status.STALE:
+            return "Reject (no longer applies)"
+        return "Reject (put the old text back)" if kept else "Reject"
     if action == Decide.UNDO:
         return "Undo accept" if h.status == Status.ACCEPTED else "Undo decision"
-    if h.status == Status.ACCEPTED:
-        return "Accept (retry applying)"
-    if h.status == Status.STALE:
-        return "Reject (no longer applies)"
-    kept = h.kept and h.shows_new  # the agent's text is there already
-    if action == Decide.REJECT:
-        return "Reject (put the old text back)" if kept else "Reject"
-    label = _size(h) if h.kind == Kind.EDIT else _what(h).split(" (")[0]
-    return f"Accept (keep: {label})" if kept else f"Accept ({label})"
+    if action == Decide.REAPPLY:
+        return "Re-apply (removed since)"
+    return action.capitalize()  # a decision kind without words of its own here
 
 
 def code_lenses(hunks: list[Hunk], client_uri: str) -> list[types.CodeLens]:
@@ -192,9 +194,11 @@ def _action_titles(h: Hunk, action: Decide) -> tuple[str, str, bool | None]:
         return "Stet: reject this change", "Reject", None
     if action == Decide.REAPPLY:
         return "Stet: re-apply this accepted change (it was removed from the file)", "Re-apply", True
-    if h.status == Status.ACCEPTED:
+    if action == Decide.UNDO and h.status == Status.ACCEPTED:
         return "Stet: undo accepting this change", "Undo", None
-    return "Stet: undo the decision (back to pending; nothing is reverted)", "Undo decision", None
+    if action == Decide.UNDO:
+        return "Stet: undo the decision (back to pending; nothing is reverted)", "Undo decision", None
+    return f"Stet: {action} this change", action.capitalize(), None  # a kind without words of its own
 
 
 def code_actions(
