@@ -1,7 +1,7 @@
 """The checks of a raw JSON params object's fields, shared by every door that reads one.
 
-Anything malformed is InvalidParams naming the field. Read by the CLI at every start (through
-operations.py) and by the agents' proposal doors: stdlib only, below every room.
+Anything malformed is InvalidParams naming the field. Read by the LSP door's params (lsp/params.py)
+and by the agents' proposal doors: stdlib only, below every room.
 """
 
 from __future__ import annotations

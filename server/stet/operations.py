@@ -1,214 +1,27 @@
-"""Every operation Stet offers, described once: its name, its typed params, whether it
-changes the review, and which doors offer it (LSP command or request, MCP tool, CLI
-subcommand). The LSP server, the MCP server and the `stet` parser register what they offer
-from these tables; each door's module only parses, calls and presents.
+"""Every command Stet offers, through every door, in one table: its name, which doors offer it
+(an LSP request, an MCP tool, a `stet` subcommand), whether it changes the review, and whether
+the thin client hands it to the workspace's resident process. The CLI's parser and dispatch,
+the resident's routing, the LSP's requests, commands and mutations and MCP's tools are read
+from it; each door's module only parses, calls and presents.
 
-A new decision kind is a row of DECISIONS (plus its rule in domain/status and
-review/deciding). This module is read by the CLI at every start: stdlib only.
+A new decision kind is a row of DECISIONS (plus its rule in domain/status and review/deciding).
+The thin client reads this module at every call: it imports nothing, not even `typing`
+(the typed params of the LSP door are lsp/params.py's).
 """
 
 from __future__ import annotations
 
-from .domain.status import Decide, Status
-from .errors import InvalidParams
-from .fields import obj, opt_str, req_str
-
-TYPE_CHECKING = False  # `typing` and `dataclasses` cost the CLI's start: types for mypy only
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any, TypeVar
-
-    Check = Callable[[dict[str, Any], str], Any]
-    Wire = tuple[tuple[str, str, Check], ...]
-    Model = TypeVar("Model", bound="Params")
-
-# --- the typed params of Stet's own LSP methods, and the one place raw JSON becomes them ---
-
-
-def _hunk_ids(d: dict[str, Any], key: str) -> list[str]:
-    ids = d.get(key)
-    if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i for i in ids):
-        raise InvalidParams(f"`{key}` must be a non-empty list of hunk id strings")
-    return ids
-
-
-def _versions(d: dict[str, Any], key: str) -> dict[str, int] | None:
-    value = d.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, dict) or not all(
-        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in value.items()
-    ):
-        raise InvalidParams(f"`{key}` must map hunk ids to integer versions")
-    return value
-
-
-def _statuses(d: dict[str, Any], key: str) -> set[Status] | None:
-    value = d.get(key)
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list):
-        raise InvalidParams(f"`{key}` must be a list of statuses")
-    try:
-        return {Status(v) for v in value}
-    except (ValueError, TypeError):
-        raise InvalidParams(f"`{key}` values must be among {', '.join(s.value for s in Status)}") from None
-
-
-def _no_text(d: dict[str, Any], key: str) -> None:
-    if opt_str(d, key) is not None:
-        raise InvalidParams(f"`{key}` is only for stet.accept")
-
-
-def _ranges(d: dict[str, Any], key: str) -> list[list[int]]:
-    """0-based inclusive [first, last] line ranges; absent: none."""
-    value = d.get(key)
-    if value is None:
-        return []
-    if not isinstance(value, list) or not all(
-        isinstance(r, list) and len(r) == 2 and all(isinstance(i, int) and not isinstance(i, bool) for i in r)
-        for r in value
-    ):
-        raise InvalidParams(f"`{key}` must be a list of [first, last] line ranges (0-based, inclusive)")
-    return value
-
-
-def _flag(d: dict[str, Any], key: str) -> bool:
-    return d.get(key) is True  # anything but true is no
-
-
-class Params:
-    """A params object read from JSON. WIRE: (attribute, JSON member, check) in the order
-    they are checked; a check raises InvalidParams naming its member."""
-
-    WIRE: Wire = ()
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{a}={getattr(self, a)!r}' for a, _, _ in self.WIRE)})"
-
-
-class Scoped(Params):
-    """What every decision takes."""
-
-    request_id: str | None
-    feedback: str | None
-    WIRE: Wire = (("request_id", "requestId", opt_str), ("feedback", "feedback", opt_str))
-
-
-class OnHunks(Scoped):
-    text: str | None
-    hunk_ids: list[str]
-    expected: dict[str, int] | None
-    WIRE: Wire = (
-        *Scoped.WIRE,
-        ("text", "text", opt_str),
-        ("hunk_ids", "hunkIds", _hunk_ids),
-        ("expected", "expectedVersions", _versions),
-    )
-
-
-class OnHunksNoText(Scoped):
-    text: None
-    hunk_ids: list[str]
-    expected: dict[str, int] | None
-    WIRE: Wire = (
-        *Scoped.WIRE,
-        ("text", "text", _no_text),
-        ("hunk_ids", "hunkIds", _hunk_ids),
-        ("expected", "expectedVersions", _versions),
-    )
-
-
-class Reapply(Scoped):
-    hunk_ids: list[str]
-    WIRE: Wire = (*Scoped.WIRE, ("text", "text", _no_text), ("hunk_ids", "hunkIds", _hunk_ids))
-
-
-class OnLines(Scoped):
-    """Some lines of one hunk (docs/protocol.md, "Parts of a hunk")."""
-
-    hunk_id: str
-    old: list[list[int]]
-    new: list[list[int]]
-    WIRE: Wire = (
-        *Scoped.WIRE,
-        ("hunk_id", "hunkId", req_str),
-        ("old", "old", _ranges),
-        ("new", "new", _ranges),
-    )
-
-
-class OnFile(Scoped):
-    uri: str
-    WIRE: Wire = (*Scoped.WIRE, ("uri", "uri", req_str))
-
-
-class OnAll(Scoped):
-    proposal_id: str | None
-    task_id: str | None
-    WIRE: Wire = (*Scoped.WIRE, ("proposal_id", "proposalId", opt_str), ("task_id", "taskId", opt_str))
-
-
-class ListHunks(Params):
-    uri: str | None
-    statuses: set[Status] | None
-    proposal_id: str | None
-    task_id: str | None
-    WIRE: Wire = (
-        ("uri", "uri", opt_str),
-        ("statuses", "status", _statuses),
-        ("proposal_id", "proposalId", opt_str),
-        ("task_id", "taskId", opt_str),
-    )
-
-
-class ProposalQuery(Params):
-    proposal_id: str
-    WIRE: Wire = (("proposal_id", "proposalId", req_str),)
-
-
-class TaskContextQuery(Params):
-    task_id: str
-    markdown: bool
-    WIRE: Wire = (("task_id", "taskId", req_str), ("markdown", "markdown", _flag))
-
-
-def request(model: type[Model], params: Any, name: str) -> Model:
-    """A request's params as `model` (see `structure`)."""
-    return structure(model, obj(params, name))
-
-
-def command(model: type[Model], args: tuple[Any, ...] | list[Any] | None, name: str) -> Model:
-    """A command's arguments, one params object, as `model` (see `structure`)."""
-    if not args or len(args) != 1 or not isinstance(args[0], dict):
-        raise InvalidParams(f"{name} takes one argument: a params object")
-    return structure(model, args[0])
-
-
-def structure(model: type[Model], raw: dict[str, Any]) -> Model:
-    """`raw` (a JSON object) as `model`, member by member in the order the model declares
-    them; the first malformed one is InvalidParams naming it. The one converter of Stet's
-    own LSP params."""
-    params = model()
-    for attr, key, check in model.WIRE:
-        setattr(params, attr, check(raw, key))
-    return params
-
-
-# --- the tables ---
-
 
 class Decision:
-    """A decision kind. Over LSP it is the command `stet.<action>` on hunk ids, plus
-    `stet.<action>File` / `stet.<action>All` / `stet.<action>Lines` for the other scopes it
-    offers; in the CLI, `stet <action>` with hunk ids (and --file / --proposal / --task, and
-    --old / --new for some lines of one hunk, when it has those scopes)."""
+    """A decision kind (`action`: a domain.status.Decide value). Over LSP it is the command
+    `stet.<action>` on hunk ids, plus `stet.<action>File` / `stet.<action>All` /
+    `stet.<action>Lines` for the other scopes it offers; in the CLI, `stet <action>` with hunk
+    ids (and --file / --proposal / --task, and --old / --new for some lines of one hunk, when
+    it has those scopes)."""
 
     def __init__(
         self,
-        action: Decide,
+        action: str,
         help: str,  # the CLI's help and description
         scopes: tuple[str, ...] = ("hunks",),
         with_text: bool = False,  # takes the developer's own `text` for the hunk
@@ -220,31 +33,22 @@ class Decision:
     def lsp_command(self, scope: str) -> str:
         return f"stet.{self.action}" + {"hunks": "", "file": "File", "all": "All", "lines": "Lines"}[scope]
 
-    def params(self, scope: str) -> type[Scoped]:
-        if scope == "file":
-            return OnFile
-        if scope == "all":
-            return OnAll
-        if scope == "lines":
-            return OnLines
-        return OnHunks if self.with_text else Reapply if self.journal_only else OnHunksNoText
-
 
 DECISIONS = (
     Decision(
-        Decide.ACCEPT,
+        "accept",
         "accept hunks (or some lines of one: --old/--new): the edit is written into the file, exactly once",
         ("hunks", "file", "all", "lines"),
         True,
     ),
     Decision(
-        Decide.REJECT,
+        "reject",
         "reject hunks (or some lines of one: --old/--new), optionally saying why (--feedback)",
         ("hunks", "file", "all", "lines"),
     ),
-    Decision(Decide.UNDO, "back to pending; an applied hunk's edit is reverted (if it is gone already, nothing is)"),
+    Decision("undo", "back to pending; an applied hunk's edit is reverted (if it is gone already, nothing is)"),
     Decision(
-        Decide.REAPPLY,
+        "reapply",
         "put back applied hunks whose text was removed from the file since, where the old text still is",
         journal_only=True,
     ),
@@ -252,10 +56,18 @@ DECISIONS = (
 
 
 class Operation:
-    """One operation and the doors that offer it: `lsp` an LSP request method (decisions are
-    commands: see DECISIONS), `mcp` an MCP tool, `cli` a `stet` subcommand. `params` is the
-    typed request of the LSP door (None: the operation checks its own JSON, as a proposal
-    does); `mutating`: committed before the answer, idempotent by requestId."""
+    """One command and the doors that offer it.
+
+    `lsp`: an LSP request method (decisions are LSP commands: see DECISIONS); `mcp`: an MCP
+    tool, a method of mcp/server.Tools; `cli`: a `stet` subcommand, with `cli_run` (the
+    function of the parsed arguments that runs it, "module.function" in stet.cli: it returns
+    the exit code, or a coroutine giving it) and `cli_args` (the function that adds its parser,
+    called with the subparsers, parser.Parents and this row). `mutating`: it changes the review
+    (an LSP request that does is committed before its answer and never answered as cancelled).
+    `resident`: the thin client hands the call to the workspace's resident process - what
+    agents and hooks run often; what holds a terminal, runs long or repairs runs in its own
+    process (`run`'s agent too: resident/run.py has the resident do the two halves around it).
+    `needs_cwd`: refused when the current folder is gone (all but what needs no workspace)."""
 
     def __init__(
         self,
@@ -263,25 +75,87 @@ class Operation:
         lsp: str | None = None,
         mcp: str | None = None,
         cli: str | None = None,
-        params: type[Params] | None = None,
+        cli_run: str = "",
+        cli_args: str = "",
         mutating: bool = False,
+        resident: bool = False,
+        needs_cwd: bool = True,
+        decision: Decision | None = None,
     ) -> None:
         self.name, self.lsp, self.mcp, self.cli = name, lsp, mcp, cli
-        self.params, self.mutating = params, mutating
+        self.cli_run, self.cli_args = cli_run, cli_args
+        self.mutating, self.resident, self.needs_cwd, self.decision = mutating, resident, needs_cwd, decision
 
 
+def _cli(
+    name: str,
+    run: str,
+    args: str = "",
+    lsp: str | None = None,
+    mutating: bool = False,
+    resident: bool = False,
+    needs_cwd: bool = True,
+    decision: Decision | None = None,
+) -> Operation:
+    """A row whose `stet` subcommand has its name; its parser is added by parser.add_<name>
+    unless `args` says another."""
+    return Operation(
+        name,
+        lsp=lsp,
+        cli=name,
+        cli_run=run,
+        cli_args=args or f"parser.add_{name}",
+        mutating=mutating,
+        resident=resident,
+        needs_cwd=needs_cwd,
+        decision=decision,
+    )
+
+
+# In the order `stet --help` lists the subcommands and MCP lists its tools.
 OPERATIONS = (
-    Operation("propose", lsp="stet/propose", cli="propose", mutating=True),
-    Operation("list_hunks", lsp="stet/listHunks", cli="status", params=ListHunks),
-    Operation("proposal", lsp="stet/proposal", params=ProposalQuery),
-    Operation("show", cli="show"),
-    *(Operation(d.action, cli=d.action, mutating=True) for d in DECISIONS),
-    Operation("log", cli="log"),
-    Operation("pull", cli="pull", mutating=True),
-    Operation("export", cli="export"),
-    Operation("start_task", mcp="start_task", cli="task", mutating=True),
+    _cli("serve", "main.cmd_serve", needs_cwd=False),
+    _cli("demo", "main.cmd_demo", needs_cwd=False),
+    _cli("propose", "review.cmd_propose", lsp="stet/propose", mutating=True, resident=True),
+    Operation(
+        "list_hunks",
+        lsp="stet/listHunks",
+        cli="status",
+        cli_run="review.cmd_status",
+        cli_args="parser.add_status",
+        resident=True,
+    ),
+    Operation("proposal", lsp="stet/proposal"),
+    _cli("show", "review.cmd_show", resident=True),
+    _cli("log", "review.cmd_log", resident=True),
+    *(
+        _cli(d.action, "review.cmd_decide", "parser.add_decision", mutating=True, resident=True, decision=d)
+        for d in DECISIONS
+    ),
+    _cli("pull", "review.cmd_pull", mutating=True, resident=True),
+    _cli("export", "review.cmd_export"),
+    _cli("doctor", "doctor.cmd_doctor"),
+    _cli("init", "watch.cmd_init"),
+    _cli("watch", "watch.cmd_watch", mutating=True),
+    Operation(
+        "start_task",
+        mcp="start_task",
+        cli="task",
+        cli_run="tasks.cmd_task",
+        cli_args="tasks.add_task",
+        mutating=True,
+        resident=True,
+    ),
     Operation("list_tasks", mcp="list_tasks"),
-    Operation("task_context", lsp="stet/taskContext", mcp="get_task_context", cli="resume", params=TaskContextQuery),
+    Operation(
+        "task_context",
+        lsp="stet/taskContext",
+        mcp="get_task_context",
+        cli="resume",
+        cli_run="tasks.cmd_resume",
+        cli_args="tasks.add_resume",
+        resident=True,
+    ),
     Operation("record_step", mcp="record_step", mutating=True),
     Operation("record_note", mcp="record_note", mutating=True),
     Operation("record_files_read", mcp="record_files_read", mutating=True),
@@ -290,7 +164,16 @@ OPERATIONS = (
     Operation("review_status", mcp="review_status"),
     Operation("wait_for_decisions", mcp="wait_for_decisions"),
     Operation("finish_task", mcp="finish_task", mutating=True),
+    _cli("mcp", "main.run_mcp", "tasks.add_mcp"),
+    _cli("capture", "capture.cmd_capture", "capture.add_capture", mutating=True),
+    _cli("snapshot", "capture.cmd_snapshot", "capture.add_snapshot", mutating=True),
+    _cli("run", "capture.cmd_run", "capture.add_run", mutating=True),
+    _cli("integrate", "integrate.cmd_integrate", "integrate.add_integrate"),
+    _cli("hook", "integrate.cmd_hook", "integrate.add_hook", mutating=True, resident=True),
 )
+
+# subcommand -> its row, in the table's order
+CLI = {op.cli: op for op in OPERATIONS if op.cli is not None}
 
 
 def offered_by(door: str) -> list[Operation]:

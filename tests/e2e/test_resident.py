@@ -80,6 +80,20 @@ def test_the_resident_answers_as_the_command_in_its_own_process(repo):
     assert (repo / "a.txt").read_bytes() == BASE
 
 
+def test_every_decision_goes_through_the_resident(repo):
+    """Every decision kind of the table is routed, reapply too (it once ran in its own process)."""
+    hid = propose(repo)
+    started(repo)
+    assert stet("accept", hid, cwd=repo, env=ON).returncode == 0
+    (repo / "a.txt").write_bytes(BASE)  # the applied change removed from the file
+    before = calls(repo)
+    p = stet("reapply", hid, "--json", cwd=repo, env=ON)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["hunks"][0]["status"] == "applied"
+    assert (repo / "a.txt").read_bytes() == DONE
+    assert calls(repo) == before + 1, "the resident answered the reapply"
+
+
 def test_the_socket_and_its_folder_are_this_users_alone(repo):
     propose(repo)
     pid = started(repo)

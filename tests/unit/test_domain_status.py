@@ -5,7 +5,18 @@ import itertools
 import pytest
 
 from stet.domain.model import Hunk, Kind
-from stet.domain.status import ACTIONS, TRANSITIONS, Status, TransitionError, allowed, check, plan
+from stet.domain.status import (
+    ACTIONS,
+    TRANSITIONS,
+    Decide,
+    Status,
+    TransitionError,
+    allowed,
+    check,
+    moved_by,
+    offered,
+    plan,
+)
 
 ALLOWED = {
     ("pending", "accepted"),
@@ -99,3 +110,30 @@ def test_actions_set_a_final_state(action, current, expected):
     else:
         result = plan(action, Status(current))
         assert (result.value if result else None) == expected
+
+
+@pytest.mark.parametrize(
+    ("status", "in_file", "expected"),
+    [
+        ("pending", None, ["accept", "reject"]),
+        ("accepted", None, ["undo"]),
+        ("stale", None, ["reject"]),
+        ("applied", False, ["reapply", "undo"]),  # its text gone from the file
+        ("applied", None, ["undo"]),
+        ("rejected", None, ["undo"]),
+        ("superseded", None, []),
+    ],
+)
+def test_what_a_status_offers_follows_the_table(status, in_file, expected):
+    offers = offered(Status(status), in_file)
+    assert [a.value for a in offers] == expected
+    for action in offers:  # each moves the hunk as plan does, but reapply, which keeps it applied
+        assert action == Decide.REAPPLY or plan(action, Status(status)) is not None
+    retried = offered(Status(status), in_file, retry=True)
+    assert [a.value for a in retried] == (["accept", "undo"] if status == "accepted" else expected)
+
+
+def test_a_decision_on_a_whole_scope_takes_what_it_moves_on():
+    assert moved_by(Decide.ACCEPT) == [Status.PENDING]
+    assert moved_by(Decide.REJECT) == [Status.PENDING, Status.STALE]
+    assert moved_by(Decide.REAPPLY) == moved_by(Decide.PULL) == []

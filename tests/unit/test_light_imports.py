@@ -24,3 +24,8 @@ def test_the_thin_client_loads_nothing_slow():
 
 def test_the_mcp_front_loads_nothing_slow():
     assert not loaded("stet.mcp.stdio") & SLOW
+
+
+def test_the_operations_table_imports_nothing():
+    """The thin client reads it at every call (resident/place.py ROUTED)."""
+    assert loaded("stet.operations") - loaded("os") <= {"stet", "__future__"}

@@ -20,19 +20,15 @@ if TYPE_CHECKING:
     from typing import TextIO
 
     from ..domain.shapes import JSON
+    from .parser import Parents, Sub
 
 INDEX_BASE = "index"
 PHASES = ("begin", "finish")
 BEGUN = "stet-run-begun"  # the first field of `begin`'s answer (client.py reads it)
 
 
-def add_commands(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser],
-    common: argparse.ArgumentParser,
-    as_json: argparse.ArgumentParser,
-    mutation: argparse.ArgumentParser,
-) -> None:
-    """Register `capture`, `snapshot` and `run` on the `stet` parser's subparsers."""
+def _scope() -> argparse.ArgumentParser:
+    """The options `capture` and `run` share."""
     scope = argparse.ArgumentParser(add_help=False)
     scope.add_argument(
         "--task", help="the agent's task: its snapshot is the baseline, its hunks are checked for repeats"
@@ -44,10 +40,13 @@ def add_commands(
         action="store_true",
         help="leave the agent's version in the files; the review decides (reject puts the baseline back)",
     )
+    return scope
 
+
+def add_capture(sub: Sub, o: Parents, name: str) -> None:
     p = sub.add_parser(
-        "capture",
-        parents=[common, as_json, scope],
+        name,
+        parents=[o.common, o.as_json, _scope()],
         help="turn what an agent wrote into the files into a proposal, and put the baseline back",
         description="Compare the files with the baseline (the task's snapshot if there is one, else git's index, "
         "or --base REF) and propose every difference - edits, created, deleted and renamed files - for review; "
@@ -65,9 +64,11 @@ def add_commands(
         help="compare with git: the index (no value), or a commit such as HEAD, even when a snapshot exists",
     )
 
+
+def add_snapshot(sub: Sub, o: Parents, name: str) -> None:
     p = sub.add_parser(
-        "snapshot",
-        parents=[common, as_json, mutation],
+        name,
+        parents=[o.common, o.as_json, o.mutation],
         help="record files as they are before an agent touches them (the baseline of the next capture)",
         description="Record the content of files (or folders) now, for a capture to compare with; a file already "
         "recorded keeps its first content. --all records the whole workspace (files it does not list count as "
@@ -77,9 +78,11 @@ def add_commands(
     p.add_argument("--all", action="store_true", help="the whole workspace")
     p.add_argument("--task", help="the task the snapshot is for (default: none)")
 
+
+def add_run(sub: Sub, o: Parents, name: str) -> None:
     p = sub.add_parser(
-        "run",
-        parents=[common, scope],
+        name,
+        parents=[o.common, _scope()],
         help="run an agent command, then capture what it wrote: stet run [--task T] [--worktree] -- CMD ARGS...",
         description="Snapshot the workspace, run the command (its output untouched), then capture what it changed. "
         "Exits with the command's exit code; when it succeeded but a file could not be captured (binary, a symlink, "

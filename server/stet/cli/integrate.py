@@ -16,12 +16,13 @@ if TYPE_CHECKING:
     import argparse
 
     from ..domain.shapes import JSON
+    from .parser import Parents, Sub
 
 
-def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
+def add_integrate(sub: Sub, o: Parents, name: str) -> None:
     p = sub.add_parser(
-        "integrate",
-        parents=[common],
+        name,
+        parents=[o.common],
         help="set an agent up to work with Stet (claude-code: hooks and the MCP server)",
         description="Write the project's Claude Code configuration, merging with what is there (Stet's own "
         "hooks from an earlier run are replaced, nothing else is removed or changed; every file is checked before "
@@ -55,9 +56,11 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser], commo
         "sends the token from the environment variable STET_TOKEN",
     )
 
+
+def add_hook(sub: Sub, o: Parents, name: str) -> None:
     p = sub.add_parser(
-        "hook",
-        parents=[common],
+        name,
+        parents=[o.common],
         help="the command an agent's hooks run (reads the hook's JSON on stdin)",
         description="Run by Claude Code's hooks (see `stet integrate claude-code`): SessionStart tells the session "
         "the open review, UserPromptSubmit the decisions made since it was last told, PreToolUse denies an edit the "

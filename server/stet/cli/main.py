@@ -5,7 +5,8 @@ language server, so a decision made here is journaled and carried out exactly on
 one made in the editor (with no editor, files are written atomically by the service).
 Exit codes: 0 success, 1 refused (Conflict, UnknownHunk), 2 bad usage or input.
 
-Commands import what they need when they run: `stet status` loads no LSP, MCP or watcher.
+Each command is a row of the operations table (operations.CLI): the function that runs it is
+imported when it runs, so `stet status` loads no LSP, MCP or watcher.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import sys
 
 from ..domain.text import lone_surrogate
 from ..errors import Conflict, StetError, UnknownHunk
-from ..operations import DECISIONS
+from ..operations import CLI
 from .parser import build_parser, command_in
 
 TYPE_CHECKING = False  # no `typing` at the CLI's start
@@ -31,29 +32,6 @@ if TYPE_CHECKING:
 
 def exit_code(exc: StetError) -> int:
     return 1 if isinstance(exc, (Conflict, UnknownHunk)) else 2
-
-
-# command -> (module of this package, function of the parsed arguments: it returns the exit
-# code, or a coroutine that does)
-COMMANDS: dict[str, tuple[str, str]] = {
-    "propose": ("review", "cmd_propose"),
-    "status": ("review", "cmd_status"),
-    "show": ("review", "cmd_show"),
-    "log": ("review", "cmd_log"),
-    **{d.action: ("review", "cmd_decide") for d in DECISIONS},
-    "pull": ("review", "cmd_pull"),
-    "export": ("review", "cmd_export"),
-    "doctor": ("doctor", "cmd_doctor"),
-    "init": ("watch", "cmd_init"),
-    "watch": ("watch", "cmd_watch"),
-    "task": ("tasks", "cmd_task"),
-    "resume": ("tasks", "cmd_resume"),
-    "capture": ("capture", "cmd_capture"),
-    "snapshot": ("capture", "cmd_snapshot"),
-    "run": ("capture", "cmd_run"),
-    "integrate": ("integrate", "cmd_integrate"),
-    "hook": ("integrate", "cmd_hook"),
-}
 
 
 def main(argv: list[str] | None = None, request_id: str | None = None) -> int:
@@ -113,25 +91,29 @@ def start(
             return args, 2
     if request_id is not None and getattr(args, "request_id", "") is None:
         args.request_id = f"cli-{request_id}"
-    if args.command == "serve":
-        from ..lsp.serve import serve
-
-        serve(getattr(args, "db", None))
-        return args, 0
-    if args.command == "demo":
-        from .demo import run_demo
-
-        return args, run_demo(keep=args.keep)
-    try:
-        os.getcwd()
-    except FileNotFoundError:  # deleted under the shell (`git clean`, `rm -r` of the folder)
-        print("stet: the current folder no longer exists: cd into the workspace again", file=sys.stderr)
-        return args, 2
-    if args.command == "mcp":
-        return args, run_mcp(args)
-    module, name = COMMANDS[args.command]
-    command: Command = getattr(importlib.import_module(f"{__package__}.{module}"), name)
+    op = CLI[args.command]
+    if op.needs_cwd:
+        try:
+            os.getcwd()
+        except FileNotFoundError:  # deleted under the shell (`git clean`, `rm -r` of the folder)
+            print("stet: the current folder no longer exists: cd into the workspace again", file=sys.stderr)
+            return args, 2
+    module, _, function = op.cli_run.rpartition(".")
+    command: Command = getattr(importlib.import_module(f"{__package__}.{module}"), function)
     return args, command(args)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from ..lsp.serve import serve
+
+    serve(getattr(args, "db", None))
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    return run_demo(keep=args.keep)
 
 
 def finished(code: int) -> int:

@@ -1,11 +1,14 @@
-"""The `stet` argument parser: every command, its options and its help."""
+"""The `stet` argument parser: every command of the operations table, its options and its help.
+
+Each subcommand's parser is added by the function its row names (`Operation.cli_args`): here
+for the review's commands, in cli/tasks.py, cli/capture.py and cli/integrate.py for theirs."""
 
 from __future__ import annotations
 
 import argparse
-import functools
+import importlib
 
-from ..operations import DECISIONS, Decision
+from ..operations import CLI
 
 DEFAULT_EXPORT = ("accepted", "applied")
 
@@ -38,17 +41,7 @@ def _count(value: str) -> int:
     return n
 
 
-# Every command; `task`, `resume` and `mcp` are registered by cli/tasks.py, `capture`,
-# `snapshot` and `run` by cli/capture.py, `integrate` and `hook` by cli/integrate.py.
-_TASK_COMMANDS = {"task", "resume", "mcp"}
-_CAPTURE_COMMANDS = {"capture", "snapshot", "run"}
-_INTEGRATE_COMMANDS = {"integrate", "hook"}
-COMMANDS = [
-    *"serve demo propose status show log".split(),
-    *(d.action for d in DECISIONS),
-    *"pull export doctor init watch".split(),
-    *sorted(_TASK_COMMANDS | _CAPTURE_COMMANDS | _INTEGRATE_COMMANDS),
-]
+COMMANDS = list(CLI)  # every subcommand, in the order `stet --help` lists them
 
 
 def command_in(argv: list[str]) -> str | None:
@@ -100,27 +93,27 @@ def _parents() -> Parents:
 
 TYPE_CHECKING = False  # no `typing` at the CLI's start
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import Any
 
+    # What adds a subcommand's parser (operations.Operation.cli_args) gets these and its name.
     Sub = argparse._SubParsersAction[Any]
 
 
-def _serve(sub: Sub, _: Parents) -> None:
-    p = sub.add_parser("serve", help="run the language server on stdio (one per editor window)")
+def add_serve(sub: Sub, _: Parents, name: str) -> None:
+    p = sub.add_parser(name, help="run the language server on stdio (one per editor window)")
     p.add_argument(
         "--db", default=argparse.SUPPRESS, help="the review store (default: <workspace>/.stet/stet.db; or STET_DB)"
     )
 
 
-def _demo(sub: Sub, _: Parents) -> None:
-    p = sub.add_parser("demo", help="a self-contained tour: propose, review, kill -9, restart, same state")
+def add_demo(sub: Sub, _: Parents, name: str) -> None:
+    p = sub.add_parser(name, help="a self-contained tour: propose, review, kill -9, restart, same state")
     p.add_argument("--keep", action="store_true", help="keep the temporary workspace")
 
 
-def _propose(sub: Sub, o: Parents) -> None:
+def add_propose(sub: Sub, o: Parents, name: str) -> None:
     p = sub.add_parser(
-        "propose",
+        name,
         parents=[o.common, o.as_json],
         help="hand in an agent's change: a unified diff or a WorkspaceEdit",
         description="Propose a change for review. The proposal id makes it idempotent: the same id with the same "
@@ -145,9 +138,9 @@ def _propose(sub: Sub, o: Parents) -> None:
     )
 
 
-def _status(sub: Sub, o: Parents) -> None:
+def add_status(sub: Sub, o: Parents, name: str) -> None:
     p = sub.add_parser(
-        "status",
+        name,
         parents=[o.common, o.as_json],
         help="hunks by file and status",
         description="Open hunks (pending, accepted, stale, and applied ones whose text is no longer in the file) "
@@ -166,9 +159,9 @@ def _status(sub: Sub, o: Parents) -> None:
     )
 
 
-def _show(sub: Sub, o: Parents) -> None:
+def add_show(sub: Sub, o: Parents, name: str) -> None:
     text = "a hunk's changed lines, numbered as --old (-1..-m) and --new (+1..+n) of accept and reject take them"
-    p = sub.add_parser("show", parents=[o.common, o.as_json], help=text, description=text)
+    p = sub.add_parser(name, parents=[o.common, o.as_json], help=text, description=text)
     p.add_argument("id", metavar="HUNK_ID", help="a hunk id (see `stet status`)")
 
 
@@ -188,14 +181,16 @@ def line_list(value: str) -> list[list[int]]:
     return out
 
 
-def _log(sub: Sub, o: Parents) -> None:
-    p = sub.add_parser("log", parents=[o.common, o.as_json], help="the operation log (every proposal and decision)")
+def add_log(sub: Sub, o: Parents, name: str) -> None:
+    p = sub.add_parser(name, parents=[o.common, o.as_json], help="the operation log (every proposal and decision)")
     p.add_argument("--since", type=_count, default=0, metavar="LSN", help="only operations after this lsn")
     p.add_argument("--limit", type=_positive, metavar="N", help="only the last N operations (N >= 1)")
 
 
-def _decision(decision: Decision, sub: Sub, o: Parents) -> None:
-    name, text = decision.action, decision.help
+def add_decision(sub: Sub, o: Parents, name: str) -> None:
+    decision = CLI[name].decision
+    assert decision is not None
+    text = decision.help
     p = sub.add_parser(name, parents=[o.common, o.as_json, o.mutation], help=text, description=text)
     p.add_argument("ids", nargs="*", metavar="HUNK_ID", help="hunk ids (see `stet status`)")
     if len(decision.scopes) > 1:
@@ -213,18 +208,18 @@ def _decision(decision: Decision, sub: Sub, o: Parents) -> None:
         )
 
 
-def _pull(sub: Sub, o: Parents) -> None:
+def add_pull(sub: Sub, o: Parents, name: str) -> None:
     text = (
         "bring the review's applied hunks into this checkout (a review shared in PostgreSQL by several "
         "checkouts: the developer accepted them elsewhere); each lands once, where its old text still is"
     )
-    p = sub.add_parser("pull", parents=[o.common, o.as_json, o.mutation], help=text, description=text)
+    p = sub.add_parser(name, parents=[o.common, o.as_json, o.mutation], help=text, description=text)
     p.add_argument("--task", help="only the hunks of this task")
 
 
-def _export(sub: Sub, o: Parents) -> None:
+def add_export(sub: Sub, o: Parents, name: str) -> None:
     p = sub.add_parser(
-        "export",
+        name,
         parents=[o.common, o.as_json],
         help="hunks as a unified diff that `git apply` takes",
         description="Print the chosen hunks as a unified diff. For hunks not yet in the files (pending, accepted) "
@@ -242,10 +237,8 @@ def _export(sub: Sub, o: Parents) -> None:
     p.add_argument("--output", "-o", metavar="FILE", help="write the diff to FILE instead of stdout")
 
 
-def _doctor(sub: Sub, o: Parents) -> None:
-    p = sub.add_parser(
-        "doctor", parents=[o.common, o.as_json], help="check the store and the workspace; say what to do"
-    )
+def add_doctor(sub: Sub, o: Parents, name: str) -> None:
+    p = sub.add_parser(name, parents=[o.common, o.as_json], help="check the store and the workspace; say what to do")
     p.add_argument(
         "--fix",
         action="store_true",
@@ -253,9 +246,9 @@ def _doctor(sub: Sub, o: Parents) -> None:
     )
 
 
-def _init(sub: Sub, o: Parents) -> None:
+def add_init(sub: Sub, o: Parents, name: str) -> None:
     sub.add_parser(
-        "init",
+        name,
         parents=[o.common],
         help="create the workspace's .stet/ (the store, the inbox); prints the store's path",
         description="Create .stet/ in the workspace root (--root, else the current folder): the review store "
@@ -263,32 +256,15 @@ def _init(sub: Sub, o: Parents) -> None:
     )
 
 
-def _watch(sub: Sub, o: Parents) -> None:
+def add_watch(sub: Sub, o: Parents, name: str) -> None:
     sub.add_parser(
-        "watch",
+        name,
         parents=[o.common],
         help="without an editor: ingest the inbox, re-check files changed outside, finish journaled edits",
         description="The headless runner for agents without an editor: ingests .stet/inbox/, re-checks hunks of "
         "files changed outside Stet, and finishes edits other processes decided but did not write, until "
         "interrupted (Ctrl-C or SIGTERM stop it cleanly).",
     )
-
-
-# command -> what adds it to the parser, in the order `stet --help` lists them
-_ADD: dict[str, Callable[[Sub, Parents], None]] = {
-    "serve": _serve,
-    "demo": _demo,
-    "propose": _propose,
-    "status": _status,
-    "show": _show,
-    "log": _log,
-    **{d.action: functools.partial(_decision, d) for d in DECISIONS},
-    "pull": _pull,
-    "export": _export,
-    "doctor": _doctor,
-    "init": _init,
-    "watch": _watch,
-}
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -303,19 +279,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         parents=[o.common],
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, add in _ADD.items():
+    for name, op in CLI.items():
         if only is None or only == name:
-            add(sub, o)
-    if only is None or only in _TASK_COMMANDS:
-        from . import tasks
-
-        tasks.add_commands(sub, o.common, o.as_json, o.mutation)  # task, resume, mcp
-    if only is None or only in _CAPTURE_COMMANDS:
-        from . import capture
-
-        capture.add_commands(sub, o.common, o.as_json, o.mutation)  # capture, snapshot, run
-    if only is None or only in _INTEGRATE_COMMANDS:
-        from . import integrate
-
-        integrate.add_commands(sub, o.common)  # integrate, hook
+            module, _, add = op.cli_args.rpartition(".")
+            getattr(importlib.import_module(f"{__package__}.{module}"), add)(sub, o, name)
     return parser

@@ -1,6 +1,6 @@
 """The task commands of the command line: `stet task ...` and `stet resume`.
 
-`add_commands` adds their parsers (and `stet mcp`'s); `cmd_task` and `cmd_resume` are
+`add_task`, `add_resume` and `add_mcp` add their parsers (and `stet mcp`'s); `cmd_task` and `cmd_resume` are
 coroutines of the parsed arguments that open the store like every other command.
 """
 
@@ -17,26 +17,13 @@ TYPE_CHECKING = False  # types for mypy only
 if TYPE_CHECKING:
     import argparse
 
-
-def add_commands(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser],
-    common: argparse.ArgumentParser,
-    as_json: argparse.ArgumentParser,
-    mutation: argparse.ArgumentParser,
-) -> None:
-    """Register `task`, `resume` and `mcp` on the `stet` parser's subparsers."""
-    _add_task(sub, common, as_json, mutation)
-    _add_resume_and_mcp(sub, common, as_json)
+    from .parser import Parents, Sub
 
 
-def _add_task(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser],
-    common: argparse.ArgumentParser,
-    as_json: argparse.ArgumentParser,
-    mutation: argparse.ArgumentParser,
-) -> None:
+def add_task(sub: Sub, o: Parents, name: str) -> None:
+    common, as_json, mutation = o.common, o.as_json, o.mutation
     p_task = sub.add_parser(
-        "task",
+        name,
         parents=[common],
         help="record an agent's task: start, steps, decisions, files read, done",
         description="The task model: what an agent is doing, so that another can carry it on (see `stet resume`).",
@@ -106,23 +93,21 @@ def _add_task_records(
     p.add_argument("--status", choices=TASK_STATUSES, help="only tasks with this status")
 
 
-def _add_resume_and_mcp(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser],
-    common: argparse.ArgumentParser,
-    as_json: argparse.ArgumentParser,
-) -> None:
+def add_resume(sub: Sub, o: Parents, name: str) -> None:
     p = sub.add_parser(
-        "resume",
-        parents=[common, as_json],
+        name,
+        parents=[o.common, o.as_json],
         help="everything a new agent worker needs to carry a task on (Markdown; --json for programs)",
         description="Print a task's context: goal, steps, decisions, files read (changed since?), hunks by "
         "status with the developer's feedback and changes, open questions.",
     )
     p.add_argument("task", metavar="TASK")
 
+
+def add_mcp(sub: Sub, o: Parents, name: str) -> None:
     p = sub.add_parser(
-        "mcp",
-        parents=[common],
+        name,
+        parents=[o.common],
         help="run the MCP server on stdio, for agents (Claude Code, Claude Desktop, Cline, ...)",
         description="Serve Stet's tools over the Model Context Protocol on stdio: tasks, proposals, review status.",
     )

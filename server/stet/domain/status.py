@@ -90,6 +90,31 @@ def check(current: Status, target: Status, hunk_id: str = "?", action: str = "mo
         raise TransitionError(hunk_id, current, target, action)
 
 
+def moves(action: Decide, current: Status) -> bool:
+    """Whether `action` moves a hunk in `current` on: the transition to what it aims for is
+    one the table says it causes (not already there, not forbidden)."""
+    if action not in ACTIONS:
+        return False
+    target, done = ACTIONS[action]
+    return current not in done and TRANSITIONS.get((current, target), "").startswith(action)
+
+
+def moved_by(action: Decide) -> list[Status]:
+    """The statuses `action` moves a hunk on from: what a decision on a whole file, proposal
+    or task takes."""
+    return [s for s in Status if moves(action, s)]
+
+
+def offered(status: Status, in_file: bool | None, retry: bool = False) -> tuple[Decide, ...]:
+    """The decisions offered on a hunk, the way forward first: reapply for an applied hunk whose
+    text is gone; with `retry`, accept again for an accepted one (its edit waits to be written:
+    accepting retries it); then each action that moves it on."""
+    again = (Decide.REAPPLY,) if gone(status, in_file) else ()
+    if retry and status == Status.ACCEPTED:
+        again = (Decide.ACCEPT,)
+    return again + tuple(action for action in ACTIONS if moves(action, status))
+
+
 def plan(action: Decide, current: Status, hunk_id: str = "?") -> Status | None:
     """The status `action` moves a hunk to, None when it is already there; raises when forbidden."""
     target, done = ACTIONS[action]

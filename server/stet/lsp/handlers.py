@@ -20,10 +20,15 @@ from ..agents import intake
 from ..agents.resume import render as render_resume
 from ..agents.tasks import Tasks
 from ..domain.model import Hunk
+from ..domain.status import Decide
 from ..errors import StetError, StoreLost, StoreUnavailable, UnknownHunk
-from ..operations import (
-    DECISIONS,
-    Decision,
+from ..operations import DECISIONS, Decision, offered_by
+from ..review import Review, not_taken
+from ..store import is_url
+from ..workspace.paths import uri_to_path
+from . import present
+from .attach import Opening
+from .params import (
     ListHunks,
     OnAll,
     OnFile,
@@ -34,14 +39,9 @@ from ..operations import (
     Reapply,
     TaskContextQuery,
     command,
-    offered_by,
+    decision_params,
     request,
 )
-from ..review import Review, not_taken
-from ..store import is_url
-from ..workspace.paths import uri_to_path
-from . import present
-from .attach import Opening
 from .server import StetServer
 
 log = logging.getLogger(__name__)
@@ -324,8 +324,8 @@ class DecisionCommand:
 
 async def decide(decision: Decision, scope: str, ls: StetServer, args: tuple[Any, ...]) -> dict[str, Any]:
     review = await _ready(ls)
-    p = command(decision.params(scope), args, f"stet.{decision.action}")
-    action, rid, feedback = decision.action, p.request_id, p.feedback
+    p = command(decision_params(decision, scope), args, f"stet.{decision.action}")
+    action, rid, feedback = Decide(decision.action), p.request_id, p.feedback
     if isinstance(p, Reapply):  # takes no versions or feedback: it only puts back what was decided
         states = await review.decide(action, p.hunk_ids, request_id=rid)
     elif isinstance(p, OnHunks | OnHunksNoText):

@@ -7,8 +7,9 @@ from typing import Any
 from lsprotocol import types
 
 from ..domain.model import Hunk, Kind, inline_message
-from ..domain.status import Status
+from ..domain.status import Decide, Status, moves, offered
 from ..domain.text import line_body
+from ..operations import DECISIONS
 
 
 def _range(h: Hunk, end: tuple[int, int] | None = None) -> types.Range:
@@ -100,40 +101,51 @@ def _cmd(title: str, name: str, arg: dict[str, Any]) -> types.Command:
     return types.Command(title=title, command=name, arguments=[arg])
 
 
+# The decision kinds by action: their LSP commands (`stet.accept`, `stet.acceptFile`...).
+_DECISIONS = {d.action: d for d in DECISIONS}
+
+
+def _command(action: Decide, scope: str = "hunks") -> str:
+    return _DECISIONS[action].lsp_command(scope)
+
+
+def _lens_title(h: Hunk, action: Decide) -> str:
+    kept = h.kept and h.shows_new  # the agent's text is there already
+    if action == Decide.ACCEPT:
+        if h.status == Status.ACCEPTED:
+            return "Accept (retry applying)"
+        label = _size(h) if h.kind == Kind.EDIT else _what(h).split(" (")[0]
+        return f"Accept (keep: {label})" if kept else f"Accept ({label})"
+    if action == Decide.REJECT:
+        if h.status == Status.STALE:
+            return "Reject (no longer applies)"
+        return "Reject (put the old text back)" if kept else "Reject"
+    if action == Decide.UNDO:
+        return "Undo accept" if h.status == Status.ACCEPTED else "Undo decision"
+    if action == Decide.REAPPLY:
+        return "Re-apply (removed since)"
+    return action.capitalize()  # a decision kind without words of its own here
+
+
 def code_lenses(hunks: list[Hunk], client_uri: str) -> list[types.CodeLens]:
+    """Above the file, accept and reject of every hunk they move on (when there are several);
+    above each hunk shown, what domain.status offers for it (accept retries an accepted one)."""
     lenses = []
     at_top = types.Range(types.Position(0, 0), types.Position(0, 0))
-    pending = [h for h in hunks if h.status == Status.PENDING]
-    rejectable = [h for h in hunks if h.status in (Status.PENDING, Status.STALE)]
     if len(hunks) >= 2:
-        if pending:
-            lenses.append(
-                types.CodeLens(at_top, _cmd(f"Accept all ({len(pending)})", "stet.acceptFile", {"uri": client_uri}))
-            )
-        if rejectable:
-            lenses.append(
-                types.CodeLens(at_top, _cmd(f"Reject all ({len(rejectable)})", "stet.rejectFile", {"uri": client_uri}))
-            )
+        for action, verb in ((Decide.ACCEPT, "Accept"), (Decide.REJECT, "Reject")):
+            n = sum(moves(action, h.status) for h in hunks)
+            if n:
+                lenses.append(
+                    types.CodeLens(at_top, _cmd(f"{verb} all ({n})", _command(action, "file"), {"uri": client_uri}))
+                )
     for h in hunks:
+        if not h.shown:
+            continue
         here = types.Range(types.Position(h.line, 0), types.Position(h.line, 0))
         ids = {"hunkIds": [h.id]}
-        if h.status == Status.PENDING:
-            label = _size(h) if h.kind == Kind.EDIT else _what(h).split(" (")[0]
-            if h.kept and h.shows_new:  # the agent's text is there already
-                lenses.append(types.CodeLens(here, _cmd(f"Accept (keep: {label})", "stet.accept", ids)))
-                lenses.append(types.CodeLens(here, _cmd("Reject (put the old text back)", "stet.reject", ids)))
-            else:
-                lenses.append(types.CodeLens(here, _cmd(f"Accept ({label})", "stet.accept", ids)))
-                lenses.append(types.CodeLens(here, _cmd("Reject", "stet.reject", ids)))
-        elif h.status == Status.ACCEPTED:
-            # Rejecting an accepted hunk is not a transition: offer to retry or to undo.
-            lenses.append(types.CodeLens(here, _cmd("Accept (retry applying)", "stet.accept", ids)))
-            lenses.append(types.CodeLens(here, _cmd("Undo accept", "stet.undo", ids)))
-        elif h.status == Status.STALE:
-            lenses.append(types.CodeLens(here, _cmd("Reject (no longer applies)", "stet.reject", ids)))
-        elif h.gone:
-            lenses.append(types.CodeLens(here, _cmd("Re-apply (removed since)", "stet.reapply", ids)))
-            lenses.append(types.CodeLens(here, _cmd("Undo decision", "stet.undo", ids)))
+        for action in offered(h.status, h.in_file, retry=True):
+            lenses.append(types.CodeLens(here, _cmd(_lens_title(h, action), _command(action), ids)))
     return lenses
 
 
@@ -164,13 +176,29 @@ def lines_actions(h: Hunk, first: int, last: int, diag: list[types.Diagnostic]) 
     lines = {"hunkId": h.id, "old": old, "new": []}
     return [
         types.CodeAction(
-            title=f"Stet: {verb.lower()} selected lines",
+            title=f"Stet: {d.action} selected lines",
             kind=types.CodeActionKind.QuickFix,
             diagnostics=diag,
-            command=_cmd(f"{verb} selected lines", f"stet.{verb.lower()}Lines", lines),
+            command=_cmd(f"{d.action.capitalize()} selected lines", d.lsp_command("lines"), lines),
         )
-        for verb in ("Accept", "Reject")
+        for d in DECISIONS
+        if "lines" in d.scopes
     ]
+
+
+def _action_titles(h: Hunk, action: Decide) -> tuple[str, str, bool | None]:
+    """A code action's title, its command's, and whether it is the preferred one."""
+    if action == Decide.ACCEPT:
+        return f"Stet: accept this change ({_what(h)})", "Accept", True
+    if action == Decide.REJECT:
+        return "Stet: reject this change", "Reject", None
+    if action == Decide.REAPPLY:
+        return "Stet: re-apply this accepted change (it was removed from the file)", "Re-apply", True
+    if action == Decide.UNDO and h.status == Status.ACCEPTED:
+        return "Stet: undo accepting this change", "Undo", None
+    if action == Decide.UNDO:
+        return "Stet: undo the decision (back to pending; nothing is reverted)", "Undo decision", None
+    return f"Stet: {action} this change", action.capitalize(), None  # a kind without words of its own
 
 
 def code_actions(
@@ -190,65 +218,32 @@ def code_actions(
         diag = [diagnostic(h, end)]
         if selected is not None:
             actions += lines_actions(h, *selected, diag)
-        if h.status == Status.PENDING:
+        if not h.shown:
+            continue
+        for action in offered(h.status, h.in_file):
+            title, short, preferred = _action_titles(h, action)
             actions.append(
                 types.CodeAction(
-                    title=f"Stet: accept this change ({_what(h)})",
+                    title=title,
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=diag,
-                    is_preferred=True,
-                    command=_cmd("Accept", "stet.accept", ids),
-                )
-            )
-        if h.status in (Status.PENDING, Status.STALE):
-            actions.append(
-                types.CodeAction(
-                    title="Stet: reject this change",
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=diag,
-                    command=_cmd("Reject", "stet.reject", ids),
-                )
-            )
-        if h.status == Status.ACCEPTED:
-            actions.append(
-                types.CodeAction(
-                    title="Stet: undo accepting this change",
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=diag,
-                    command=_cmd("Undo", "stet.undo", ids),
-                )
-            )
-        if h.gone:
-            actions.append(
-                types.CodeAction(
-                    title="Stet: re-apply this accepted change (it was removed from the file)",
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=diag,
-                    is_preferred=True,
-                    command=_cmd("Re-apply", "stet.reapply", ids),
-                )
-            )
-            actions.append(
-                types.CodeAction(
-                    title="Stet: undo the decision (back to pending; nothing is reverted)",
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=diag,
-                    command=_cmd("Undo decision", "stet.undo", ids),
+                    is_preferred=preferred,
+                    command=_cmd(short, _command(action), ids),
                 )
             )
     if here and len(hunks) >= 2:
         actions.append(
             types.CodeAction(
-                title=f"Stet: accept all changes in this file ({sum(h.status == Status.PENDING for h in hunks)})",
+                title=f"Stet: accept all changes in this file ({sum(moves(Decide.ACCEPT, h.status) for h in hunks)})",
                 kind=types.CodeActionKind.QuickFix,
-                command=_cmd("Accept all", "stet.acceptFile", {"uri": client_uri}),
+                command=_cmd("Accept all", _command(Decide.ACCEPT, "file"), {"uri": client_uri}),
             )
         )
         actions.append(
             types.CodeAction(
                 title="Stet: reject all changes in this file",
                 kind=types.CodeActionKind.QuickFix,
-                command=_cmd("Reject all", "stet.rejectFile", {"uri": client_uri}),
+                command=_cmd("Reject all", _command(Decide.REJECT, "file"), {"uri": client_uri}),
             )
         )
     return actions

@@ -24,6 +24,7 @@ from pygls.protocol import (
 
 from ..domain.text import lone_surrogate
 from ..errors import StetError, StoreUnavailable
+from ..operations import offered_by
 
 log = logging.getLogger(__name__)
 
@@ -52,9 +53,10 @@ def _valid_id(msg_id: Any) -> bool:
     return msg_id is None or isinstance(msg_id, (str, int, float)) and not isinstance(msg_id, bool)
 
 
-# Requests that change the review: once one runs, its answer is its result, never
-# RequestCancelled - a decision committed and carried out must not be reported as not made.
-MUTATIONS = frozenset({"stet/propose", types.WORKSPACE_EXECUTE_COMMAND})
+# Requests that change the review (the operations table's, and executeCommand: Stet's commands
+# are its decisions): once one runs, its answer is its result, never RequestCancelled - a
+# decision committed and carried out must not be reported as not made.
+MUTATIONS = frozenset({*(str(op.lsp) for op in offered_by("lsp") if op.mutating), types.WORKSPACE_EXECUTE_COMMAND})
 
 
 class StetProtocol(LanguageServerProtocol):

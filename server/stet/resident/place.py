@@ -1,5 +1,5 @@
 """Where a call's resident lives and whether what is there is its own; light enough for the
-thin client (os and sys only).
+thin client (os and sys only, and the operations table, which imports nothing).
 
 The resident of a workspace listens on `.stet/resident.sock` of the workspace's first root,
 beside its pid file. Anyone who can write into the workspace can plant something there, so
@@ -10,10 +10,11 @@ the other's uid on the connection itself."""
 
 import os
 
-# The calls worth a resident: what agents and hooks run often. Others (watch, serve, doctor,
-# init, demo, mcp...) hold a terminal, run long or repair: they run in their own process; so
-# does `run`'s agent, between the two halves a resident may do for it (run_phase).
-ROUTED = frozenset(("status", "show", "log", "propose", "hook", "accept", "reject", "undo", "pull", "resume", "task"))
+from ..operations import CLI
+
+# The calls worth a resident (the operations table's `resident`); `run` has the resident do the
+# two halves around its agent (run_phase).
+ROUTED = frozenset(name for name, op in CLI.items() if op.resident)
 
 
 SOCKET = "resident.sock"

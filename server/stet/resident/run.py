@@ -24,14 +24,85 @@ BEGUN = b"stet-run-begun"  # cli/capture.py BEGUN: the first field of `begin`'s 
 FORWARDED = (_signal.SIGTERM, _signal.SIGHUP)
 
 
+# `stet run`'s options as its parser declares them (cli/capture.py add_run, and the --db /
+# --root every command takes; a unit test holds the two equal): option -> whether it takes a value.
+OPTIONS = {
+    "-h": False,
+    "--help": False,
+    "--db": True,
+    "--root": True,
+    "--task": True,
+    "--message": True,
+    "-m": True,
+    "--agent": True,
+    "--keep": False,
+    "--worktree": False,
+    "--phase": True,
+    "--code": True,
+}
+# Those that keep a run off this path: a run in a worktree, a half of one already, help.
+OWN = {"--worktree", "--phase", "--code", "-h", "--help"}
+
+
 def takes(argv: list[str]) -> bool:
-    """Whether a `stet run` call is one this path takes: in place (no --worktree, nor any
-    abbreviation of it, before `--`), nothing but the agent after `--`, no help asked."""
+    """Whether a `stet run` call is one this path takes: in place (none of OWN among the options
+    before `--`, read as the command's parser reads them), nothing but the agent after `--`."""
     at = next((n for n, a in enumerate(argv) if not a.startswith("-")), None)
     if at is None or argv[at] != "run" or "--" not in argv[at + 1 :]:
         return False
-    ours = argv[at + 1 : argv.index("--", at + 1)]
-    return not any(a.startswith(("--w", "--p", "--c", "--h", "-h")) for a in ours)
+    try:
+        return not options(argv[at + 1 : argv.index("--", at + 1)]) & OWN
+    except Unread:  # the command, in its own process, says what is wrong
+        return False
+
+
+class Unread(ValueError):
+    """Options the parser refuses (unknown, ambiguous, a value missing or one too many)."""
+
+
+def options(args: list[str]) -> set[str]:
+    """The options `args` give, read as argparse reads them for `stet run`: a long option by a
+    unique prefix, a value after `=`, a short option's value attached (-mTEXT), else the next
+    argument; up to the first positional argument (the agent's command: argparse.REMAINDER
+    takes it and the rest). Raises Unread where argparse would refuse them."""
+    found: set[str] = set()
+    i = 0
+    while i < len(args) and (read := _option(args[i])) is not None:
+        name, value = read
+        found.add(name)
+        if OPTIONS[name] and value is None:
+            i += 1
+            if i == len(args) or _option(args[i]) is not None:
+                raise Unread(f"{name} takes a value")
+        elif not OPTIONS[name] and value is not None:
+            raise Unread(f"{name} takes no value")
+        i += 1
+    return found
+
+
+def _option(arg: str) -> tuple[str, str | None] | None:
+    """(the option `arg` names, the value it carries) as argparse's _parse_optional reads it;
+    None for a positional argument."""
+    if not arg.startswith("-") or arg == "-":
+        return None
+    name, eq, value = arg.partition("=")
+    if arg in OPTIONS or eq and name in OPTIONS:
+        return name, value if eq else None
+    if arg.startswith("--"):
+        named = [(o, value if eq else None) for o in OPTIONS if o.startswith(name)]
+    else:  # -mTEXT; or a prefix of a single-dash option
+        named = [(o, arg[2:]) if o == arg[:2] else (o, None) for o in OPTIONS if o == arg[:2] or o.startswith(arg)]
+    if len(named) == 1:
+        return named[0]
+    if not named and (" " in arg or _negative(arg)):  # argparse takes these as positionals
+        return None
+    raise Unread(f"{arg}: {'ambiguous' if named else 'unknown'}")
+
+
+def _negative(arg: str) -> bool:
+    """A negative number, as argparse's `^-\\d+$|^-\\d*\\.\\d+$` says (no `re` here)."""
+    whole, dot, part = arg[1:].partition(".")
+    return (whole.isdecimal() and not dot) or (dot != "" and (whole == "" or whole.isdecimal()) and part.isdecimal())
 
 
 def home(argv: list[str]) -> str | None:

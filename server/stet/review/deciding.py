@@ -13,7 +13,7 @@ from ..domain.effect_outcome import Action, EffectEdit, State
 from ..domain.model import Hunk, Kind, lines_of
 from ..domain.neighbours import context_now
 from ..domain.shapes import JSON
-from ..domain.status import BY_VALUE, Decide, Status, TransitionError, plan, why_not_taken
+from ..domain.status import BY_VALUE, Decide, Status, TransitionError, moved_by, plan, why_not_taken
 from ..domain.text import detect_eol, normalize_eol
 from ..domain.verdict import classify
 from ..errors import Conflict, InvalidParams, OutsideWorkspace, StetError, TooLarge, UnknownHunk
@@ -169,7 +169,7 @@ class Deciding:
                         if missing:
                             raise UnknownHunk(f"unknown hunk id(s): {', '.join(missing)}", {"hunkIds": missing})
                     else:
-                        wanted = [Status.PENDING] + ([Status.STALE] if action == Decide.REJECT else [])
+                        wanted = moved_by(action)
                         found = await tx.hunks_where(uri=uri, proposal_id=proposal_id, task_id=task_id, statuses=wanted)
                         rows = {h.id: h for h in found}
                         ids = list(rows)
