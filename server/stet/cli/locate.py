@@ -6,6 +6,7 @@ import argparse
 import os
 
 from ..errors import StetError
+from ..store.engines import engine_of
 
 STORE_DIR = ".stet"
 STORE_FILE = "stet.db"
@@ -56,8 +57,8 @@ def locate(args: argparse.Namespace, create: bool) -> tuple[str, list[str]]:
     db = getattr(args, "db", None) or os.environ.get("STET_DB")
     roots = list(getattr(args, "root", None) or [])
     cwd = os.getcwd()
-    if db and db.startswith(("postgresql://", "postgres://")):
-        pass  # the shared store; the workspace is --root, else the current folder
+    if db and engine_of(db).shared:
+        pass  # the shared store, named by its url; the workspace is --root, else the project
     elif db:
         db = os.path.abspath(db)
         if not create and not os.path.isfile(db):
@@ -71,7 +72,7 @@ def locate(args: argparse.Namespace, create: bool) -> tuple[str, list[str]]:
                     "Run this inside a workspace Stet has seen, or pass --db PATH (or set STET_DB)."
                 )
             db = os.path.join(roots[0] if roots else _project_root(cwd), STORE_DIR, STORE_FILE)
-    if not roots and db.startswith(("postgresql://", "postgres://")):
+    if not roots and engine_of(db).shared:
         roots = [_project_root(cwd)]
     elif not roots:
         # A store kept elsewhere (--db) holds paths relative to the root it is opened with: the

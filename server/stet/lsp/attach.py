@@ -22,7 +22,7 @@ from ..domain.document import Document
 from ..errors import StoreUnavailable
 from ..review import Review, open_review
 from ..runtime.live import Live
-from ..store import is_url
+from ..store.engines import engine_of
 from .server import StetServer
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ class Opening:
         self.ls = ls
         self.roots = roots
         self.path = path
-        self.again = is_url(path)  # a store that may come back is tried again
+        self.again = engine_of(path).reconnects  # a store that may come back is tried again
         self.initialized = False
         self.docs: dict[str, Document] = {}  # what the editor opened while there was no review
         self._attempt: asyncio.Future[None] | None = None

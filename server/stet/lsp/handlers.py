@@ -24,7 +24,7 @@ from ..domain.status import Decide
 from ..errors import StetError, StoreLost, StoreUnavailable, UnknownHunk
 from ..operations import DECISIONS, Decision, offered_by
 from ..review import Review, not_taken
-from ..store import is_url
+from ..store.engines import engine_of
 from ..workspace.paths import uri_to_path
 from . import present
 from .attach import Opening
@@ -134,7 +134,7 @@ async def initialize(ls: StetServer, params: types.InitializeParams) -> None:
     options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
     db = options.get("db") if isinstance(options.get("db"), str) else None
     path = db or ls.db_path or os.environ.get("STET_DB") or os.path.join(roots[0], ".stet", "stet.db")
-    ls.opening = Opening(ls, roots, path if is_url(path) else os.path.abspath(path))
+    ls.opening = Opening(ls, roots, engine_of(path).absolute(path))
     await ls.opening.first()
 
 

@@ -173,14 +173,14 @@ class HookRoute:
         from ..agents.claude_code import handle
         from ..errors import StoreUnavailable
         from ..review.session import catch_up
-        from ..store import is_url
+        from ..store.engines import engine_of
         from .server import _open_again
 
         try:
             payload = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
             raise InvalidParams(f"the hook input is not JSON ({exc})") from None
-        if self.state.review is None and is_url(self.db_path):
+        if self.state.review is None and engine_of(self.db_path).reconnects:
             await _open_again(self.state, self.roots, self.db_path)  # PostgreSQL unreachable at start
         review = self.state.review
         if review is None:

@@ -34,7 +34,7 @@ from ..operations import offered_by
 from ..review import Review, open_review
 from ..runtime.awaiting import Changes
 from ..runtime.collector import tune_for_a_long_run
-from ..store import is_url
+from ..store.engines import engine_of
 from .handshake import INSTRUCTIONS, SERVER_NAME
 
 log = logging.getLogger(__name__)
@@ -174,7 +174,7 @@ class Tools:
 
     async def tasks(self) -> Tasks:
         state = self.state
-        if state.review is None and is_url(self.db_path):
+        if state.review is None and engine_of(self.db_path).reconnects:
             await _open_again(state, self.roots, self.db_path)
         if state.review is None:
             raise _fail(state.error or StoreUnavailable("the review store is not open"))

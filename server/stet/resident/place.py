@@ -1,5 +1,6 @@
 """Where a call's resident lives and whether what is there is its own; light enough for the
-thin client (os and sys only, and the operations table, which imports nothing).
+thin client (os and sys only, the operations table, which imports nothing, and the store's
+answers about its engine, store/engines.py, which imports os).
 
 The resident of a workspace listens on `.stet/resident.sock` of the workspace's first root,
 beside its pid file. Anyone who can write into the workspace can plant something there, so
@@ -11,6 +12,7 @@ the other's uid on the connection itself."""
 import os
 
 from ..operations import CLI
+from ..store.engines import engine_of
 
 # The calls worth a resident (the operations table's `resident`); `run` has the resident do the
 # two halves around its agent (run_phase).
@@ -40,7 +42,7 @@ def home_of_call(argv: list[str], cwd: str, env: dict[str, str] | os._Environ[st
     options = _options(argv)
     db = options.get("--db", [None])[-1] or env.get("STET_DB")
     roots = options.get("--root", [])
-    if db and db.startswith(("postgresql://", "postgres://")):
+    if db and engine_of(db).shared:
         return home_of(db, [roots[0] if roots else _up_to(cwd, ".git") or cwd])
     if db:
         return home_of(os.path.abspath(db), roots)
@@ -51,10 +53,7 @@ def home_of_call(argv: list[str], cwd: str, env: dict[str, str] | os._Environ[st
 def home_of(db: str, roots: list[str]) -> str | None:
     """Where the resident of the store `db` for `roots` lives: beside an SQLite store in its
     `.stet/`; for a PostgreSQL review, in the first root's `.stet/` (one per checkout)."""
-    if db.startswith(("postgresql://", "postgres://")):
-        return os.path.join(os.path.realpath(roots[0]), STORE_DIR)
-    folder = os.path.dirname(db)
-    return folder if os.path.basename(folder) == STORE_DIR else None
+    return engine_of(db).home(db, roots[0] if roots else "")
 
 
 def store_options(argv: list[str]) -> list[str]:

@@ -40,6 +40,7 @@ from ..domain.inert import inert
 from ..errors import StetError, StoreLost
 from ..review import Review, open_review
 from ..review.session import catch_up
+from ..store.engines import engine_of
 from ..workspace import modes, own
 from . import place, wire
 from .code import Code
@@ -160,7 +161,7 @@ class Resident:
             return _declined("its workspace moved", replace=True)
         if command == "resident" and "--status" in argv:
             idle = time.monotonic() - self.last
-            store = "a PostgreSQL review" if "://" in self.db else self.db  # a URL may hold a password
+            store = engine_of(self.db).named(self.db)  # (a url may hold a password)
             said = f"resident {os.getpid()}: {self.calls} call(s) answered, store {store}, idle {idle:.0f} s\n"
             return [b"done", b"0", said.encode(), b""]
         if command not in place.ROUTED and not place.run_phase(argv):

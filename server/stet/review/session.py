@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import StoreUnavailable
-from ..store import is_url, open_store
+from ..store import engine_of, open_store
 from ..workspace import git
 from ..workspace.paths import Workspace, path_to_uri
 from .config import Editor, Limits, NoEditor
@@ -46,15 +46,16 @@ async def open_review(
     them) removes the temp files killed writes left. Raises StoreUnavailable."""
     review = Review(Workspace(roots), editor or NoEditor(), on_change or _nobody, limits)
     home = os.path.join(roots[0], ".stet")
+    engine = engine_of(db_path)
     shared: dict[str, Any] = {}
-    if is_url(db_path):  # a review shared by checkouts: which checkout, of which repository
+    if engine.shared:  # a review shared by checkouts: which checkout, of which repository
         shared = {"repository": await _repository(review.ws.roots[0])}
     # Paths are stored relative to the roots the workspace writes uris at (store/roots.py).
     root_uris = [path_to_uri(r) for r in review.ws.roots]
     opened = await open_store(db_path, home=home, root_uris=root_uris, create=create, quarantine=quarantine, **shared)
     review.state.store = opened.store
     opened.store.known = review.state.hunks  # rows read again share what memory holds
-    review.ws.keep_out_store(os.path.join(home, "stet.db") if is_url(db_path) else opened.store.path)
+    review.ws.keep_out_store(engine.local_file(opened.store.path, home))
     notice = opened.notice
     if not recover_later:
         try:

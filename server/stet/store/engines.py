@@ -1,68 +1,82 @@
-"""Which engine a store is: a PostgreSQL url, or an SQLite file (the default)."""
+"""Which engine a store is, and what the rest of Stet may ask of it: the one place that reads a
+`--db` value (a PostgreSQL url, else an SQLite file, the default).
+
+Outside store/ nothing tests a url: a room asks `engine_of(db)` whether the review is shared by
+checkouts, whether a server that cannot reach it tries again, where a checkout's review lives
+(its `.stet/`: the resident's socket, the MCP token, the inbox) and how a message names it (a
+url may hold a password). Light on purpose (os only): the thin client asks it where a call's
+resident lives (resident/place.py). opener.py opens the store with its engine's class."""
 
 from __future__ import annotations
 
 import os
-import sys
-
-from ..errors import StoreUnavailable
-from .api import StoreApi
-from .base import OpenResult
-from .sqlite import Store
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from .postgres import PgStore
 
 SCHEMES = ("postgresql://", "postgres://")
+HOME = ".stet"  # a checkout's own folder (workspace/own.STORE_DIR)
+STORE_FILE = "stet.db"
 
 
-def is_url(db: str | None) -> bool:
-    return bool(db) and str(db).startswith(SCHEMES)
+class Engine:
+    """An engine's answers; `engine_of` gives the one a `--db` value names."""
+
+    name = ""  # "sqlite" | "postgresql" (as StoreApi.engine)
+    shared = False  # one review for several checkouts (of one repository, named by its id)
+    reconnects = False  # a server that cannot reach it tries again (it may come back by itself)
+
+    def absolute(self, db: str) -> str:
+        """`db` as any process names it, whatever its folder."""
+        return db
+
+    def home(self, db: str, root: str) -> str | None:
+        """Where the review of the checkout at `root` lives: the `.stet/` that holds its resident,
+        MCP token and inbox; None when it has none (a store kept outside a `.stet/`)."""
+        raise NotImplementedError
+
+    def local_file(self, db: str, home: str) -> str:
+        """The file that stands for the store in this checkout (whose `.stet/` is `home`): what is
+        kept beside it (the token, the lock, the inbox) and what is never a file under review."""
+        raise NotImplementedError
+
+    def named(self, db: str) -> str:
+        """How a message names the store (never with a password)."""
+        raise NotImplementedError
 
 
-async def open_store(
-    db: str,
-    *,
-    home: str,
-    root_uris: list[str] | None = None,
-    repository: str | None = None,
-    create: bool = True,
-    quarantine: bool = True,
-) -> OpenResult:
-    """Open the store `db` names. `home`: the checkout's `.stet/` folder, where a PostgreSQL
-    store keeps what stays on this machine (an SQLite store keeps it beside its file).
-    `root_uris`: the workspace's roots, first first, as it writes their uris: paths are stored
-    relative to them (roots.py; default: home's parent). For PostgreSQL, `repository` is the
-    repository's id (see postgres.attach)."""
-    home = os.path.abspath(home)
-    if root_uris is None:
-        from pathlib import Path
+class _Sqlite(Engine):
+    name = "sqlite"
 
-        root_uris = [Path(os.path.realpath(os.path.dirname(home))).as_uri()]
-    if is_url(db):
-        try:
-            from .postgres import PgStore  # psycopg is loaded only by who uses it
-        except ModuleNotFoundError as exc:
-            if exc.name is None or exc.name.split(".")[0] != "psycopg":
-                raise
-            raise StoreUnavailable(no_driver(db)) from None
+    def absolute(self, db: str) -> str:
+        return os.path.abspath(db)
 
-        root = os.path.realpath(os.path.dirname(home))
-        return await PgStore.open_url(db, home, root, root_uris, repository)
-    return await Store.open(db, roots=root_uris, create=create, quarantine=quarantine)
+    def home(self, db: str, root: str) -> str | None:
+        folder = os.path.dirname(db)
+        return folder if os.path.basename(folder) == HOME else None
+
+    def local_file(self, db: str, home: str) -> str:
+        return db
+
+    def named(self, db: str) -> str:
+        return db
 
 
-def no_driver(db: str) -> str:
-    from .pgurl import shown
+class _Postgresql(Engine):
+    name = "postgresql"
+    shared = reconnects = True
 
-    return (
-        f"the review store {shown(db)} is a PostgreSQL url, and the Python Stet runs in ({sys.executable}) has "
-        "no PostgreSQL driver (psycopg): install Stet's `postgresql` extra into it (from Stet's clone: "
-        "`pip install -e '.[postgresql]'`; or `pip install 'psycopg[binary]>=3.2,<4'`)"
-    )
+    def home(self, db: str, root: str) -> str | None:
+        return os.path.join(os.path.realpath(root), HOME)  # one per checkout
+
+    def local_file(self, db: str, home: str) -> str:
+        return os.path.join(home, STORE_FILE)  # never made: its siblings are
+
+    def named(self, db: str) -> str:
+        return "a PostgreSQL review"
 
 
-def _conforms(sqlite: Store, postgresql: PgStore) -> tuple[StoreApi, StoreApi]:
-    """(mypy checks here that both engines' stores provide StoreApi.)"""
-    return sqlite, postgresql
+SQLITE: Engine = _Sqlite()
+POSTGRESQL: Engine = _Postgresql()
+
+
+def engine_of(db: str | None) -> Engine:
+    """The engine of the store `db` names (an SQLite file unless it is a PostgreSQL url)."""
+    return POSTGRESQL if db and str(db).startswith(SCHEMES) else SQLITE

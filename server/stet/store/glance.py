@@ -14,6 +14,8 @@ import sqlite3
 from urllib.parse import quote
 
 from . import dbfiles
+from . import glance_sql as sql
+from .engines import SQLITE, engine_of
 from .roots import Roots
 from .schema import SCHEMA_VERSION
 
@@ -21,22 +23,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-# A hunk's message is its proposal's, stored once there (older hunks keep their own copy).
-HUNK_FIELDS = (
-    "h.id, h.proposal_id, h.task_id, h.seq, h.uri, h.kind, h.new_uri, h.status, h.line, h.old_text, "
-    "h.new_text, h.applied_text, COALESCE(h.message, p.message), h.feedback, h.in_file, h.kept"
-)
-
-
-def _full_fields() -> str:
-    """Every stored column (rows.HUNK_COLUMNS, for rows.hunk_from_row), then the proposal's message."""
-    from .rows import HUNK_COLUMNS  # only a command that needs whole hunks pays for it
-
-    return ", ".join(f"h.{c.strip()}" for c in HUNK_COLUMNS.split(",")) + ", p.message"
-
 
 class Look:
-    """One snapshot: hunk rows (HUNK_FIELDS, or with `whole` every column and the proposal's
+    """One snapshot: hunk rows (glance_sql.HUNK_FIELDS, or with `whole` every column and the proposal's
     message), the effects not finished yet (id, uri, state,
     target, owner) and the file stamps (uri -> size, mtime_ns)."""
 
@@ -58,7 +47,7 @@ def look(path: str, roots: list[str], busy_timeout_ms: int = 10000, *, whole: bo
     roots' uris, first first: roots.py); None when it cannot be read that way (files that are
     not Stet's own included - a symlink, a hard link: the full open refuses them and says why;
     absolute paths left that these roots would make relative: the full open does)."""
-    if path.startswith(("postgresql://", "postgres://")):
+    if engine_of(path) is not SQLITE:
         return None  # a glance is SQLite's; the full open reads PostgreSQL
     if dbfiles.problem(path) is not None:
         return None
@@ -67,27 +56,24 @@ def look(path: str, roots: list[str], busy_timeout_ms: int = 10000, *, whole: bo
     except (sqlite3.Error, OSError):
         return None
     try:
-        conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-        if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+        conn.execute(sql.BUSY_TIMEOUT.format(ms=int(busy_timeout_ms)))
+        if conn.execute(sql.USER_VERSION).fetchone()[0] != SCHEMA_VERSION:
             return None
-        if [r[0] for r in conn.execute("PRAGMA quick_check")] != ["ok"]:
+        if [r[0] for r in conn.execute(sql.QUICK_CHECK)] != ["ok"]:
             return None
-        conn.execute("BEGIN")  # one snapshot for the reads
-        seen = {int(n): str(u) for n, u in conn.execute("SELECT n, uri FROM roots")}
-        unplaced = conn.execute("SELECT n FROM unplaced").fetchone()
+        conn.execute(sql.BEGIN)  # one snapshot for the reads
+        seen = {int(n): str(u) for n, u in conn.execute(sql.ROOTS)}
+        unplaced = conn.execute(sql.UNPLACED).fetchone()
         if unplaced and unplaced[0] and any(seen.get(n) != u for n, u in enumerate(roots)):
-            conn.execute("COMMIT")
+            conn.execute(sql.COMMIT)
             return None  # the full open makes them relative (relocation.settle)
         at = Roots(roots, seen)
-        fields = _full_fields() if whole else HUNK_FIELDS
-        hunks = _rows(at, conn.execute(f"SELECT {fields} FROM hunks h LEFT JOIN proposals p ON p.id = h.proposal_id"))
-        effects = _rows(
-            at, conn.execute("SELECT id, uri, state, target, owner FROM effects WHERE state IN ('pending', 'unsaved')")
-        )
-        stamps = {r[0]: (r[1], r[2]) for r in _rows(at, conn.execute("SELECT uri, size, mtime_ns FROM file_stamps"))}
-        # A capture whose restore journal a kill left open: the full open finishes it first.
-        capturing = conn.execute("SELECT 1 FROM captures WHERE state = 'pending' LIMIT 1").fetchone()
-        conn.execute("COMMIT")
+        hunks = _rows(at, conn.execute(sql.hunks(whole)))
+        effects = _rows(at, conn.execute(sql.OPEN_EFFECTS))
+        stamps = {r[0]: (r[1], r[2]) for r in _rows(at, conn.execute(sql.STAMPS))}
+        # The full open finishes a capture a kill left open first.
+        capturing = conn.execute(sql.CAPTURING).fetchone()
+        conn.execute(sql.COMMIT)
         return None if capturing else Look(hunks, effects, stamps)
     except sqlite3.Error:
         return None

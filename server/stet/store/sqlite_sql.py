@@ -1,7 +1,8 @@
-"""SQLite's statements (see statements.py)."""
+"""SQLite's statements (see statements.py); a glance's own, which import nothing, are in glance_sql.py."""
 
 from __future__ import annotations
 
+from . import glance_sql
 from .rows import CAPTURE_COLUMNS, HUNK_COLUMNS, TASK_COLUMNS
 from .statements import Statements, path_columns
 
@@ -119,9 +120,9 @@ SQLITE = Statements(
         "ON CONFLICT (agent, hunk_id) DO UPDATE SET decision = excluded.decision"
     ),
     drop_told="DELETE FROM agent_told WHERE agent = ? AND hunk_id = ?",
-    roots="SELECT n, uri FROM roots",
+    roots=glance_sql.ROOTS,
     put_root="INSERT OR REPLACE INTO roots (n, uri) VALUES (?, ?)",
-    unplaced="SELECT n FROM unplaced",
+    unplaced=glance_sql.UNPLACED,
     set_unplaced="UPDATE unplaced SET n = ?",
     path_columns=path_columns("?", {}),
 )

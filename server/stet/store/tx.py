@@ -19,6 +19,7 @@ from ..domain.model import Hunk
 from ..domain.shapes import JSON
 from ..domain.status import Status
 from ..errors import StoreUnavailable
+from .engines import engine_of
 from .errors import Busy, ConstraintError, StoreError
 from .link import Link, Raw
 from .roots import AsDoc, AsUri
@@ -42,7 +43,7 @@ BUSY_DEADLINE = 120.0
 
 
 def unavailable(path: str, exc: BaseException) -> StoreUnavailable:
-    if path.startswith(("postgresql://", "postgres://")):  # (already without its password)
+    if engine_of(path).reconnects:  # (`path`: a url already without its password)
         return StoreUnavailable(
             f"the review store {path} cannot be used: {exc}. Check that PostgreSQL is running and "
             f"reachable; Stet connects again by itself at the next request."
