@@ -9,8 +9,6 @@ The thin client reads this module at every call: it imports nothing, not even `t
 (the typed params of the LSP door are lsp/params.py's).
 """
 
-from __future__ import annotations
-
 
 class Decision:
     """A decision kind (`action`: a domain.status.Decide value). Over LSP it is the command

@@ -22,6 +22,12 @@ def test_the_thin_client_loads_nothing_slow():
     assert not loaded("stet.resident.client", "stet.faults", "stet.limits") & (SLOW | {"json", "threading"})
 
 
+def test_the_thin_client_of_a_call_without_input_loads_no_future_import():
+    # `from __future__ import annotations` is a module of its own to find and run (0.1-0.2 ms of
+    # every status, show and decision): the thin path writes annotations Python evaluates as they are.
+    assert "__future__" not in loaded("stet.resident.client")
+
+
 def test_the_mcp_front_loads_nothing_slow():
     assert not loaded("stet.mcp.stdio") & SLOW
 

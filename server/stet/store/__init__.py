@@ -5,8 +5,6 @@ pg_sql.py), sent by a method named for its intent.
 The names below are loaded when first used: importing `stet.store.glance` (a read-only look,
 no event loop) must not import aiosqlite and asyncio with `Store`."""
 
-from __future__ import annotations
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .api import StoreApi

@@ -7,8 +7,6 @@ checkouts, whether a server that cannot reach it tries again, where a checkout's
 url may hold a password). Light on purpose (os only): the thin client asks it where a call's
 resident lives (resident/place.py). opener.py opens the store with its engine's class."""
 
-from __future__ import annotations
-
 import os
 
 SCHEMES = ("postgresql://", "postgres://")
