@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from lsprotocol import types
 
@@ -100,7 +100,40 @@ def _cmd(title: str, name: str, arg: dict[str, Any]) -> types.Command:
     return types.Command(title=title, command=name, arguments=[arg])
 
 
-def code_lenses(hunks: list[Hunk], client_uri: str) -> list[types.CodeLens]:
+def split_roles(hunks: list[Hunk]) -> dict[str, str]:
+    """Each part and rest of a hunk decided in parts (its superseded original names them)."""
+    roles: dict[str, str] = {}
+    for h in hunks:
+        if h.parts is not None:
+            roles[h.parts[0]], roles[h.parts[1]] = "part", "rest"
+    return roles
+
+
+def _shares_a_row(h: Hunk) -> bool:
+    return h.status in (Status.PENDING, Status.ACCEPTED, Status.STALE) or h.gone
+
+
+def _names(hunks: list[Hunk], roles: dict[str, str]) -> dict[str, str]:
+    """A short name for each hunk whose lenses share a line with another hunk's: an editor draws
+    all the lenses of a line as one row (after undoing a part, the part and the stale rest start
+    on the same line), so each button says whose it is. Hunks alone on their line: no name."""
+    by_line: dict[int, list[Hunk]] = {}
+    for h in hunks:
+        if _shares_a_row(h):
+            by_line.setdefault(h.line, []).append(h)
+    names: dict[str, str] = {}
+    for row in by_line.values():
+        if len(row) < 2:
+            continue
+        wanted = [roles.get(h.id, "change") for h in row]
+        for i, (h, name) in enumerate(zip(row, wanted, strict=True)):
+            twice = wanted.count(name) > 1
+            names[h.id] = f"{name} {wanted[: i + 1].count(name)}" if twice else name
+    return names
+
+
+def code_lenses(hunks: list[Hunk], client_uri: str, roles: dict[str, str] | None = None) -> list[types.CodeLens]:
+    """`roles`: the parts and rests among `hunks` (split_roles), to name them when they share a line."""
     lenses = []
     at_top = types.Range(types.Position(0, 0), types.Position(0, 0))
     pending = [h for h in hunks if h.status == Status.PENDING]
@@ -114,27 +147,41 @@ def code_lenses(hunks: list[Hunk], client_uri: str) -> list[types.CodeLens]:
             lenses.append(
                 types.CodeLens(at_top, _cmd(f"Reject all ({len(rejectable)})", "stet.rejectFile", {"uri": client_uri}))
             )
-    for h in hunks:
+    names = _names(hunks, roles or {}) if len(hunks) >= 2 else {}
+    # On a shared line the open hunk's buttons come first, the stale one's after them.
+    for h in sorted(hunks, key=lambda h: (h.line, h.status == Status.STALE)):
         here = types.Range(types.Position(h.line, 0), types.Position(h.line, 0))
-        ids = {"hunkIds": [h.id]}
-        if h.status == Status.PENDING:
-            label = _size(h) if h.kind == Kind.EDIT else _what(h).split(" (")[0]
-            if h.kept and h.shows_new:  # the agent's text is there already
-                lenses.append(types.CodeLens(here, _cmd(f"Accept (keep: {label})", "stet.accept", ids)))
-                lenses.append(types.CodeLens(here, _cmd("Reject (put the old text back)", "stet.reject", ids)))
-            else:
-                lenses.append(types.CodeLens(here, _cmd(f"Accept ({label})", "stet.accept", ids)))
-                lenses.append(types.CodeLens(here, _cmd("Reject", "stet.reject", ids)))
-        elif h.status == Status.ACCEPTED:
-            # Rejecting an accepted hunk is not a transition: offer to retry or to undo.
-            lenses.append(types.CodeLens(here, _cmd("Accept (retry applying)", "stet.accept", ids)))
-            lenses.append(types.CodeLens(here, _cmd("Undo accept", "stet.undo", ids)))
-        elif h.status == Status.STALE:
-            lenses.append(types.CodeLens(here, _cmd("Reject (no longer applies)", "stet.reject", ids)))
-        elif h.gone:
-            lenses.append(types.CodeLens(here, _cmd("Re-apply (removed since)", "stet.reapply", ids)))
-            lenses.append(types.CodeLens(here, _cmd("Undo decision", "stet.undo", ids)))
+        lenses += [types.CodeLens(here, c) for c in _hunk_commands(h, names.get(h.id))]
     return lenses
+
+
+def _hunk_commands(h: Hunk, name: str | None) -> list[types.Command]:
+    """A hunk's lens buttons; `name` (when another hunk's share its line) follows each verb, so
+    the titles still start with "Accept" / "Reject"."""
+    n = f" {name}" if name else ""
+    ids = {"hunkIds": [h.id]}
+    if h.status == Status.PENDING:
+        label = _size(h) if h.kind == Kind.EDIT else _what(h).split(" (")[0]
+        if h.kept and h.shows_new:  # the agent's text is there already
+            return [
+                _cmd(f"Accept{n} (keep: {label})", "stet.accept", ids),
+                _cmd(f"Reject{n} (put the old text back)", "stet.reject", ids),
+            ]
+        return [_cmd(f"Accept{n} ({label})", "stet.accept", ids), _cmd(f"Reject{n}", "stet.reject", ids)]
+    if h.status == Status.ACCEPTED:
+        # Rejecting an accepted hunk is not a transition: offer to retry or to undo.
+        return [
+            _cmd(f"Accept{n} (retry applying)", "stet.accept", ids),
+            _cmd(f"Undo accept{' of' + n if n else ''}", "stet.undo", ids),
+        ]
+    if h.status == Status.STALE:
+        return [_cmd(f"Reject{n} (no longer applies)", "stet.reject", ids)]
+    if h.gone:
+        return [
+            _cmd(f"Re-apply{n} (removed since)", "stet.reapply", ids),
+            _cmd(f"Undo decision{' on' + n if n else ''}", "stet.undo", ids),
+        ]
+    return []
 
 
 def covers(h: Hunk, first: int, last: int) -> bool:
@@ -281,4 +328,21 @@ def hover(h: Hunk, markdown: bool = True) -> types.Hover:
             kind=types.MarkupKind.Markdown, value=f"{head}\n\n{fence}diff\n{diff_block(h)}\n{fence}"
         ),
         range=_range(h),
+    )
+
+
+def hover_at(hunks: list[Hunk], line: int, markdown: bool = True) -> types.Hover | None:
+    """The hover of every hunk at a line, the open ones before the stale ones (after undoing a
+    part, the part and the stale rest cover the same lines: both are told)."""
+    here = sorted((h for h in hunks if covers(h, line, line)), key=lambda h: h.status == Status.STALE)
+    if not here:
+        return None
+    first = hover(here[0], markdown)
+    if len(here) == 1:
+        return first
+    rule = "\n\n---\n\n" if markdown else "\n\n"
+    value = rule.join(cast(types.MarkupContent, hover(h, markdown).contents).value for h in here)
+    return types.Hover(
+        contents=types.MarkupContent(kind=cast(types.MarkupContent, first.contents).kind, value=value),
+        range=first.range,
     )
