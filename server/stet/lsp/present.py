@@ -113,12 +113,19 @@ def _shares_a_row(h: Hunk) -> bool:
     return h.status in (Status.PENDING, Status.ACCEPTED, Status.STALE) or h.gone
 
 
+def _row_order(h: Hunk) -> tuple[int, bool, int, int, str]:
+    """Hunks sharing a line: open before stale, then the shorter first, then by id (the extension
+    orders and numbers them alike: client-extension/src/logic/parts.ts, rowNames)."""
+    end = h.lsp_range()["end"]
+    return (h.line, h.status == Status.STALE, end["line"], end["character"], h.id)
+
+
 def _names(hunks: list[Hunk], roles: dict[str, str]) -> dict[str, str]:
     """A short name for each hunk whose lenses share a line with another hunk's: an editor draws
     all the lenses of a line as one row (after undoing a part, the part and the stale rest start
     on the same line), so each button says whose it is. Hunks alone on their line: no name."""
     by_line: dict[int, list[Hunk]] = {}
-    for h in hunks:
+    for h in sorted(hunks, key=_row_order):
         if _shares_a_row(h):
             by_line.setdefault(h.line, []).append(h)
     names: dict[str, str] = {}
@@ -149,7 +156,7 @@ def code_lenses(hunks: list[Hunk], client_uri: str, roles: dict[str, str] | None
             )
     names = _names(hunks, roles or {}) if len(hunks) >= 2 else {}
     # On a shared line the open hunk's buttons come first, the stale one's after them.
-    for h in sorted(hunks, key=lambda h: (h.line, h.status == Status.STALE)):
+    for h in sorted(hunks, key=_row_order) if names else hunks:
         here = types.Range(types.Position(h.line, 0), types.Position(h.line, 0))
         lenses += [types.CodeLens(here, c) for c in _hunk_commands(h, names.get(h.id))]
     return lenses
