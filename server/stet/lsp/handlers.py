@@ -214,8 +214,10 @@ def code_lens(ls: StetServer, params: types.CodeLensParams) -> list[types.CodeLe
     uri, hunks = _doc_hunks(ls, params.text_document.uri)
     if not hunks or uri is None or ls.review is None:
         return []
-    # Parts and rests are named when they share a line: their originals say which is which.
-    roles = present.split_roles(ls.review.list(uri)) if len(hunks) >= 2 else {}
+    # Parts and rests are named when they share a line: their originals say which is which
+    # (looked up only then: most files have one hunk a line).
+    shared = len({h.line for h in hunks}) < len(hunks)
+    roles = present.split_roles(ls.review.list(uri)) if shared else {}
     return present.code_lenses(hunks, params.text_document.uri, roles)
 
 
