@@ -14,8 +14,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import {
   APP_BEFORE, BIG_BEFORE, BIG_INSERTED, BIG_TWELVE, FAR_AFTER, FAR_BEFORE, FAR_FIFTEEN, GONE_BEFORE, NEW_TEXT, NOTES_BEFORE,
-  PARTS_BEFORE, TURN1_AFTER, TURN1_BEFORE, TURN2_AFTER, TURN2_BEFORE, TURN_SESSION, UTIL_BEFORE, makeFourthRound, makeSecondRound,
-  makeThirdRound, makeWorkspace, makeFifthRound,
+  PARTS_BEFORE, RACE_BEFORE, TURN1_AFTER, TURN1_BEFORE, TURN2_AFTER, TURN2_BEFORE, TURN_SESSION, UTIL_BEFORE, makeFourthRound, makeSecondRound,
+  makeThirdRound, makeWorkspace, makeFifthRound, makeUndoPart,
 } from './workspace.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -1506,6 +1506,89 @@ if (!serverHas('stet.acceptLines')) {
     log(`the placeholder needs ${fit.needs}px of ${fit.room}px (issue 29's needed ${fit.before}px)`);
     if (!/\+ line is added/.test(fit.text)) throw new Error(`the placeholder lost the rule's second half: ${JSON.stringify(fit)}`);
     if (fit.needs > fit.room) throw new Error(`the placeholder is cut off: ${JSON.stringify(fit)}`);
+  });
+}
+
+/** The titles of the row of lenses right above the rendered line reading `lineText` in `editor`. */
+async function lensRowAbove(editor, lineText) {
+  return editor.evaluate((ed, lineText) => {
+    const line = [...ed.querySelectorAll('.view-lines .view-line')].find((l) => l.textContent.replace(/\u00a0/g, ' ') === lineText);
+    if (!line) return null;
+    const y = line.getBoundingClientRect().top;
+    const links = [...ed.querySelectorAll('.codelens-decoration a')].map((a) => ({ top: Math.round(a.getBoundingClientRect().top), title: a.textContent.trim() }));
+    const row = Math.max(...links.filter((l) => l.top < y).map((l) => l.top));
+    return links.filter((l) => l.top === row).map((l) => l.title);
+  }, lineText);
+}
+
+const yellowish = (c) => { const [r, g, b, a = 1] = rgba(c); return a > 0 && r > 120 && g > 120 && b < 80; };
+
+const UNDO_PART = 'round five: a part accepted, then undone (the part pending again, its rest stale on the same lines): one block, the part\'s; no stale marks over its lines; one lens row naming each hunk\'s buttons; the part\'s Accept accepts the part alone';
+if (!serverHas('stet.acceptLines')) {
+  skip(UNDO_PART, 'this server has no stet.acceptLines (it needs the server of issue 24)');
+} else {
+  await check(UNDO_PART, async () => {
+    const { name, params } = makeUndoPart(ws);
+    stetCalls([{ method: 'stet/propose', params }]);
+    await clearNotifications();
+    await openFromExplorer(name);
+    await toTop();
+    await until('the lenses of the proposal', async () => (await lensTitles()).some((x) => ACCEPT.test(x)));
+    // The part: ONE = 1 removed, A = "a" added (git gui's rule: ONE, TWO -> TWO, A); the rest: TWO, A -> A, B, C.
+    await openLineList('3 lines replacing lines 2–3');
+    await acceptTicked(['-1  ONE = 1', '+1  A = "a"']);
+    await until('the part in the buffer', async () => (await editorView()).text.includes('TWO = 2\nA = "a"\nTHREE = 3'));
+    await runCommand('Stet: Undo Last Decision');
+    const before = RACE_BEFORE.split('\n').slice(0, 4).join('\n');
+    await until('the part taken out of the buffer', async () => (await editorView()).text.startsWith(before));
+    await clickEditorText();
+    await page.keyboard.press('Control+S');
+    await until(`${name} saved as it was`, () => linesOf(name) === RACE_BEFORE);
+    let hs = [];
+    const pieces = () => {
+      const original = hs.find((h) => h.proposalId === 'p-undo-part' && h.status === 'superseded' && h.parts?.length === 2);
+      return original ? original.parts.map((id) => hs.find((h) => h.id === id)) : [];
+    };
+    await until('the part pending again, its rest stale', () => {
+      hs = listHunks({ proposalId: 'p-undo-part' });
+      const [part, rest] = pieces();
+      return part?.status === 'pending' && rest?.status === 'stale';
+    }, 30_000, 1000).catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(hs.map((h) => [h.status, h.oldText, h.newText]))}`); });
+    const editor = page.locator(editorSel).first();
+    const wanted = ['Accept part (-2 +2)', 'Reject part', 'Reject rest (no longer applies)', 'Diff part', 'Edit part…', 'Diff rest'];
+    let row = [];
+    await until('one lens row above ONE = 1 naming each hunk\'s buttons', async () => {
+      row = (await lensRowAbove(editor, 'ONE = 1')) ?? [];
+      return wanted.every((t) => row.includes(t));
+    }, 30_000, 500).catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(row)}`); });
+    if (new Set(row).size !== row.length || row.some((t) => /^(Accept|Reject|Diff|Edit)\b(?! (part|rest|all))/.test(t))) throw new Error(`a button in the row names no hunk: ${JSON.stringify(row)}`);
+    let blocks = [];
+    await until('one block: the part\'s two lines', async () => {
+      blocks = await editor.locator('.review-widget:visible').allTextContents();
+      return blocks.length === 1 && blocks[0].includes('2 lines replacing lines 2–3');
+    }, 30_000, 500).catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(blocks.map((b) => b.slice(0, 80)))}`); });
+    const lines = await renderedLines(editor);
+    for (const t of ['ONE = 1', 'TWO = 2']) {
+      const l = lines.find((x) => x.text === t);
+      if (!l?.decorations.some((d) => reddish(d.bg))) throw new Error(`${t} is not marked as the part's old line: ${JSON.stringify(l)}`);
+      if (l.decorations.some((d) => yellowish(d.bg))) throw new Error(`the stale rest is drawn over ${t}: ${JSON.stringify(l.decorations)}`);
+    }
+    const v = await editorView();
+    if (v.ghosts.some((g) => g.includes('⟶'))) throw new Error(`the stale rest's ghost text is drawn: ${JSON.stringify(v.ghosts)}`);
+    await screenshot('undo-part-lenses-and-block');
+    await clickLens('the part\'s Accept', () => lensAbove('ONE = 1', /^Accept part/));
+    // The cursor moves on to the next pending hunk (in another file, or this one): save every file.
+    await until(`the part in ${name} again, saved`, async () => {
+      await runCommand('File: Save All');
+      return linesOf(name).includes('TWO = 2\nA = "a"\nTHREE = 3');
+    }, 60_000, 1000);
+    await until('the part alone accepted: the part applied, the rest pending (its old text there again)', () => {
+      hs = listHunks({ proposalId: 'p-undo-part' });
+      const [part, rest] = pieces();
+      return part?.status === 'applied' && rest?.status === 'pending';
+    }, 30_000, 1000).catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(hs.map((h) => [h.status, h.oldText, h.newText]))}`); });
+    const expected = RACE_BEFORE.replace('ONE = 1\nTWO = 2\n', 'TWO = 2\nA = "a"\n');
+    if (linesOf(name) !== expected) throw new Error(`${name} holds more than the part: ${JSON.stringify(linesOf(name))}`);
   });
 }
 

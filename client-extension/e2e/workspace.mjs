@@ -242,3 +242,18 @@ export function makeFifthRound(dir, n) {
     },
   };
 }
+
+/** Writes undo_part.py (as race.py); returns the stet/propose params replacing ONE and TWO by three lines. */
+export function makeUndoPart(dir) {
+  const name = 'undo_part.py';
+  fs.writeFileSync(path.join(dir, name), RACE_BEFORE);
+  const uri = pathToFileURL(path.join(dir, name)).href;
+  const lines = { start: { line: 1, character: 0 }, end: { line: 3, character: 0 } };
+  return {
+    name,
+    params: {
+      proposalId: 'p-undo-part', taskId: 't-race', agent: 'codex', message: 'Letters',
+      edit: { changes: { [uri]: [{ range: lines, newText: 'A = "a"\nB = "b"\nC = "c"\n' }] } },
+    },
+  };
+}

@@ -7,6 +7,7 @@ import { HunkModel } from './logic/model';
 
 export class Decorator implements vscode.Disposable {
   private readonly lineTypes: Record<DecorationKind, vscode.TextEditorDecorationType>;
+  private readonly covered: vscode.TextEditorDecorationType;
   private readonly removed: vscode.TextEditorDecorationType;
   private readonly ghost: vscode.TextEditorDecorationType;
   private readonly missing: vscode.TextEditorDecorationType;
@@ -29,6 +30,13 @@ export class Decorator implements vscode.Disposable {
       accepted: line('stet.oldLineBackground', 'gutter-accepted.svg', 'editorOverviewRuler.addedForeground'),
       stale: line('stet.staleLineBackground', 'gutter-stale.svg', 'editorOverviewRuler.warningForeground'),
     };
+    // A stale hunk sharing lines with an open one: only its gutter and ruler mark (logic/decorations.ts).
+    this.covered = vscode.window.createTextEditorDecorationType({
+      gutterIconPath: vscode.Uri.joinPath(media, 'gutter-stale.svg'),
+      gutterIconSize: 'contain',
+      overviewRulerColor: new vscode.ThemeColor('editorOverviewRuler.warningForeground'),
+      overviewRulerLane: vscode.OverviewRulerLane.Right,
+    });
     this.removed = vscode.window.createTextEditorDecorationType({ textDecoration: 'line-through', opacity: '0.7' });
     this.ghost = vscode.window.createTextEditorDecorationType({
       after: {
@@ -77,8 +85,9 @@ export class Decorator implements vscode.Disposable {
     const lastLine = editor.document.lineCount - 1;
     const lineRange = (l: number) => editor.document.lineAt(Math.min(l, lastLine)).range;
     for (const kind of Object.keys(this.lineTypes) as DecorationKind[]) {
-      editor.setDecorations(this.lineTypes[kind], marks.lines.filter((m) => m.kind === kind).map((m) => lineRange(m.line)));
+      editor.setDecorations(this.lineTypes[kind], marks.lines.filter((m) => m.kind === kind && !m.covered).map((m) => lineRange(m.line)));
     }
+    editor.setDecorations(this.covered, marks.lines.filter((m) => m.covered).map((m) => lineRange(m.line)));
     editor.setDecorations(this.removed, marks.lines.filter((m) => m.removed).map((m) => lineRange(m.line)));
     const ghosts: vscode.DecorationOptions[] = [];
     for (const m of marks.lines) {
@@ -114,6 +123,6 @@ export class Decorator implements vscode.Disposable {
 
   dispose(): void {
     for (const s of this.subscriptions) s.dispose();
-    for (const t of [...Object.values(this.lineTypes), this.removed, this.ghost, this.missing, this.kept]) t.dispose();
+    for (const t of [...Object.values(this.lineTypes), this.covered, this.removed, this.ghost, this.missing, this.kept]) t.dispose();
   }
 }

@@ -145,3 +145,45 @@ test('sameLines: the same lines whatever their line ends; other lines or lines e
   assert.equal(sameLines('ONE = 1\nTWO = 2\n', 'ONE = 1\nTWO = 2\nA = "a"\n'), false);
   assert.equal(sameLines('', ''), true);
 });
+
+// After undoing an accepted part (issue 29): the part pending again on lines 4-6, its rest stale on the
+// same lines (its old text was the part's new text): drawn together they read as one hunk.
+const part = hunk({ id: 'part', lines: [4, 7], oldText: 'l5\nl6\nl7\n', newText: 'l6\nl7\nA\n' });
+const rest = hunk({ id: 'rest', status: 'stale', lines: [4, 7], oldText: 'l6\nl7\nA\n', newText: 'A\nB\nC\nD\n' });
+
+test('a stale hunk on the lines of a pending one draws nothing there: the pending hunk wins its lines', () => {
+  for (const order of [[rest, part], [part, rest]]) {
+    const m = marksFor(order, 'lines');
+    assert.deepEqual(m.blocks.map((b) => b.hunkId), ['part']);
+    assert.deepEqual(m.lines.map((l) => [l.line, l.hunkId, l.kind]), [[4, 'part', 'pending'], [5, 'part', 'pending'], [6, 'part', 'pending']]);
+    assert.deepEqual(m.inserts, []);
+  }
+  const ghosts = marksFor([rest, part], 'ghost');
+  assert.deepEqual(ghosts.lines.map((l) => [l.hunkId, l.ghost]), [['part', '  ⟶  l6'], ['part', '  ⟶  l7'], ['part', '  ⟶  A']]);
+});
+
+test('a stale hunk reaching past the pending one marks its other lines in the gutter only', () => {
+  // The part adds A under line 7 (it hangs on line 6); the stale rest held lines 4-7.
+  const insert = hunk({ id: 'ins', lines: [7, 7], oldText: '', newText: 'A\nB\n' });
+  const wide = hunk({ id: 'wide', status: 'stale', lines: [4, 8], oldText: 'l5\nl6\nl7\nA\n', newText: 'A\nB\nC\nD\n' });
+  const m = marksFor([wide, insert], 'lines');
+  assert.deepEqual(m.blocks.map((b) => [b.hunkId, b.afterLine]), [['ins', 6]]);
+  assert.deepEqual(m.lines, [4, 5, 7].map((line) => ({ line, kind: 'stale', hunkId: 'wide', removed: false, covered: true })));
+  const ghost = marksFor([wide, hunk({ id: 'one', lines: [7, 7], oldText: '', newText: 'A\n' })], 'ghost');
+  assert.deepEqual(ghost.inserts.map((i) => [i.hunkId, i.ghost]), [['one', '  + A']]);
+  assert.ok(ghost.lines.every((l) => l.covered && l.ghost === undefined && l.line !== 6));
+});
+
+test('a stale hunk apart from open ones is drawn as before', () => {
+  const apart = hunk({ id: 'apart', status: 'stale', lines: [10, 11], oldText: 'x\n', newText: 'y\n' });
+  const m = marksFor([part, apart], 'lines');
+  assert.deepEqual(m.lines.filter((l) => l.hunkId === 'apart'), [{ line: 10, kind: 'stale', hunkId: 'apart', ghost: '  ⟶  y', removed: false }]);
+});
+
+test('the cursor on lines a pending and a stale hunk share picks the pending one', () => {
+  assert.equal(hunkAtLine([rest, part], 5)?.id, 'part');
+  const wide = hunk({ id: 'wide', status: 'stale', lines: [4, 8] });
+  const insert = hunk({ id: 'ins', lines: [7, 7], oldText: '' });
+  assert.equal(hunkAtLine([wide, insert], 6)?.id, 'ins');
+  assert.equal(hunkAtLine([wide, insert], 5)?.id, 'wide');
+});

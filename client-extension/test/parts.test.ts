@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  filePartOf, inPart, isWhole, lineChoices, parsePartResult, partFromChoices, partLabel, partOf, partParams, selectedLines, splittable, toRanges,
+  filePartOf, inPart, isWhole, lineChoices, parsePartResult, partFromChoices, partLabel, partOf, partParams, rowNames, selectedLines, splittable, toRanges,
 } from '../src/logic/parts';
 import { hunk } from './fixtures';
 
@@ -110,4 +110,19 @@ test('the answer of stet.acceptLines: the part and the rest (null when the part 
   assert.deepEqual(parsePartResult({ part, rest: null }), { part, rest: null });
   assert.equal(parsePartResult({ hunks: [part] }), undefined);
   assert.equal(parsePartResult(null), undefined);
+});
+
+test('hunks starting on one line are named as the server names their lenses: part / rest, else change N', () => {
+  // After undoing a part: the original superseded, its part pending again, its rest stale, on line 4.
+  const rest = hunk({ id: 'rest', status: 'stale', lines: [4, 6], oldText: 'b\nA\n' });
+  const part = hunk({ id: 'part', lines: [4, 6], oldText: 'a\nb\n' });
+  const original = hunk({ id: 'orig', status: 'superseded', lines: [4, 7], parts: ['part', 'rest'] });
+  const far = hunk({ id: 'far', lines: [20, 21] });
+  assert.deepEqual([...rowNames([rest, original, part, far])], [['part', 'part'], ['rest', 'rest']]);
+  // Two hunks of no split on one line: numbered, the shorter (an insertion) first; a decided one is not counted.
+  const edit = hunk({ id: 'a-edit', lines: [4, 6] });
+  const insert = hunk({ id: 'z-ins', lines: [4, 4], oldText: '' });
+  const done = hunk({ id: 'done', status: 'rejected', lines: [4, 5] });
+  assert.deepEqual([...rowNames([edit, done, insert])], [['z-ins', 'change 1'], ['a-edit', 'change 2']]);
+  assert.equal(rowNames([edit, far]).size, 0);
 });

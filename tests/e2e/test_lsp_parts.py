@@ -137,14 +137,45 @@ async def test_bad_selections_are_invalid_params_and_change_nothing(ws, session,
     assert read(ws / "a.py") == "".join(f"line {i}\n" for i in range(1, 11))
 
 
-async def test_undo_of_a_part(ws, session):
+@pytest.mark.parametrize(
+    ("selection", "shared"),
+    [
+        ({"new": [[0, 0]]}, False),  # the part adds A below line 7: it and the rest start apart
+        ({"old": [[0, 0]], "new": [[0, 0]]}, True),  # the part replaces lines 5-7 too: one line
+    ],
+)
+async def test_undo_of_a_part(ws, session, selection, shared):
     h = await _propose(session, ws)
-    res = await session.command("stet.acceptLines", {"hunkId": h["id"], "new": [[0, 0]]})
-    undone = await session.command("stet.undo", {"hunkIds": [res["part"]["id"]]})
+    a = session.open(ws / "a.py")
+    res = await session.command("stet.acceptLines", {"hunkId": h["id"], **selection})
+    part, rest = res["part"]["id"], res["rest"]["id"]
+    res_text = session.text(a)  # the file with the part
+    undone = await session.command("stet.undo", {"hunkIds": [part]})
     assert undone["hunks"][0]["status"] == "pending"
     assert read(ws / "a.py") == "".join(f"line {i}\n" for i in range(1, 11))
     hunks = {x["id"]: x for x in await session.hunks()}
     assert hunks[h["id"]]["status"] == "superseded"
+    assert (hunks[part]["status"], hunks[rest]["status"]) == ("pending", "stale")
+    # The lenses (issue 29): an editor draws a line's lenses as one row, so when the part and the
+    # stale rest start on the same line each button names its hunk; every one decides only its own.
+    lenses = await session.request("textDocument/codeLens", {"textDocument": {"uri": a}})
+    own = [(x["range"]["start"]["line"], x["command"]) for x in lenses if "hunkIds" in x["command"]["arguments"][0]]
+    assert all(len(c["arguments"][0]["hunkIds"]) == 1 for _, c in own)
+    titles = {hid: [c["title"] for _, c in own if c["arguments"][0]["hunkIds"] == [hid]] for hid in (part, rest)}
+    lines = {hid: {line for line, c in own if c["arguments"][0]["hunkIds"] == [hid]} for hid in (part, rest)}
+    assert (lines[part] == lines[rest]) is shared
+    if shared:
+        assert titles == {part: ["Accept part (-3 +3)", "Reject part"], rest: ["Reject rest (no longer applies)"]}
+    else:
+        assert titles == {part: ["Accept (-0 +1)", "Reject"], rest: ["Reject (no longer applies)"]}
+    assert all(t.startswith(("Accept", "Reject")) for ts in titles.values() for t in ts)
+    # The part's Accept accepts the part alone (the rest, its old text found again, is pending).
+    accept = next(c for _, c in own if c["command"] == "stet.accept")
+    assert accept["arguments"] == [{"hunkIds": [part]}]
+    await session.command(accept["command"], accept["arguments"][0])
+    hunks = {x["id"]: x for x in await session.hunks()}
+    assert (hunks[part]["status"], hunks[rest]["status"]) == ("applied", "pending")
+    assert session.text(a) == res_text
 
 
 async def test_an_unknown_hunk(ws, session):

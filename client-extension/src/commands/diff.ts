@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import { Deps, target } from '../deps';
 import { PROPOSAL_SCHEME, showDiff } from '../diff';
 import { isMissing, isOpen } from '../logic/hunk';
+import { rowNames } from '../logic/parts';
 
 export function register(ctx: vscode.ExtensionContext, deps: Deps): void {
   const { model } = deps;
@@ -25,12 +26,15 @@ export function register(ctx: vscode.ExtensionContext, deps: Deps): void {
           new vscode.CodeLens(range, { title: 'Undo decision', tooltip: 'Back to pending (the file stays as it is)', command: 'stet.undoHunk', arguments: [arg] }),
         ];
       });
+      // Hunks starting on one line share a row of lenses: each button names its hunk, as the server's do.
+      const names = rowNames(hunks);
       return missing.concat(hunks.filter((h) => isOpen(h) && h.kind === 'edit').flatMap((h) => {
         const line = Math.min(h.range.start.line, doc.lineCount - 1);
         const range = new vscode.Range(line, 0, line, 0);
-        const out = [new vscode.CodeLens(range, { title: 'Diff', command: 'stet.showDiff', arguments: [{ hunkId: h.id }] })];
+        const n = names.has(h.id) ? ` ${names.get(h.id)}` : '';
+        const out = [new vscode.CodeLens(range, { title: `Diff${n}`, command: 'stet.showDiff', arguments: [{ hunkId: h.id }] })];
         if (h.status === 'pending') {
-          out.push(new vscode.CodeLens(range, { title: 'Edit…', tooltip: 'Edit the proposed text, then accept it', command: 'stet.acceptWithChanges', arguments: [{ hunkId: h.id }] }));
+          out.push(new vscode.CodeLens(range, { title: `Edit${n}…`, tooltip: 'Edit the proposed text, then accept it', command: 'stet.acceptWithChanges', arguments: [{ hunkId: h.id }] }));
         }
         return out;
       }));

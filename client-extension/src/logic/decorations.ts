@@ -14,6 +14,11 @@ export interface LineMark {
   ghost?: string;
   /** The old line is removed without a counterpart (struck through). */
   removed: boolean;
+  /**
+   * A stale hunk's line next to an open hunk that holds lines it shares (see `coveredStale`): only its
+   * gutter and overview-ruler mark are drawn, no background and no ghost text.
+   */
+  covered?: boolean;
 }
 
 export interface InsertMark {
@@ -98,7 +103,13 @@ function kindOf(h: HunkState): DecorationKind {
  */
 export function marksFor(hunks: HunkState[], style: InlineStyle = 'ghost'): HunkMarks {
   const out: HunkMarks = { lines: [], inserts: [], blocks: [], missing: [], kept: [] };
+  const held = heldLines(hunks);
   for (const h of hunks) {
+    if (coveredStale(h, held)) {
+      // The open hunk wins the lines: the stale one marks only the others, without its text.
+      for (const line of spanOf(h)) if (!held.has(line)) out.lines.push({ line, kind: 'stale', hunkId: h.id, removed: false, covered: true });
+      continue;
+    }
     if (isMissing(h)) {
       const first = h.range.start.line;
       for (let l = first; l <= Math.max(first, lastOldLine(h)); l++) out.missing.push({ hunkId: h.id, line: l });
@@ -141,6 +152,35 @@ export function marksFor(hunks: HunkState[], style: InlineStyle = 'ghost'): Hunk
   return out;
 }
 
+/** The lines a hunk's marks are drawn on: its old lines; an insertion's, the line it hangs on. */
+function spanOf(h: HunkState): number[] {
+  const first = h.range.start.line;
+  const last = lastOldLine(h);
+  if (last < first) return [Math.max(0, first - 1)];
+  return Array.from({ length: last - first + 1 }, (_, i) => first + i);
+}
+
+/** The lines open hunks other than stale ones are drawn on (old lines, a kept capture's new lines). */
+function heldLines(hunks: HunkState[]): Set<number> {
+  const held = new Set<number>();
+  for (const h of hunks) {
+    if (!isOpen(h) || h.status === 'stale' || (h.kind !== 'edit' && h.kind !== 'delete')) continue;
+    const lines = h.kind === 'edit' && h.status === 'pending' && newTextInFile(h) ? keptMarks(h).map((m) => m.line) : spanOf(h);
+    for (const l of lines) held.add(l);
+  }
+  return held;
+}
+
+/**
+ * A stale hunk drawn on lines an open hunk holds would read as one hunk with it (issue 29: after undoing
+ * a part, the part is pending again and its rest stale, on the same lines): its background and ghost text
+ * over the pending hunk's red lines and block. Such a stale hunk is drawn as a gutter mark on its other
+ * lines only; its lens (the server names it) and its hover say the rest.
+ */
+export function coveredStale(h: HunkState, held: Set<number>): boolean {
+  return h.status === 'stale' && (h.kind === 'edit' || h.kind === 'delete') && spanOf(h).some((l) => held.has(l));
+}
+
 /** A kept capture's lines in the file: its new lines, the first saying what they replaced. */
 function keptMarks(h: HunkState): KeptMark[] {
   const first = h.range.start.line;
@@ -151,11 +191,15 @@ function keptMarks(h: HunkState): KeptMark[] {
   return Array.from({ length: n }, (_, i) => ({ hunkId: h.id, line: first + i, ghost: i === 0 ? clip(was) : undefined }));
 }
 
-/** The open hunk whose lines (or insertion point) include `line`, if any. */
+/** The open hunk whose lines (or insertion point) include `line`, if any; a stale one only when no other is. */
 export function hunkAtLine(hunks: HunkState[], line: number): HunkState | undefined {
+  const open = hunks.filter(isOpen);
+  return atLine(open.filter((h) => h.status !== 'stale'), line) ?? atLine(open.filter((h) => h.status === 'stale'), line);
+}
+
+function atLine(hunks: HunkState[], line: number): HunkState | undefined {
   let best: HunkState | undefined;
   for (const h of hunks) {
-    if (!isOpen(h)) continue;
     const first = h.range.start.line;
     const last = Math.max(first, lastOldLine(h));
     if (line >= first && line <= last) return h;

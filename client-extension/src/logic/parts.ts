@@ -9,7 +9,7 @@
 // or, for a hunk whose new text the agent already left in the file (a kept capture), the new lines. A side
 // with no lines (an insertion seen from the old side, a deletion from the new side) is touched by a
 // selection on the line just above or below where it sits, and stands for the whole hunk.
-import { HunkState, newTextInFile } from './hunk';
+import { HunkState, isShown, newTextInFile } from './hunk';
 import { InlineStyle, showsAsBlock } from './decorations';
 import { splitLines } from './text';
 
@@ -148,4 +148,36 @@ export function parsePartResult(result: unknown): PartResult | undefined {
   const isHunk = (x: unknown): x is HunkState => Boolean(x) && typeof x === 'object' && typeof (x as { id?: unknown }).id === 'string';
   if (!r || !isHunk(r.part)) return undefined;
   return { part: r.part, rest: isHunk(r.rest) ? r.rest : null };
+}
+
+/**
+ * Names for the hunks whose lenses share a line (the server's rule, present.py `_names`): an editor draws
+ * a line's lenses as one row, and after undoing a part, the part (pending) and its rest (stale) start on
+ * the same line. "part" / "rest" for the pieces of a hunk decided in parts (its superseded original says
+ * which), else "change"; a name twice on a line is numbered. Hunks alone on their line get none. The
+ * hunks counted are the ones the server gives lenses (shown: open, or applied and gone from the file).
+ */
+export function rowNames(hunks: HunkState[]): Map<string, string> {
+  const roles = new Map<string, string>();
+  for (const h of hunks) {
+    if (h.parts?.length === 2) { roles.set(h.parts[0], 'part'); roles.set(h.parts[1], 'rest'); }
+  }
+  // Open before stale, then the shorter first, then by id: the server's order (present.py `_row_order`).
+  const order = (h: HunkState): [number, number, number, string] => [h.status === 'stale' ? 1 : 0, h.range.end.line, h.range.end.character, h.id];
+  const sorted = [...hunks].sort((a, b) => {
+    const [x, y] = [order(a), order(b)];
+    return x[0] - y[0] || x[1] - y[1] || x[2] - y[2] || (x[3] < y[3] ? -1 : x[3] > y[3] ? 1 : 0);
+  });
+  const byLine = new Map<number, HunkState[]>();
+  for (const h of sorted) if (isShown(h)) byLine.set(h.range.start.line, [...(byLine.get(h.range.start.line) ?? []), h]);
+  const names = new Map<string, string>();
+  for (const row of byLine.values()) {
+    if (row.length < 2) continue;
+    const wanted = row.map((h) => roles.get(h.id) ?? 'change');
+    row.forEach((h, i) => {
+      const twice = wanted.filter((w) => w === wanted[i]).length > 1;
+      names.set(h.id, twice ? `${wanted[i]} ${wanted.slice(0, i + 1).filter((w) => w === wanted[i]).length}` : wanted[i]);
+    });
+  }
+  return names;
 }

@@ -211,8 +211,14 @@ def did_close(ls: StetServer, params: types.DidCloseTextDocumentParams) -> None:
 
 
 def code_lens(ls: StetServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-    _, hunks = _doc_hunks(ls, params.text_document.uri)
-    return present.code_lenses(hunks, params.text_document.uri) if hunks else []
+    uri, hunks = _doc_hunks(ls, params.text_document.uri)
+    if not hunks or uri is None or ls.review is None:
+        return []
+    # Parts and rests are named when they share a line: their originals say which is which
+    # (looked up only then: most files have one hunk a line).
+    shared = len({h.line for h in hunks}) < len(hunks)
+    roles = present.split_roles(ls.review.list(uri)) if shared else {}
+    return present.code_lenses(hunks, params.text_document.uri, roles)
 
 
 def code_action(ls: StetServer, params: types.CodeActionParams) -> list[Any]:
@@ -235,13 +241,9 @@ def code_action(ls: StetServer, params: types.CodeActionParams) -> list[Any]:
 
 def hover(ls: StetServer, params: types.HoverParams) -> types.Hover | None:
     _, hunks = _doc_hunks(ls, params.text_document.uri)
-    line = params.position.line
-    for h in hunks:
-        if present.covers(h, line, line):
-            td = ls.client_capabilities.text_document
-            formats = td.hover.content_format if td and td.hover else None
-            return present.hover(h, markdown=not formats or types.MarkupKind.Markdown in formats)
-    return None
+    td = ls.client_capabilities.text_document
+    formats = td.hover.content_format if td and td.hover else None
+    return present.hover_at(hunks, params.position.line, markdown=not formats or types.MarkupKind.Markdown in formats)
 
 
 # The LSP's own methods: (method, options, handler).

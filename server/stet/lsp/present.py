@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from lsprotocol import types
 
@@ -109,27 +109,70 @@ def _command(action: Decide, scope: str = "hunks") -> str:
     return _DECISIONS[action].lsp_command(scope)
 
 
-def _lens_title(h: Hunk, action: Decide) -> str:
+def _lens_title(h: Hunk, action: Decide, name: str | None = None) -> str:
+    """A lens button's title; `name` (when another hunk's buttons share its line) follows the
+    verb, so the titles still start with "Accept" / "Reject"."""
+    n = f" {name}" if name else ""
     kept = h.kept and h.shows_new  # the agent's text is there already
     if action == Decide.ACCEPT:
         if h.status == Status.ACCEPTED:
-            return "Accept (retry applying)"
+            return f"Accept{n} (retry applying)"
         label = _size(h) if h.kind == Kind.EDIT else _what(h).split(" (")[0]
-        return f"Accept (keep: {label})" if kept else f"Accept ({label})"
+        return f"Accept{n} (keep: {label})" if kept else f"Accept{n} ({label})"
     if action == Decide.REJECT:
         if h.status == Status.STALE:
-            return "Reject (no longer applies)"
-        return "Reject (put the old text back)" if kept else "Reject"
+            return f"Reject{n} (no longer applies)"
+        return f"Reject{n} (put the old text back)" if kept else f"Reject{n}"
     if action == Decide.UNDO:
-        return "Undo accept" if h.status == Status.ACCEPTED else "Undo decision"
+        return (
+            ("Undo accept" + (f" of{n}" if n else ""))
+            if h.status == Status.ACCEPTED
+            else ("Undo decision" + (f" on{n}" if n else ""))
+        )
     if action == Decide.REAPPLY:
-        return "Re-apply (removed since)"
-    return action.capitalize()  # a decision kind without words of its own here
+        return f"Re-apply{n} (removed since)"
+    return action.capitalize() + n  # a decision kind without words of its own here
 
 
-def code_lenses(hunks: list[Hunk], client_uri: str) -> list[types.CodeLens]:
+def split_roles(hunks: list[Hunk]) -> dict[str, str]:
+    """Each part and rest of a hunk decided in parts (its superseded original names them)."""
+    roles: dict[str, str] = {}
+    for h in hunks:
+        if h.parts is not None:
+            roles[h.parts[0]], roles[h.parts[1]] = "part", "rest"
+    return roles
+
+
+def _row_order(h: Hunk) -> tuple[int, bool, int, int, str]:
+    """Hunks sharing a line: open before stale, then the shorter first, then by id (the extension
+    orders and numbers them alike: client-extension/src/logic/parts.ts, rowNames)."""
+    end = h.lsp_range()["end"]
+    return (h.line, h.status == Status.STALE, end["line"], end["character"], h.id)
+
+
+def _names(hunks: list[Hunk], roles: dict[str, str]) -> dict[str, str]:
+    """A short name for each hunk whose lenses share a line with another hunk's: an editor draws
+    all the lenses of a line as one row (after undoing a part, the part and the stale rest start
+    on the same line), so each button says whose it is. Hunks alone on their line: no name."""
+    by_line: dict[int, list[Hunk]] = {}
+    for h in sorted(hunks, key=_row_order):
+        if h.shown:
+            by_line.setdefault(h.line, []).append(h)
+    names: dict[str, str] = {}
+    for row in by_line.values():
+        if len(row) < 2:
+            continue
+        wanted = [roles.get(h.id, "change") for h in row]
+        for i, (h, name) in enumerate(zip(row, wanted, strict=True)):
+            twice = wanted.count(name) > 1
+            names[h.id] = f"{name} {wanted[: i + 1].count(name)}" if twice else name
+    return names
+
+
+def code_lenses(hunks: list[Hunk], client_uri: str, roles: dict[str, str] | None = None) -> list[types.CodeLens]:
     """Above the file, accept and reject of every hunk they move on (when there are several);
-    above each hunk shown, what domain.status offers for it (accept retries an accepted one)."""
+    above each hunk shown, what domain.status offers for it (accept retries an accepted one).
+    `roles`: the parts and rests among `hunks` (split_roles), to name them when they share a line."""
     lenses = []
     at_top = types.Range(types.Position(0, 0), types.Position(0, 0))
     if len(hunks) >= 2:
@@ -139,13 +182,15 @@ def code_lenses(hunks: list[Hunk], client_uri: str) -> list[types.CodeLens]:
                 lenses.append(
                     types.CodeLens(at_top, _cmd(f"{verb} all ({n})", _command(action, "file"), {"uri": client_uri}))
                 )
-    for h in hunks:
+    names = _names(hunks, roles or {}) if len(hunks) >= 2 else {}
+    # On a shared line the open hunk's buttons come first, the stale one's after them.
+    for h in sorted(hunks, key=_row_order) if names else hunks:
         if not h.shown:
             continue
         here = types.Range(types.Position(h.line, 0), types.Position(h.line, 0))
         ids = {"hunkIds": [h.id]}
         for action in offered(h.status, h.in_file, retry=True):
-            lenses.append(types.CodeLens(here, _cmd(_lens_title(h, action), _command(action), ids)))
+            lenses.append(types.CodeLens(here, _cmd(_lens_title(h, action, names.get(h.id)), _command(action), ids)))
     return lenses
 
 
@@ -276,4 +321,21 @@ def hover(h: Hunk, markdown: bool = True) -> types.Hover:
             kind=types.MarkupKind.Markdown, value=f"{head}\n\n{fence}diff\n{diff_block(h)}\n{fence}"
         ),
         range=_range(h),
+    )
+
+
+def hover_at(hunks: list[Hunk], line: int, markdown: bool = True) -> types.Hover | None:
+    """The hover of every hunk at a line, the open ones before the stale ones (after undoing a
+    part, the part and the stale rest cover the same lines: both are told)."""
+    here = sorted((h for h in hunks if covers(h, line, line)), key=lambda h: h.status == Status.STALE)
+    if not here:
+        return None
+    first = hover(here[0], markdown)
+    if len(here) == 1:
+        return first
+    rule = "\n\n---\n\n" if markdown else "\n\n"
+    value = rule.join(cast(types.MarkupContent, hover(h, markdown).contents).value for h in here)
+    return types.Hover(
+        contents=types.MarkupContent(kind=cast(types.MarkupContent, first.contents).kind, value=value),
+        range=first.range,
     )
