@@ -49,6 +49,10 @@ def table(rows: list[list[str]], status_col: int | None = None) -> str:
     rows = [[cell if cell.isprintable() else inert(cell) for cell in r] for r in rows]
     widths = [max(map(len, column)) for column in zip(*rows)]
     coloured = status_col is not None and colour()  # asked once per table, not per cell
+    if not coloured and widths and all(len(r) == len(widths) for r in rows):
+        # One format for every row (a status lists thousands): the last column is not padded.
+        line = "  ".join([*(f"{{:<{w}}}" for w in widths[:-1]), "{}"])
+        return "\n".join([line.format(*r).rstrip() for r in rows])
     out = []
     for n, r in enumerate(rows):
         cells = []
