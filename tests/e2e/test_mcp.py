@@ -4,7 +4,7 @@ durability (SIGKILL after an acknowledged write; a crash between commit and answ
 import asyncio
 
 from support.harness import Session, read
-from support.workers import Worker, call, mcp_client, stet_json
+from support.workers import Worker, call, mcp_client, stet, stet_json
 
 TOOLS = {
     "start_task",
@@ -199,3 +199,22 @@ async def test_wait_for_decisions_blocks_until_the_developer_decided(ws):
         assert "developer: alpha stays lower case" in text
         error, text, _ = await call(mcp, "wait_for_decisions", proposal_id="p-none", timeout_seconds=1)
         assert error and "unknown proposal" in text
+
+
+async def test_wait_for_decisions_answers_an_accept_once_its_edit_is_written(ws):
+    """The process that accepts commits the decision first and writes the file after: the agent
+    waiting is told "applied", not the instant between the two (widened here to 1.5 s)."""
+    async with mcp_client(ws, "--agent", "claude") as mcp:
+        _, _, data = await call(mcp, "start_task", title="Shout", goal="upper-case b.txt")
+        edits = [{"path": "b.txt", "old_text": "alpha\n", "new_text": "ALPHA\n"}]
+        _, _, data = await call(mcp, "propose_edits", task_id=data["task"]["id"], edits=edits, proposal_id="p-slow")
+        (hunk,) = data["hunks"]
+        waiting = asyncio.ensure_future(call(mcp, "wait_for_decisions", proposal_id="p-slow", timeout_seconds=60))
+        done = await asyncio.to_thread(
+            stet, ws, "accept", hunk["id"], "--json", env={"STET_FAULT": "decide:after-commit~1.5"}
+        )
+        assert done.returncode == 0, done.stderr
+        error, text, data = await asyncio.wait_for(waiting, 30)
+        assert not error and not data["timedOut"]
+        assert [h["status"] for h in data["hunks"]] == ["applied"], text
+        assert (ws / "b.txt").read_text().startswith("ALPHA\n")

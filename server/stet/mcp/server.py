@@ -40,6 +40,9 @@ from .handshake import INSTRUCTIONS, SERVER_NAME
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
+# Seconds wait_for_decisions gives an accepted hunk to be applied once nothing is undecided.
+SETTLE = 5.0
+
 
 class Edit(BaseModel):
     path: Annotated[str, Field(description="File path relative to the workspace root (or absolute inside it).")]
@@ -360,16 +363,27 @@ class Tools:
             await review.refresh()  # what other processes decided, and the files as they are
         except StetError as exc:
             raise _fail(exc) from None
+        settle_by: float | None = None
         while True:
             seen = changes.generation
             hunks = review.list(proposal_id=proposal_id)
             if not hunks:
                 raise _fail(UnknownHunk(f"unknown proposal {proposal_id}", {"proposalId": proposal_id}))
             waiting = [h for h in hunks if h.status in (Status.PENDING, Status.STALE)]
-            if not waiting or loop.time() >= deadline:
+            now = loop.time()
+            if now >= deadline:
                 break
+            until = deadline
+            if not waiting:
+                # Decided; an accept whose edit is still being written (by the process that
+                # decided it: committed first, written after) is given a moment to land, so the
+                # agent hears "applied", not the instant in between.
+                settle_by = min(deadline, now + SETTLE) if settle_by is None else settle_by
+                if now >= settle_by or not any(h.status == Status.ACCEPTED and h.problem is None for h in hunks):
+                    break
+                until = settle_by
             # One look at the store for every waiter, woken by the store's change signal.
-            await changes.wait(seen, deadline - loop.time())
+            await changes.wait(seen, until - now)
             if changes.error is not None:
                 raise _fail(changes.error)
         return _decisions_result(review, proposal_id, hunks, timed_out=bool(waiting))
