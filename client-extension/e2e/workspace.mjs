@@ -228,32 +228,26 @@ def keep():
     return 0
 `;
 
-/** Writes race.py (a fresh name each time: `n`); returns the stet/propose params replacing ONE and TWO by three lines. */
-export function makeFifthRound(dir, n) {
-  const name = `race${n}.py`;
+/** Writes `name` with RACE_BEFORE; returns the stet/propose params (proposal `proposalId`) replacing ONE and TWO by three lines. */
+function makeLetters(dir, name, proposalId) {
   fs.writeFileSync(path.join(dir, name), RACE_BEFORE);
   const uri = pathToFileURL(path.join(dir, name)).href;
   const lines = { start: { line: 1, character: 0 }, end: { line: 3, character: 0 } };
   return {
     name,
     params: {
-      proposalId: `p-race-${n}`, taskId: 't-race', agent: 'codex', message: 'Letters',
+      proposalId, taskId: 't-race', agent: 'codex', message: 'Letters',
       edit: { changes: { [uri]: [{ range: lines, newText: 'A = "a"\nB = "b"\nC = "c"\n' }] } },
     },
   };
 }
 
-/** Writes undo_part.py (as race.py); returns the stet/propose params replacing ONE and TWO by three lines. */
+/** Writes race.py (a fresh name each time: `n`): the letters proposal. */
+export function makeFifthRound(dir, n) {
+  return makeLetters(dir, `race${n}.py`, `p-race-${n}`);
+}
+
+/** Writes undo_part.py (as race.py): the letters proposal. */
 export function makeUndoPart(dir) {
-  const name = 'undo_part.py';
-  fs.writeFileSync(path.join(dir, name), RACE_BEFORE);
-  const uri = pathToFileURL(path.join(dir, name)).href;
-  const lines = { start: { line: 1, character: 0 }, end: { line: 3, character: 0 } };
-  return {
-    name,
-    params: {
-      proposalId: 'p-undo-part', taskId: 't-race', agent: 'codex', message: 'Letters',
-      edit: { changes: { [uri]: [{ range: lines, newText: 'A = "a"\nB = "b"\nC = "c"\n' }] } },
-    },
-  };
+  return makeLetters(dir, 'undo_part.py', 'p-undo-part');
 }

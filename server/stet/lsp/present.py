@@ -124,11 +124,9 @@ def _lens_title(h: Hunk, action: Decide, name: str | None = None) -> str:
             return f"Reject{n} (no longer applies)"
         return f"Reject{n} (put the old text back)" if kept else f"Reject{n}"
     if action == Decide.UNDO:
-        return (
-            ("Undo accept" + (f" of{n}" if n else ""))
-            if h.status == Status.ACCEPTED
-            else ("Undo decision" + (f" on{n}" if n else ""))
-        )
+        if h.status == Status.ACCEPTED:
+            return f"Undo accept of{n}" if n else "Undo accept"
+        return f"Undo decision on{n}" if n else "Undo decision"
     if action == Decide.REAPPLY:
         return f"Re-apply{n} (removed since)"
     return action.capitalize() + n  # a decision kind without words of its own here
