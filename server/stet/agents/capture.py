@@ -31,7 +31,7 @@ from ..domain.shapes import JSON
 from ..domain.status import Status
 from ..errors import InvalidParams
 from ..review import Review
-from ..store.captures import SnapshotSet
+from ..review.snapshot_records import SnapshotSet
 from ..workspace import contents, git, tree
 from ..workspace.blobs import BlobMissing, digest
 from ..workspace.paths import path_to_uri, uri_to_path

@@ -43,7 +43,7 @@ from ..domain.shapes import JSON
 from ..domain.status import Status
 from ..errors import InvalidParams, OutsideWorkspace, StetError
 from ..review import Review
-from ..store import tasks as task_sql
+from ..review.task_records import TaskRecords
 from ..workspace import safe
 from .capture import Capture
 from .loop import LIMIT, Loop, bounded
@@ -455,8 +455,7 @@ def _by_claude_code(entry: JSON) -> bool:
 
 
 async def _task_exists(review: Review, task_id: str) -> bool:
-    async with review.require_store().read() as tx:
-        return await task_sql.task(tx, task_id) is not None
+    return await TaskRecords(review.state).exists(task_id)
 
 
 def stop_message(answer: JSON, task: str) -> str:

@@ -28,9 +28,7 @@ from ..domain.inert import inert
 from ..domain.model import Hunk
 from ..domain.status import Status
 from ..review import Review
-from ..store import Tx
-from ..store import loop as loop_sql
-from ..store import tasks as task_sql
+from ..review.telling import Telling, Told
 
 LIMIT = 4000  # characters of an answer's text, at most
 SNIPPET = 100  # characters of a hunk's text quoted in a line
@@ -73,11 +71,11 @@ class Loop:
 
     def __init__(self, review: Review, agent: str, task_prefix: str | None = None) -> None:
         self.review, self.agent, self.task_prefix = review, agent, task_prefix
+        self.told = Told(review.state)
 
-    async def hunks(self, tx: Tx) -> tuple[list[Hunk], dict[str, str]]:
+    def hunks(self, telling: Telling) -> tuple[list[Hunk], dict[str, str]]:
         """The hunks of the agent's tasks, most recent first, and what it was told of them."""
-        tasks = {t.id for t in await task_sql.tasks(tx) if t.agent == self.agent}
-        told = await loop_sql.told(tx, self.agent)
+        tasks, told = telling.tasks, telling.told
         prefix = self.task_prefix
         mine = [
             h
@@ -118,9 +116,9 @@ class Loop:
         not show (a plain acceptance, a rejection without feedback: a resumed session was never
         told them); None when there is nothing to tell. Every decision it holds counts as told
         from then on; (text, what to give back to `untell` if it could not be delivered)."""
-        async with self.review.require_store().write() as tx:  # one writer at a time: told once
-            mine, told = await self.hunks(tx)
-            undo = await self._record(tx, told, mine)
+        async with self.told.telling(self.agent) as telling:
+            mine, told = self.hunks(telling)
+            undo = await self._record(telling, mine)
         lines = []
         for h in mine:
             line = self._review_line(h)
@@ -136,10 +134,10 @@ class Loop:
     async def news(self) -> tuple[str | None, list[tuple[str, str | None]]]:
         """The decisions not told yet, recorded as told (committed before the answer goes out);
         (text or None, what to give back to `untell` if the text could not be delivered)."""
-        async with self.review.require_store().write() as tx:  # one writer at a time: told once
-            mine, told = await self.hunks(tx)
+        async with self.told.telling(self.agent) as telling:
+            mine, told = self.hunks(telling)
             fresh = [h for h in mine if (d := decision_of(h)) is not None and told.get(h.id) != d]
-            await self._record(tx, told, fresh)
+            await self._record(telling, fresh)
         if not fresh:
             return None, []
         head = "Stet: the developer decided on your changes since you were last told:"
@@ -160,17 +158,17 @@ class Loop:
             )
         return f"- accepted: {self.where(h)}"
 
-    async def _record(self, tx: Tx, told: dict[str, str], hunks: Iterable[Hunk]) -> list[tuple[str, str | None]]:
+    @staticmethod
+    async def _record(telling: Telling, hunks: Iterable[Hunk]) -> list[tuple[str, str | None]]:
         """Record the hunks' decisions as told; returns what `untell` takes to undo it."""
+        told = telling.told
         changes = [(h.id, d) for h in hunks if (d := decision_of(h)) is not None and told.get(h.id) != d]
-        await loop_sql.put_told(tx, self.agent, changes)
+        await telling.record(changes)
         return [(hid, told.get(hid)) for hid, _ in changes]
 
     async def untell(self, undo: Sequence[tuple[str, str | None]]) -> None:
         """Take back a notice that could not be delivered: told again at the next prompt."""
-        if undo:
-            async with self.review.require_store().write() as tx:
-                await loop_sql.put_told(tx, self.agent, undo)
+        await self.told.untell(self.agent, undo)
 
     def rejected_redo(self, rel: str, uri: str, before: str, after: str) -> Hunk | None:
         """A rejected hunk of the file `rel` whose change (old text -> new text, in its context)

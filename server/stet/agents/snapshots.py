@@ -19,7 +19,7 @@ from ..domain.shapes import JSON
 from ..errors import InvalidParams, OutsideWorkspace
 from ..faults import fault
 from ..review import Review, new_id
-from ..store import captures as sql
+from ..review.snapshot_records import SnapshotRecords, SnapshotSet
 from ..workspace import contents, git, tree
 from ..workspace.blobs import Blobs
 from ..workspace.locks import interprocess_lock
@@ -33,6 +33,7 @@ def task_key(task_id: str | None) -> str:
 class Snapshots:
     def __init__(self, review: Review):
         self.review = review
+        self.records = SnapshotRecords(review.state)
         folder = review.require_store().home
         self.blobs = Blobs(folder)
         self._lock = os.path.join(folder, "snapshots.lock")
@@ -106,12 +107,10 @@ class Snapshots:
         if not whole and not rels:
             raise InvalidParams("give at least one file to snapshot")
         op_id = request_id or new_id("snap-")
-        store = self.review.require_store()
         async with interprocess_lock(self._lock):
-            prior = await store.op(op_id)
-            if prior is not None:
-                answer: JSON = prior.result  # what this same snapshot answered when it ran
-                return answer
+            answer = await self.records.answered(op_id)
+            if answer is not None:
+                return answer  # what this same snapshot answered when it ran
             if not whole:
                 # A file already recorded keeps its first content: nothing to read or write for it
                 # (an agent writes the same file many times in a turn; each write runs the hook).
@@ -129,38 +128,19 @@ class Snapshots:
                 rels = fresh
             entries, notes = await asyncio.to_thread(self._store_contents, rels)
             fault("snapshot:after-blobs")
-            async with store.write() as tx:
-                lsn = await tx.log(op_id, "snapshot", {"taskId": task_id, "whole": whole, "files": len(entries)})
-                before = await sql.snapshot_set(tx, key)
-                known = set() if before is None or whole else set(before.entries)
-                await sql.start_set(tx, key, whole, lsn)
-                await sql.add_entries(tx, key, entries, lsn)
-                result = {
-                    "taskId": task_id,
-                    "whole": whole or bool(before and before.whole),
-                    "files": len(entries),
-                    "new": len([u for u, _ in entries if u not in known]),
-                    "notes": notes,
-                }
-                await tx.set_result(lsn, result)
-        return result
+            return await self.records.record(op_id, task_id, key, whole, entries, notes)
 
     async def take_as(self, task_id: str | None, rel: str, data: bytes | None) -> bool:
         """Record `data` (None: the file did not exist) as the file's content before the agent's
         first write, when that write was not seen before it was made (its PreToolUse never ran)
         and the content is known from elsewhere. False: the file is recorded already."""
         key, uri = task_key(task_id), self.uri(rel)
-        store = self.review.require_store()
         async with interprocess_lock(self._lock):
             before = await self.current(task_id)
             if before is not None and (before.whole or uri in before.entries):
                 return False  # (a whole snapshot says already what the file was)
             h = None if data is None else await asyncio.to_thread(self.blobs.put, data)
-            async with store.write() as tx:
-                lsn = await tx.log(new_id("snap-"), "snapshot", {"taskId": task_id, "whole": False, "files": 1})
-                await sql.start_set(tx, key, False, lsn)
-                await sql.add_entries(tx, key, [(uri, h)], lsn)
-                await tx.set_result(lsn, {"taskId": task_id, "whole": False, "files": 1, "new": 1, "notes": []})
+            await self.records.record_one(task_id, key, uri, h)
         return True
 
     def committed(self, rel: str) -> bytes | None:
@@ -187,10 +167,8 @@ class Snapshots:
         key = task_key(task_id)
         rel = self.rel(path)
         uri = self.uri(rel)
-        store = self.review.require_store()
         async with interprocess_lock(self._lock):
-            async with store.read() as tx:
-                current = await sql.snapshot_set(tx, key)
+            current = await self.records.current(key)
             if current is None or uri not in current.entries:
                 return False
             limit = self.review.state.limits.max_bytes
@@ -201,28 +179,19 @@ class Snapshots:
             except (contents.NotAFile, OSError):
                 data = None
             h = None if data is None else await asyncio.to_thread(self.blobs.put, data)
-            async with store.write() as tx:
-                lsn = await tx.log(new_id("snap-"), "snapshot.agent", {"taskId": task_id, "uri": uri})
-                await sql.set_agent_hash(tx, key, uri, h, lsn)
+            await self.records.agent_wrote(task_id, key, uri, h)
         return True
 
-    async def current(self, task_id: str | None) -> sql.SnapshotSet | None:
-        async with self.review.require_store().read() as tx:
-            return await sql.snapshot_set(tx, task_key(task_id))
+    async def current(self, task_id: str | None) -> SnapshotSet | None:
+        return await self.records.current(task_key(task_id))
 
     async def drop(self, task_id: str | None) -> None:
         """The task ended: its snapshot goes, and the contents nothing refers to any more."""
-        store = self.review.require_store()
-        async with store.write() as tx:
-            if await sql.snapshot_set(tx, task_key(task_id)) is not None:
-                await tx.log(new_id("snap-"), "snapshot.drop", {"taskId": task_id})
-                await sql.drop_set(tx, task_key(task_id))
+        await self.records.drop(task_id, task_key(task_id))
         await self.collect()
 
     async def collect(self) -> int:
         """Remove the contents no snapshot refers to (under the lock snapshots are taken under)."""
-        store = self.review.require_store()
         async with interprocess_lock(self._lock):
-            async with store.read() as tx:
-                keep = await sql.referenced(tx)
+            keep = await self.records.referenced()
             return await asyncio.to_thread(self.blobs.collect, keep)

@@ -24,8 +24,7 @@ from ..domain.shapes import JSON
 from ..errors import Conflict, InvalidParams, StetError, TooLarge, UnknownTask
 from ..faults import fault
 from ..review import Review, new_id
-from ..store import tasks as sql
-from ..store.tx import Tx
+from ..review.task_records import TaskRecords, TaskTables
 from .checks import opt_text as _opt_text
 from .checks import text as _text
 from .derived import input_key, propose_derived
@@ -35,10 +34,11 @@ from .snapshots import Snapshots
 class Tasks:
     def __init__(self, review: Review):
         self.review = review
+        self.records = TaskRecords(review.state)
 
     # --- helpers ---------------------------------------------------------------------------
     async def _write(
-        self, kind: str, request_id: str | None, args: JSON, do: Callable[[Tx, int], Awaitable[JSON]]
+        self, kind: str, request_id: str | None, args: JSON, do: Callable[[TaskTables], Awaitable[JSON]]
     ) -> JSON:
         """One durable, idempotent task operation."""
         if request_id is not None:
@@ -48,23 +48,13 @@ class Tasks:
         limit = self.review.state.limits.max_bytes
         if stored > limit:
             raise TooLarge(f"this {kind} would make Stet store {stored} bytes; the limit is {limit}")
-        op_id = request_id or new_id("op-")
-        async with self.review.require_store().write() as tx:
-            prior = await tx.op(op_id)
-            if prior is not None:
-                if prior.kind != kind:
-                    raise Conflict(f"requestId {op_id} was already used for a {prior.kind} operation, not {kind}")
-                answer: JSON = prior.result  # what this same operation answered when it ran
-                return answer
-            lsn = await tx.log(op_id, kind, args)
-            result = await do(tx, lsn)
-            await tx.set_result(lsn, result)
+        result = await self.records.operation(kind, request_id or new_id("op-"), args, do)
         fault("task:after-commit")
         return result
 
     @staticmethod
-    async def _task(tx: Tx, task_id: str) -> T.TaskRow:
-        row = await sql.task(tx, task_id)
+    async def _task(tables: TaskTables, task_id: str) -> T.TaskRow:
+        row = await tables.task(task_id)
         if row is None:
             raise UnknownTask(
                 f"unknown task {task_id}: start it first (`stet task start --id {task_id} TITLE`, "
@@ -91,8 +81,8 @@ class Tasks:
         # Without an id, the same title and goal give the same id: a retried start finds its task.
         wanted = task_id or _slug_id(title, goal)
 
-        async def do(tx: Tx, lsn: int) -> JSON:
-            row = await sql.task(tx, wanted)
+        async def do(tables: TaskTables) -> JSON:
+            row = await tables.task(wanted)
             if row is not None:
                 if row.title != title or (goal is not None and row.goal != goal):
                     raise Conflict(
@@ -101,7 +91,7 @@ class Tasks:
                         {"taskId": wanted},
                     )
                 return {"task": row.state(), "created": False}
-            row = await sql.add_task(tx, wanted, title, goal, agent, lsn)
+            row = await tables.add_task(wanted, title, goal, agent)
             return {"task": row.state(), "created": True}
 
         return await self._write(
@@ -126,9 +116,9 @@ class Tasks:
         if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
             raise InvalidParams("a step number is a positive integer")
 
-        async def do(tx: Tx, lsn: int) -> JSON:
-            await self._task(tx, task_id)
-            steps = await sql.steps(tx, task_id)
+        async def do(tables: TaskTables) -> JSON:
+            await self._task(tables, task_id)
+            steps = await tables.steps(task_id)
             current = None
             if n is not None:
                 current = next((s for s in steps if s.n == n), None)
@@ -138,10 +128,10 @@ class Tasks:
                 current = next((s for s in steps if s.text == text), None)
             if current is None:
                 assert text is not None  # a new step; without a text it was refused above
-                row = await sql.put_step(tx, task_id, None, text, status or "pending", lsn)
+                row = await tables.put_step(task_id, None, text, status or "pending")
             else:
-                row = await sql.put_step(tx, task_id, current.n, text or current.text, status or current.status, lsn)
-            await sql.touch(tx, task_id, lsn)
+                row = await tables.put_step(task_id, current.n, text or current.text, status or current.status)
+            await tables.touch(task_id)
             return {"taskId": task_id, "step": row.state()}
 
         args = {"taskId": task_id, "text": text, "status": status, "n": n}
@@ -164,9 +154,9 @@ class Tasks:
         if (kind == "answer") != (answers is not None):
             raise InvalidParams("an answer names the question it answers (its number), and only an answer does")
 
-        async def do(tx: Tx, lsn: int) -> JSON:
-            await self._task(tx, task_id)
-            notes = await sql.notes(tx, task_id)
+        async def do(tables: TaskTables) -> JSON:
+            await self._task(tables, task_id)
+            notes = await tables.notes(task_id)
             if request_id is None and notes and T.is_retry(notes[-1], kind, text, why, answers, time.time()):
                 # The same note again right after it was recorded, without a request id: a retried
                 # call (an MCP client after a timeout), not a second decision. Recorded once.
@@ -175,8 +165,8 @@ class Tasks:
                 question = next((x for x in notes if x.n == answers), None)
                 if question is None or question.kind != "question":
                     raise InvalidParams(f"task {task_id} has no question number {answers}")
-            row = await sql.add_note(tx, task_id, kind, text, why, answers, lsn)
-            await sql.touch(tx, task_id, lsn)
+            row = await tables.add_note(task_id, kind, text, why, answers)
+            await tables.touch(task_id)
             return {"taskId": task_id, "note": row.state()}
 
         args = {"taskId": task_id, "kind": kind, "text": text, "why": why, "answers": answers}
@@ -191,10 +181,10 @@ class Tasks:
         # returns the hashes first recorded.
         hashes = {uri: T.content_hash(await self.review.bytes_now(uri)) for uri in uris}
 
-        async def do(tx: Tx, lsn: int) -> JSON:
-            await self._task(tx, task_id)
-            rows = [await sql.put_file(tx, task_id, uri, hashes[uri], lsn) for uri in uris]
-            await sql.touch(tx, task_id, lsn)
+        async def do(tables: TaskTables) -> JSON:
+            await self._task(tables, task_id)
+            rows = [await tables.put_file(task_id, uri, hashes[uri]) for uri in uris]
+            await tables.touch(task_id)
             return {
                 "taskId": task_id,
                 "files": [
@@ -219,10 +209,10 @@ class Tasks:
             raise InvalidParams(f"task status must be one of {', '.join(T.TASK_STATUSES)}, not {status!r}")
         summary = _opt_text("summary", summary)
 
-        async def do(tx: Tx, lsn: int) -> JSON:
-            await self._task(tx, task_id)
-            await sql.touch(tx, task_id, lsn, status=status, summary=summary)
-            return {"task": (await self._task(tx, task_id)).state()}
+        async def do(tables: TaskTables) -> JSON:
+            await self._task(tables, task_id)
+            await tables.touch(task_id, status=status, summary=summary)
+            return {"task": (await self._task(tables, task_id)).state()}
 
         result = await self._write(
             "task.finish", request_id, {"taskId": task_id, "status": status, "summary": summary}, do
@@ -237,11 +227,11 @@ class Tasks:
         _text("taskId", task_id, 256)
         review = self.review
         await review.refresh()  # another process may have decided meanwhile, a file may have changed
-        async with review.require_store().read() as tx:
-            task = await sql.task(tx, task_id)
-            steps = await sql.steps(tx, task_id) if task else []
-            notes = await sql.notes(tx, task_id) if task else []
-            files = await sql.files(tx, task_id) if task else []
+        async with self.records.reading() as tables:
+            task = await tables.task(task_id)
+            steps = await tables.steps(task_id) if task else []
+            notes = await tables.notes(task_id) if task else []
+            files = await tables.files(task_id) if task else []
         hunks = review.list(task_id=task_id)
         if task is None and not hunks:
             raise UnknownTask(
@@ -260,8 +250,8 @@ class Tasks:
         if status is not None and status not in T.TASK_STATUSES:
             raise InvalidParams(f"task status must be one of {', '.join(T.TASK_STATUSES)}, not {status!r}")
         await self.review.sync()
-        async with self.review.require_store().read() as tx:
-            rows = await sql.tasks(tx, status)
+        async with self.records.reading() as tables:
+            rows = await tables.tasks(status)
         out = []
         for row in rows:
             counts: dict[str, int] = {}

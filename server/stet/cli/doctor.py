@@ -24,7 +24,7 @@ TYPE_CHECKING = False  # types for mypy only
 if TYPE_CHECKING:
     import argparse
 
-    from ..store.rows import EffectRow
+    from ..review.effects import EffectRow
 
 
 class Findings(list[JSON]):
@@ -253,10 +253,9 @@ async def _check_leftovers(review: Review, f: Findings) -> None:
 
 
 async def _snapshots(review: Review) -> list[tuple[str, bool, int]]:
-    from ..store import captures
+    from ..review.snapshot_records import SnapshotRecords
 
-    async with review.require_store().read() as tx:
-        return await captures.snapshot_sets(tx)
+    return await SnapshotRecords(review.state).waiting()
 
 
 def _left_worktrees(root: str) -> list[str]:

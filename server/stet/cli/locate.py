@@ -6,7 +6,7 @@ import argparse
 import os
 
 from ..errors import StetError
-from ..store.engines import engine_of
+from ..review.where import engine_of
 
 STORE_DIR = ".stet"
 STORE_FILE = "stet.db"

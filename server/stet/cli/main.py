@@ -170,16 +170,10 @@ def run_mcp(args: argparse.Namespace) -> int:
     if args.print_token or args.http:
         # Light imports only until the token is written: the MCP SDK takes seconds to load.
         from ..mcp.http import ensure_token, serve_http
-        from ..store.engines import engine_of
-        from ..store.sqlite import prepare_folder, prepare_home
+        from ..review.where import prepared_local_file
 
         # The token lives beside an SQLite store; with PostgreSQL, in this checkout's .stet/.
-        engine = engine_of(db)
-        beside = engine.local_file(db, os.path.join(roots[0], ".stet"))
-        if engine.shared:
-            prepare_home(os.path.dirname(beside))
-        else:
-            prepare_folder(db)
+        beside = prepared_local_file(db, roots[0])
         token = ensure_token(beside)
         if args.print_token:
             print(token)

@@ -168,16 +168,15 @@ class NoMatch(UnknownHunk):
 
 async def _scope(review: Review, proposal: str | None, task: str | None, file: str | None) -> str | None:
     """Check that each filter names something that exists; returns the file's uri (if given)."""
-    from ..store import tasks as task_sql
+    from ..review.task_records import TaskRecords
 
     hunks = review.hunks.values()
     if proposal is not None and not any(h.proposal_id == proposal for h in hunks):
         if await review.require_store().proposal(proposal) is None:
             raise NoMatch(f"no proposal {proposal!r} in this store (`stet status --all` lists every hunk)")
     if task is not None and not any(h.task_id == task for h in hunks):
-        async with review.require_store().read() as tx:
-            if await task_sql.task(tx, task) is None:
-                raise NoMatch(f"no task {task!r} in this store (`stet task list` lists the tasks)")
+        if not await TaskRecords(review.state).exists(task):
+            raise NoMatch(f"no task {task!r} in this store (`stet task list` lists the tasks)")
     if file is None:
         return None
     uri = review.ws.uri_for(os.path.abspath(file))
@@ -226,13 +225,12 @@ async def _status(args: argparse.Namespace) -> int:
 async def _turn(review: Review, spec: str) -> tuple[str, int]:
     """The turn `--turn` names: `last`, N (of the latest session's turns) or SESSION:N;
     InvalidParams (exit 2) for a turn that was never captured."""
-    from ..store import loop as loop_sql
+    from ..review.telling import Told
 
     session, _, number = spec.rpartition(":")
     if spec != "last" and not (number.isdigit() and int(number) > 0):
         raise InvalidParams(f"--turn takes `last`, N or SESSION:N (N from 1), not {spec!r}")
-    async with review.require_store().read() as tx:
-        last = await loop_sql.last_turn(tx)
+    last = await Told(review.state).last_turn()
     if last is None:
         raise InvalidParams(
             "--turn: no turn was captured here yet (turns are what Claude Code's hooks capture: "

@@ -21,8 +21,8 @@ from lsprotocol import types
 from ..domain.document import Document
 from ..errors import StoreUnavailable
 from ..review import Review, open_review
+from ..review.where import engine_of
 from ..runtime.live import Live
-from ..store.engines import engine_of
 from .server import StetServer
 
 log = logging.getLogger(__name__)

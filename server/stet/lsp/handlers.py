@@ -24,7 +24,7 @@ from ..domain.status import Decide
 from ..errors import StetError, StoreLost, StoreUnavailable, UnknownHunk
 from ..operations import DECISIONS, Decision, offered_by
 from ..review import Review, not_taken
-from ..store.engines import engine_of
+from ..review.where import engine_of
 from ..workspace.paths import uri_to_path
 from . import present
 from .attach import Opening

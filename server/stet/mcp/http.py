@@ -173,7 +173,7 @@ class HookRoute:
         from ..agents.claude_code import handle
         from ..errors import StoreUnavailable
         from ..review.session import catch_up
-        from ..store.engines import engine_of
+        from ..review.where import engine_of
         from .server import _open_again
 
         try:

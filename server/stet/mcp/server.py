@@ -32,9 +32,9 @@ from ..domain.status import Status
 from ..errors import StetError, StoreUnavailable, UnknownHunk
 from ..operations import offered_by
 from ..review import Review, open_review
+from ..review.where import engine_of
 from ..runtime.awaiting import Changes
 from ..runtime.collector import tune_for_a_long_run
-from ..store.engines import engine_of
 from .handshake import INSTRUCTIONS, SERVER_NAME
 
 log = logging.getLogger(__name__)

@@ -40,7 +40,7 @@ from ..domain.inert import inert
 from ..errors import StetError, StoreLost
 from ..review import Review, open_review
 from ..review.session import catch_up
-from ..store.engines import engine_of
+from ..review.where import engine_of
 from ..workspace import modes, own
 from . import place, wire
 from .code import Code

@@ -19,7 +19,7 @@ from ..domain.text import split_lines, text_range
 from ..domain.verdict import Verdict, classify
 from ..errors import StetError, StoreUnavailable
 from ..faults import fault
-from ..store import EffectRow
+from ..store import EffectRow as EffectRow  # (re-exported: the doctor names it)
 from ..workspace import fileops, owners, safe
 from ..workspace.files import decode_text, read_text
 from ..workspace.locks import interprocess_lock
