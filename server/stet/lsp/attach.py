@@ -1,12 +1,12 @@
 """Opening the server's review: at initialize, and again later when its PostgreSQL store could
 not be reached then (a laptop that opens the editor before the VPN is up).
 
-A PostgreSQL store that cannot be reached at start (or that went away while the review was
-being recovered) is tried again at the next request and by itself every few seconds;
-meanwhile the editor is not held up (initialize waits at most OPEN_WAIT for it), is told
-once, and what it opens and types is kept, so that the review, once open, starts from the
-buffers as they are. An SQLite store that cannot be opened is refused for good: its reasons
-(not a Stet store, a newer schema) do not go away by waiting.
+The review, or why there is none, is held by review/reconnecting.py's handle (the MCP server's
+too), which says when another attempt is worth it and makes one at a time. What the editor
+adds: a PostgreSQL store that cannot be reached at start (or that went away while the review
+was being recovered) is also tried again by itself every few seconds; meanwhile the editor is
+not held up (initialize waits at most OPEN_WAIT for it), is told once, and what it opens and
+types is kept, so that the review, once open, starts from the buffers as they are.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from lsprotocol import types
 
 from ..domain.document import Document
 from ..errors import StoreUnavailable
-from ..review import Review, open_review
-from ..review.where import engine_of
+from ..review import Opened, Review, open_review
+from ..review.reconnecting import Reconnecting
 from ..runtime.live import Live
 from .server import StetServer
 
@@ -35,14 +35,11 @@ RETRY_EVERY = 10.0
 class Opening:
     def __init__(self, ls: StetServer, roots: list[str], path: str):
         self.ls = ls
-        self.roots = roots
-        self.path = path
-        self.again = engine_of(path).reconnects  # a store that may come back is tried again
+        opener = lambda: open_review(roots, path, editor=ls, on_change=ls.publish, recover_later=True)  # noqa: E731
+        self.handle = ls.handle = Reconnecting(roots, path, opener, self._adopt)
         self.initialized = False
         self.docs: dict[str, Document] = {}  # what the editor opened while there was no review
-        self._attempt: asyncio.Future[None] | None = None
         self._retrying: asyncio.Task[None] | None = None
-        self._failed_before = False
         self._told = False  # the editor was told the review cannot be used (once)
         self._watching = False
 
@@ -50,18 +47,18 @@ class Opening:
     async def first(self) -> None:
         """initialize: the first attempt, waited for (a PostgreSQL store: at most OPEN_WAIT;
         the attempt goes on, and initialized waits for the rest)."""
-        self._attempt = asyncio.ensure_future(self._open())
-        if self.again:
-            await asyncio.wait({self._attempt}, timeout=OPEN_WAIT)
+        attempt = self.handle.begin(self._open)
+        if self.handle.again:
+            await asyncio.wait({attempt}, timeout=OPEN_WAIT)
         else:
-            await self._attempt
+            await attempt
 
     async def started(self) -> None:
         """initialized: start the review, or say once why there is none (and keep trying)."""
         self.initialized = True
         ls = self.ls
-        if self._attempt is not None:
-            await asyncio.shield(self._attempt)
+        if self.handle.under_way():
+            await self.handle.attempt()
         review = ls.review
         if review is None:
             self._tell(ls.store_error or StoreUnavailable("the review store is not open"))
@@ -75,10 +72,10 @@ class Opening:
         StoreUnavailable if it still fails."""
         ls = self.ls
         if not ls.stopping:
-            if self._attempt is not None and not self._attempt.done():
-                await asyncio.shield(self._attempt)
-            elif self.initialized and self._waiting():
-                await self._try_now()
+            if self.handle.under_way():
+                await self.handle.attempt()
+            elif self.initialized and self.handle.waiting():
+                await self.handle.attempt(self._connect)
         if ls.review is None:
             raise ls.store_error or StoreUnavailable("the server is not initialized")
         return ls.review
@@ -104,14 +101,6 @@ class Opening:
         self.docs.pop(uri, None)
 
     # --- attempts --------------------------------------------------------------------------
-    def _waiting(self) -> bool:
-        """Is the review away only because its PostgreSQL store could not be used (worth
-        another attempt)?"""
-        review = self.ls.review
-        if review is None:
-            return self.again
-        return self.again and isinstance(review.recovery_error, StoreUnavailable)
-
     def _tell(self, error: Exception) -> None:
         if self._told:
             return
@@ -121,34 +110,36 @@ class Opening:
         ls.notify_json("stet/restored", {"files": 0, "counts": {}, "durationMs": 0, "error": str(error)})
 
     def _keep_trying(self) -> None:
-        if self._waiting() and not self.ls.stopping and (self._retrying is None or self._retrying.done()):
+        if self.handle.waiting() and not self.ls.stopping and (self._retrying is None or self._retrying.done()):
             self._retrying = asyncio.ensure_future(self._retry())
 
     async def _open(self) -> None:
-        ls = self.ls
-        try:
-            opened = await open_review(self.roots, self.path, editor=ls, on_change=ls.publish, recover_later=True)
-        except StoreUnavailable as exc:
-            ls.store_error = exc
+        handle = self.handle
+        failed_before = handle.failed_before
+        await handle.open()
+        if handle.review is None and handle.error is not None:
             # Said once (and to the editor by `started`); the attempts after it add nothing new.
-            log.log(logging.DEBUG if self._failed_before else logging.ERROR, "%s", exc.message)
-            self._failed_before = True
-            return
+            log.log(logging.DEBUG if failed_before else logging.ERROR, "%s", handle.error.message)
+        elif handle.review is not None and failed_before:
+            log.warning(
+                "the review store %s can be reached again; the review is open", handle.review.require_store().path
+            )
+
+    def _adopt(self, opened: Opened) -> bool:
+        """The review just opened, before anyone sees it (no await here: the buffers handed over
+        are the buffers as they are); refused when the server is stopping."""
+        ls = self.ls
         if ls.stopping:
-            await opened.review.close()
-            return
+            return False
         review = opened.review
-        store = review.require_store()
-        store.on_lost = lambda lost: ls.window_show_message(
+        review.require_store().on_lost = lambda lost: ls.window_show_message(
             types.ShowMessageParams(types.MessageType.Error, f"Stet: {lost.message}")
         )
-        # No await from here on: the buffers handed over are the buffers as they are.
-        ls.review, ls.notice, ls.store_error = review, opened.notice, None
+        ls.notice = opened.notice
         docs, self.docs = self.docs, {}
         for uri, doc in docs.items():
             review.opened(uri, doc.text, doc.version)
-        if self._failed_before:
-            log.warning("the review store %s can be reached again; the review is open", store.path)
+        return True
 
     async def _connect(self) -> None:
         """One more attempt: open the review if it is not, then recover and start it."""
@@ -158,17 +149,12 @@ class Opening:
         if review is not None and not self.ls.stopping:
             await self._start(review)
 
-    async def _try_now(self) -> None:
-        if self._attempt is None or self._attempt.done():
-            self._attempt = asyncio.ensure_future(self._connect())
-        await asyncio.shield(self._attempt)
-
     async def _retry(self) -> None:
         for delay in chain(RETRY_DELAYS, repeat(RETRY_EVERY)):
             await asyncio.sleep(delay)
-            if self.ls.stopping or not self._waiting():
+            if self.ls.stopping or not self.handle.waiting():
                 return
-            await self._try_now()
+            await self.handle.attempt(self._connect)
 
     async def _start(self, review: Review) -> None:
         """Recover, start live sync and the inbox, and tell the editor (stet/restored). A
@@ -186,7 +172,7 @@ class Opening:
             if ls.stopping:  # the store was closed under it by the shutdown: nothing to tell
                 return
             exc = review.recovery_error or exc
-            if self._waiting():  # not recovered for want of the store: live sync waits too
+            if self.handle.waiting():  # not recovered for want of the store: live sync waits too
                 self._tell(exc)
                 self._keep_trying()
                 return

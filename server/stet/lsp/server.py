@@ -15,8 +15,9 @@ from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from ..errors import StoreUnavailable
+from ..errors import StetError
 from ..review import Review
+from ..review.reconnecting import Reconnecting
 from ..runtime.live import Live
 from . import present, wire
 from .protocol import StetProtocol, make_converter
@@ -30,8 +31,8 @@ class StetServer(LanguageServer):
     def __init__(self, db_path: str | None = None):
         super().__init__("stet", __version__, protocol_cls=StetProtocol, converter_factory=make_converter)
         self.db_path = db_path
-        self.review: Review | None = None
-        self.store_error: StoreUnavailable | None = None  # why there is no review
+        # The review or why there is none, made by initialize (attach.Opening): see `review`.
+        self.handle: Reconnecting | None = None
         # attach.Opening, made by initialize: how the review is opened, now or later (typed
         # loosely: attach imports this module)
         self.opening: Any = None
@@ -41,6 +42,15 @@ class StetServer(LanguageServer):
         # Set by the shutdown request: from then on nothing more is sent (the client may have
         # closed its end already) and nothing new is started.
         self.stopping = False
+
+    @property
+    def review(self) -> Review | None:
+        return self.handle.review if self.handle is not None else None
+
+    @property
+    def store_error(self) -> StetError | None:
+        """Why there is no review."""
+        return self.handle.error if self.handle is not None else None
 
     # The editor port of the review: apply an edit to an open buffer.
     async def apply_edit(

@@ -171,20 +171,13 @@ class HookRoute:
 
     async def _answer(self, raw: bytearray, restore: bool) -> tuple[bytes, list[Any]]:
         from ..agents.claude_code import handle
-        from ..errors import StoreUnavailable
         from ..review.session import catch_up
-        from ..review.where import engine_of
-        from .server import _open_again
 
         try:
             payload = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
             raise InvalidParams(f"the hook input is not JSON ({exc})") from None
-        if self.state.review is None and engine_of(self.db_path).reconnects:
-            await _open_again(self.state, self.roots, self.db_path)  # PostgreSQL unreachable at start
-        review = self.state.review
-        if review is None:
-            raise self.state.error or StoreUnavailable("the review store is not open")
+        review = await self.state.current()  # PostgreSQL unreachable at start: tried again now
         cwd = payload.get("cwd") if isinstance(payload, dict) else None
         if isinstance(cwd, str) and not _inside(os.path.realpath(cwd), self.root):
             return b"", []  # a session in another folder: not this review's

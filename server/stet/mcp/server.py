@@ -31,8 +31,8 @@ from ..domain.model import Hunk
 from ..domain.status import Status
 from ..errors import StetError, StoreUnavailable, UnknownHunk
 from ..operations import offered_by
-from ..review import Review, open_review
-from ..review.where import engine_of
+from ..review import Opened, Review
+from ..review.reconnecting import Reconnecting
 from ..runtime.awaiting import Changes
 from ..runtime.collector import tune_for_a_long_run
 from .handshake import INSTRUCTIONS, SERVER_NAME
@@ -59,10 +59,20 @@ class Edit(BaseModel):
 
 class _State:
     def __init__(self) -> None:
-        self.review: Review | None = None
-        self.error: StetError | None = None
-        self.opening = asyncio.Lock()
+        # The review or why there is none (review/reconnecting.py): made by Tools, opened by the
+        # server's lifespan, and again by the next call when its store may come back.
+        self.handle: Reconnecting | None = None
         self.changes: Changes | None = None  # what every wait_for_decisions waits on
+
+    @property
+    def review(self) -> Review | None:
+        return self.handle.review if self.handle is not None else None
+
+    async def current(self) -> Review:
+        """The review for a call (tried again now when it is not open and may come back)."""
+        if self.handle is None:
+            raise StoreUnavailable("the review store is not open")
+        return await self.handle.current()
 
     def changes_of(self, review: Review) -> Changes:
         if self.changes is None or self.changes.review is not review:
@@ -156,17 +166,13 @@ class Tools:
 
     def __init__(self, state: _State, db_path: str, roots: list[str], agent: str | None) -> None:
         self.state, self.db_path, self.roots, self.agent = state, db_path, roots, agent
+        self.handle = state.handle = Reconnecting(roots, db_path, adopt=_noticed)
 
     @asynccontextmanager
     async def lifespan(self, _server: MCPServer) -> AsyncIterator[_State]:
         state = self.state
-        try:
-            opened = await open_review(self.roots, self.db_path)
-            state.review = opened.review
-            if opened.notice:
-                log.warning("%s", opened.notice)
-        except StetError as exc:
-            state.error = exc  # every tool says so, clearly, instead of the server failing to start
+        # A store that cannot be used: every tool says so, clearly, instead of the server failing to start.
+        await self.handle.attempt()
         try:
             yield state
         finally:
@@ -176,12 +182,10 @@ class Tools:
                 await state.review.close()
 
     async def tasks(self) -> Tasks:
-        state = self.state
-        if state.review is None and engine_of(self.db_path).reconnects:
-            await _open_again(state, self.roots, self.db_path)
-        if state.review is None:
-            raise _fail(state.error or StoreUnavailable("the review store is not open"))
-        return Tasks(state.review)
+        try:
+            return Tasks(await self.handle.current())
+        except StetError as exc:
+            raise _fail(exc) from None
 
     async def start_task(
         self,
@@ -466,20 +470,11 @@ def _proposal_text(t: Tasks, answer: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-async def _open_again(state: _State, roots: list[str], db_path: str) -> None:
-    """A PostgreSQL store that could not be reached when the server started (the VPN not up
-    yet) is tried again at each tool call until it opens: one attempt at a time."""
-    async with state.opening:
-        if state.review is not None:
-            return
-        try:
-            opened = await open_review(roots, db_path)
-        except StetError as exc:
-            state.error = exc
-            return
-        state.review, state.error = opened.review, None
-        if opened.notice:
-            log.warning("%s", opened.notice)
+def _noticed(opened: Opened) -> bool:
+    """A review just opened: what the user must be told (a damaged database moved aside) is logged."""
+    if opened.notice:
+        log.warning("%s", opened.notice)
+    return True
 
 
 def serve(db_path: str, roots: list[str], agent: str | None = None) -> None:
