@@ -178,3 +178,42 @@ POSTGRES = Statements(
     # A checkout relocates its own effects and stamps only (the others' are at their own paths).
     path_columns=path_columns("%s", {"effects": f"checkout = {MINE}", "file_stamps": f"checkout = {MINE}"}),
 )
+
+# The engine's own statements: its transactions, settings, schema version, checkouts and checks
+# (no review asks for them: not in the table above). pgconn.py and postgres.py send them.
+BEGIN_WRITE = "BEGIN"  # then LOCK: the writers' lock at once, the next ids are known
+BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"  # one snapshot
+COMMIT = "COMMIT"
+ROLLBACK = "ROLLBACK"
+DERIVED = "SET LOCAL synchronous_commit = off"  # a derived record: committed without waiting for the disk
+SET_CHECKOUT = "SELECT set_config('stet.checkout', %s, false)"  # what MINE reads
+LISTEN = f"LISTEN {CHANNEL}"
+SCHEMA = "SELECT current_schema()"
+REACHABLE = "SELECT 1 FROM stet_schema"
+# The schema version (Stet's migrations and PostgreSQL's own), and whose tables a schema holds.
+HAS_VERSION = "SELECT to_regclass('stet_schema') IS NOT NULL"
+SOME_TABLES = "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() LIMIT 3"
+MAKE_VERSION = (
+    "CREATE TABLE stet_schema (version BIGINT NOT NULL, pg_version BIGINT NOT NULL)",
+    "INSERT INTO stet_schema VALUES (0, 0)",
+)
+VERSION = "SELECT version, pg_version FROM stet_schema"
+SET_VERSION = "UPDATE stet_schema SET version = %s, pg_version = %s"
+# The checkouts of one repository's review (postgres.attach).
+REPOSITORY = "SELECT id FROM stet_repository"
+OTHER_CHECKOUTS = "SELECT 1 FROM stet_checkouts WHERE id <> %s LIMIT 1"
+NAME_REPOSITORY = "INSERT INTO stet_repository (id, at) VALUES (%s, %s)"
+ATTACH = (
+    "INSERT INTO stet_checkouts (id, host, root, first_seen, last_seen) VALUES (%s, %s, %s, %s, %s) "
+    "ON CONFLICT (id) DO UPDATE SET last_seen = EXCLUDED.last_seen"
+)
+# Schema 8's texts put back as a checkout read them (pgconn._texts_as_read_before): every text
+# column of the schema's tables, and one column's rows by their ctid.
+TEXT_COLUMNS = (
+    "SELECT c.table_name, c.column_name FROM information_schema.columns c "
+    "JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name "
+    "WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE' AND c.data_type = 'text' "
+    "ORDER BY c.table_name, c.column_name"
+)
+TEXTS_LIKE = 'SELECT ctid, "{column}" FROM "{table}" WHERE "{column}" LIKE %s'
+SET_TEXT = 'UPDATE "{table}" SET "{column}" = %s WHERE ctid = %s'

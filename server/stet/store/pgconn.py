@@ -31,11 +31,12 @@ import psycopg
 import psycopg.pq
 
 from ..errors import StoreUnavailable
+from . import pg_sql as sql
 from . import relocation
 from .errors import ConstraintError, StoreError
 from .link import Params, Raw, Row
 from .pg_schema import MIGRATIONS, POSTGRES_MIGRATIONS
-from .pg_sql import CHANNEL, COMMIT_WRITE, LOCK, POSTGRES
+from .pg_sql import COMMIT_WRITE, LOCK, POSTGRES
 from .pgurl import mask, shown
 from .roots import DOC_COLUMNS, FIRST, URI_COLUMNS, Roots, prefix_of
 from .schema import PATHS_RELATIVE, SCHEMA_VERSION
@@ -111,7 +112,7 @@ class PgRaw:
             kwargs["connect_timeout"] = 10
         with self.errors():
             conn = psycopg.connect(self.url, **kwargs)
-            conn.execute("SELECT set_config('stet.checkout', %s, false)", (self.checkout,))
+            conn.execute(sql.SET_CHECKOUT, (self.checkout,))
             self.conn = conn
 
     def backend_pid(self) -> int | None:
@@ -153,25 +154,25 @@ class PgRaw:
         conn = self._live()
         with self.errors():
             if not write:
-                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                conn.execute(sql.BEGIN_READ)
                 return
-            conn.execute("BEGIN")
+            conn.execute(sql.BEGIN_WRITE)
             conn.execute(LOCK)
             if derived:
-                conn.execute("SET LOCAL synchronous_commit = off")
+                conn.execute(sql.DERIVED)
 
     def commit(self, write: bool, derived: bool) -> None:
         conn = self._live()
         with self.errors():
             if write:
                 conn.execute(COMMIT_WRITE)
-            conn.execute("COMMIT")
+            conn.execute(sql.COMMIT)
 
     def rollback(self, derived: bool) -> None:
         if not self.in_transaction:
             return
         with self.errors():
-            self._live().execute("ROLLBACK")
+            self._live().execute(sql.ROLLBACK)
 
 
 class _Errors:
@@ -234,23 +235,21 @@ def migrate(raw: PgRaw, where: str, uris: list[str]) -> None:
     roots of the checkout that migrates (schema.PATHS_RELATIVE relocates to them)."""
     conn = raw._live()
     with raw.errors():
-        conn.execute("BEGIN")
+        conn.execute(sql.BEGIN_WRITE)
         try:
             conn.execute(LOCK)
-            ours = conn.execute("SELECT to_regclass('stet_schema') IS NOT NULL").fetchone()
+            ours = conn.execute(sql.HAS_VERSION).fetchone()
             if not (ours and ours[0]):
-                others = conn.execute(
-                    "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() LIMIT 3"
-                ).fetchall()
+                others = conn.execute(sql.SOME_TABLES).fetchall()
                 if others:
                     names = ", ".join(str(r[0]) for r in others)
                     raise StoreUnavailable(
                         f"{where} holds tables of something else ({names}), not a Stet review store; it was left "
                         "as it is. Point --db / STET_DB at an empty database (or schema) for Stet."
                     )
-                conn.execute("CREATE TABLE stet_schema (version BIGINT NOT NULL, pg_version BIGINT NOT NULL)")
-                conn.execute("INSERT INTO stet_schema VALUES (0, 0)")
-            row = conn.execute("SELECT version, pg_version FROM stet_schema").fetchone()
+                for statement in sql.MAKE_VERSION:
+                    conn.execute(statement)
+            row = conn.execute(sql.VERSION).fetchone()
             version, pg_version = (int(row[0]), int(row[1])) if row else (0, 0)
             if version > SCHEMA_VERSION or pg_version > len(POSTGRES_MIGRATIONS):
                 raise StoreUnavailable(
@@ -269,14 +268,11 @@ def migrate(raw: PgRaw, where: str, uris: list[str]) -> None:
                 _texts_as_read_before(raw, first)
                 relocation.first(raw, POSTGRES, uris, lambda kind, value: _as_read_before(kind, value, first))
             if (version, pg_version) != (SCHEMA_VERSION, len(POSTGRES_MIGRATIONS)):
-                conn.execute(
-                    "UPDATE stet_schema SET version = %s, pg_version = %s",
-                    (SCHEMA_VERSION, len(POSTGRES_MIGRATIONS)),
-                )
-            conn.execute("COMMIT")
+                conn.execute(sql.SET_VERSION, (SCHEMA_VERSION, len(POSTGRES_MIGRATIONS)))
+            conn.execute(sql.COMMIT)
         except BaseException:
             if not conn.closed:
-                conn.execute("ROLLBACK")
+                conn.execute(sql.ROLLBACK)
             raise
 
 
@@ -296,22 +292,15 @@ def _texts_as_read_before(raw: PgRaw, prefix: str) -> None:
     stored with `stet-repo:///` and read back at the reader's root. Paths keep that form
     (relocation.py brings them to this version's); other texts are put back as this checkout
     read them, and are never translated again."""
-    columns = raw.execute(
-        "SELECT c.table_name, c.column_name FROM information_schema.columns c "
-        "JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name "
-        "WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE' AND c.data_type = 'text' "
-        "ORDER BY c.table_name, c.column_name"
-    ).fetchall()
+    columns = raw.execute(sql.TEXT_COLUMNS).fetchall()
     for table, column in columns:
         if column in URI_COLUMNS or column in DOC_COLUMNS or table in ("roots", "stet_checkouts", "stet_repository"):
             continue
-        rows = raw.execute(
-            f'SELECT ctid, "{column}" FROM "{table}" WHERE "{column}" LIKE %s', ("%" + FIRST + "%",)
-        ).fetchall()
+        rows = raw.execute(sql.TEXTS_LIKE.format(table=table, column=column), ("%" + FIRST + "%",)).fetchall()
         for ctid, value in rows:
             new = _as_read_before("text", value, prefix)
             if new != value:
-                raw.execute(f'UPDATE "{table}" SET "{column}" = %s WHERE ctid = %s', (new, ctid))
+                raw.execute(sql.SET_TEXT.format(table=table, column=column), (new, ctid))
 
 
 class Listener:
@@ -351,8 +340,8 @@ class Listener:
             try:
                 conn = await psycopg.AsyncConnection.connect(self.url, autocommit=True, connect_timeout=10)
                 try:
-                    await conn.execute(f"LISTEN {CHANNEL}")
-                    schema = (await (await conn.execute("SELECT current_schema()")).fetchone() or ("",))[0]
+                    await conn.execute(sql.LISTEN)
+                    schema = (await (await conn.execute(sql.SCHEMA)).fetchone() or ("",))[0]
                     self.error = None
                     self._bump()  # whatever was committed while nobody listened
                     delay = 0.2

@@ -11,10 +11,11 @@ import asyncio
 import socket
 
 from ..errors import StoreUnavailable
+from . import pg_sql as sql
 from . import relocation
 from .base import OpenResult, SqlStore
 from .errors import StoreError
-from .pg_sql import POSTGRES
+from .pg_sql import LOCK, POSTGRES
 from .pgconn import Listener, PgLink, PgRaw, migrate, unreachable
 from .pgurl import shown
 from .roots import Roots
@@ -95,7 +96,7 @@ class PgStore(SqlStore):
     async def integrity(self) -> list[str]:
         async with self._lock:
             try:
-                await self.pg.call(lambda raw: raw.execute("SELECT 1 FROM stet_schema").fetchall())
+                await self.pg.call(lambda raw: raw.execute(sql.REACHABLE).fetchall())
             except StoreError as exc:
                 return [str(exc)]
         return ["ok"]
@@ -116,14 +117,14 @@ def attach(raw: PgRaw, where: str, host: str, root: str, repository: str | None)
     repository has no name (no git, nothing configured) serves that first checkout only."""
     conn = raw._live()
     with raw.errors():
-        conn.execute("BEGIN")
+        conn.execute(sql.BEGIN_WRITE)
         try:
-            conn.execute("SELECT pg_advisory_xact_lock(1937007988, hashtext(current_schema()))")
+            conn.execute(LOCK)
             at = now_iso()
-            named = conn.execute("SELECT id FROM stet_repository").fetchall()
-            others = conn.execute("SELECT 1 FROM stet_checkouts WHERE id <> %s LIMIT 1", (f"{host}:{root}",)).fetchall()
+            named = conn.execute(sql.REPOSITORY).fetchall()
+            others = conn.execute(sql.OTHER_CHECKOUTS, (f"{host}:{root}",)).fetchall()
             if not named:
-                conn.execute("INSERT INTO stet_repository (id, at) VALUES (%s, %s)", (repository, at))
+                conn.execute(sql.NAME_REPOSITORY, (repository, at))
             else:
                 theirs = named[0][0]
                 if others and (theirs is None or repository is None or theirs != repository):
@@ -143,13 +144,9 @@ def attach(raw: PgRaw, where: str, host: str, root: str, repository: str | None)
                         "every checkout sets the same STET_REPOSITORY; for another repository, use another database "
                         "(or schema: options=-csearch_path=NAME in the url). Nothing was changed."
                     )
-            conn.execute(
-                "INSERT INTO stet_checkouts (id, host, root, first_seen, last_seen) VALUES (%s, %s, %s, %s, %s) "
-                "ON CONFLICT (id) DO UPDATE SET last_seen = EXCLUDED.last_seen",
-                (f"{host}:{root}", host, root, at, at),
-            )
-            conn.execute("COMMIT")
+            conn.execute(sql.ATTACH, (f"{host}:{root}", host, root, at, at))
+            conn.execute(sql.COMMIT)
         except BaseException:
             if not conn.closed:
-                conn.execute("ROLLBACK")
+                conn.execute(sql.ROLLBACK)
             raise

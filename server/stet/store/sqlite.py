@@ -19,6 +19,7 @@ import aiosqlite
 
 from ..errors import StoreLost, StoreUnavailable
 from . import dbfiles, relocation
+from . import sqlite_sql as sql
 from .base import OpenResult, SqlStore
 from .errors import StoreError
 from .identity import Identity
@@ -233,7 +234,7 @@ class Store(SqlStore):
             # the complete copy (whoever moves it back as the message says gets all of it).
             folder, name = os.path.split(target)
             partial = os.path.join(folder, f".{name}.partial")
-            await self._link.hop(lambda raw: raw.execute("VACUUM INTO ?", (partial,)))
+            await self._link.hop(lambda raw: raw.execute(sql.COPY_INTO, (partial,)))
             os.chmod(partial, 0o600)
             _fsync_path(partial)
             os.replace(partial, target)
@@ -246,7 +247,7 @@ class Store(SqlStore):
         """Copy every commit still only in the (deleted, still open) WAL into the database file,
         which is still the one at the store's path; None when done, else why not."""
         try:
-            row = await self._link.hop(lambda raw: raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone())
+            row = await self._link.hop(lambda raw: raw.execute(sql.CHECKPOINT).fetchone())
         except StoreError as exc:
             return str(exc)
         return None if row is not None and row[0] == 0 else "another process kept the database busy"
@@ -316,8 +317,8 @@ class Store(SqlStore):
     async def _connect(path: str, roots: list[str]) -> tuple[aiosqlite.Connection, Roots]:
         conn = await aiosqlite.connect(path, isolation_level=None)
         try:
-            await conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            rows = await conn.execute_fetchall("PRAGMA quick_check")
+            await conn.execute(sql.BUSY_TIMEOUT.format(ms=BUSY_TIMEOUT_MS))
+            rows = await conn.execute_fetchall(sql.QUICK_CHECK)
             verdict = [r[0] for r in rows]
             if verdict != ["ok"]:
                 err = sqlite3.DatabaseError("; ".join(map(str, verdict[:3])))
@@ -325,9 +326,9 @@ class Store(SqlStore):
                 raise err
             await Store._check_version(conn, path)  # before anything writes to a newer Stet's file
             await Store._check_ours(conn, path)  # never migrate someone else's database
-            await conn.execute("PRAGMA journal_mode=WAL")
-            await conn.execute("PRAGMA synchronous=FULL")
-            await conn.execute("PRAGMA foreign_keys=ON")
+            await conn.execute(sql.WAL)
+            await conn.execute(sql.SYNC_FULL)
+            await conn.execute(sql.FOREIGN_KEYS)
             settled = await Store._migrate(conn, roots)
         except BaseException:
             await conn.close()
@@ -336,7 +337,7 @@ class Store(SqlStore):
 
     @staticmethod
     async def _check_version(conn: aiosqlite.Connection, path: str) -> None:
-        version = await _pragma_int(conn, "user_version")
+        version = await _int(conn, sql.USER_VERSION)
         if version > SCHEMA_VERSION:
             raise StoreUnavailable(
                 f"the review store {path} was written by a newer Stet (schema {version}, this one "
@@ -345,9 +346,9 @@ class Store(SqlStore):
 
     @staticmethod
     async def _check_ours(conn: aiosqlite.Connection, path: str) -> None:
-        if await _pragma_int(conn, "user_version") != 0:
+        if await _int(conn, sql.USER_VERSION) != 0:
             return
-        rows = list(await conn.execute_fetchall("SELECT name FROM sqlite_master WHERE type = 'table' LIMIT 3"))
+        rows = list(await conn.execute_fetchall(sql.SOME_TABLES))
         if rows:
             names = ", ".join(str(r[0]) for r in rows)
             raise StoreUnavailable(
@@ -373,7 +374,7 @@ class Store(SqlStore):
                             raw.execute(statement)
                         if number + 1 == PATHS_RELATIVE:
                             relocation.first(raw, SQLITE, roots, relocation.as_written)
-                    raw.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                    raw.execute(sql.SET_USER_VERSION.format(version=SCHEMA_VERSION))
                     raw.commit(True, False)
                 except BaseException:
                     raw.rollback(False)
@@ -395,7 +396,7 @@ class Store(SqlStore):
         self.conn.stop()
 
     async def data_version(self) -> int:
-        return int((await self._read("PRAGMA data_version"))[0][0])
+        return int((await self._read(sql.DATA_VERSION))[0][0])
 
     async def next_change(self, version: int, timeout: float) -> int:
         """`data_version` once it is no longer `version` (another connection committed), or as it
@@ -411,11 +412,11 @@ class Store(SqlStore):
             await asyncio.sleep(min(CHANGE_POLL, left))
 
     async def integrity(self) -> list[str]:
-        return [r[0] for r in await self._read("PRAGMA integrity_check")]
+        return [r[0] for r in await self._read(sql.INTEGRITY_CHECK)]
 
 
 def _version(raw: SqliteRaw) -> int:
-    row = raw.execute("PRAGMA user_version").fetchone()
+    row = raw.execute(sql.USER_VERSION).fetchone()
     return int(row[0]) if row else 0
 
 
@@ -425,6 +426,6 @@ def _uri(path: str) -> str:
     return Path(os.path.realpath(path)).as_uri()
 
 
-async def _pragma_int(conn: aiosqlite.Connection, name: str) -> int:
-    rows = list(await conn.execute_fetchall(f"PRAGMA {name}"))
+async def _int(conn: aiosqlite.Connection, statement: str) -> int:
+    rows = list(await conn.execute_fetchall(statement))
     return int(rows[0][0])

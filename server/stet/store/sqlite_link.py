@@ -12,6 +12,7 @@ import aiosqlite
 from .errors import Busy, ConstraintError, StoreError
 from .link import Cursor, Params, Raw, Row
 from .roots import Roots
+from .sqlite_sql import BEGIN_READ, BEGIN_WRITE, COMMIT, ROLLBACK, SYNC_FULL, SYNC_NORMAL
 
 T = TypeVar("T")
 
@@ -96,26 +97,26 @@ class SqliteRaw:
         """BEGIN IMMEDIATE for a write (the write lock now: the next ids are known), BEGIN for a
         read; a derived record at synchronous=NORMAL (which is not allowed inside a transaction)."""
         if derived:
-            self.execute("PRAGMA synchronous=NORMAL")
+            self.execute(SYNC_NORMAL)
         try:
-            self.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            self.execute(BEGIN_WRITE if write else BEGIN_READ)
         except BaseException:
             if derived:
-                self.execute("PRAGMA synchronous=FULL")
+                self.execute(SYNC_FULL)
             raise
 
     def commit(self, write: bool, derived: bool) -> None:
-        self.execute("COMMIT")
+        self.execute(COMMIT)
         if derived:
-            self.execute("PRAGMA synchronous=FULL")
+            self.execute(SYNC_FULL)
 
     def rollback(self, derived: bool) -> None:
         try:
             if self.conn.in_transaction:
-                self.execute("ROLLBACK")
+                self.execute(ROLLBACK)
         finally:
             if derived:
-                self.execute("PRAGMA synchronous=FULL")
+                self.execute(SYNC_FULL)
 
 
 class SqliteLink:
