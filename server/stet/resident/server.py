@@ -5,8 +5,8 @@ A call is the command line the user typed, run by the same code as in its own pr
 (cli/main.py) as a `Call` (cli/call.py) of the caller's folder, environment, stdin and input
 files, its output kept in memory and sent back whole: nothing of the process (its folder,
 environment, stdio) is changed for it. It runs on this process's review brought up to date
-first (review/session.catch_up: what other processes committed, unfinished journaled edits,
-files changed since), one call at a time. A call this process should not answer (another
+first (`Review.up_to_date`, as every door: what other processes committed, unfinished
+journaled edits, files changed since), one call at a time. A call this process should not answer (another
 store, other STET_* settings, newer code on disk, a store lost) is declined: the client runs
 it itself. Killed at any point (SIGKILL included), nothing is lost or doubled: a decision is
 acknowledged only after its commit, its edit is journaled, and the client replays the call in
@@ -42,7 +42,6 @@ from ..cli.locate import locate
 from ..domain.inert import inert
 from ..errors import StetError, StoreLost
 from ..review import Review, open_review
-from ..review.session import catch_up
 from ..store.engines import engine_of
 from ..workspace import modes, own
 from . import place, wire
@@ -88,7 +87,7 @@ class Resident:
             raise hosting.NotHere("its workspace moved")
         await self.review.require_store().check()
         # The temp files killed writes left are tidied between calls (tidy), not before each.
-        lag = await catch_up(self.review, tidy=False)
+        lag = (await self.review.up_to_date()).lag
         if lag:
             call.say(f"stet: {inert(lag)}")
         return self.review
