@@ -9,7 +9,6 @@ import argparse
 import contextlib
 import importlib
 import sys
-from contextvars import ContextVar
 
 from ..operations import CLI
 
@@ -280,25 +279,26 @@ def add_watch(sub: Sub, o: Parents, name: str) -> None:
 
 
 # The streams of the call being parsed: argparse writes help, usage and errors to sys.stdout and
-# sys.stderr, which are the process's, not the call's.
-_STREAMS: ContextVar[tuple[TextIO | None, TextIO | None] | None] = ContextVar("stet_parse_streams", default=None)
+# sys.stderr, which are the process's, not the call's. A parse never awaits, so no other call of
+# the event loop parses meanwhile (and `contextvars` is not loaded at the CLI's start for this).
+_STREAMS: list[tuple[TextIO | None, TextIO | None]] = []
 
 
 @contextlib.contextmanager
 def printing_to(call: Call) -> Iterator[None]:
-    """What the parser prints during the block goes to the call's stdout and stderr."""
-    token = _STREAMS.set((call.stdout, call.stderr))
+    """What the parser prints during the block (which must not await) goes to the call's streams."""
+    _STREAMS.append((call.stdout, call.stderr))
     try:
         yield
     finally:
-        _STREAMS.reset(token)
+        _STREAMS.pop()
 
 
 class Parser(argparse.ArgumentParser):
     """argparse's parser printing to the call's streams (its subcommands' parsers are of its class)."""
 
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
-        streams = _STREAMS.get()
+        streams = _STREAMS[-1] if _STREAMS else None
         if streams is not None:
             file = streams[0] if file is sys.stdout else streams[1]  # argparse's default is stderr
             if file is None:
