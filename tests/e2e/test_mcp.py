@@ -218,3 +218,22 @@ async def test_wait_for_decisions_answers_an_accept_once_its_edit_is_written(ws)
         assert not error and not data["timedOut"]
         assert [h["status"] for h in data["hunks"]] == ["applied"], text
         assert (ws / "b.txt").read_text().startswith("ALPHA\n")
+
+
+async def test_mcp_finishes_the_journaled_edit_of_a_killed_writer(ws):
+    """Every door brings the review up to date the same way (Review.up_to_date): an accept whose
+    writer was killed after its commit, before its file was written, is finished by the MCP
+    server that answers next, as the CLI and the resident finish it - exactly once."""
+    async with mcp_client(ws, "--agent", "claude") as mcp:
+        _, _, data = await call(mcp, "start_task", title="Shout", goal="upper-case b.txt")
+        task = data["task"]["id"]
+        edits = [{"path": "b.txt", "old_text": "alpha\n", "new_text": "ALPHA\n"}]
+        _, _, data = await call(mcp, "propose_edits", task_id=task, edits=edits, proposal_id="p-killed")
+        (hunk,) = data["hunks"]
+        killed = await asyncio.to_thread(stet, ws, "accept", hunk["id"], env={"STET_FAULT": "decide:after-commit"})
+        assert killed.returncode == -9, (killed.returncode, killed.stderr)
+        assert (ws / "b.txt").read_text() == "alpha\nbeta\ngamma\n"  # committed, not written
+        error, text, data = await call(mcp, "review_status", task_id=task)
+        assert not error and [h["id"] for h in data["hunks"]["applied"]] == [hunk["id"]], text
+        assert (ws / "b.txt").read_text() == "ALPHA\nbeta\ngamma\n"
+    assert (ws / "b.txt").read_text() == "ALPHA\nbeta\ngamma\n"  # once

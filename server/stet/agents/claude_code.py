@@ -35,6 +35,7 @@ import re
 import shlex
 import shutil
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from ..domain import headline
@@ -81,9 +82,18 @@ def file_of(payload: JSON) -> str | None:
     return path if isinstance(path, str) and path else None
 
 
-async def handle(review: Review, payload: Any, *, keep: bool = True, undo: list[Any] | None = None) -> JSON:
+async def handle(
+    review: Review,
+    payload: Any,
+    *,
+    keep: bool = True,
+    undo: list[Any] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> JSON:
     """Do what one hook event asks; returns the JSON to print for Claude Code ({}: nothing).
-    `undo` receives what to give `Loop.untell` when the answer could not be delivered."""
+    `undo` receives what to give `Loop.untell` when the answer could not be delivered; `env` is
+    the hook's caller's environment (None: this process's), which says where Claude Code keeps
+    its transcripts."""
     if not isinstance(payload, dict):
         raise InvalidParams("the hook input is not a JSON object")
     event = _payload_text(payload, "hook_event_name")
@@ -95,7 +105,7 @@ async def handle(review: Review, payload: Any, *, keep: bool = True, undo: list[
         snapshots = Snapshots(review)
         if await snapshots.current(task) is None:
             return {}  # the agent wrote nothing in this turn
-        message = headline.line(AGENT, turn_prompt(payload.get("transcript_path"), session))
+        message = headline.line(AGENT, turn_prompt(payload.get("transcript_path"), session, env))
         answer = await Capture(review).run(task_id=task, keep=keep, agent=AGENT, message=message, turn_of=session)
         return {"systemMessage": stop_message(answer, task)} if answer.get("proposalId") or answer["refused"] else {}
     if event in ("SessionStart", "UserPromptSubmit"):
@@ -344,14 +354,18 @@ def _layout(notebook: object, text: str) -> tuple[int, bool, str] | None:
     return None
 
 
-def transcripts_folder() -> str:
+def transcripts_folder(env: Mapping[str, str] | None = None) -> str:
     """Where Claude Code keeps its sessions' transcripts: `$CLAUDE_CONFIG_DIR/projects`, else
-    `~/.claude/projects` (`<project folder>/<session id>.jsonl` in there)."""
-    config = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+    `~/.claude/projects` (`<project folder>/<session id>.jsonl` in there), in `env` (None: this
+    process's environment)."""
+    env = os.environ if env is None else env
+    config = env.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
     return os.path.join(config, "projects")
 
 
-def _open_transcript(transcript: str, session: str) -> tuple[int, os.stat_result] | None:
+def _open_transcript(
+    transcript: str, session: str, env: Mapping[str, str] | None = None
+) -> tuple[int, os.stat_result] | None:
     """A read handle on the session's own transcript, only where Claude Code keeps it: the file
     `<session id>.jsonl` under transcripts_folder() (as given or resolved), reached below that
     folder without following any symlink, a regular file. None otherwise: a hook's input names
@@ -359,7 +373,7 @@ def _open_transcript(transcript: str, session: str) -> tuple[int, os.stat_result
     if os.path.basename(transcript) != f"{session}.jsonl" or not os.path.isabs(transcript):
         return None
     path = os.path.normpath(transcript)
-    base = transcripts_folder()
+    base = transcripts_folder(env)
     for top in dict.fromkeys((os.path.normpath(base), os.path.realpath(base))):
         if not path.startswith(top.rstrip("/") + "/"):
             continue
@@ -382,7 +396,7 @@ def _open_transcript(transcript: str, session: str) -> tuple[int, os.stat_result
     return None
 
 
-def turn_prompt(transcript: object, session: str) -> str | None:
+def turn_prompt(transcript: object, session: str, env: Mapping[str, str] | None = None) -> str | None:
     """What the developer asked in this turn: the last prompt they typed, read from the end of
     Claude Code's transcript (JSON lines; `transcript_path` of every hook input), only the
     session's own where Claude Code keeps it (_open_transcript). At most TRANSCRIPT_TAIL bytes
@@ -390,7 +404,7 @@ def turn_prompt(transcript: object, session: str) -> str | None:
     that way."""
     if not isinstance(transcript, str):
         return None
-    opened = _open_transcript(transcript, session)
+    opened = _open_transcript(transcript, session, env)
     if opened is None:
         return None
     fd, st = opened

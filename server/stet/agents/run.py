@@ -40,12 +40,15 @@ from .snapshots import Snapshots
 
 TYPE_CHECKING = False  # types for mypy only
 if TYPE_CHECKING:
+    from typing import TextIO
+
     from .capture import Capture
 
 
-def say(text: str) -> None:
-    """One line on stderr; what an agent wrote in it (a proposal id, feedback) made inert."""
-    print(f"stet: {inert(text)}", file=sys.stderr, flush=True)
+def say(text: str, stream: TextIO | None = None) -> None:
+    """One line on stderr (`stream`: a call's); what an agent wrote in it (a proposal id,
+    feedback) made inert."""
+    print(f"stet: {inert(text)}", file=stream or sys.stderr, flush=True)
 
 
 class Agent:
@@ -169,8 +172,11 @@ def agent_argv(argv: list[str], here: str, there: str, top: str, worktree: str) 
 
 
 class Run:
-    def __init__(self, review: Review):
-        self.review = review
+    """A run for a call: `cwd` is where its agent starts (the caller's folder), `stderr` where
+    Stet's lines go (None: this process's)."""
+
+    def __init__(self, review: Review, cwd: str, stderr: TextIO | None = None):
+        self.review, self.cwd, self.stderr = review, cwd, stderr
         self._capture: Capture | None = None
         self.agent = Agent()
 
@@ -189,7 +195,7 @@ class Run:
     ) -> tuple[int, JSON]:
         with self.agent.signals():
             await self.begin(task_id, keep=keep, message=message, agent=agent)
-            code, _ = await self.agent.run(argv, os.getcwd(), task_id, meanwhile=lambda: self.capture)
+            code, _ = await self.agent.run(argv, self.cwd, task_id, meanwhile=lambda: self.capture)
             answer = await self.finish(task_id, keep=keep, message=message, agent=agent)
         return code, answer
 
@@ -202,10 +208,10 @@ class Run:
         if left is not None and left.whole:
             # An earlier run of this task was interrupted before its capture: what its agent
             # left is captured first, against its own baseline, so nothing is taken for baseline.
-            say("capturing what an interrupted earlier run left first")
+            say("capturing what an interrupted earlier run left first", self.stderr)
             first = await self.capture.run(task_id=task_id, keep=keep, message=message, agent=agent)
             if first.get("proposalId"):
-                say(f"proposal {first['proposalId']}: {len(first['hunks'])} hunk(s) from the earlier run")
+                say(f"proposal {first['proposalId']}: {len(first['hunks'])} hunk(s) from the earlier run", self.stderr)
         await snapshots.take(task_id, None)
         fault("run:after-snapshot")
 
@@ -244,8 +250,8 @@ class Run:
                 code, answer, there = await self._in_worktree(argv, top, made, task_id, message, agent)
             except BaseException:
                 if self.agent.proc is not None:  # the agent's work is there
-                    say(f"the worktree is kept at {path} (Stet stopped before its capture was done)")
-                    say(f"remove it with `git worktree remove --force {shlex.quote(path)}`")
+                    say(f"the worktree is kept at {path} (Stet stopped before its capture was done)", self.stderr)
+                    say(f"remove it with `git worktree remove --force {shlex.quote(path)}`", self.stderr)
                 else:
                     await asyncio.to_thread(git.remove_worktree, top, path)
                 raise
@@ -273,16 +279,19 @@ class Run:
         await self.review.sync()
         accepted = await asyncio.to_thread(self._carry_accepted, top, path)
         tree_id = await asyncio.to_thread(git.snapshot_tree, path, made.gitdir)
-        say(f"the agent works in {path} (a git worktree of HEAD, with the accepted changes of {accepted} file(s))")
+        say(
+            f"the agent works in {path} (a git worktree of HEAD, with the accepted changes of {accepted} file(s))",
+            self.stderr,
+        )
         fault("run:after-snapshot")
-        here = os.getcwd()
+        here = self.cwd
         inside = os.path.relpath(here, top)
         there = (
             path if inside == ".." or inside.startswith(".." + os.sep) else os.path.normpath(os.path.join(path, inside))
         )
         argv, notes = agent_argv(argv, here, there, top, path)
         for note in notes:
-            say(note)
+            say(note, self.stderr)
         code, ran = await self.agent.run(argv, there, task_id, meanwhile=lambda: self.capture)
         from .capture import nothing
 

@@ -226,7 +226,7 @@ class Tasks:
         """Everything a new worker needs to carry the task on (`stet/taskContext`)."""
         _text("taskId", task_id, 256)
         review = self.review
-        await review.refresh()  # another process may have decided meanwhile, a file may have changed
+        await review.up_to_date()  # another process may have decided meanwhile, a file may have changed
         async with self.records.reading() as tables:
             task = await tables.task(task_id)
             steps = await tables.steps(task_id) if task else []

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import sys
 
 from ..domain import headline
 from ..domain.inert import inert, shown
@@ -20,6 +19,7 @@ if TYPE_CHECKING:
     from typing import TextIO
 
     from ..domain.shapes import JSON
+    from .call import Call
     from .parser import Parents, Sub
 
 INDEX_BASE = "index"
@@ -101,7 +101,9 @@ def add_run(sub: Sub, o: Parents, name: str) -> None:
     p.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD ARGS", help="the agent's command")
 
 
-def _report(answer: JSON, stream: TextIO) -> None:
+def _report(answer: JSON, stream: TextIO | None) -> None:
+    if stream is None:
+        return
     for r in answer.get("refused", ()):
         print(f"stet: {shown(r['path'])}: {inert(r['why'])}", file=stream)
     for path in answer.get("left", ()):
@@ -157,13 +159,13 @@ def left_out(answer: JSON, kept: bool = False) -> list[str]:
     return out
 
 
-async def cmd_capture(args: argparse.Namespace) -> int:
+async def cmd_capture(args: argparse.Namespace, call: Call) -> int:
     from ..agents.capture import AUTO, Capture
     from .session import opened
 
-    async with opened(args, create=True) as review:
+    async with opened(args, call, create=True) as review:
         answer = await Capture(review).run(
-            paths=args.paths,
+            paths=[call.path(p) for p in args.paths],
             task_id=args.task,
             capture_id=args.id,
             message=args.message,
@@ -172,36 +174,37 @@ async def cmd_capture(args: argparse.Namespace) -> int:
             base=args.base or AUTO,
         )
         if args.json:
-            print_json(answer)
+            print_json(call, answer)
         else:
-            print(summary(answer))
+            call.out(summary(answer))
             if answer["hunks"]:
-                print_hunks(review, answer["hunks"], False)
+                print_hunks(call, review, answer["hunks"], False)
             for line in rejected_lines(answer, review.ws.rel):
-                print(line)
-        _report(answer, sys.stderr)
+                call.out(line)
+        _report(answer, call.stderr)
     return 1 if failed(answer) else 0
 
 
-async def cmd_snapshot(args: argparse.Namespace) -> int:
+async def cmd_snapshot(args: argparse.Namespace, call: Call) -> int:
     from ..agents.snapshots import Snapshots
     from .locate import Usage
     from .session import opened
 
     if bool(args.paths) == bool(args.all):
         raise Usage("give the files or folders to snapshot, or --all for the whole workspace")
-    async with opened(args, create=True) as review:
-        out = await Snapshots(review).take(args.task, None if args.all else args.paths, request_id=args.request_id)
+    paths = None if args.all else [call.path(p) for p in args.paths]
+    async with opened(args, call, create=True) as review:
+        out = await Snapshots(review).take(args.task, paths, request_id=args.request_id)
     for note in out.get("notes", ()):
-        print(f"stet: {inert(note)}", file=sys.stderr)
+        call.say(f"stet: {inert(note)}")
     if args.json:
-        print_json(out)
+        print_json(call, out)
     else:
-        print(f"snapshot{' of ' + inert(args.task) if args.task else ''}: {out['files']} file(s), {out['new']} new")
+        call.out(f"snapshot{' of ' + inert(args.task) if args.task else ''}: {out['files']} file(s), {out['new']} new")
     return 0
 
 
-async def cmd_run(args: argparse.Namespace) -> int:
+async def cmd_run(args: argparse.Namespace, call: Call) -> int:
     from ..agents.run import Run
     from .locate import Usage
     from .session import opened
@@ -216,13 +219,14 @@ async def cmd_run(args: argparse.Namespace) -> int:
     name, start = headline.program(argv)  # `claude -p "fix it"`: claude; `python ../agent.py`: agent.py
     agent = args.agent or name
     message = args.message or headline.line(agent, headline.asked(argv[start:]))  # "claude: fix it"
-    async with opened(args, create=True) as review:
-        runner = Run(review)
+    async with opened(args, call, create=True) as review:
+        runner = Run(review, call.cwd, call.stderr)
         kept = None
         if args.phase == "begin":
             await runner.begin(args.task, keep=args.keep, message=message, agent=agent)
             # What the client needs to start the agent itself: NUL-separated, argv cannot hold one.
-            sys.stdout.write("\0".join([BEGUN, args.task or "", *argv]))
+            if call.stdout is not None:
+                call.stdout.write("\0".join([BEGUN, args.task or "", *argv]))
             return 0
         if args.phase == "finish":
             code = args.code
@@ -231,21 +235,25 @@ async def cmd_run(args: argparse.Namespace) -> int:
             code, answer, kept = await runner.in_worktree(argv, task_id=args.task, message=message, agent=agent)
         else:
             code, answer = await runner.in_place(argv, task_id=args.task, keep=args.keep, message=message, agent=agent)
-        _said(review.ws.rel, answer, code, kept)
+        _said(call, review.ws.rel, answer, code, kept)
     # The agent's own failure comes first; else files Stet refused are exit 1, as for `capture`.
     return code or (1 if failed(answer) else 0)
 
 
-def _said(rel: Callable[[str], str], answer: JSON, code: int, kept: str | None) -> None:
-    """What a run tells on stderr once it has captured."""
+def _said(call: Call, rel: Callable[[str], str], answer: JSON, code: int, kept: str | None) -> None:
+    """What a run tells on the call's stderr once it has captured."""
     from ..agents.run import say
 
-    say(summary(answer))
+    err = call.stderr
+    say(summary(answer), err)
     for line in rejected_lines(answer, rel):
-        say(line)
-    _report(answer, sys.stderr)
+        say(line, err)
+    _report(answer, err)
     for line in left_out(answer, kept is not None):
-        say(line)
+        say(line, err)
     if kept:
         why = f"the agent exited with code {code}" if code else "not everything could be proposed"
-        say(f"the worktree is kept at {kept} ({why}); remove it with `git worktree remove --force {shlex.quote(kept)}`")
+        say(
+            f"the worktree is kept at {kept} ({why}); remove it with `git worktree remove --force {shlex.quote(kept)}`",
+            err,
+        )

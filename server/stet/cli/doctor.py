@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import argparse
 
     from ..review.effects import EffectRow
+    from .call import Call
 
 
 class Findings(list[JSON]):
@@ -304,15 +305,15 @@ def _not_on_disk(review: Review) -> list[str]:
     return out
 
 
-async def cmd_doctor(args: argparse.Namespace) -> int:
-    async with opened(args, repair=args.fix, tidy=False) as review:
+async def cmd_doctor(args: argparse.Namespace, call: Call) -> int:
+    async with opened(args, call, repair=args.fix, tidy=False) as review:
         report = await examine(review, fix=args.fix)
     if args.json:
-        print_json(report)
+        print_json(call, report)
     else:
         for item in report["findings"]:
             mark = {"ok": "ok  ", "warn": "WARN", "problem": "FAIL", "fixed": "FIX "}[item["level"]]
-            print(f"[{mark}] {inert(item['what'])}")  # it may name an inbox file or hunk an agent made
+            call.out(f"[{mark}] {inert(item['what'])}")  # it may name an inbox file or hunk an agent made
             if item.get("todo"):
-                print(f"       -> {inert(item['todo'])}")
+                call.out(f"       -> {inert(item['todo'])}")
     return 1 if any(f["level"] in ("warn", "problem") for f in report["findings"]) else 0

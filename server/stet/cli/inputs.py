@@ -6,7 +6,7 @@ and again on the handle, opened with O_NONBLOCK: a FIFO nobody writes can never 
 except a name for one of the caller's own descriptors (`/dev/stdin`, `/dev/fd/N` as `<(git diff)`
 gives, `/proc/self/fd/N`): that is read like stdin, whatever it is. The thin client reads these
 before handing a call to the resident (stet/resident/), which has other descriptors and must never
-wait on a caller's pipe: what it read travels with the call and is put in READ for the command.
+wait on a caller's pipe: what it read travels with the call (cli/call.py `Call.inputs`).
 
 Light: the thin client imports it (os, sys and stat are loaded at Python's start)."""
 
@@ -19,10 +19,9 @@ import sys
 TYPE_CHECKING = False  # no `typing` in the thin client
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import BinaryIO
 
-# What the caller's process read for this call, by the name the command line gives ('-': stdin):
-# the content, or the Unreadable or Oversize it met.
-READ: dict[str, bytes | Exception] = {}
+    from .call import Call
 
 _OPTIONS = ("--patch", "--edit")  # propose's options that name an input ('-': stdin)
 _OWN = ("/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/")
@@ -64,12 +63,13 @@ def own_descriptor(name: str) -> bool:
     return any(name.startswith(p) and name[len(p) :].isdigit() for p in _OWN)
 
 
-def take(name: str, most: int) -> bytes:
-    """The input `name` names ('-': stdin) as this call's caller read it (READ), else read here.
-    Raises Unreadable, or Oversize past `most` bytes."""
-    got = READ.get(name)
+def take(call: Call, name: str, most: int) -> bytes:
+    """The input `name` names ('-': the call's stdin) as the call's caller read it (`call.inputs`:
+    the content, or the Unreadable or Oversize it met), else read here, a relative name from the
+    call's folder. Raises Unreadable, or Oversize past `most` bytes."""
+    got = call.inputs.get(name)
     if got is None:
-        got = stdin(most) if name == "-" else read(name, most)
+        got = stream(call.stdin, most) if name == "-" else read(call.path(name), most)
     if isinstance(got, Exception):
         raise got
     return got
@@ -102,10 +102,16 @@ def read(name: str, most: int) -> bytes:
 def stdin(most: int) -> bytes:
     """This process's stdin (nothing when it has none). Raises Unreadable, or Oversize past
     `most` bytes."""
-    if sys.stdin is None:
+    return stream(None if sys.stdin is None else sys.stdin.buffer, most)
+
+
+def stream(source: BinaryIO | None, most: int) -> bytes:
+    """What `source` holds to its end (nothing when there is none). Raises Unreadable, or
+    Oversize past `most` bytes."""
+    if source is None:
         return b""
     try:
-        return _bounded(sys.stdin.buffer.read, most)
+        return _bounded(source.read, most)
     except OSError as exc:
         raise Unreadable(exc.strerror or str(exc)) from None
 

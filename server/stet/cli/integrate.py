@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 
 from ..errors import InvalidParams, TooLarge
 
@@ -16,6 +15,7 @@ if TYPE_CHECKING:
     import argparse
 
     from ..domain.shapes import JSON
+    from .call import Call
     from .parser import Parents, Sub
 
 
@@ -90,7 +90,7 @@ def _save(path: str, data: JSON) -> None:
     write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
-async def cmd_integrate(args: argparse.Namespace) -> int:
+async def cmd_integrate(args: argparse.Namespace, call: Call) -> int:
     """All or nothing: every file is read, merged and checked before the first one is written
     (the store included), so a refusal leaves the project as it was."""
     from ..agents.claude_code import (
@@ -107,7 +107,7 @@ async def cmd_integrate(args: argparse.Namespace) -> int:
     from .session import opened
 
     stet, note = stet_command(args.stet)  # before anything is made: a program that is not there is refused
-    _, roots = locate(args, True)
+    _, roots = locate(args, True, call)
     root = roots[0]
     settings_path = os.path.join(root, ".claude", "settings.json")
     mcp_path = os.path.join(root, ".mcp.json")
@@ -124,70 +124,79 @@ async def cmd_integrate(args: argparse.Namespace) -> int:
         if why is not None:
             raise InvalidParams(f"{why}; nothing was written")
     if note:
-        print(f"stet: {note}", file=sys.stderr)
-    async with opened(args, create=True):
+        call.say(f"stet: {note}")
+    async with opened(args, call, create=True):
         pass  # the store exists from now on: the hooks find it
     for path, data in writes:
         _save(path, data)
     if warning:
-        print(f"stet: {warning}", file=sys.stderr)
+        call.say(f"stet: {warning}")
     done = [f"{os.path.relpath(settings_path, root)}: {a}" for a in changed]
     done += [f"{os.path.relpath(mcp_path, root)}: {a}" for a in mcp_added]
-    print("\n".join(done) if done else "Claude Code is already set up for Stet here")
+    call.out("\n".join(done) if done else "Claude Code is already set up for Stet here")
     if args.http is not None:
-        print(
+        call.say(
             f"stet: the hooks are answered by `stet mcp --http {args.http}` (keep it running; SessionStart, which "
             f"Claude Code does not send over HTTP, runs {hook_command(stet, keep=not args.restore)}); start Claude "
-            f"Code with {TOKEN_ENV} set to the token: export {TOKEN_ENV}=$(stet mcp --print-token)",
-            file=sys.stderr,
+            f"Code with {TOKEN_ENV} set to the token: export {TOKEN_ENV}=$(stet mcp --print-token)"
         )
     return 0
 
 
-async def cmd_hook(args: argparse.Namespace) -> int:
+async def cmd_hook(args: argparse.Namespace, call: Call) -> int:
     """Always exit 0: exit 2 blocks the agent's tool call, and a hook must never block it by
     accident. A failure is one line on stderr; the agent goes on."""
     undo: list[tuple[str, str | None]] = []
     try:
-        out = await _hook(args, undo)
+        call, out = await _hook(args, call, undo)
     except Exception as exc:  # any failure: said, never blocking
         name = getattr(exc, "name", type(exc).__name__)
         message = " ".join(str(getattr(exc, "message", exc)).split())
         from ..domain.inert import inert  # the message may quote the hook's input
 
-        print(f"stet hook: {name}: {inert(message)}"[:1000], file=sys.stderr)
+        call.say(f"stet hook: {name}: {inert(message)}"[:1000])
         return 0
-    if out:
+    if out and call.stdout is not None:
         try:
-            sys.stdout.write(json.dumps(out) + "\n")
-            sys.stdout.flush()
+            call.stdout.write(json.dumps(out) + "\n")
+            call.stdout.flush()
         except OSError as exc:  # never delivered: what it told is told again at the next prompt
-            sys.stdout = open(os.devnull, "w")  # (nothing more to flush at exit)
-            await _untell(args, undo)
-            print(f"stet hook: the answer could not be written ({exc})", file=sys.stderr)
+            _drop(call)
+            await _untell(args, call, undo)
+            call.say(f"stet hook: the answer could not be written ({exc})")
     return 0
 
 
-async def _untell(args: argparse.Namespace, undo: list[tuple[str, str | None]]) -> None:
+def _drop(call: Call) -> None:
+    """The answer cannot be written: the rest of it goes nowhere (nothing more to flush at exit)."""
+    import sys
+
+    if call.stdout is sys.stdout:
+        sys.stdout = open(os.devnull, "w")
+    call.stdout = None
+
+
+async def _untell(args: argparse.Namespace, call: Call, undo: list[tuple[str, str | None]]) -> None:
     from ..agents.claude_code import loop
     from .session import opened
 
     if undo:
         try:
-            async with opened(args) as review:
+            async with opened(args, call) as review:
                 await loop(review).untell(undo)
         except Exception as exc:  # said; the notice is lost, never told twice
-            print(f"stet hook: {type(exc).__name__}: {exc}"[:1000], file=sys.stderr)
+            call.say(f"stet hook: {type(exc).__name__}: {exc}"[:1000])
 
 
-async def _hook(args: argparse.Namespace, undo: list[tuple[str, str | None]]) -> JSON:
+async def _hook(args: argparse.Namespace, call: Call, undo: list[tuple[str, str | None]]) -> tuple[Call, JSON]:
+    """The hook's call (in the session's folder) and its answer."""
     from .. import limits
     from ..agents.claude_code import handle
     from . import inputs
     from .session import opened
 
     try:
-        raw = inputs.take("-", limits.HOOK)
+        raw = inputs.take(call, "-", limits.HOOK)
     except inputs.Oversize:
         raise TooLarge(f"the hook input is larger than {limits.HOOK >> 20} MiB") from None
     except inputs.Unreadable as exc:
@@ -197,7 +206,7 @@ async def _hook(args: argparse.Namespace, undo: list[tuple[str, str | None]]) ->
     except (UnicodeDecodeError, ValueError) as exc:
         raise InvalidParams(f"the hook input is not JSON ({exc})") from None
     cwd = payload.get("cwd") if isinstance(payload, dict) else None
-    if isinstance(cwd, str) and os.path.isdir(cwd):
-        os.chdir(cwd)  # the store is found from the session's folder, as the agent sees it
-    async with opened(args) as review:
-        return await handle(review, payload, keep=not args.restore, undo=undo)
+    if isinstance(cwd, str) and os.path.isdir(call.path(cwd)):
+        call = call.at(call.path(cwd))  # the store is found from the session's folder, as the agent sees it
+    async with opened(args, call) as review:
+        return call, await handle(review, payload, keep=not args.restore, undo=undo, env=call.env)

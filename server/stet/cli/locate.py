@@ -7,6 +7,7 @@ import os
 
 from ..errors import StetError
 from ..review.where import engine_of
+from .call import Call
 
 STORE_DIR = ".stet"
 STORE_FILE = "stet.db"
@@ -46,7 +47,7 @@ def _project_root(start: str) -> str:
     return folders[0]
 
 
-def locate(args: argparse.Namespace, create: bool) -> tuple[str, list[str]]:
+def locate(args: argparse.Namespace, create: bool, call: Call) -> tuple[str, list[str]]:
     """(database path, workspace roots) from --db / STET_DB / walking up; --root sets the roots.
 
     The first root is the one patch paths are relative to; more `--root`s are the other
@@ -54,13 +55,13 @@ def locate(args: argparse.Namespace, create: bool) -> tuple[str, list[str]]:
     --root: the folder holding the store's `.stet/`, else (a store elsewhere, a PostgreSQL
     url) the enclosing git work tree, else the current folder.
     """
-    db = getattr(args, "db", None) or os.environ.get("STET_DB")
-    roots = list(getattr(args, "root", None) or [])
-    cwd = os.getcwd()
+    db = getattr(args, "db", None) or call.env.get("STET_DB")
+    roots = [call.path(r) for r in getattr(args, "root", None) or []]
+    cwd = call.cwd
     if db and engine_of(db).shared:
         pass  # the shared store, named by its url; the workspace is --root, else the project
     elif db:
-        db = os.path.abspath(db)
+        db = call.path(db)
         if not create and not os.path.isfile(db):
             raise Usage(f"no review store at {db}")
     else:

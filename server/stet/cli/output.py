@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
-
 from ..domain.inert import inert, shown
 
 TYPE_CHECKING = False  # types for mypy only: the CLI imports what a command needs when it runs
@@ -15,6 +12,7 @@ if TYPE_CHECKING:
     from ..domain.shapes import JSON
     from ..review import Review
     from ..review.glance import Seen
+    from .call import Call
 
     Shown = Hunk | Seen  # a hunk of the review, or one a glance at the store saw
 
@@ -29,26 +27,27 @@ COLOURS = {
 }
 
 
-def on_terminal() -> bool:
-    out = sys.stdout  # None when the shell closed it (`stet status >&-`)
+def on_terminal(call: Call) -> bool:
+    out = call.stdout  # None when the shell closed it (`stet status >&-`)
     return out is not None and out.isatty()
 
 
-def colour() -> bool:
-    return on_terminal() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+def colour(call: Call) -> bool:
+    return on_terminal(call) and not call.env.get("NO_COLOR") and call.env.get("TERM") != "dumb"
 
 
-def paint(text: str, status: str, coloured: bool | None = None) -> str:
+def paint(text: str, status: str, coloured: bool) -> str:
     code = COLOURS.get(status)
-    return f"\x1b[{code}m{text}\x1b[0m" if code and (colour() if coloured is None else coloured) else text
+    return f"\x1b[{code}m{text}\x1b[0m" if code and coloured else text
 
 
-def table(rows: list[list[str]], status_col: int | None = None) -> str:
+def table(rows: list[list[str]], status_col: int | None = None, coloured: bool = False) -> str:
     """Rows as aligned columns. Every cell is made inert (an agent's text in it cannot drive the
-    terminal or break the row); the colours are Stet's own, painted after."""
+    terminal or break the row); the colours are Stet's own, painted after (`coloured`: the status
+    column's, when the call's output is a terminal that takes them: `colour`)."""
     rows = [[cell if cell.isprintable() else inert(cell) for cell in r] for r in rows]
     widths = [max(map(len, column)) for column in zip(*rows)]
-    coloured = status_col is not None and colour()  # asked once per table, not per cell
+    coloured = status_col is not None and coloured
     if not coloured and widths and all(len(r) == len(widths) for r in rows):
         # One format for every row (a status lists thousands): the last column is not padded.
         line = "  ".join([*(f"{{:<{w}}}" for w in widths[:-1]), "{}"])
@@ -93,27 +92,27 @@ def hunk_rows(rel: Callable[[str], str], hunks: Iterable[Shown], with_file: bool
     return rows
 
 
-def print_json(data: object) -> None:
+def print_json(call: Call, data: object) -> None:
     """Indented for a person at a terminal; one compact line for a pipe (scripts, agents), as
     `gh` does. The compact line is orjson's, byte for byte what json's would be and ten times
     sooner (1,000 hunks: 0.3 ms, json's C encoder 3.4 ms; docs/BENCHMARKS.md), json's where
     orjson declines (a lone surrogate, an integer beyond 64 bits)."""
     import json
 
-    if on_terminal():
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+    if on_terminal(call):
+        call.out(json.dumps(data, indent=2, ensure_ascii=False))
         return
     import orjson
 
     try:
         line = orjson.dumps(data)
     except (orjson.JSONEncodeError, TypeError):
-        print(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+        call.out(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
         return
-    out = sys.stdout
+    out = call.stdout
     raw = getattr(out, "buffer", None)
-    if raw is None:  # a stream of text only
-        print(line.decode())
+    if out is None or raw is None:  # a stream of text only
+        call.out(line.decode())
         return
     out.flush()
     raw.write(line + b"\n")
@@ -121,13 +120,13 @@ def print_json(data: object) -> None:
 
 
 def print_hunks(
-    review: Review, states_or_hunks: Iterable[JSON | Hunk], as_json: bool, extra: JSON | None = None
+    call: Call, review: Review, states_or_hunks: Iterable[JSON | Hunk], as_json: bool, extra: JSON | None = None
 ) -> None:
     hunks = [review.hunks[s["id"]] if isinstance(s, dict) else s for s in states_or_hunks]
     if as_json:
-        print_json({**(extra or {}), "hunks": [h.state() for h in hunks]})
+        print_json(call, {**(extra or {}), "hunks": [h.state() for h in hunks]})
         return
     if hunks:
-        print(table(hunk_rows(lambda uri: shown(review.ws.rel(uri)), hunks), status_col=1))
+        call.out(table(hunk_rows(lambda uri: shown(review.ws.rel(uri)), hunks), status_col=1, coloured=colour(call)))
     else:
-        print("no hunks")
+        call.out("no hunks")

@@ -6,9 +6,20 @@ for the review's commands, in cli/tasks.py, cli/capture.py and cli/integrate.py 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import sys
 
 from ..operations import CLI
+
+TYPE_CHECKING = False  # no `typing` at the CLI's start
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import TextIO
+
+    from _typeshed import SupportsWrite
+
+    from .call import Call
 
 DEFAULT_EXPORT = ("accepted", "applied")
 
@@ -267,12 +278,40 @@ def add_watch(sub: Sub, o: Parents, name: str) -> None:
     )
 
 
+# The streams of the call being parsed: argparse writes help, usage and errors to sys.stdout and
+# sys.stderr, which are the process's, not the call's. A parse never awaits, so no other call of
+# the event loop parses meanwhile (and `contextvars` is not loaded at the CLI's start for this).
+_STREAMS: list[tuple[TextIO | None, TextIO | None]] = []
+
+
+@contextlib.contextmanager
+def printing_to(call: Call) -> Iterator[None]:
+    """What the parser prints during the block (which must not await) goes to the call's streams."""
+    _STREAMS.append((call.stdout, call.stderr))
+    try:
+        yield
+    finally:
+        _STREAMS.pop()
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser printing to the call's streams (its subcommands' parsers are of its class)."""
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        streams = _STREAMS[-1] if _STREAMS else None
+        if streams is not None:
+            file = streams[0] if file is sys.stdout else streams[1]  # argparse's default is stderr
+            if file is None:
+                return
+        super()._print_message(message, file)
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The `stet` parser. With `only` (a command), just that command's parser is built: a
     command's process starts sooner than when all of them, with their help, are made first
     (`stet --help`, or a command that is not one, builds them all)."""
     o = _parents()
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="stet",
         description="Review an AI coding agent's edits hunk by hunk, durably.",
         epilog="Exit codes: 0 success, 1 refused (conflict, unknown hunk), 2 bad usage or input.",

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import sys
-
 from ..domain.inert import inert, shown
 from ..errors import InvalidParams, StetError, UnknownHunk
 from .locate import Usage, locate
 from .output import (
+    colour,
     hunk_rows,
     on_terminal,
     one_line,
@@ -35,6 +33,7 @@ if TYPE_CHECKING:
     from ..review import Review
     from ..review.glance import Seen
     from ..workspace.paths import Workspace
+    from .call import Call
     from .output import Shown
 
     H = TypeVar("H", Hunk, Seen)  # status lists the review's hunks, or those a glance saw
@@ -43,23 +42,23 @@ if TYPE_CHECKING:
 # reads the store without opening the review (see review/glance.py), so it loads no event loop.
 
 
-def opened(args: argparse.Namespace, create: bool = False) -> AbstractAsyncContextManager[Review]:
+def opened(args: argparse.Namespace, call: Call, create: bool = False) -> AbstractAsyncContextManager[Review]:
     from .session import opened
 
-    return opened(args, create)
+    return opened(args, call, create)
 
 
-def _read_input(name: str) -> str:
+def _read_input(call: Call, name: str) -> str:
     from .. import limits
     from ..errors import TooLarge
     from . import hosting, inputs
 
-    if hosting.HOST is not None and name != "-" and name not in inputs.READ:
+    if call.host is not None and name != "-" and name not in call.inputs:
         # A resident has other descriptors than its caller and must never wait on a caller's
         # FIFO: it reads only what the caller read for it (stet/resident/client.py).
         raise hosting.InputElsewhere(name)
     try:
-        data = inputs.take(name, limits.PATCH)
+        data = inputs.take(call, name, limits.PATCH)
     except inputs.Unreadable as exc:
         raise Usage(f"cannot read {name}: {exc}") from None
     except inputs.Oversize:
@@ -73,14 +72,14 @@ def _read_input(name: str) -> str:
         raise InvalidParams(f"{name}: not UTF-8 text (byte {exc.start}): binary input is not accepted") from None
 
 
-async def cmd_propose(args: argparse.Namespace) -> int:
+async def cmd_propose(args: argparse.Namespace, call: Call) -> int:
     import json
 
     from ..agents import intake
 
     if bool(args.patch) == bool(args.edit):
         raise Usage("give exactly one of --patch FILE and --edit FILE ('-' reads stdin)")
-    text = _read_input(args.patch or args.edit)
+    text = _read_input(call, args.patch or args.edit)
     # Bad input is refused before the store is even opened (or created): nothing is written.
     parsed = None
     if args.patch:
@@ -90,7 +89,7 @@ async def cmd_propose(args: argparse.Namespace) -> int:
             json.loads(text)
         except json.JSONDecodeError as exc:
             raise InvalidParams(f"{args.edit}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
-    async with opened(args, create=True) as review:
+    async with opened(args, call, create=True) as review:
         notes: list[str] = []
         if args.patch:
             answer, notes = await intake.propose_patch(
@@ -129,19 +128,19 @@ async def cmd_propose(args: argparse.Namespace) -> int:
                 }
             answer = await intake.propose_params(review, params)
         for note in notes:
-            print(f"stet: note: {inert(note)}", file=sys.stderr)
+            call.say(f"stet: note: {inert(note)}")
         if args.json:
-            print_json(answer)
+            print_json(call, answer)
         else:
-            print(f"proposal {inert(answer['proposalId'])}: {len(answer['hunks'])} hunk(s)")
-            print_hunks(review, answer["hunks"], False)
+            call.out(f"proposal {inert(answer['proposalId'])}: {len(answer['hunks'])} hunk(s)")
+            print_hunks(call, review, answer["hunks"], False)
             # Within a task, repeats of earlier hunks are not proposed again (docs/tasks.md).
             if answer.get("alreadyProposed"):
-                print(
+                call.out(
                     f"already proposed in this task, not again: {' '.join(h['id'] for h in answer['alreadyProposed'])}"
                 )
             for h in answer.get("rejectedBefore", ()):
-                print(
+                call.out(
                     f"rejected before by the developer, not proposed again: {h['id']} {shown(review.ws.rel(h['uri']))}: "
                     f"{one_line(h['feedback'], 200) or '(no feedback)'}"
                 )
@@ -166,7 +165,7 @@ class NoMatch(UnknownHunk):
     name = "NoMatch"
 
 
-async def _scope(review: Review, proposal: str | None, task: str | None, file: str | None) -> str | None:
+async def _scope(call: Call, review: Review, proposal: str | None, task: str | None, file: str | None) -> str | None:
     """Check that each filter names something that exists; returns the file's uri (if given)."""
     from ..review.task_records import TaskRecords
 
@@ -179,46 +178,44 @@ async def _scope(review: Review, proposal: str | None, task: str | None, file: s
             raise NoMatch(f"no task {task!r} in this store (`stet task list` lists the tasks)")
     if file is None:
         return None
-    uri = review.ws.uri_for(os.path.abspath(file))
+    uri = review.ws.uri_for(call.path(file))
     if uri not in review.by_uri and not any(h.new_uri == uri for h in hunks):
         raise NoMatch(f"no hunk of {review.ws.rel(uri)} in this store")
     return uri
 
 
-def cmd_status(args: argparse.Namespace) -> int | Coroutine[object, object, int]:
+def cmd_status(args: argparse.Namespace, call: Call) -> int | Coroutine[object, object, int]:
     """Without filters that must be checked against the store, a glance
     at the store is enough when nothing needs bringing up to date; else the review opens."""
-    from . import hosting
-
-    if not (args.proposal or args.task or args.file or args.turn or hosting.HOST):
+    if not (args.proposal or args.task or args.file or args.turn or call.host):
         from ..review.glance import glance, glance_whole
         from ..workspace.paths import Workspace
 
-        db, roots = locate(args, False)
+        db, roots = locate(args, False, call)
         if args.json:
             whole = glance_whole(db, roots)
             if whole is not None:
-                _print_json(args, Workspace(roots).roots[0], db, whole)
+                _print_json(call, args, Workspace(roots).roots[0], db, whole)
                 return 0
         else:
             hunks = glance(db, roots)
             if hunks is not None:
-                _print_status(args, Workspace(roots), hunks)
+                _print_status(call, args, Workspace(roots), hunks)
                 return 0
-    return _status(args)
+    return _status(args, call)
 
 
-async def _status(args: argparse.Namespace) -> int:
-    async with opened(args) as review:
-        uri = await _scope(review, args.proposal, args.task, args.file)
+async def _status(args: argparse.Namespace, call: Call) -> int:
+    async with opened(args, call) as review:
+        uri = await _scope(call, review, args.proposal, args.task, args.file)
         scoped = review.list(uri=uri, proposal_id=args.proposal, task_id=args.task)
         if args.turn:
             turn = await _turn(review, args.turn)
             scoped = [h for h in scoped if h.turn == turn]
         if not args.json:
-            _print_status(args, review.ws, scoped)
+            _print_status(call, args, review.ws, scoped)
             return 0
-        _print_json(args, review.ws.roots[0], review.require_store().path, scoped)
+        _print_json(call, args, review.ws.roots[0], review.require_store().path, scoped)
     return 0
 
 
@@ -248,16 +245,17 @@ async def _turn(review: Review, spec: str) -> tuple[str, int]:
     return turn
 
 
-def _print_json(args: argparse.Namespace, root: str, db: str, scoped: Sequence[Hunk]) -> None:
+def _print_json(call: Call, args: argparse.Namespace, root: str, db: str, scoped: Sequence[Hunk]) -> None:
     counts, gone = _counts(scoped)
     print_json(
+        call,
         {
             "root": root,
             "db": db,
             "counts": counts,
             "appliedNotInFile": gone,
             "hunks": [h.state() for h in _listed(args, scoped)],
-        }
+        },
     )
 
 
@@ -279,11 +277,12 @@ def _listed(args: argparse.Namespace, scoped: Sequence[H]) -> list[H]:
     return [h for h in scoped if h.shown]  # what needs the developer: open, or applied and gone
 
 
-def _print_status(args: argparse.Namespace, ws: Workspace, scoped: Sequence[H]) -> None:
+def _print_status(call: Call, args: argparse.Namespace, ws: Workspace, scoped: Sequence[H]) -> None:
     """The status table of `scoped` (review hunks, or what a glance saw: the same attributes)."""
     hunks = _listed(args, scoped)
     counts, gone = _counts(scoped)
-    summary = ", ".join(paint(f"{n} {s}", s) for s, n in counts.items() if n)
+    coloured = colour(call)
+    summary = ", ".join(paint(f"{n} {s}", s, coloured) for s, n in counts.items() if n)
     if gone:
         summary += f" ({gone} applied no longer in the file)"
     scope = " ".join(
@@ -302,10 +301,10 @@ def _print_status(args: argparse.Namespace, ws: Workspace, scoped: Sequence[H]) 
         out.append("")
         out.append(f"{rel(file_uri)}  ({', '.join(f'{n} {s}' for s, n in tally.items())})")
         rows = hunk_rows(rel, group, with_file=False)
-        out.append("  " + table(rows, status_col=1).replace("\n", "\n  "))
+        out.append("  " + table(rows, status_col=1, coloured=coloured).replace("\n", "\n  "))
     if not hunks and any(counts.values()) and not args.all:
         out.append("nothing open; `stet status --all` lists decided hunks too")
-    print("\n".join(out))
+    call.out("\n".join(out))
 
 
 def _rel_cache(ws: Workspace) -> Callable[[str], str]:
@@ -320,19 +319,20 @@ def _rel_cache(ws: Workspace) -> Callable[[str], str]:
     return rel
 
 
-async def cmd_log(args: argparse.Namespace) -> int:
-    async with opened(args) as review:
+async def cmd_log(args: argparse.Namespace, call: Call) -> int:
+    async with opened(args, call) as review:
         ops = await review.require_store().ops(after_lsn=args.since, limit=10**9)
         if args.limit is not None:
             ops = ops[-args.limit :]
         if args.json:
             print_json(
+                call,
                 {
                     "ops": [
                         {"lsn": o.lsn, "opId": o.op_id, "kind": o.kind, "args": o.args, "result": o.result, "at": o.at}
                         for o in ops
                     ]
-                }
+                },
             )
             return 0
         rows = [["LSN", "AT", "KIND", "OP", "WHAT"]]
@@ -346,34 +346,34 @@ async def cmd_log(args: argparse.Namespace) -> int:
             if o.args.get("feedback"):
                 what.append(f"feedback: {one_line(o.args['feedback'], 40)}")
             rows.append([str(o.lsn), o.at, o.kind, o.op_id, "; ".join(what)])
-        print(table(rows) if ops else "the operation log is empty")
+        call.out(table(rows) if ops else "the operation log is empty")
     return 0
 
 
-async def cmd_show(args: argparse.Namespace) -> int:
+async def cmd_show(args: argparse.Namespace, call: Call) -> int:
     """A hunk's changed lines, numbered as --old and --new take them: -1..-m, then +1..+n."""
-    async with opened(args) as review:
+    async with opened(args, call) as review:
         h = review.hunks.get(args.id)
         if h is None:
             raise UnknownHunk(f"unknown hunk id(s): {args.id}", {"hunkIds": [args.id]})
         if args.json:
-            print_json({"hunk": h.state(), "old": list(h.old), "new": list(h.new)})
+            print_json(call, {"hunk": h.state(), "old": list(h.old), "new": list(h.new)})
             return 0
-        print(f"{h.id}  {shown(review.ws.rel(h.uri))}:{h.line + 1}  {h.status.value}")
+        call.out(f"{h.id}  {shown(review.ws.rel(h.uri))}:{h.line + 1}  {h.status.value}")
         for sign, lines in (("-", h.old), ("+", h.new)):
             for i, line in enumerate(lines, 1):
                 body = line.rstrip("\r\n")
                 end = "" if body != line else "  (no line end)"
-                print(f"{sign}{i:<4} {inert(body, keep=TAB)}{end}")  # each line on its row
+                call.out(f"{sign}{i:<4} {inert(body, keep=TAB)}{end}")  # each line on its row
     return 0
 
 
-async def _decide_lines(args: argparse.Namespace) -> int:
+async def _decide_lines(args: argparse.Namespace, call: Call) -> int:
     """accept / reject of some lines of one hunk (--old / --new): the part and the rest."""
     action = args.command
     if len(args.ids) != 1 or args.file or args.proposal or args.task:
         raise Usage(f"--old / --new {action} some lines of one hunk: give exactly one hunk id")
-    async with opened(args) as review:
+    async with opened(args, call) as review:
         try:
             answer = await review.decide_lines(
                 action,
@@ -387,21 +387,16 @@ async def _decide_lines(args: argparse.Namespace) -> int:
             raise _in_line_numbers(exc) from None
         part, rest = answer["part"], answer["rest"]
         if args.json:
-            print_json(answer)
+            print_json(call, answer)
         else:
-            print_hunks(review, [s for s in (part, rest) if s is not None], False)
+            print_hunks(call, review, [s for s in (part, rest) if s is not None], False)
         if rest is None:
-            print(
-                f"stet: every changed line of {inert(args.ids[0])} was selected: the whole hunk was decided",
-                file=sys.stderr,
-            )
+            call.say(f"stet: every changed line of {inert(args.ids[0])} was selected: the whole hunk was decided")
         from ..review import not_taken
 
         missed = not_taken([part])
         for m in missed:
-            print(
-                f"stet: {m['hunkId']} did not take effect ({m['status']}): {one_line(m['why'], 300)}", file=sys.stderr
-            )
+            call.say(f"stet: {m['hunkId']} did not take effect ({m['status']}): {one_line(m['why'], 300)}")
         return 1 if missed else 0
 
 
@@ -419,10 +414,10 @@ def _in_line_numbers(exc: InvalidParams) -> InvalidParams:
     return InvalidParams(f"hunk {hunk}: {typed} is outside the hunk: {has} (see `stet show {hunk}`)", data)
 
 
-async def cmd_decide(args: argparse.Namespace) -> int:
+async def cmd_decide(args: argparse.Namespace, call: Call) -> int:
     action = args.command
     if getattr(args, "old", None) is not None or getattr(args, "new", None) is not None:
-        return await _decide_lines(args)
+        return await _decide_lines(args, call)
     scopes = [
         bool(args.ids),
         bool(getattr(args, "file", None)),
@@ -430,58 +425,60 @@ async def cmd_decide(args: argparse.Namespace) -> int:
     ]
     if sum(scopes) != 1:
         raise Usage(f"give hunk ids, or one of --file / --proposal / --task, to {action}")
-    async with opened(args) as review:
+    async with opened(args, call) as review:
         common = dict(request_id=args.request_id, feedback=getattr(args, "feedback", None))
         if args.ids:
             states = await review.decide(action, args.ids, **common)
         else:
             proposal, task = getattr(args, "proposal", None), getattr(args, "task", None)
-            uri = await _scope(review, proposal, task, getattr(args, "file", None))
+            uri = await _scope(call, review, proposal, task, getattr(args, "file", None))
             if uri is not None:
                 states = await review.decide(action, uri=uri, **common)
             else:
                 states = await review.decide(action, proposal_id=proposal, task_id=task, **common)
             if not states:
-                print(f"stet: nothing to {action}: no pending hunk in that scope", file=sys.stderr)
-        return _decided(review, states, args.json)
+                call.say(f"stet: nothing to {action}: no pending hunk in that scope")
+        return _decided(call, review, states, args.json)
 
 
-def _decided(review: Review, states: list[JSON], as_json: bool, extra: JSON | None = None) -> int:
+def _decided(call: Call, review: Review, states: list[JSON], as_json: bool, extra: JSON | None = None) -> int:
     """Print a decision's answer; exit 1 when its effect did not take on some hunk (the
     decision is recorded, but the file is not as it asked), each named on stderr with why,
     or when `extra` lists hunks not pulled."""
     from ..review import not_taken
 
     missed = not_taken(states)
-    print_hunks(review, states, as_json, {**(extra or {}), "notTaken": missed})
+    print_hunks(call, review, states, as_json, {**(extra or {}), "notTaken": missed})
     for m in missed:
-        print(f"stet: {m['hunkId']} did not take effect ({m['status']}): {one_line(m['why'], 300)}", file=sys.stderr)
+        call.say(f"stet: {m['hunkId']} did not take effect ({m['status']}): {one_line(m['why'], 300)}")
     return 1 if missed or (extra or {}).get("notPulled") else 0
 
 
-async def cmd_pull(args: argparse.Namespace) -> int:
+async def cmd_pull(args: argparse.Namespace, call: Call) -> int:
     """The applied hunks whose text is not in this checkout's files, put in where they can land;
     exit 1 when some cannot (each named, with what to do about this checkout)."""
-    async with opened(args) as review:
+    async with opened(args, call) as review:
         states, left = await review.pull(args.task, args.request_id)
         if not states and not left:
-            print("stet: nothing to pull: every applied hunk is in this checkout's files", file=sys.stderr)
+            call.say("stet: nothing to pull: every applied hunk is in this checkout's files")
         for hid, why in left.items():
-            print(f"stet: hunk {inert(hid)} not pulled: {inert(why)}", file=sys.stderr)
+            call.say(f"stet: hunk {inert(hid)} not pulled: {inert(why)}")
         if args.json or states or not left:
-            return _decided(review, states, args.json, {"notPulled": [{"id": h, "why": w} for h, w in left.items()]})
+            return _decided(
+                call, review, states, args.json, {"notPulled": [{"id": h, "why": w} for h, w in left.items()]}
+            )
     return 1 if left else 0
 
 
-async def cmd_export(args: argparse.Namespace) -> int:
+async def cmd_export(args: argparse.Namespace, call: Call) -> int:
     import asyncio
 
     from ..domain.export import export
     from ..domain.status import Status
     from ..workspace.files import read_text
 
-    async with opened(args) as review:
-        await _scope(review, args.proposal, args.task, None)
+    async with opened(args, call) as review:
+        await _scope(call, review, args.proposal, args.task, None)
         statuses = _statuses(args.status) or {Status(s) for s in DEFAULT_EXPORT}
         hunks = review.list(statuses=statuses, proposal_id=args.proposal, task_id=args.task)
 
@@ -494,15 +491,15 @@ async def cmd_export(args: argparse.Namespace) -> int:
         result = await asyncio.to_thread(export, hunks, lambda u: review.ws.rel(u), read)
         diff, ids, skipped = result.diff, result.hunk_ids, result.skipped
         for hid, why in skipped:
-            print(f"stet: skipped hunk {inert(hid)}: {inert(why)}", file=sys.stderr)
+            call.say(f"stet: skipped hunk {inert(hid)}: {inert(why)}")
         if args.output:
-            with open(args.output, "w", encoding="utf-8", newline="") as f:
+            with open(call.path(args.output), "w", encoding="utf-8", newline="") as f:
                 f.write(diff)
         if args.json:
-            print_json({"diff": diff, "hunkIds": ids, "skipped": [{"id": i, "why": w} for i, w in skipped]})
-        elif not args.output:
-            sys.stdout.write(_readable(diff) if on_terminal() else diff)  # piped: the exact patch
-            sys.stdout.flush()
+            print_json(call, {"diff": diff, "hunkIds": ids, "skipped": [{"id": i, "why": w} for i, w in skipped]})
+        elif not args.output and call.stdout is not None:
+            call.stdout.write(_readable(diff) if on_terminal(call) else diff)  # piped: the exact patch
+            call.stdout.flush()
     return 0
 
 

@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from types import TracebackType
 
 from ..domain.inert import inert
 from ..review import Review, open_review
-from . import hosting
+from .call import Call
 from .locate import locate
 
 
 @asynccontextmanager
 async def opened(
-    args: argparse.Namespace, create: bool = False, repair: bool = False, tidy: bool = True
+    args: argparse.Namespace, call: Call, create: bool = False, repair: bool = False, tidy: bool = True
 ) -> AsyncIterator[Review]:
     """The review of the store `args` name (no editor: files are written by the review).
 
@@ -25,14 +24,14 @@ async def opened(
     unless `repair` (`stet doctor --fix`): a path that is not a Stet store is refused (exit 2).
     `tidy`: remove the temp files killed writes left (every command but `stet doctor`, which
     reports them and removes them only with --fix)."""
-    db, roots = locate(args, create)
-    if hosting.HOST is not None and not repair:
-        yield await hosting.HOST(db, roots)  # the resident's: kept open for the next call
+    db, roots = locate(args, create, call)
+    if call.host is not None and not repair:
+        yield await call.host(db, roots, call)  # the resident's: kept open for the next call
         return
-    with _logged_inert():
+    with _logged_inert(call):
         result = await open_review(roots, db, create=create, quarantine=repair, tidy=tidy)
         if result.notice:
-            print(f"stet: {inert(result.notice)}", file=sys.stderr)
+            call.say(f"stet: {inert(result.notice)}")
         try:
             yield result.review
         finally:
@@ -54,7 +53,7 @@ class _Inert(logging.Formatter):
 
 
 @contextmanager
-def _logged_inert() -> Iterator[None]:
+def _logged_inert(call: Call) -> Iterator[None]:
     """Warnings and errors on stderr, the message alone, as Python says them in a process that
     set no logging up (`stet watch`, `stet doctor --fix`), but made inert. A process that set
     its own up (the resident's log file, a test's capture) keeps it."""
@@ -62,7 +61,7 @@ def _logged_inert() -> Iterator[None]:
     if root.handlers:
         yield
         return
-    handler = logging.StreamHandler(sys.stderr)
+    handler = logging.StreamHandler(call.stderr)
     handler.setFormatter(_Inert("%(message)s"))
     handler.setLevel(logging.WARNING)
     root.addHandler(handler)

@@ -6,9 +6,6 @@ coroutines of the parsed arguments that open the store like every other command.
 
 from __future__ import annotations
 
-import os
-import sys
-
 from ..domain.inert import inert, shown
 from ..domain.task import NOTE_KINDS, STEP_STATUSES, TASK_STATUSES
 from .output import print_json
@@ -17,6 +14,7 @@ TYPE_CHECKING = False  # types for mypy only
 if TYPE_CHECKING:
     import argparse
 
+    from .call import Call
     from .parser import Parents, Sub
 
 
@@ -123,12 +121,12 @@ def add_mcp(sub: Sub, o: Parents, name: str) -> None:
     )
 
 
-async def cmd_task(args: argparse.Namespace) -> int:
+async def cmd_task(args: argparse.Namespace, call: Call) -> int:
     from ..agents.tasks import Tasks
     from .session import opened
 
     sub = args.task_command
-    async with opened(args, create=sub == "start") as review:
+    async with opened(args, call, create=sub == "start") as review:
         tasks = Tasks(review)
         rid = getattr(args, "request_id", None)
         if sub == "start":
@@ -136,13 +134,13 @@ async def cmd_task(args: argparse.Namespace) -> int:
             # Only the id on stdout (`T=$(stet task start ...)`); the note goes to stderr.
             text = inert(out["task"]["id"])
             if not out["created"]:
-                print(f"stet: task {text} was already started; carrying it on", file=sys.stderr)
+                call.say(f"stet: task {text} was already started; carrying it on")
             if args.snapshot:
                 from ..agents.snapshots import Snapshots
 
                 snap = await Snapshots(review).take(out["task"]["id"], None)
                 out["snapshot"] = snap
-                print(f"stet: snapshot of {snap['files']} file(s) taken", file=sys.stderr)
+                call.say(f"stet: snapshot of {snap['files']} file(s) taken")
         elif sub == "step":
             out = await tasks.step(args.task, text=args.text, status=args.status, n=args.n, request_id=rid)
             s = out["step"]
@@ -154,7 +152,7 @@ async def cmd_task(args: argparse.Namespace) -> int:
             text = f"{n['kind']} {n['n']} recorded"
         elif sub == "read":
             # Paths typed in a shell are relative to where it is, not to the workspace root.
-            paths = [p if p.startswith("file:") else os.path.abspath(p) for p in args.paths]
+            paths = [p if p.startswith("file:") else call.path(p) for p in args.paths]
             out = await tasks.read(args.task, paths, request_id=rid)
             text = "\n".join(f"{shown(f['path'])}  {f['hash'] or '(does not exist)'}" for f in out["files"])
         elif sub == "done":
@@ -171,21 +169,21 @@ async def cmd_task(args: argparse.Namespace) -> int:
             ]
             text = "\n".join(rows) if rows else "no tasks"
     if getattr(args, "json", False):
-        print_json(out)
+        print_json(call, out)
     else:
-        print(text)
+        call.out(text)
     return 0
 
 
-async def cmd_resume(args: argparse.Namespace) -> int:
+async def cmd_resume(args: argparse.Namespace, call: Call) -> int:
     from ..agents.resume import render
     from ..agents.tasks import Tasks
     from .session import opened
 
-    async with opened(args) as review:
+    async with opened(args, call) as review:
         ctx = await Tasks(review).context(args.task)
     if args.json:
-        print_json(ctx)
-    else:
-        sys.stdout.write(render(ctx))
+        print_json(call, ctx)
+    elif call.stdout is not None:
+        call.stdout.write(render(ctx))
     return 0

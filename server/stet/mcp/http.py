@@ -171,7 +171,6 @@ class HookRoute:
 
     async def _answer(self, raw: bytearray, restore: bool) -> tuple[bytes, list[Any]]:
         from ..agents.claude_code import handle
-        from ..review.session import catch_up
 
         try:
             payload = json.loads(raw.decode("utf-8"))
@@ -183,7 +182,7 @@ class HookRoute:
             return b"", []  # a session in another folder: not this review's
         # What other processes decided since, and the files as they are: the answer says what
         # the same hook in its own process (or through the resident) would.
-        lag = await catch_up(review)
+        lag = (await review.up_to_date()).lag
         if lag:
             log.warning("%s", lag)
         undo: list[Any] = []

@@ -85,6 +85,14 @@ def _result(text: str, data: dict[str, Any] | list[Any]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
 
+async def _up_to_date(review: Review) -> None:
+    """The review brought up to date as every door does (Review.up_to_date): what other
+    processes decided, journaled edits a killed writer left, the files as they are."""
+    lag = (await review.up_to_date()).lag
+    if lag:
+        log.warning("%s", lag)
+
+
 def _fail(exc: StetError) -> ToolError:
     return ToolError(f"{exc.name}: {exc.message}")
 
@@ -327,7 +335,7 @@ class Tools:
         t = await self.tasks()
         review = t.review
         try:
-            await review.refresh()  # the files may have changed since this process last looked
+            await _up_to_date(review)  # the files may have changed since this process last looked
         except StetError as exc:
             raise _fail(exc) from None
         hunks = review.list(task_id=task_id, proposal_id=proposal_id)
@@ -364,7 +372,7 @@ class Tools:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_seconds
         try:
-            await review.refresh()  # what other processes decided, and the files as they are
+            await _up_to_date(review)  # what other processes decided, and the files as they are
         except StetError as exc:
             raise _fail(exc) from None
         settle_by: float | None = None

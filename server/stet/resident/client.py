@@ -12,7 +12,6 @@ that reads input, limits.py and cli/inputs.py; for a hook that may be one of the
 `_json`: events.py; for `stet mcp` on stdio, mcp/stdio.py, which answers the agent's `initialize`
 while the rest starts): `import socket` alone costs half of `python -c pass`."""
 
-import io
 import os
 import sys
 
@@ -54,19 +53,20 @@ def main() -> int:
         home = None
     if home is None:
         return _resident(argv[1:]) if status else _here(argv, request_id)
-    read = _inputs(command, argv)
-    if read is None:  # refused (unreadable, too large): said by the command, in this process
-        return _here(argv, request_id)
-    stdin, files = read
+    stdin, files = _inputs(command, argv)
+    read: dict[str, bytes] = {}
+    for name, got in files.items():
+        if not isinstance(got, bytes):  # refused (unreadable, too large): said by the command, in this process
+            return _here(argv, request_id, files)
+        read[name] = got
     if command == "hook" and stdin is not None and _told_here(stdin):
         # What these tell the agent is recorded as told once it is written: only this process
         # knows whether its stdout took it (an answer it could not write is told again). The
         # event as parsed, never a word anywhere in it (a PostToolUse carries whole files).
-        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
-        return _here(argv, request_id)
+        return _here(argv, request_id, {**files, "-": stdin})
     start = False
     try:
-        answer = ask(home, argv, request_id, stdin or b"", files)
+        answer = ask(home, argv, request_id, stdin or b"", read)
     except Refused as exc:
         print(f"stet: {exc} (the call runs without the resident)", file=sys.stderr)
         answer = None
@@ -82,13 +82,7 @@ def main() -> int:
     if start or answer == "start":
         start_resident(place.store_options(argv))
     # What this process read is the call's input here too: a pipe cannot be read twice.
-    if stdin is not None:
-        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
-    if files:
-        from ..cli import inputs
-
-        inputs.READ.update(files)
-    return _here(argv, request_id)
+    return _here(argv, request_id, files if stdin is None else {**files, "-": stdin})
 
 
 def _end(code: int) -> "NoReturn":
@@ -111,31 +105,31 @@ def _told_here(stdin: bytes) -> bool:
     return events.told_here(stdin)
 
 
-def _inputs(command: str | None, argv: list[str]) -> tuple[bytes | None, dict[str, bytes]] | None:
+def _inputs(command: str | None, argv: list[str]) -> "tuple[bytes | None, dict[str, bytes | Exception]]":
     """What the call reads, read here (cli/inputs.py): its stdin (None: it reads none) and the
-    files its command line names, by name. None when one is refused: kept in inputs.READ for the
-    command, which says why as it does in a process of its own."""
+    files its command line names, by name. One refused (unreadable, too large) is there as the
+    exception met, for the command, which says why as it does in a process of its own."""
     if command not in ("propose", "hook"):
         return None, {}
     from .. import limits
     from ..cli import inputs
 
     named = inputs.names(argv) if command == "propose" else []
-    files: dict[str, bytes] = {}
+    files: dict[str, bytes | Exception] = {}
     for name in named:
         if name != "-":
             try:
                 files[name] = inputs.read(name, limits.PATCH)
             except (inputs.Unreadable, inputs.Oversize) as exc:
-                inputs.READ[name] = exc
-                return None
+                files[name] = exc
+                return None, files
     if command != "hook" and "-" not in named:
         return None, files
     try:
         return inputs.stdin(limits.HOOK if command == "hook" else limits.PATCH), files
     except (inputs.Unreadable, inputs.Oversize) as exc:
-        inputs.READ["-"] = exc
-        return None
+        files["-"] = exc
+        return None, files
 
 
 def _resident(argv: list[str]) -> int:
@@ -144,7 +138,9 @@ def _resident(argv: list[str]) -> int:
     return resident(argv)
 
 
-def _here(argv: list[str], request_id: str | None) -> int:
-    from ..cli.main import main as run
+def _here(argv: list[str], request_id: str | None, inputs: "dict[str, bytes | Exception] | None" = None) -> int:
+    """The call run in this process (cli/main.py), with what this process read for it."""
+    from ..cli.call import Call
+    from ..cli.main import run_here
 
-    return run(argv, request_id)
+    return run_here(Call.of_process(argv, request_id, inputs))

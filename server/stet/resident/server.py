@@ -2,9 +2,11 @@
 client's calls (client.py) on `.stet/resident.sock`.
 
 A call is the command line the user typed, run by the same code as in its own process
-(cli/main.py), on this process's review brought up to date first (review/session.catch_up:
-what other processes committed, unfinished journaled edits, files changed since), one call at
-a time. Its output is captured and sent back whole. A call this process should not answer (another
+(cli/main.py) as a `Call` (cli/call.py) of the caller's folder, environment, stdin and input
+files, its output kept in memory and sent back whole: nothing of the process (its folder,
+environment, stdio) is changed for it. It runs on this process's review brought up to date
+first (`Review.up_to_date`, as every door: what other processes committed, unfinished
+journaled edits, files changed since), one call at a time. A call this process should not answer (another
 store, other STET_* settings, newer code on disk, a store lost) is declined: the client runs
 it itself. Killed at any point (SIGKILL included), nothing is lost or doubled: a decision is
 acknowledged only after its commit, its edit is journaled, and the client replays the call in
@@ -33,13 +35,13 @@ import sys
 import time
 import traceback
 
-from ..cli import hosting, inputs
+from ..cli import hosting
 from ..cli import main as cli_main
+from ..cli.call import Call
 from ..cli.locate import locate
 from ..domain.inert import inert
 from ..errors import StetError, StoreLost
 from ..review import Review, open_review
-from ..review.session import catch_up
 from ..review.where import engine_of
 from ..workspace import modes, own
 from . import place, wire
@@ -64,7 +66,7 @@ LOCK_WAIT = 3.0  # seconds a resident starting waits for the one before it to le
 class Resident:
     def __init__(self, review: Review, db: str, roots: list[str], home: str, folder: int):
         self.review, self.db, self.roots, self.home, self.folder = review, db, roots, home, folder
-        self.lock = asyncio.Lock()  # one call at a time: a call owns the process's cwd, env and stdio
+        self.lock = asyncio.Lock()  # one call at a time: each brings the one review up to date and may write
         self.last = time.monotonic()
         self.stopping = asyncio.Event()
         self.env_key = place.env_key(os.environ)
@@ -76,8 +78,8 @@ class Resident:
         st = os.fstat(folder)
         self.folder_id = (st.st_dev, st.st_ino)  # the .stet folder it serves, wherever it is now
 
-    async def host(self, db: str, roots: list[str]) -> Review:
-        """hosting.HOST: the review of a command's store, if it is this one, brought up to date."""
+    async def host(self, db: str, roots: list[str], call: Call) -> Review:
+        """A call's hosting.Host: the review of its command's store, if it is this one, brought up to date."""
         if db != self.db or roots != self.roots:
             raise hosting.NotHere(db)
         if self.moved():
@@ -85,9 +87,9 @@ class Resident:
             raise hosting.NotHere("its workspace moved")
         await self.review.require_store().check()
         # The temp files killed writes left are tidied between calls (tidy), not before each.
-        lag = await catch_up(self.review, tidy=False)
+        lag = (await self.review.up_to_date()).lag
         if lag:
-            print(f"stet: {inert(lag)}", file=sys.stderr)
+            call.say(f"stet: {inert(lag)}")
         return self.review
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -178,26 +180,38 @@ class Resident:
         except StoreLost:
             self.stopping.set()
             return _declined("the store was lost", replace=True)
+        folder = os.fsdecode(cwd)
+        if not os.path.isdir(folder):
+            return _declined("the call's folder is gone")
         self.calls += 1
-        caller = _Caller(os.fsdecode(cwd), env, stdin, files, umask)
-        return await self._run(argv, request_id.decode(), caller, tty == b"1")
+        out, err = _Output(tty == b"1"), _Output(False)
+        call = Call(
+            argv,
+            cwd=folder,
+            env=env,
+            stdin=io.BytesIO(stdin),
+            stdout=out,
+            stderr=err,
+            request_id=request_id.decode(),
+            inputs=dict(files),
+            umask=umask,
+            host=self.host,
+        )
+        return await self._run(call, out, err)
 
-    async def _run(self, argv: list[str], request_id: str, caller: _Caller, tty: bool) -> list[bytes]:
-        out, err = _Output(tty), _Output(False)
-        with _as_the_caller(caller, out, err) as ok:
-            if not ok:
-                return _declined("the call's folder is gone")
+    async def _run(self, call: Call, out: _Output, err: _Output) -> list[bytes]:
+        with modes.for_caller(call.umask):  # what the call makes gets its caller's mode
             try:
-                code = await cli_main.run_async(argv, request_id)
+                code = await cli_main.run(call)
             except hosting.NotHere as exc:
                 return _declined(exc.why)
             except Exception:  # a bug: said as the command's own process would, then a fresh resident
-                traceback.print_exc()
+                traceback.print_exc(file=err)
                 code = 1
                 self.stopping.set()
-            with contextlib.suppress(Exception):
-                sys.stdout.flush()
-                sys.stderr.flush()
+        with contextlib.suppress(Exception):
+            out.flush()
+            err.flush()
         return [b"done", str(code).encode(), out.buffer.getvalue(), err.buffer.getvalue()]  # type: ignore[attr-defined]
 
     async def watch(self) -> None:
@@ -272,46 +286,11 @@ class _Output(io.TextIOWrapper):
         return self._tty
 
 
-class _Caller:
-    """What a call brings of its caller: its folder, its environment, its stdin, the input files
-    it read for the call (the resident never opens those itself: cli/inputs.py) and its umask
-    (what the call makes gets the caller's mode: workspace/modes.py)."""
-
-    def __init__(self, cwd: str, env: dict[str, str], stdin: bytes, files: dict[str, bytes], umask: int):
-        self.cwd, self.env, self.stdin, self.files, self.umask = cwd, env, stdin, files, umask
-
-
 def _files(raw: bytes) -> dict[str, bytes] | None:
     parts = wire.split(raw)
     if parts is None or len(parts) % 2:
         return None
     return {os.fsdecode(parts[i]): parts[i + 1] for i in range(0, len(parts), 2)}
-
-
-@contextlib.contextmanager
-def _as_the_caller(caller: _Caller, out: _Output, err: _Output):  # type: ignore[no-untyped-def]
-    """The caller's folder, environment, stdio and input files for the call, this process's after it."""
-    saved = (os.getcwd(), dict(os.environ), sys.stdin, sys.stdout, sys.stderr)
-    try:
-        os.chdir(caller.cwd)
-    except OSError:
-        yield False
-        return
-    os.environ.clear()
-    os.environ.update(caller.env)
-    sys.stdin = io.TextIOWrapper(io.BytesIO(caller.stdin), encoding="utf-8")
-    sys.stdout, sys.stderr = out, err
-    inputs.READ.update(caller.files)
-    try:
-        with modes.for_caller(caller.umask):  # what the call makes gets its caller's mode
-            yield True
-    finally:
-        inputs.READ.clear()
-        sys.stdin, sys.stdout, sys.stderr = saved[2], saved[3], saved[4]
-        os.environ.clear()
-        os.environ.update(saved[1])
-        with contextlib.suppress(OSError):
-            os.chdir(saved[0])
 
 
 def _declined(why: str, replace: bool = False) -> list[bytes]:
@@ -343,7 +322,7 @@ def main(argv: list[str]) -> int:
         print("stet resident: needs a POSIX system", file=sys.stderr)
         return 2
     try:
-        db, roots = locate(args, False)
+        db, roots = locate(args, False, Call.of_process(argv))
     except StetError as exc:
         print(f"stet resident: {exc.message}", file=sys.stderr)
         return 2
@@ -465,7 +444,6 @@ async def _listen(db: str, roots: list[str], home: str, folder: int, pid_fd: int
         os.ftruncate(pid_fd, 0)
         os.pwrite(pid_fd, f"{os.getpid()}\n".encode(), 0)
         server = await asyncio.start_unix_server(resident.handle, sock=sock)
-        hosting.HOST = resident.host
         _stop_when_told(asyncio.get_running_loop(), resident.stopping)
         await resident.watch()
         server.close()
@@ -473,7 +451,6 @@ async def _listen(db: str, roots: list[str], home: str, folder: int, pid_fd: int
             await asyncio.wait_for(server.wait_closed(), 5)
         return 0
     finally:
-        hosting.HOST = None
         sock.close()
         if resident.socket_id is not None:
             _forget(folder, place.SOCKET, resident.socket_id)

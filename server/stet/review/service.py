@@ -24,7 +24,7 @@ from ..domain.model import Hunk
 from ..domain.proposal import Change
 from ..domain.shapes import JSON
 from ..domain.status import Decide, Status
-from ..errors import StetError
+from ..errors import StetError, StoreLost, StoreUnavailable
 from ..store import StoreApi
 from ..workspace.paths import Workspace, path_to_uri
 from .capturing import Capturing
@@ -39,6 +39,16 @@ from .recheck import Recheck
 from .recovery import Recovery
 from .splitting import Ranges, Splitting
 from .state import ReviewState
+
+
+class UpToDate:
+    """What bringing the review up to date found: the uris that changed, and why it may lag
+    (the store could not be written), else None."""
+
+    __slots__ = ("changed", "lag")
+
+    def __init__(self, changed: set[str], lag: str | None):
+        self.changed, self.lag = changed, lag
 
 
 class Review:
@@ -176,10 +186,25 @@ class Review:
         edit meant for a live editor's buffer is that editor's)."""
         await self.effects.run_pending(states=(State.PENDING,), targets=("file", "buffer"))
 
-    async def refresh(self) -> set[str]:
-        """Catch up with the store and with closed files changed since Stet last looked."""
-        changed = await self.memory.sync()
-        return changed | await self.recheck.changed_files()
+    async def up_to_date(self, *, tidy: bool = False) -> UpToDate:
+        """The one way every door brings the review up to date before it answers: what other
+        processes committed (`sync`), captures and journaled edits a kill left unfinished
+        (finished here, exactly once: any process may), files changed since Stet last looked.
+        `tidy` also removes the temp files killed writes left (at open; a resident does it
+        between calls). Raises StetError when the store cannot be read; when it can be read but
+        not written, the answer says why the review may lag."""
+        changed = await self.sync()
+        try:
+            await self.finish_captures()  # a capture killed before its files were restored
+            if tidy:
+                await self.remove_leftovers()
+            await self.finish_journaled()
+            changed |= await self.recheck.changed_files()
+        except StoreLost:
+            raise  # nothing more can be acknowledged: the door says so
+        except StoreUnavailable as exc:  # the review can still be read; say why it may lag
+            return UpToDate(changed, f"Stet could not bring the review up to date: {exc.message}")
+        return UpToDate(changed, None)
 
     async def recover(self) -> JSON:
         result = await self.recovery.recover()

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import StoreUnavailable
 from ..store import engine_of, open_store
 from ..workspace import git
 from ..workspace.paths import Workspace, path_to_uri
@@ -59,7 +58,7 @@ async def open_review(
     notice = opened.notice
     if not recover_later:
         try:
-            lag = await catch_up(review, tidy=tidy)
+            lag = (await review.up_to_date(tidy=tidy)).lag
         except BaseException:
             await review.close()
             raise
@@ -67,23 +66,6 @@ async def open_review(
             notice = f"{notice + ' ' if notice else ''}{lag}"
         review.state.ready.set()
     return Opened(review, notice)
-
-
-async def catch_up(review: Review, *, tidy: bool = True) -> str | None:
-    """Bring a review without an editor up to date with the store and the files: what other
-    processes committed, captures and journaled edits a kill left unfinished, files changed
-    since Stet last looked. Run at open, and by a resident process before every call.
-    Returns why the review may lag (the store unreachable for the writes), else None."""
-    await review.sync()
-    try:
-        await review.finish_captures()  # a capture killed before its files were restored
-        if tidy:
-            await review.remove_leftovers()  # temp files of writes a kill interrupted
-        await review.finish_journaled()
-        await review.recheck.changed_files()
-    except StoreUnavailable as exc:  # the review can still be read; say why it may lag
-        return f"Stet could not bring the review up to date: {exc.message}"
-    return None
 
 
 async def _repository(root: str) -> str | None:

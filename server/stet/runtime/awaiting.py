@@ -69,10 +69,10 @@ class Changes:
                 store = self.review.require_store()
                 if version is None:  # read before catching up: what commits after it is signalled
                     version = await store.data_version()
-                    changed = bool(await self.review.refresh())
+                    changed = bool((await self.review.up_to_date()).changed)
                 else:
                     version = await store.next_change(version, self.full_look)
-                    await self.review.refresh()
+                    await self.review.up_to_date()
                     changed = True
                 self.error = None
             except asyncio.CancelledError:

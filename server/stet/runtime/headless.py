@@ -44,8 +44,9 @@ class Headless:
             while not stop.is_set():
                 try:
                     # Other processes' decisions and their journaled edits; files changed since.
-                    await self.review.finish_journaled()
-                    await self.review.refresh()
+                    lag = (await self.review.up_to_date()).lag
+                    if lag:
+                        log.warning("stet watch: %s", lag)
                 except StoreLost as exc:  # nothing more can be acknowledged: say so and stop
                     log.error("stet watch: %s", exc.message)
                     raise
