@@ -125,7 +125,9 @@ def print_hunks(
 ) -> None:
     hunks = [review.hunks[s["id"]] if isinstance(s, dict) else s for s in states_or_hunks]
     if as_json:
-        print_json({**(extra or {}), "hunks": [h.state() for h in hunks]})
+        from ..present import hunk_json
+
+        print_json({**(extra or {}), "hunks": hunk_json.states(hunks)})
         return
     if hunks:
         print(table(hunk_rows(lambda uri: shown(review.ws.rel(uri)), hunks), status_col=1))

@@ -251,6 +251,8 @@ async def _turn(review: Review, spec: str) -> tuple[str, int]:
 
 
 def _print_json(args: argparse.Namespace, root: str, db: str, scoped: Sequence[Hunk]) -> None:
+    from ..present import hunk_json
+
     counts, gone = _counts(scoped)
     print_json(
         {
@@ -258,7 +260,7 @@ def _print_json(args: argparse.Namespace, root: str, db: str, scoped: Sequence[H
             "db": db,
             "counts": counts,
             "appliedNotInFile": gone,
-            "hunks": [h.state() for h in _listed(args, scoped)],
+            "hunks": hunk_json.states(_listed(args, scoped)),
         }
     )
 
@@ -359,7 +361,9 @@ async def cmd_show(args: argparse.Namespace) -> int:
         if h is None:
             raise UnknownHunk(f"unknown hunk id(s): {args.id}", {"hunkIds": [args.id]})
         if args.json:
-            print_json({"hunk": h.state(), "old": list(h.old), "new": list(h.new)})
+            from ..present import hunk_json
+
+            print_json({"hunk": hunk_json.state(h), "old": list(h.old), "new": list(h.new)})
             return 0
         print(f"{h.id}  {shown(review.ws.rel(h.uri))}:{h.line + 1}  {h.status.value}")
         for sign, lines in (("-", h.old), ("+", h.new)):

@@ -23,6 +23,7 @@ from ..domain.model import Hunk
 from ..domain.status import Decide
 from ..errors import StetError, StoreLost, StoreUnavailable, UnknownHunk
 from ..operations import DECISIONS, Decision, offered_by
+from ..present import hunk_json
 from ..review import Review, not_taken
 from ..store.engines import engine_of
 from ..workspace.paths import uri_to_path
@@ -283,7 +284,7 @@ async def list_hunks(ls: StetServer, params: Any) -> dict[str, Any]:
         proposal_id=p.proposal_id,
         task_id=p.task_id,
     )
-    return {"hunks": [h.state() for h in hunks]}
+    return {"hunks": hunk_json.states(hunks)}
 
 
 async def proposal(ls: StetServer, params: Any) -> dict[str, Any]:

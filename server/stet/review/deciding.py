@@ -18,6 +18,7 @@ from ..domain.text import detect_eol, normalize_eol
 from ..domain.verdict import classify
 from ..errors import Conflict, InvalidParams, OutsideWorkspace, StetError, TooLarge, UnknownHunk
 from ..faults import fault
+from ..present import hunk_json
 from ..store import EffectRow, Tx
 from ..store.rows import now_iso
 from ..workspace import owners, safe
@@ -192,7 +193,7 @@ class Deciding:
             finally:
                 for effect in effects:
                     st.settle(e["hunkId"] for e in effect.edits)
-        return [st.hunks[i].state() for i in ids if i in st.hunks]
+        return hunk_json.states(st.hunks[i] for i in ids if i in st.hunks)
 
     async def _decide_in(self, tx: Tx, d: Decision, rows: dict[str, Hunk]) -> tuple[list[EffectRow], set[str]]:
         """Record the decision in `tx`: the effects it journals, and the undone applied hunks

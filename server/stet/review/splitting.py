@@ -23,6 +23,7 @@ from ..domain.shapes import JSON
 from ..domain.status import Decide, Status, TransitionError, plan
 from ..errors import Conflict, InvalidParams, TooLarge, UnknownHunk
 from ..faults import fault, pause
+from ..present import hunk_json
 from ..store import EffectRow, Tx
 from ..store.rows import now_iso
 from .config import new_id
@@ -121,13 +122,16 @@ class Splitting:
     async def _whole(self, action: Decide, hunk_id: str, feedback: str | None, op_id: str) -> JSON:
         """Every changed line selected: the hunk decided as it is, through the decision path."""
         states = await self.deciding.decide(action, [hunk_id], request_id=op_id, feedback=feedback)
-        return {"part": states[0] if states else self.st.hunks[hunk_id].state(), "rest": None}
+        return {"part": states[0] if states else hunk_json.state(self.st.hunks[hunk_id]), "rest": None}
 
     def _answer(self, part_id: str, rest_id: str | None) -> JSON:
         hunks = self.st.hunks
         part = hunks.get(part_id)
         rest = hunks.get(rest_id) if rest_id is not None else None
-        return {"part": None if part is None else part.state(), "rest": None if rest is None else rest.state()}
+        return {
+            "part": None if part is None else hunk_json.state(part),
+            "rest": None if rest is None else hunk_json.state(rest),
+        }
 
     def _pieces(self, action: Decide, h: Hunk, old: Ranges, new: Ranges) -> tuple[Hunk, Hunk, Shown] | None:
         """The part and the rest as new hunks (not stored yet), None for the whole hunk; the
