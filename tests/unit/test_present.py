@@ -7,9 +7,10 @@ import ast
 import pathlib
 import re
 
+from stet.domain.decided import Decided, Split
 from stet.domain.model import Hunk, Kind
 from stet.domain.status import Status
-from stet.present import hunk_json, task_json
+from stet.present import decision, hunk_json, task_json
 
 SERVER = pathlib.Path(__file__).resolve().parents[2] / "server" / "stet"
 # Keys only a HunkState has (a TextEdit has newText, an effect newUri, many answers proposalId).
@@ -97,3 +98,20 @@ def test_the_hunk_state_counts_utf16_and_says_in_file_once():
     assert hunk_json.state(hunk(Status.PENDING))["inFile"] is None
     assert hunk_json.state(hunk(Status.PENDING, kept=True, in_file=False))["inFile"] is False
     assert hunk(Status.PENDING, kept=True).shown_when_loaded() and not hunk(in_file=False).shown_when_loaded()
+
+
+def test_a_decision_is_a_domain_value_each_door_presents():
+    """The review answers what a decision did (hunks, not wire dicts); the answer's shape is
+    present/decision.py's: `{hunks}`, plus `notTaken` only when an effect did not take."""
+    took = hunk()
+    stale = hunk(Status.STALE, problem="pkg is a symlink")
+    stale.id = "h2"
+    decided = Decided((took, stale))
+    assert [(m.hunk.id, m.why) for m in decided.not_taken()] == [("h2", "pkg is a symlink")]
+    assert decision.answer(decided) == {
+        "hunks": [hunk_json.state(took), hunk_json.state(stale)],
+        "notTaken": [{"hunkId": "h2", "status": "stale", "why": "pkg is a symlink"}],
+    }
+    assert decision.answer(Decided((took,))) == {"hunks": [hunk_json.state(took)]}
+    assert decision.split(Split(took, None)) == {"part": hunk_json.state(took), "rest": None}
+    assert Split(stale, took).not_taken()[0].hunk is stale

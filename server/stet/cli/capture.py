@@ -176,7 +176,7 @@ async def cmd_capture(args: argparse.Namespace) -> int:
         else:
             print(summary(answer))
             if answer["hunks"]:
-                print_hunks(review, answer["hunks"], False)
+                print_hunks(review, [s["id"] for s in answer["hunks"]], False)
             for line in rejected_lines(answer, review.ws.rel):
                 print(line)
         _report(answer, sys.stderr)

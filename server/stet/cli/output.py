@@ -120,10 +120,9 @@ def print_json(data: object) -> None:
     raw.flush()
 
 
-def print_hunks(
-    review: Review, states_or_hunks: Iterable[JSON | Hunk], as_json: bool, extra: JSON | None = None
-) -> None:
-    hunks = [review.hunks[s["id"]] if isinstance(s, dict) else s for s in states_or_hunks]
+def print_hunks(review: Review, ids: Iterable[str], as_json: bool, extra: JSON | None = None) -> None:
+    """The review's hunks of these ids as they are now: a table, or `{...extra, hunks}` in JSON."""
+    hunks = [review.hunks[i] for i in ids]
     if as_json:
         from ..present import hunk_json
 

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
     from typing import TypeVar
 
+    from ..domain.decided import Decided, NotTaken
     from ..domain.model import Hunk
     from ..domain.shapes import JSON
     from ..domain.status import Status
@@ -134,7 +135,7 @@ async def cmd_propose(args: argparse.Namespace) -> int:
             print_json(answer)
         else:
             print(f"proposal {inert(answer['proposalId'])}: {len(answer['hunks'])} hunk(s)")
-            print_hunks(review, answer["hunks"], False)
+            print_hunks(review, [s["id"] for s in answer["hunks"]], False)
             # Within a task, repeats of earlier hunks are not proposed again (docs/tasks.md).
             if answer.get("alreadyProposed"):
                 print(
@@ -381,7 +382,7 @@ async def _decide_lines(args: argparse.Namespace) -> int:
         raise Usage(f"--old / --new {action} some lines of one hunk: give exactly one hunk id")
     async with opened(args) as review:
         try:
-            answer = await review.decide_lines(
+            done = await review.decide_lines(
                 action,
                 args.ids[0],
                 args.old or [],
@@ -391,23 +392,19 @@ async def _decide_lines(args: argparse.Namespace) -> int:
             )
         except InvalidParams as exc:
             raise _in_line_numbers(exc) from None
-        part, rest = answer["part"], answer["rest"]
         if args.json:
-            print_json(answer)
+            from ..present.decision import split
+
+            print_json(split(done))
         else:
-            print_hunks(review, [s for s in (part, rest) if s is not None], False)
-        if rest is None:
+            print_hunks(review, [h.id for h in (done.part, done.rest) if h is not None], False)
+        if done.rest is None:
             print(
                 f"stet: every changed line of {inert(args.ids[0])} was selected: the whole hunk was decided",
                 file=sys.stderr,
             )
-        from ..review import not_taken
-
-        missed = not_taken([part])
-        for m in missed:
-            print(
-                f"stet: {m['hunkId']} did not take effect ({m['status']}): {one_line(m['why'], 300)}", file=sys.stderr
-            )
+        missed = done.not_taken()
+        _tell_not_taken(missed)
         return 1 if missed else 0
 
 
@@ -439,43 +436,48 @@ async def cmd_decide(args: argparse.Namespace) -> int:
     async with opened(args) as review:
         common = dict(request_id=args.request_id, feedback=getattr(args, "feedback", None))
         if args.ids:
-            states = await review.decide(action, args.ids, **common)
+            decided = await review.decide(action, args.ids, **common)
         else:
             proposal, task = getattr(args, "proposal", None), getattr(args, "task", None)
             uri = await _scope(review, proposal, task, getattr(args, "file", None))
             if uri is not None:
-                states = await review.decide(action, uri=uri, **common)
+                decided = await review.decide(action, uri=uri, **common)
             else:
-                states = await review.decide(action, proposal_id=proposal, task_id=task, **common)
-            if not states:
+                decided = await review.decide(action, proposal_id=proposal, task_id=task, **common)
+            if not decided.hunks:
                 print(f"stet: nothing to {action}: no pending hunk in that scope", file=sys.stderr)
-        return _decided(review, states, args.json)
+        return _decided(review, decided, args.json)
 
 
-def _decided(review: Review, states: list[JSON], as_json: bool, extra: JSON | None = None) -> int:
+def _decided(review: Review, decided: Decided, as_json: bool, extra: JSON | None = None) -> int:
     """Print a decision's answer; exit 1 when its effect did not take on some hunk (the
     decision is recorded, but the file is not as it asked), each named on stderr with why,
     or when `extra` lists hunks not pulled."""
-    from ..review import not_taken
+    from ..present.decision import not_taken
 
-    missed = not_taken(states)
-    print_hunks(review, states, as_json, {**(extra or {}), "notTaken": missed})
-    for m in missed:
-        print(f"stet: {m['hunkId']} did not take effect ({m['status']}): {one_line(m['why'], 300)}", file=sys.stderr)
+    missed = decided.not_taken()
+    print_hunks(review, [h.id for h in decided.hunks], as_json, {**(extra or {}), "notTaken": not_taken(missed)})
+    _tell_not_taken(missed)
     return 1 if missed or (extra or {}).get("notPulled") else 0
+
+
+def _tell_not_taken(missed: list[NotTaken]) -> None:
+    for m in missed:
+        print(f"stet: {m.hunk.id} did not take effect ({m.hunk.status.value}): {one_line(m.why, 300)}", file=sys.stderr)
 
 
 async def cmd_pull(args: argparse.Namespace) -> int:
     """The applied hunks whose text is not in this checkout's files, put in where they can land;
     exit 1 when some cannot (each named, with what to do about this checkout)."""
     async with opened(args) as review:
-        states, left = await review.pull(args.task, args.request_id)
-        if not states and not left:
+        pulled = await review.pull(args.task, args.request_id)
+        left = pulled.left
+        if not pulled.hunks and not left:
             print("stet: nothing to pull: every applied hunk is in this checkout's files", file=sys.stderr)
         for hid, why in left.items():
             print(f"stet: hunk {inert(hid)} not pulled: {inert(why)}", file=sys.stderr)
-        if args.json or states or not left:
-            return _decided(review, states, args.json, {"notPulled": [{"id": h, "why": w} for h, w in left.items()]})
+        if args.json or pulled.hunks or not left:
+            return _decided(review, pulled, args.json, {"notPulled": [{"id": h, "why": w} for h, w in left.items()]})
     return 1 if left else 0
 
 
