@@ -46,8 +46,8 @@ def test_accept_with_text_of_a_kept_hunk_from_another_process(ws):
         "from stet.review import open_review\n"
         "async def main():\n"
         "    o = await open_review([sys.argv[1]], sys.argv[2], create=False)\n"
-        "    states = await o.review.decide('accept', [sys.argv[3]], text='MINE\\n')\n"
-        "    print(states[0]['status'])\n"
+        "    decided = await o.review.decide('accept', [sys.argv[3]], text='MINE\\n')\n"
+        "    print(decided.hunks[0].status.value)\n"
         "    await o.review.close()\n"
         "asyncio.run(main())\n"
     )

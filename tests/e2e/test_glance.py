@@ -11,6 +11,7 @@ import sqlite3
 
 import pytest
 
+from stet.present import hunk_json
 from stet.review import open_review
 from stet.review.glance import glance, glance_whole
 from support.clitools import commit_all, make_repo, stet, stet_json
@@ -94,12 +95,12 @@ async def test_status_json_through_a_glance_is_what_the_full_open_prints(repo):
         expected = {
             "root": review.ws.roots[0],
             "db": review.require_store().path,
-            "hunks": [h.state() for h in listed],
+            "hunks": [hunk_json.state(h) for h in listed],
         }
     finally:
         await review.close()
     whole = glance_whole(db(repo), [str(repo)])
-    assert whole is not None and [h.state() for h in whole] == expected["hunks"]
+    assert whole is not None and [hunk_json.state(h) for h in whole] == expected["hunks"]
     out = stet_json("status", "--all", cwd=repo)
     assert {k: out[k] for k in expected} == expected
     assert out["counts"] == {"pending": 2, "accepted": 0, "applied": 1, "rejected": 1, "stale": 1, "superseded": 0}
@@ -119,11 +120,11 @@ async def test_an_applied_hunks_range_through_a_glance_is_the_full_opens(repo):
     assert stet("accept", grown["id"], created["id"], cwd=repo).returncode == 0
     review = (await open_review([str(repo)], db(repo))).review
     try:
-        expected = {h.id: h.state() for h in review.list()}
+        expected = {h.id: hunk_json.state(h) for h in review.list()}
     finally:
         await review.close()
     whole = glance_whole(db(repo), [str(repo)])
-    assert whole is not None and {h.id: h.state() for h in whole} == expected
+    assert whole is not None and {h.id: hunk_json.state(h) for h in whole} == expected
     assert expected[grown["id"]]["range"]["end"]["line"] == 9 and expected[created["id"]]["range"]["end"]["line"] == 2
 
 

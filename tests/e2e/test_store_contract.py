@@ -14,6 +14,7 @@ import pytest
 from stet.domain.effect_outcome import Action, State
 from stet.domain.model import Hunk, Kind
 from stet.domain.status import Status
+from stet.present import hunk_json
 from stet.store import StoreApi, Tx, captures, open_store, tasks
 from stet.store.errors import ConstraintError
 
@@ -562,5 +563,5 @@ async def test_a_split_hunk_keeps_its_parts(store):
         await tx.set_parts("h1", ("h1a", "h1b"))
     now = {h.id: h for h in await store.hunks_since(0)}
     assert now["h1"].status == Status.SUPERSEDED and now["h1"].parts == ("h1a", "h1b")
-    assert now["h1"].state()["parts"] == ["h1a", "h1b"]
-    assert now["h1a"].parts is None and "parts" not in now["h1a"].state()
+    assert hunk_json.state(now["h1"])["parts"] == ["h1a", "h1b"]
+    assert now["h1a"].parts is None and "parts" not in hunk_json.state(now["h1a"])

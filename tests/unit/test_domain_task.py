@@ -11,7 +11,8 @@ from stet.domain.hunks import diff_hunks
 from stet.domain.model import Hunk, Kind
 from stet.domain.rebase import ChangeDoesNotFit, line_edits, rebase, replace_text
 from stet.domain.status import Status
-from stet.domain.task import FileRow, NoteRow, StepRow, TaskRow, build_context, content_hash, match_prior
+from stet.domain.task import FileRow, NoteRow, StepRow, TaskRow, content_hash, match_prior
+from stet.present.task_json import build_context
 
 BASE = "".join(f"line {i}\n" for i in range(1, 11))
 URI = "file:///ws/a.py"

@@ -1,6 +1,6 @@
 """`stet resume`: a task's context as Markdown, for people and for LLM agents.
 
-Pure: the context dict of `domain.task.build_context` in, text out. Written so that a
+Pure: the context dict of `present.task_json.build_context` in, text out. Written so that a
 fresh worker reading it knows what not to redo, what not to re-propose and what not to
 re-ask, and what is still open.
 """

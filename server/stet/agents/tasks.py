@@ -23,6 +23,7 @@ from ..domain.rebase import ChangeDoesNotFit, replace_text
 from ..domain.shapes import JSON
 from ..errors import Conflict, InvalidParams, StetError, TooLarge, UnknownTask
 from ..faults import fault
+from ..present import task_json
 from ..review import Review, new_id
 from ..review.task_records import TaskRecords, TaskTables
 from .checks import opt_text as _opt_text
@@ -90,9 +91,9 @@ class Tasks:
                         f"`stet resume {wanted}`, or start a new task with another id",
                         {"taskId": wanted},
                     )
-                return {"task": row.state(), "created": False}
+                return {"task": task_json.task(row), "created": False}
             row = await tables.add_task(wanted, title, goal, agent)
-            return {"task": row.state(), "created": True}
+            return {"task": task_json.task(row), "created": True}
 
         return await self._write(
             "task.start", request_id, {"taskId": wanted, "title": title, "goal": goal, "agent": agent}, do
@@ -132,7 +133,7 @@ class Tasks:
             else:
                 row = await tables.put_step(task_id, current.n, text or current.text, status or current.status)
             await tables.touch(task_id)
-            return {"taskId": task_id, "step": row.state()}
+            return {"taskId": task_id, "step": task_json.step(row)}
 
         args = {"taskId": task_id, "text": text, "status": status, "n": n}
         return await self._write("task.step", request_id, args, do)
@@ -160,14 +161,14 @@ class Tasks:
             if request_id is None and notes and T.is_retry(notes[-1], kind, text, why, answers, time.time()):
                 # The same note again right after it was recorded, without a request id: a retried
                 # call (an MCP client after a timeout), not a second decision. Recorded once.
-                return {"taskId": task_id, "note": notes[-1].state(), "repeated": True}
+                return {"taskId": task_id, "note": task_json.note(notes[-1]), "repeated": True}
             if answers is not None:
                 question = next((x for x in notes if x.n == answers), None)
                 if question is None or question.kind != "question":
                     raise InvalidParams(f"task {task_id} has no question number {answers}")
             row = await tables.add_note(task_id, kind, text, why, answers)
             await tables.touch(task_id)
-            return {"taskId": task_id, "note": row.state()}
+            return {"taskId": task_id, "note": task_json.note(row)}
 
         args = {"taskId": task_id, "kind": kind, "text": text, "why": why, "answers": answers}
         return await self._write("task.note", request_id, args, do)
@@ -212,7 +213,7 @@ class Tasks:
         async def do(tables: TaskTables) -> JSON:
             await self._task(tables, task_id)
             await tables.touch(task_id, status=status, summary=summary)
-            return {"task": (await self._task(tables, task_id)).state()}
+            return {"task": task_json.task(await self._task(tables, task_id))}
 
         result = await self._write(
             "task.finish", request_id, {"taskId": task_id, "status": status, "summary": summary}, do
@@ -243,7 +244,7 @@ class Tasks:
                 now.append((row, await self.review.bytes_now(row.uri)))
             except StetError:
                 now.append((row, None))  # outside the workspace now, or unreadable: gone for us
-        return T.build_context(task_id, task, steps, notes, now, hunks, review.ws.rel)
+        return task_json.build_context(task_id, task, steps, notes, now, hunks, review.ws.rel)
 
     async def list(self, status: str | None = None) -> list[JSON]:
         """Tasks (optionally of one status), each with its hunk counts."""
@@ -257,7 +258,7 @@ class Tasks:
             counts: dict[str, int] = {}
             for h in self.review.list(task_id=row.id):
                 counts[h.status.value] = counts.get(h.status.value, 0) + 1
-            out.append({**row.state(), "counts": counts})
+            out.append({**task_json.task(row), "counts": counts})
         return out
 
     # --- proposing -------------------------------------------------------------------------

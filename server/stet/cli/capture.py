@@ -178,7 +178,7 @@ async def cmd_capture(args: argparse.Namespace, call: Call) -> int:
         else:
             call.out(summary(answer))
             if answer["hunks"]:
-                print_hunks(call, review, answer["hunks"], False)
+                print_hunks(call, review, [s["id"] for s in answer["hunks"]], False)
             for line in rejected_lines(answer, review.ws.rel):
                 call.out(line)
         _report(answer, call.stderr)

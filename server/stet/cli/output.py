@@ -119,12 +119,13 @@ def print_json(call: Call, data: object) -> None:
     raw.flush()
 
 
-def print_hunks(
-    call: Call, review: Review, states_or_hunks: Iterable[JSON | Hunk], as_json: bool, extra: JSON | None = None
-) -> None:
-    hunks = [review.hunks[s["id"]] if isinstance(s, dict) else s for s in states_or_hunks]
+def print_hunks(call: Call, review: Review, ids: Iterable[str], as_json: bool, extra: JSON | None = None) -> None:
+    """The review's hunks of these ids as they are now: a table, or `{...extra, hunks}` in JSON."""
+    hunks = [review.hunks[i] for i in ids]
     if as_json:
-        print_json(call, {**(extra or {}), "hunks": [h.state() for h in hunks]})
+        from ..present import hunk_json
+
+        print_json(call, {**(extra or {}), "hunks": hunk_json.states(hunks)})
         return
     if hunks:
         call.out(table(hunk_rows(lambda uri: shown(review.ws.rel(uri)), hunks), status_col=1, coloured=colour(call)))

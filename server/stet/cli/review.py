@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
     from typing import TypeVar
 
+    from ..domain.decided import Decided, NotTaken
     from ..domain.model import Hunk
     from ..domain.shapes import JSON
     from ..domain.status import Status
@@ -133,7 +134,7 @@ async def cmd_propose(args: argparse.Namespace, call: Call) -> int:
             print_json(call, answer)
         else:
             call.out(f"proposal {inert(answer['proposalId'])}: {len(answer['hunks'])} hunk(s)")
-            print_hunks(call, review, answer["hunks"], False)
+            print_hunks(call, review, [s["id"] for s in answer["hunks"]], False)
             # Within a task, repeats of earlier hunks are not proposed again (docs/tasks.md).
             if answer.get("alreadyProposed"):
                 call.out(
@@ -246,6 +247,8 @@ async def _turn(review: Review, spec: str) -> tuple[str, int]:
 
 
 def _print_json(call: Call, args: argparse.Namespace, root: str, db: str, scoped: Sequence[Hunk]) -> None:
+    from ..present import hunk_json
+
     counts, gone = _counts(scoped)
     print_json(
         call,
@@ -254,7 +257,7 @@ def _print_json(call: Call, args: argparse.Namespace, root: str, db: str, scoped
             "db": db,
             "counts": counts,
             "appliedNotInFile": gone,
-            "hunks": [h.state() for h in _listed(args, scoped)],
+            "hunks": hunk_json.states(_listed(args, scoped)),
         },
     )
 
@@ -357,7 +360,9 @@ async def cmd_show(args: argparse.Namespace, call: Call) -> int:
         if h is None:
             raise UnknownHunk(f"unknown hunk id(s): {args.id}", {"hunkIds": [args.id]})
         if args.json:
-            print_json(call, {"hunk": h.state(), "old": list(h.old), "new": list(h.new)})
+            from ..present import hunk_json
+
+            print_json(call, {"hunk": hunk_json.state(h), "old": list(h.old), "new": list(h.new)})
             return 0
         call.out(f"{h.id}  {shown(review.ws.rel(h.uri))}:{h.line + 1}  {h.status.value}")
         for sign, lines in (("-", h.old), ("+", h.new)):
@@ -375,7 +380,7 @@ async def _decide_lines(args: argparse.Namespace, call: Call) -> int:
         raise Usage(f"--old / --new {action} some lines of one hunk: give exactly one hunk id")
     async with opened(args, call) as review:
         try:
-            answer = await review.decide_lines(
+            done = await review.decide_lines(
                 action,
                 args.ids[0],
                 args.old or [],
@@ -385,18 +390,16 @@ async def _decide_lines(args: argparse.Namespace, call: Call) -> int:
             )
         except InvalidParams as exc:
             raise _in_line_numbers(exc) from None
-        part, rest = answer["part"], answer["rest"]
         if args.json:
-            print_json(call, answer)
-        else:
-            print_hunks(call, review, [s for s in (part, rest) if s is not None], False)
-        if rest is None:
-            call.say(f"stet: every changed line of {inert(args.ids[0])} was selected: the whole hunk was decided")
-        from ..review import not_taken
+            from ..present.decision import split
 
-        missed = not_taken([part])
-        for m in missed:
-            call.say(f"stet: {m['hunkId']} did not take effect ({m['status']}): {one_line(m['why'], 300)}")
+            print_json(call, split(done))
+        else:
+            print_hunks(call, review, [h.id for h in (done.part, done.rest) if h is not None], False)
+        if done.rest is None:
+            call.say(f"stet: every changed line of {inert(args.ids[0])} was selected: the whole hunk was decided")
+        missed = done.not_taken()
+        _tell_not_taken(call, missed)
         return 1 if missed else 0
 
 
@@ -428,44 +431,49 @@ async def cmd_decide(args: argparse.Namespace, call: Call) -> int:
     async with opened(args, call) as review:
         common = dict(request_id=args.request_id, feedback=getattr(args, "feedback", None))
         if args.ids:
-            states = await review.decide(action, args.ids, **common)
+            decided = await review.decide(action, args.ids, **common)
         else:
             proposal, task = getattr(args, "proposal", None), getattr(args, "task", None)
             uri = await _scope(call, review, proposal, task, getattr(args, "file", None))
             if uri is not None:
-                states = await review.decide(action, uri=uri, **common)
+                decided = await review.decide(action, uri=uri, **common)
             else:
-                states = await review.decide(action, proposal_id=proposal, task_id=task, **common)
-            if not states:
+                decided = await review.decide(action, proposal_id=proposal, task_id=task, **common)
+            if not decided.hunks:
                 call.say(f"stet: nothing to {action}: no pending hunk in that scope")
-        return _decided(call, review, states, args.json)
+        return _decided(call, review, decided, args.json)
 
 
-def _decided(call: Call, review: Review, states: list[JSON], as_json: bool, extra: JSON | None = None) -> int:
+def _decided(call: Call, review: Review, decided: Decided, as_json: bool, extra: JSON | None = None) -> int:
     """Print a decision's answer; exit 1 when its effect did not take on some hunk (the
     decision is recorded, but the file is not as it asked), each named on stderr with why,
     or when `extra` lists hunks not pulled."""
-    from ..review import not_taken
+    from ..present.decision import not_taken
 
-    missed = not_taken(states)
-    print_hunks(call, review, states, as_json, {**(extra or {}), "notTaken": missed})
-    for m in missed:
-        call.say(f"stet: {m['hunkId']} did not take effect ({m['status']}): {one_line(m['why'], 300)}")
+    missed = decided.not_taken()
+    print_hunks(call, review, [h.id for h in decided.hunks], as_json, {**(extra or {}), "notTaken": not_taken(missed)})
+    _tell_not_taken(call, missed)
     return 1 if missed or (extra or {}).get("notPulled") else 0
+
+
+def _tell_not_taken(call: Call, missed: list[NotTaken]) -> None:
+    for m in missed:
+        call.say(f"stet: {m.hunk.id} did not take effect ({m.hunk.status.value}): {one_line(m.why, 300)}")
 
 
 async def cmd_pull(args: argparse.Namespace, call: Call) -> int:
     """The applied hunks whose text is not in this checkout's files, put in where they can land;
     exit 1 when some cannot (each named, with what to do about this checkout)."""
     async with opened(args, call) as review:
-        states, left = await review.pull(args.task, args.request_id)
-        if not states and not left:
+        pulled = await review.pull(args.task, args.request_id)
+        left = pulled.left
+        if not pulled.hunks and not left:
             call.say("stet: nothing to pull: every applied hunk is in this checkout's files")
         for hid, why in left.items():
             call.say(f"stet: hunk {inert(hid)} not pulled: {inert(why)}")
-        if args.json or states or not left:
+        if args.json or pulled.hunks or not left:
             return _decided(
-                call, review, states, args.json, {"notPulled": [{"id": h, "why": w} for h, w in left.items()]}
+                call, review, pulled, args.json, {"notPulled": [{"id": h, "why": w} for h, w in left.items()]}
             )
     return 1 if left else 0
 

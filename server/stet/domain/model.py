@@ -7,11 +7,10 @@ from enum import StrEnum
 
 from . import status as rules
 from .hunks import Context, Lines
-from .shapes import JSON, Range
 from .status import OPEN, Status, check
-from .text import is_terminated, split_lines, utf16_len
+from .text import split_lines
 
-# A proposal's message is stored once, but the contract puts it in every HunkState: inline, at
+# A proposal's message is stored once, but every hunk's answer carries it: inline, at
 # most this many characters of it (a 1 MB message over 500 hunks would be 500 MB per listing).
 # The whole message is one `stet/proposal` request away.
 MESSAGE_INLINE = 4096
@@ -31,7 +30,7 @@ KIND_BY_VALUE: dict[str, Kind] = {k.value: k for k in Kind}
 
 
 def inline_message(message: str | None) -> tuple[str | None, bool]:
-    """The message as a HunkState carries it, and whether it was cut."""
+    """The message as a hunk's answer carries it, and whether it was cut."""
     if message is None or len(message) <= MESSAGE_INLINE:
         return message, False
     return message[: MESSAGE_INLINE - 1] + "…", True
@@ -146,8 +145,9 @@ class Hunk:
         return rules.shown(self.status, self.in_file)
 
     def in_file_state(self) -> bool | None:
-        """The HunkState's inFile: for an applied hunk, or a kept one waiting for review,
-        whether its new text is there; else None."""
+        """For an applied hunk, or a kept one waiting for review, whether its new text is in
+        the document (never checked since: taken as yes); for any other, None: the question
+        does not arise. (The one rule: every door reports it as this says.)"""
         return (self.in_file is not False) if self.status == Status.APPLIED or self.kept_pending else None
 
     def anchored_text(self) -> Lines:
@@ -155,54 +155,6 @@ class Hunk:
 
     def anchored_length(self) -> int:
         return len(self.replacement) if self.shows_new else len(self.old)
-
-    def lsp_range(self) -> Range:
-        text = self.anchored_text()
-        start = {"line": self.line, "character": 0}
-        if text and not is_terminated(text[-1]):
-            end = {"line": self.line + len(text) - 1, "character": utf16_len(text[-1])}
-        else:
-            end = {"line": self.line + len(text), "character": 0}
-        return {"start": start, "end": end}
-
-    def state(self) -> JSON:
-        """The HunkState of docs/protocol.md. (Sent for every hunk of a file at each change:
-        plain attribute reads, `_value_` rather than the slower Enum `value` property.)"""
-        status = self.status
-        applied = self.applied_text
-        message, cut = inline_message(self.message)
-        out: JSON = {
-            "id": self.id,
-            "proposalId": self.proposal_id,
-            "taskId": self.task_id,
-            "uri": self.uri,
-            "kind": self.kind._value_,
-            "status": status._value_,
-            "range": self.lsp_range(),
-            "oldText": "".join(self.old),
-            "newText": "".join(self.new),
-            "newUri": self.new_uri,
-            "message": message,
-            "feedback": self.feedback,
-            "version": self.version,
-            "decidedAt": self.decided_at,
-            "inFile": (self.in_file is not False)
-            if status is Status.APPLIED or (self.kept and status is Status.PENDING)
-            else None,
-        }
-        if applied is not None:
-            out["appliedText"] = "".join(applied)
-        if self.problem is not None:
-            out["problem"] = self.problem
-        if cut:
-            out["messageTruncated"] = True
-        if self.kept:
-            out["kept"] = True
-        if self.parts is not None:
-            out["parts"] = list(self.parts)
-        if self.turn is not None:
-            out["turn"] = {"session": self.turn[0], "number": self.turn[1]}
-        return out
 
     @property
     def kept_pending(self) -> bool:
@@ -213,7 +165,7 @@ class Hunk:
         """What the document shows as far as the store knows, before anyone looked: the new
         text for an applied hunk or a kept one waiting for review (unless found gone), else
         the old text."""
-        return (self.status == Status.APPLIED or self.kept_pending) and self.in_file is not False
+        return self.in_file_state() is True
 
 
 def lines_of(text: str | None) -> Lines:

@@ -1,9 +1,9 @@
-"""Tasks: the agent's unit of work, and the picture of it a new worker needs.
+"""Tasks: the agent's unit of work, and the rules of the picture of it a new worker needs.
 
 Pure: records in, records out. The service reads the store and the files; this module
-decides what the picture says: which hunks are done, staged, waiting, refused (with the
-developer's words), taken with the developer's own changes, stale; which files changed
-since the agent read them; what is still open.
+decides which files changed since the agent read them (and by whom), which re-proposed hunks
+the developer has already, what the developer changed of a proposal. The picture itself, as
+the doors send it, is present/task_json.py's.
 """
 
 from __future__ import annotations
@@ -12,31 +12,18 @@ import calendar
 import difflib
 import hashlib
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .anchor import LineIndex, locate
 from .hunks import TextMismatch, apply_edits
 from .model import Hunk
-from .shapes import JSON
 from .status import Status
 from .text import split_lines
 
 TASK_STATUSES = ("open", "done", "abandoned")
 STEP_STATUSES = ("pending", "in_progress", "completed", "pending_confirmation")
 NOTE_KINDS = ("decision", "question", "answer", "note")
-
-# The hunk groups of a task's context, in the order a new worker should read them.
-GROUPS = (
-    "completed",  # applied: in the file
-    "removedSinceApplied",  # applied, but its text is no longer in the file: not done
-    "staged",  # accepted: decided, not yet in the file
-    "acceptedWithChanges",  # accepted or applied, with the developer's own text
-    "pendingConfirmation",  # pending: the developer has not decided
-    "rejected",  # with the developer's feedback
-    "stale",  # the text under it changed; nobody decided
-    "superseded",
-)
 
 
 @dataclass
@@ -51,18 +38,6 @@ class TaskRow:
     updated_at: str
     lsn: int
 
-    def state(self) -> JSON:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "goal": self.goal,
-            "agent": self.agent,
-            "status": self.status,
-            "summary": self.summary,
-            "createdAt": self.created_at,
-            "updatedAt": self.updated_at,
-        }
-
 
 @dataclass
 class StepRow:
@@ -71,9 +46,6 @@ class StepRow:
     status: str
     updated_at: str
     lsn: int
-
-    def state(self) -> JSON:
-        return {"n": self.n, "text": self.text, "status": self.status, "updatedAt": self.updated_at}
 
 
 @dataclass
@@ -85,12 +57,6 @@ class NoteRow:
     answers: int | None  # for an answer: the number of the question it answers
     at: str
     lsn: int
-
-    def state(self) -> JSON:
-        out = {"n": self.n, "kind": self.kind, "text": self.text, "why": self.why, "at": self.at}
-        if self.answers is not None:
-            out["answers"] = self.answers
-        return out
 
 
 # A note identical to the task's last one, sent again within this many seconds without a
@@ -164,26 +130,15 @@ def _only_the_tasks_edits(row: FileRow, now: bytes | None, task_hunks: Sequence[
     return False
 
 
-def file_status(row: FileRow, now: bytes | None, task_hunks: Sequence[Hunk]) -> JSON:
-    """Has the file changed since the agent read it, and by whom?
-
-    `changedBy` is "task" when taking back this task's own edits applied since the read
-    gives the content that was read (the agent's accepted work, nothing else), "others"
-    otherwise: then what the agent knows of the file is out of date.
-    """
+def changed_since_read(row: FileRow, now: bytes | None, task_hunks: Sequence[Hunk]) -> tuple[str | None, str | None]:
+    """Has the file changed since the agent read it, and by whom? Its hash now, and None when it
+    is as read, else "task" when taking back this task's own edits applied since the read gives
+    the content that was read (the agent's accepted work, nothing else), "others" otherwise:
+    then what the agent knows of the file is out of date."""
     current = content_hash(now)
-    changed = current != row.hash
-    by = None
-    if changed:
-        by = "task" if _only_the_tasks_edits(row, now, task_hunks) else "others"
-    return {
-        "hash": row.hash,
-        "readAt": row.read_at,
-        "currentHash": current,
-        "exists": now is not None,
-        "changedSinceRead": changed,
-        "changedBy": by,
-    }
+    if current == row.hash:
+        return current, None
+    return current, "task" if _only_the_tasks_edits(row, now, task_hunks) else "others"
 
 
 # --- re-proposals ----------------------------------------------------------------------------
@@ -223,21 +178,6 @@ def match_prior(new: Sequence[Hunk], prior: Sequence[Hunk]) -> tuple[list[Hunk],
 
 
 # --- the context ---------------------------------------------------------------------------
-def group_of(h: Hunk) -> str:
-    if h.gone:  # accepted and applied, then removed by someone: not completed work
-        return "removedSinceApplied"
-    if h.status in (Status.ACCEPTED, Status.APPLIED) and h.applied_text is not None:
-        return "acceptedWithChanges"
-    return {
-        Status.APPLIED: "completed",
-        Status.ACCEPTED: "staged",
-        Status.PENDING: "pendingConfirmation",
-        Status.REJECTED: "rejected",
-        Status.STALE: "stale",
-        Status.SUPERSEDED: "superseded",
-    }[h.status]
-
-
 def developer_changes(h: Hunk, name: str = "") -> str:
     """The developer's edit of the agent's proposal, as a unified diff (proposal -> applied)."""
     if h.applied_text is None:
@@ -247,119 +187,3 @@ def developer_changes(h: Hunk, name: str = "") -> str:
         list(h.new), list(h.applied_text), f"proposed{label}", f"applied{label}", n=2, lineterm=""
     )
     return "\n".join(line.rstrip("\r\n") for line in diff) + "\n"
-
-
-def hunk_entry(h: Hunk, path: str, new_path: str | None = None) -> JSON:
-    out = {**h.state(), "path": path, "line": h.line + 1}
-    if new_path is not None:
-        out["newPath"] = new_path
-    if h.applied_text is not None:
-        out["developerChanges"] = developer_changes(h, path)
-    return out
-
-
-def _open_questions(
-    questions: list[JSON], steps: Sequence[StepRow], groups: dict[str, list[JSON]], files_read: list[JSON]
-) -> list[JSON]:
-    """What a new worker must ask or check before going on."""
-    open_questions: list[JSON] = []
-    for q in questions:
-        if q["answer"] is None:
-            open_questions.append({"kind": "question", "text": q["text"], "note": q["n"]})
-    for s in steps:
-        if s.status == "pending_confirmation":
-            open_questions.append(
-                {
-                    "kind": "stepNeedsConfirmation",
-                    "text": f"Step {s.n} ({s.text}) waits for the developer's confirmation.",
-                    "step": s.n,
-                }
-            )
-    for e in groups["rejected"]:
-        if not e["feedback"]:
-            open_questions.append(
-                {
-                    "kind": "rejectedWithoutFeedback",
-                    "text": f"The developer rejected hunk {e['id']} ({e['path']} line {e['line']}) without saying why.",
-                    "hunkId": e["id"],
-                }
-            )
-    for e in groups["removedSinceApplied"]:
-        open_questions.append(
-            {
-                "kind": "removedSinceApplied",
-                "text": f"Hunk {e['id']} ({e['path']} line {e['line']}) was accepted and applied, but its text is no "
-                f"longer in the file: someone removed it since. It is not done; ask the developer whether it "
-                f"should be re-applied.",
-                "hunkId": e["id"],
-            }
-        )
-    for e in groups["stale"]:
-        open_questions.append(
-            {
-                "kind": "stale",
-                "text": f"Hunk {e['id']} ({e['path']} line {e['line']}) no longer fits the file: the text under it "
-                f"changed. Re-read the file; re-propose only if the change is still needed.",
-                "hunkId": e["id"],
-            }
-        )
-    for f in files_read:
-        if f["changedSinceRead"] and f["changedBy"] == "others":
-            what = "was deleted" if not f["exists"] else "was created" if f["hash"] is None else "changed"
-            open_questions.append(
-                {
-                    "kind": "fileChanged",
-                    "text": f"{f['path']} {what} since it was read ({f['readAt']}): read it again before relying on it.",
-                    "path": f["path"],
-                }
-            )
-    return open_questions
-
-
-def build_context(
-    task_id: str,
-    task: TaskRow | None,
-    steps: Sequence[StepRow],
-    notes: Sequence[NoteRow],
-    files: Sequence[tuple[FileRow, bytes | None]],
-    hunks: Sequence[Hunk],
-    rel: Callable[[str], str],
-) -> JSON:
-    """The structured picture of a task for a new worker (`stet/taskContext`, `stet resume --json`).
-
-    `files` pairs each file read with its content now (None when it is gone); `rel` turns a
-    uri into the path a person would type.
-    """
-    groups: dict[str, list[JSON]] = {g: [] for g in GROUPS}
-    for h in sorted(hunks, key=lambda h: (rel(h.uri), h.line, h.proposal_id, h.seq)):
-        groups[group_of(h)].append(hunk_entry(h, rel(h.uri), rel(h.new_uri) if h.new_uri else None))
-    counts = {s.value: 0 for s in Status}
-    for h in hunks:
-        counts[h.status.value] += 1
-
-    answers = {n.answers: n for n in notes if n.kind == "answer" and n.answers is not None}
-    questions = []
-    for n in notes:
-        if n.kind == "question":
-            a = answers.get(n.n)
-            questions.append({**n.state(), "answer": None if a is None else {"text": a.text, "at": a.at, "n": a.n}})
-
-    files_read = []
-    for row, now in files:
-        files_read.append({"path": rel(row.uri), "uri": row.uri, **file_status(row, now, hunks)})
-    files_read.sort(key=lambda f: f["path"])
-
-    open_questions = _open_questions(questions, steps, groups, files_read)
-
-    return {
-        "taskId": task_id,
-        "task": task.state() if task is not None else None,
-        "steps": [s.state() for s in steps],
-        "decisions": [n.state() for n in notes if n.kind == "decision"],
-        "questions": questions,
-        "notes": [n.state() for n in notes if n.kind == "note"],
-        "filesRead": files_read,
-        "hunks": groups,
-        "counts": counts,
-        "openQuestions": open_questions,
-    }

@@ -19,11 +19,14 @@ from pygls.exceptions import JsonRpcException
 from ..agents import intake
 from ..agents.resume import render as render_resume
 from ..agents.tasks import Tasks
+from ..domain.decided import NotTaken
 from ..domain.model import Hunk
 from ..domain.status import Decide
 from ..errors import StetError, StoreLost, StoreUnavailable, UnknownHunk
 from ..operations import DECISIONS, Decision, offered_by
-from ..review import Review, not_taken
+from ..present import decision as decision_json
+from ..present import hunk_json
+from ..review import Review
 from ..review.where import engine_of
 from ..workspace.paths import uri_to_path
 from . import present
@@ -283,7 +286,7 @@ async def list_hunks(ls: StetServer, params: Any) -> dict[str, Any]:
         proposal_id=p.proposal_id,
         task_id=p.task_id,
     )
-    return {"hunks": [h.state() for h in hunks]}
+    return {"hunks": hunk_json.states(hunks)}
 
 
 async def proposal(ls: StetServer, params: Any) -> dict[str, Any]:
@@ -329,23 +332,25 @@ async def decide(decision: Decision, scope: str, ls: StetServer, args: tuple[Any
     p = command(decision_params(decision, scope), args, f"stet.{decision.action}")
     action, rid, feedback = Decide(decision.action), p.request_id, p.feedback
     if isinstance(p, Reapply):  # takes no versions or feedback: it only puts back what was decided
-        states = await review.decide(action, p.hunk_ids, request_id=rid)
+        decided = await review.decide(action, p.hunk_ids, request_id=rid)
     elif isinstance(p, OnHunks | OnHunksNoText):
-        states = await review.decide(
+        decided = await review.decide(
             action, p.hunk_ids, expected=p.expected, text=p.text, request_id=rid, feedback=feedback
         )
     elif isinstance(p, OnLines):
-        answer = await review.decide_lines(action, p.hunk_id, p.old, p.new, feedback=feedback, request_id=rid)
-        missed = _told_not_taken(ls, action, [answer["part"]] if answer["part"] else [])
+        done = await review.decide_lines(action, p.hunk_id, p.old, p.new, feedback=feedback, request_id=rid)
+        answer = decision_json.split(done)
+        missed = _told_not_taken(ls, action, done.not_taken())
         return {**answer, "notTaken": missed} if missed else answer
     elif isinstance(p, OnFile):
-        states = await review.decide(action, uri=p.uri, request_id=rid, feedback=feedback)
+        decided = await review.decide(action, uri=p.uri, request_id=rid, feedback=feedback)
     else:
         assert isinstance(p, OnAll)
-        states = await review.decide(
+        decided = await review.decide(
             action, proposal_id=p.proposal_id, task_id=p.task_id, request_id=rid, feedback=feedback
         )
-    return _answer(ls, action, states)
+    _told_not_taken(ls, action, decided.not_taken())
+    return decision_json.answer(decided)
 
 
 def register(server: StetServer) -> None:
@@ -359,17 +364,10 @@ def register(server: StetServer) -> None:
             server.command(decision.lsp_command(scope))(guarded(DecisionCommand(decision, scope).run))
 
 
-def _answer(ls: StetServer, action: str, states: list[dict[str, Any]]) -> dict[str, Any]:
-    """`{hunks}`, plus `notTaken` when the decision's effect did not take on some hunk - which
-    the editor is also told, since most show nothing of a command's result."""
-    missed = _told_not_taken(ls, action, states)
-    return {"hunks": states, "notTaken": missed} if missed else {"hunks": states}
-
-
-def _told_not_taken(ls: StetServer, action: str, states: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _told_not_taken(ls: StetServer, action: str, not_taken: list[NotTaken]) -> list[dict[str, Any]]:
     """The hunks whose decision's effect did not take (docs/protocol.md, `notTaken`), each
-    also shown to the developer."""
-    missed = not_taken(states)
+    also shown to the developer, since most editors show nothing of a command's result."""
+    missed = decision_json.not_taken(not_taken)
     for m in missed:
         text = f"Stet: {action} of {m['hunkId']} did not take effect ({m['status']}): {m['why']}"
         ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, text))

@@ -10,10 +10,11 @@ from ..domain.model import Hunk, Kind, inline_message
 from ..domain.status import Decide, Status, moves, offered
 from ..domain.text import line_body
 from ..operations import DECISIONS
+from ..present.ranges import hunk_range
 
 
 def _range(h: Hunk, end: tuple[int, int] | None = None) -> types.Range:
-    r = h.lsp_range()
+    r = hunk_range(h)
     start = types.Position(r["start"]["line"], r["start"]["character"])
     stop = types.Position(r["end"]["line"], r["end"]["character"])
     if end is not None:  # clamp to the document: some editors fail on ranges past its end
@@ -43,7 +44,7 @@ def diagnostic_json(h: Hunk, end: tuple[int, int] | None, with_data: bool = True
     """A diagnostic as JSON, for publishing many at once without a converter pass: built
     directly (no lsprotocol objects), the same JSON as `diagnostic` gives (tested)."""
     message, severity = _describe(h)
-    r = h.lsp_range()
+    r = hunk_range(h)
     start = (r["start"]["line"], r["start"]["character"])
     stop = (r["end"]["line"], r["end"]["character"])
     if end is not None:  # clamped as in _range
@@ -144,7 +145,7 @@ def split_roles(hunks: list[Hunk]) -> dict[str, str]:
 def _row_order(h: Hunk) -> tuple[int, bool, int, int, str]:
     """Hunks sharing a line: open before stale, then the shorter first, then by id (the extension
     orders and numbers them alike: client-extension/src/logic/parts.ts, rowNames)."""
-    end = h.lsp_range()["end"]
+    end = hunk_range(h)["end"]
     return (h.line, h.status == Status.STALE, end["line"], end["character"], h.id)
 
 

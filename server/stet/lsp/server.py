@@ -16,6 +16,7 @@ from pygls.lsp.server import LanguageServer
 
 from .. import __version__
 from ..errors import StetError
+from ..present import hunk_json
 from ..review import Review
 from ..review.reconnecting import Reconnecting
 from ..runtime.live import Live
@@ -100,7 +101,7 @@ class StetServer(LanguageServer):
             end = doc.end() if doc else None
             diagnostics = [present.diagnostic_json(h, end, self._diagnostic_data) for h in hunks if h.shown]
             self.notify_json(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, {"uri": client_uri, "diagnostics": diagnostics})
-            self.notify_json("stet/hunksChanged", {"uri": uri, "hunks": [h.state() for h in hunks]})
+            self.notify_json("stet/hunksChanged", {"uri": uri, "hunks": hunk_json.states(hunks)})
         caps = self.client_capabilities.workspace
         if caps and caps.code_lens and caps.code_lens.refresh_support:
             future = self.protocol.send_request(types.WORKSPACE_CODE_LENS_REFRESH, None)

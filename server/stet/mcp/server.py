@@ -31,6 +31,7 @@ from ..domain.model import Hunk
 from ..domain.status import Status
 from ..errors import StetError, StoreUnavailable, UnknownHunk
 from ..operations import offered_by
+from ..present import hunk_json
 from ..review import Opened, Review
 from ..review.reconnecting import Reconnecting
 from ..runtime.awaiting import Changes
@@ -341,9 +342,7 @@ class Tools:
         hunks = review.list(task_id=task_id, proposal_id=proposal_id)
         by_status: dict[str, list[dict[str, Any]]] = {s.value: [] for s in Status}
         for hunk in hunks:
-            by_status[hunk.status.value].append(
-                {**hunk.state(), "path": t.review.ws.rel(hunk.uri), "line": hunk.line + 1}
-            )
+            by_status[hunk.status.value].append(hunk_json.located(hunk, t.review.ws.rel))
         lines = []
         for status, items in by_status.items():
             if not items:
@@ -428,18 +427,7 @@ def build(db_path: str, roots: list[str], agent: str | None = None, state: _Stat
 
 def _decisions_result(review: Review, proposal_id: str, hunks: list[Hunk], timed_out: bool) -> CallToolResult:
     """The decisions on a proposal's hunks, for the model and as data."""
-    items = []
-    for h in hunks:
-        item: dict[str, Any] = {
-            "id": h.id,
-            "path": review.ws.rel(h.uri),
-            "line": h.line + 1,
-            "status": h.status.value,
-            "feedback": h.feedback,
-        }
-        if h.applied_text is not None:
-            item["appliedText"] = "".join(h.applied_text)
-        items.append(item)
+    items = [hunk_json.decided(h, review.ws.rel) for h in hunks]
     lines = [
         f"Proposal {proposal_id}: "
         + ("still waiting for the developer (timed out)" if timed_out else "every hunk is decided")

@@ -10,7 +10,6 @@ from importlib import import_module
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .config import Editor, Limits, NoEditor, new_id
-    from .deciding import not_taken
     from .service import Review
     from .session import Opened, open_review
 
@@ -22,10 +21,9 @@ _HOME = {
     "Review": "service",
     "Opened": "session",
     "open_review": "session",
-    "not_taken": "deciding",
 }
 
-__all__ = ["Editor", "Limits", "NoEditor", "Opened", "Review", "new_id", "not_taken", "open_review"]
+__all__ = ["Editor", "Limits", "NoEditor", "Opened", "Review", "new_id", "open_review"]
 
 
 def __getattr__(name: str) -> object:

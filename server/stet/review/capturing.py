@@ -26,6 +26,7 @@ from ..domain.status import Status
 from ..domain.task import LIVE, same_change
 from ..errors import Conflict, InvalidParams, StetError, TooLarge
 from ..faults import fault
+from ..present import hunk_json
 from ..store import Tx
 from ..store import captures as sql
 from ..store import loop as loop_sql
@@ -322,8 +323,8 @@ class Capturing:
         return {
             "proposalId": None,
             "hunks": [],
-            "alreadyProposed": [hunks[h.id].state() for h in repeated if h.id in hunks],
-            "rejectedBefore": [hunks[h.id].state() for h in refused if h.id in hunks],
+            "alreadyProposed": hunk_json.states(hunks[h.id] for h in repeated if h.id in hunks),
+            "rejectedBefore": hunk_json.states(hunks[h.id] for h in refused if h.id in hunks),
             "restored": [],
             "left": [],
         }

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..domain import fileop
 from ..domain.anchor import LineIndex, find_applied, text_at
+from ..domain.decided import Decided
 from ..domain.effect_outcome import Action, EffectEdit, State
 from ..domain.model import Hunk, Kind, lines_of
 from ..domain.neighbours import context_now
 from ..domain.shapes import JSON
-from ..domain.status import BY_VALUE, Decide, Status, TransitionError, moved_by, plan, why_not_taken
+from ..domain.status import Decide, Status, TransitionError, moved_by, plan
 from ..domain.text import detect_eol, normalize_eol
 from ..domain.verdict import classify
 from ..errors import Conflict, InvalidParams, OutsideWorkspace, StetError, TooLarge, UnknownHunk
@@ -67,17 +68,6 @@ class Contents:
             return doc.text
         lines = await self.lines(uri)
         return None if lines is None else "".join(lines)
-
-
-def not_taken(states: Sequence[JSON]) -> list[JSON]:
-    """The hunks of a decision's answer (HunkStates) whose effect did not take, with why:
-    `[{hunkId, status, why}]` - what every door tells instead of a plain success."""
-    out = []
-    for s in states:
-        why = why_not_taken(BY_VALUE[s["status"]], s.get("problem"))
-        if why is not None:
-            out.append({"hunkId": s["id"], "status": s["status"], "why": why})
-    return out
 
 
 def refused(exc: TransitionError, h: Hunk) -> Conflict:
@@ -136,7 +126,7 @@ class Deciding:
         feedback: str | None = None,
         text: str | None = None,
         left: dict[str, str] | None = None,
-    ) -> list[JSON]:
+    ) -> Decided:
         """accept / reject / undo / reapply, of given hunks or of every pending hunk of a file,
         proposal or task. All or nothing, idempotent by request id - except `pull`: a reapply
         of what can land in this checkout, where each hunk that cannot is put in `left` (its
@@ -192,7 +182,8 @@ class Deciding:
             finally:
                 for effect in effects:
                     st.settle(e["hunkId"] for e in effect.edits)
-        return [st.hunks[i].state() for i in ids if i in st.hunks]
+        # The hunks as this decision left them (a copy: the review's own go on changing).
+        return Decided(tuple(replace(st.hunks[i]) for i in ids if i in st.hunks))
 
     async def _decide_in(self, tx: Tx, d: Decision, rows: dict[str, Hunk]) -> tuple[list[EffectRow], set[str]]:
         """Record the decision in `tx`: the effects it journals, and the undone applied hunks

@@ -15,6 +15,7 @@ from ..domain.status import Status
 from ..domain.task import match_prior
 from ..errors import Conflict, InvalidParams, TooLarge
 from ..faults import fault
+from ..present import hunk_json
 from ..store import Tx
 from ..store.roots import Roots
 from .config import new_id
@@ -274,9 +275,9 @@ class Proposing:
         ]
         return {
             "proposalId": proposal_id,
-            "hunks": [h.state() for h in hunks],
-            "alreadyProposed": [h.state() for h in earlier if h.status != Status.REJECTED],
-            "rejectedBefore": [h.state() for h in refused],
+            "hunks": hunk_json.states(hunks),
+            "alreadyProposed": hunk_json.states(h for h in earlier if h.status != Status.REJECTED),
+            "rejectedBefore": hunk_json.states(refused),
         }
 
     def normalized(self, c: Change) -> Change:

@@ -18,6 +18,7 @@ import builtins
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from ..domain.decided import Decided, Split
 from ..domain.document import Document
 from ..domain.effect_outcome import State
 from ..domain.model import Hunk
@@ -285,8 +286,8 @@ class Review:
         feedback: str | None = None,
         text: str | None = None,
         left: dict[str, str] | None = None,
-    ) -> builtins.list[JSON]:
-        states = await self.deciding.decide(
+    ) -> Decided:
+        decided = await self.deciding.decide(
             action,
             hunk_ids,
             uri=uri,
@@ -301,8 +302,8 @@ class Review:
         # A decision that lost a race to another checkout's: the hunk was in flight here when
         # the winner's outcome arrived, and was not judged then.
         held = self.state.hunks
-        await self._judge_unjudged(held[s["id"]].uri for s in states if s.get("id") in held)
-        return states
+        await self._judge_unjudged(held[h.id].uri for h in decided.hunks if h.id in held)
+        return decided
 
     async def decide_lines(
         self,
@@ -313,24 +314,22 @@ class Review:
         *,
         feedback: str | None = None,
         request_id: str | None = None,
-    ) -> JSON:
+    ) -> Split:
         """Accept or reject some lines of a hunk (0-based inclusive ranges of its old and new
-        lines): `{"part": HunkState, "rest": HunkState | None}`."""
+        lines): the part decided and the rest."""
         return await self.splitting.decide_lines(action, hunk_id, old, new, feedback=feedback, request_id=request_id)
 
-    async def pull(
-        self, task_id: str | None = None, request_id: str | None = None
-    ) -> tuple[builtins.list[JSON], dict[str, str]]:
+    async def pull(self, task_id: str | None = None, request_id: str | None = None) -> Decided:
         """Into this checkout, the applied hunks whose text is not in its files (the developer
         accepted them in another checkout): each that can land is re-applied (journaled here,
         once, where its old text is); each that cannot is returned with why and what to do about
-        the checkout. The review's decisions stand either way."""
+        the checkout (`left`). The review's decisions stand either way."""
         todo = [h.id for h in self.list(statuses={Status.APPLIED}, task_id=task_id) if h.in_file is False]
         if not todo:
-            return [], {}
+            return Decided()
         left: dict[str, str] = {}
-        states = await self.decide(Decide.PULL, todo, request_id=request_id, left=left)
-        return [s for s in states if s["id"] not in left], left
+        decided = await self.decide(Decide.PULL, todo, request_id=request_id, left=left)
+        return Decided(tuple(h for h in decided.hunks if h.id not in left), left)
 
     # --- the editor's documents and the files ----------------------------------------------------
     def opened(self, client_uri: str, text: str, version: int | None) -> None:

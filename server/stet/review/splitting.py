@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from ..domain.decided import Split
 from ..domain.effect_outcome import Action
 from ..domain.hunks import Lines
 from ..domain.model import Hunk, Kind
@@ -60,9 +61,9 @@ class Splitting:
         *,
         feedback: str | None = None,
         request_id: str | None = None,
-    ) -> JSON:
-        """Accept or reject the selected lines of a hunk: `{"part": HunkState, "rest":
-        HunkState | None}` (None: the selection was the whole hunk, decided as it is)."""
+    ) -> Split:
+        """Accept or reject the selected lines of a hunk: the part and the rest (None: the
+        selection was the whole hunk, decided as it is)."""
         st = self.st
         store = st.require_store()
         if request_id is not None:
@@ -118,16 +119,14 @@ class Splitting:
             return await self._whole(action, hunk_id, feedback, op_id)
         return self._answer(part.id, rest.id)
 
-    async def _whole(self, action: Decide, hunk_id: str, feedback: str | None, op_id: str) -> JSON:
+    async def _whole(self, action: Decide, hunk_id: str, feedback: str | None, op_id: str) -> Split:
         """Every changed line selected: the hunk decided as it is, through the decision path."""
-        states = await self.deciding.decide(action, [hunk_id], request_id=op_id, feedback=feedback)
-        return {"part": states[0] if states else self.st.hunks[hunk_id].state(), "rest": None}
+        decided = await self.deciding.decide(action, [hunk_id], request_id=op_id, feedback=feedback)
+        return Split(decided.hunks[0] if decided.hunks else self.st.hunks[hunk_id], None)
 
-    def _answer(self, part_id: str, rest_id: str | None) -> JSON:
+    def _answer(self, part_id: str, rest_id: str | None) -> Split:
         hunks = self.st.hunks
-        part = hunks.get(part_id)
-        rest = hunks.get(rest_id) if rest_id is not None else None
-        return {"part": None if part is None else part.state(), "rest": None if rest is None else rest.state()}
+        return Split(hunks.get(part_id), hunks.get(rest_id) if rest_id is not None else None)
 
     def _pieces(self, action: Decide, h: Hunk, old: Ranges, new: Ranges) -> tuple[Hunk, Hunk, Shown] | None:
         """The part and the rest as new hunks (not stored yet), None for the whole hunk; the

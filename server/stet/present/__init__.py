@@ -1,0 +1,6 @@
+"""How hunks and decisions look at the doors: the one place a domain value becomes an answer.
+
+`hunk_json` is the HunkState of docs/protocol.md (the same JSON for the editor, MCP and
+`stet ... --json`), `ranges` a hunk's place as LSP counts it (UTF-16 columns), `decision` what a
+decision did, `task_json` a task and its context. The domain knows none of these names.
+"""
