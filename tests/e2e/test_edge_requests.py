@@ -10,7 +10,7 @@
   moved aside only by `stet doctor --fix`;
 - a NUL byte in a patch or a newText, and `-p -1`, are refused.
 (The start-up sweep sparing `.draft.stet-tmp-notes`: tests/crash/test_crash.py; `.stet/` 0700:
-tests/e2e/test_attack_inbox.py.)"""
+tests/e2e/test_inbox_hostile_files.py.)"""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 The attack, for real: a folder of the workspace flipped by a concurrent thread between the
 real folder and a symlink to an outside copy of it while its files' hunks (edits and creates)
 are accepted one by one. Nothing outside may change, and every hunk answered `applied` must
-be in the workspace's file. (The inbox's own folders made symlinks: test_attack_inbox.py.)"""
+be in the workspace's file. (The inbox's own folders made symlinks: test_inbox_hostile_files.py.)"""
 
 from __future__ import annotations
 
