@@ -1,4 +1,4 @@
-"""`stet run -- CMD` in place through the resident (issue 23): the resident takes the baseline,
+"""`stet run -- CMD` in place through the resident: the resident takes the baseline,
 the thin client starts the agent itself (it has the terminal), the resident captures after.
 
 Real processes throughout: the thin client as installed, the resident, SIGKILL for real. What is

@@ -1,4 +1,4 @@
-"""Issue 12, case 1: no write leaves the workspace, even in a race.
+"""No write leaves the workspace, even in a race.
 
 The attack, for real: a folder of the workspace flipped by a concurrent thread between the
 real folder and a symlink to an outside copy of it while its files' hunks (edits and creates)
