@@ -24,10 +24,6 @@ FAST: dict[str, tuple[str, ...]] = {
         "test_undo_applied_reverts_the_file",
         "test_diagnostics_lenses_actions_hover",
         "test_idempotent_by_request_id",
-        "test_error_codes",
-        "test_utf16_columns",
-        "test_typing_above_moves_hunks_and_typing_inside_makes_stale",
-        "test_execute_command_provider_lists_every_command",
     ),
     "tests/e2e/test_lsp_parts.py": ("test_accept_lines_in_an_open_buffer",),
     "tests/e2e/test_lsp_tasks.py": (ALL,),
@@ -47,9 +43,7 @@ FAST: dict[str, tuple[str, ...]] = {
         "test_init_makes_the_store_stet_db_names",
         "test_a_closed_stdout_is_not_a_traceback",
     ),
-    "tests/e2e/test_parts.py": ("test_accepting_some_lines_writes_the_part_and_leaves_the_rest",),
     "tests/e2e/test_patches_git.py": (ALL,),
-    "tests/e2e/test_glance.py": ("test_status_json_through_a_glance_is_what_the_full_open_prints",),
     "tests/e2e/test_inbox.py": ("test_dropped_files_are_proposed_and_moved_to_done",),
     # MCP, over stdio and HTTP.
     "tests/e2e/test_mcp.py": (
@@ -65,7 +59,6 @@ FAST: dict[str, tuple[str, ...]] = {
     "tests/e2e/test_mcp_http.py": (ALL,),
     # Agents: Claude Code's hooks, capture and `stet run`.
     "tests/e2e/test_claude_hooks.py": ("test_hooks_capture_each_turn_kept_in_the_files",),
-    "tests/e2e/test_claude_loop.py": ("test_a_rejection_reaches_the_agent_and_its_next_attempt_is_denied",),
     "tests/e2e/test_capture.py": (
         "test_capture_in_place_proposes_every_kind_of_change_and_puts_the_baseline_back",
         "test_stet_run_passes_the_exit_code_and_leaves_the_output_untouched",
@@ -96,7 +89,6 @@ FAST: dict[str, tuple[str, ...]] = {
     "tests/crash/test_crash.py": (
         "test_kill_after_acknowledged_accept_file",
         "test_kill_after_acknowledged_accept_in_buffer",
-        "test_fault_between_decision_and_effect_on_file",
         "test_kill_during_recovery_then_recover_again",
     ),
     "tests/crash/test_cli_crash.py": ("test_accept_killed_then_finished_exactly_once",),
