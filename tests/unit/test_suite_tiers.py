@@ -85,3 +85,17 @@ def test_a_test_is_soak_by_its_module_and_name_whatever_its_parameters():
     assert not is_soak("tests/e2e/test_postgres.py::test_passwords_are_masked_in_every_message[postgresql]")
     assert is_soak("tests/e2e/test_postgres.py::test_two_developers_decide_the_same_hunk_from_two_checkouts")
     assert is_soak("tests/crash/test_torture.py::test_crash_torture_keeps_the_contract")
+
+
+def test_tests_and_docs_cite_no_issue_numbers():
+    """A newcomer cannot look up "issue 12, case 3": tests, docs and the server's comments say the
+    feature instead."""
+    here = Path(__file__).resolve()
+    files = [REPO / "README.md", *(REPO / "docs").glob("*.md")]
+    files += [p for top in ("tests", "server", "benchmarks") for p in (REPO / top).rglob("*.py") if p != here]
+    cited = [
+        f"{p.relative_to(REPO)}: {m.group(0)}"
+        for p in files
+        for m in re.finditer(r"\b[Ii]ssues? #?\d+", p.read_text(errors="replace"))
+    ]
+    assert not cited, "\n".join(cited)
