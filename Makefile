@@ -1,10 +1,11 @@
-# Two commands a newcomer needs: `make demo` and `make test`.
+# Two commands a newcomer needs: `make demo` and `make test`. `make soak` runs the long tests
+# `make test` leaves out (tests/support/tiers.py); CI runs both.
 # Each creates its own virtual environment from nothing.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test test-python test-fast lint bench clean test-extension test-vscode-e2e
+.PHONY: demo test test-python test-fast soak lint bench clean test-extension test-vscode-e2e
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,8 +32,14 @@ lint: $(VENV)/.installed
 
 # The PostgreSQL engine's tests run against a private cluster where PostgreSQL is installed
 # (.ci/with-pg; STET_TEST_PG=url names your own); without it they skip, and with-pg says so first.
+# Every test not marked `soak`: a few minutes, every kind of test (tests/support/tiers.py).
 test-python: $(VENV)/.installed
-	.ci/with-pg $(PY) -m pytest -q
+	.ci/with-pg $(PY) -m pytest -q -m "not soak" --durations=5
+
+# The tests marked `soak`: the crash torture, fuzzing, load and the wider end-to-end runs (about
+# 20 minutes on 2 cores). With `make test`, every test once.
+soak: $(VENV)/.installed
+	.ci/with-pg $(PY) -m pytest -q -m soak --durations=5
 
 # The pure unit tests only: seconds, no processes.
 test-fast: $(VENV)/.installed

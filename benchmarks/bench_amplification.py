@@ -1,4 +1,4 @@
-"""Amplification: how much a small request makes Stet store and send (issue 12, case 6).
+"""Amplification: how much a small request makes Stet store and send.
 
 One proposal of N tiny hunks (one line each) carrying a message of M bytes: what it costs in
 the store (the database and its WAL on disk, after a checkpoint), what `stet/listHunks`

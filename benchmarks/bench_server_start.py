@@ -1,4 +1,4 @@
-"""Where the editor's server spends its start (issue 23): spawn to `stet/restored` on an empty
+"""Where the editor's server spends its start: spawn to `stet/restored` on an empty
 store, against the imports it cannot do without, each a fresh interpreter, interleaved, medians:
 
 - `python -c pass`;

@@ -8,7 +8,7 @@ run, round by round in turn.
   synchronous=FULL, BEGIN IMMEDIATE).
 - list: every hunk of the store (--hunks of them) read into the domain's Hunk objects.
 - import: a fresh interpreter importing the layer, against `python -c pass` (the CLI's budget,
-  issue 23: at most 3x `python -c pass`).
+  the instant path's target: at most 3x `python -c pass`).
 
 SQLAlchemy is measured two ways: its asyncio engine over aiosqlite (one hop to the thread per
 statement: how an asyncio program uses it), and its synchronous engine run on one thread of its

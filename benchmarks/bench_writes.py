@@ -1,4 +1,4 @@
-"""What writing a file safely costs (issue 12): Stet's `safe.write_file` / `safe.read_file`
+"""What writing a file safely costs: Stet's `safe.write_file` / `safe.read_file`
 against a floor that does the same durable work by path, following symlinks - a temp file,
 fsync, rename, fsync of the folder (what Stet did before) and a plain `open().read()`.
 

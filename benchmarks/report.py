@@ -338,7 +338,7 @@ def write() -> str:
         w(
             f"Load average at start / end: {' '.join(run['load_at_start'])} / {' '.join(run['load_at_end'])} (other sessions share this VM;"
         )
-        w("with them keeping both cores busy, load 6–8, a fresh-clone `make bench` of round one took 6.5 min).")
+        w("with them keeping both cores busy, load 6–8, a fresh-clone `make bench` once took 6.5 min).")
         w("")
         w("Machine: " + ", ".join(f"{k} {v}" for k, v in m.items()) + ".")
         w("")
@@ -770,7 +770,7 @@ thin client took `stet run`, see the next one). What is left is start-up: import
 opening the review (recovering its journals), which every command that opens the review pays; then listing the files
 (git), reading and packing them, one commit. The capture's own modules are now imported once the agent has started.
 Reaching 3× `python -c pass` needs the review answered without importing and opening it in each process: the resident
-process and thin client of issue 23, not this change. Git's object store was not used as the baseline: a file equal to
+process and thin client of the instant path, not this change. Git's object store was not used as the baseline: a file equal to
 git's index would need no copy, but its blob can be pruned by `git gc` once unreachable (a staged version replaced);
 reading and writing all contents costs about {copy} here (the copy floor) and keeps the baseline Stet's own."""
 
@@ -874,16 +874,16 @@ Each of these was found by a benchmark below, profiled, and fixed in the core in
 | every SQLite statement was one hop to aiosqlite's thread: 44 hops per accept + undo | accept 5.23 ms (alternated in one run, load 3.5) | 4.42 ms: 16 hops (BEGIN sent with the first statement, writes queued until the next read or the COMMIT); later 12 (op and hunks read together, the effects left read with the COMMIT): 3.35 → 3.23 ms | `deaf685`, `98ba39f` |
 | the stdin reader made three hops to a worker thread per message (header line, blank line, body) and was woken again for each next one | accept 4.42 ms | 3.34 ms (one hop per message), then 3.99 → 3.50 ms in another run (one reader thread hands whole messages to the loop) | `c4432fe`, `ca4252c` |
 | `realpath` of the document's uri on every `didChange` (also the one confirming each applied edit) | accept 2.89–3.11 ms | 2.70–2.97 ms (4 of 5 alternated runs; the fifth equal) | `51d306e` |
-| round two (issue 16): each hunk's undo check read and split its whole file again, and built a line index of it; where lines land after an effect's edits was a loop over the earlier edits; hunk rows saved one statement each | undo of 500 applied hunks in one 50,000-line file 1.66 s against 0.18 s for their accept (issue 16, measured from outside) | undo / accept 0.99–1.25× at every N from 10 to 10,000 (§8); undo of 1,000 in a 50,000-line file 173 ms | `bf57135` |
-| round two: every sync and decision re-parsed each hunk's texts and context from its row | 3.2 KB resident per restored hunk (issue 16) | 1.2–1.5 KB (row 5b) | `a501f54` |
-| round two: `stet propose --patch` built a WorkspaceEdit and read it back through lsprotocol and cattrs (imports and two conversions of every edit) | 0.5–0.9 s wall (issue 16) | 0.27–0.28 s (§9) | `3282401` |
-| round two: an accept made 7 hops to SQLite's thread; the `applied` record waited for its own fsync | accept 2.9 ms, 2.6× the strict floor (issue 16) | 4 hops; the derived record at synchronous=NORMAL (the contract's second-round addition); 1.8–2.0× the strict floor (§1: not met, see there) | `fee1c8c`, `38f7000` |
-| round two: `stet status` opened the whole review (event loop, aiosqlite, the model, a re-check) to print the store | 0.12 s (issue 16) | 55–73 ms: a read-only glance when nothing needs bringing up to date; only the named command's parser built | `a48695f`, `15b0116` |
-| round two, second pass: a bulk decision's short-lived objects set off full garbage collections (16 of ~90 ms at 10,000 hunks) that walked everything the server holds | accept of 10,000 hunks (5,000-line files) 2.93 s, undo 2.69 s; 2.0 s in the collector per run | 1.81 s and 2.09 s; 0.5 s (alternated, one run) | `bb038bf` |
-| round two, second pass: `--json` printed with `indent`, which keeps json on its pure-Python encoder | `stet status --json` 135 ms, 687 KB (1,000 hunks) | 99 ms, 464 KB into a pipe; indented on a terminal | `03f69bd` |
+| speed pass: each hunk's undo check read and split its whole file again, and built a line index of it; where lines land after an effect's edits was a loop over the earlier edits; hunk rows saved one statement each | undo of 500 applied hunks in one 50,000-line file 1.66 s against 0.18 s for their accept (measured from outside) | undo / accept 0.99–1.25× at every N from 10 to 10,000 (§8); undo of 1,000 in a 50,000-line file 173 ms | `bf57135` |
+| speed pass: every sync and decision re-parsed each hunk's texts and context from its row | 3.2 KB resident per restored hunk | 1.2–1.5 KB (row 5b) | `a501f54` |
+| speed pass: `stet propose --patch` built a WorkspaceEdit and read it back through lsprotocol and cattrs (imports and two conversions of every edit) | 0.5–0.9 s wall | 0.27–0.28 s (§9) | `3282401` |
+| speed pass: an accept made 7 hops to SQLite's thread; the `applied` record waited for its own fsync | accept 2.9 ms, 2.6× the strict floor | 4 hops; the derived record at synchronous=NORMAL (docs/protocol.md, "What is durable when"); 1.8–2.0× the strict floor (§1: not met, see there) | `fee1c8c`, `38f7000` |
+| speed pass: `stet status` opened the whole review (event loop, aiosqlite, the model, a re-check) to print the store | 0.12 s | 55–73 ms: a read-only glance when nothing needs bringing up to date; only the named command's parser built | `a48695f`, `15b0116` |
+| speed pass, second look: a bulk decision's short-lived objects set off full garbage collections (16 of ~90 ms at 10,000 hunks) that walked everything the server holds | accept of 10,000 hunks (5,000-line files) 2.93 s, undo 2.69 s; 2.0 s in the collector per run | 1.81 s and 2.09 s; 0.5 s (alternated, one run) | `bb038bf` |
+| speed pass, second look: `--json` printed with `indent`, which keeps json on its pure-Python encoder | `stet status --json` 135 ms, 687 KB (1,000 hunks) | 99 ms, 464 KB into a pipe; indented on a terminal | `03f69bd` |
 """
 
-NOTES_ACCEPT = """**Round two (issue 16): against today's floor and the strict one, missed.** Four full runs (the
+NOTES_ACCEPT = """**The speed pass: against today's floor and the strict one, missed.** Four full runs (the
 table is the last, commit `e780f6e`) gave 1.25×, 1.37×, 1.41× and 1.33× today's floor, 1.83×, 1.96×, 2.01× and
 1.96× the strict one (median over the store sizes). The second pass of this round profiled the accept again
 through the server (cProfile of `stet serve`, 300 accepts and undos): no function stands out. pygls reading each
@@ -896,12 +896,12 @@ one raw durable commit: about 1.9–2.2 ms here. The server's own CPU per accept
 about 3 ms per accept: on this VM the Python work between the request and the answer is already more than the
 whole strict floor, before any wait. What this round removed: three of the seven hops to SQLite's thread (the rows
 memory follows are read with the COMMIT that changed them, `fee1c8c`) and the `applied` record's fsync (derived
-records at synchronous=NORMAL, `38f7000`, which the contract's second round allows). What is left, from the
+records at synchronous=NORMAL, `38f7000`, which docs/protocol.md, "What is durable when", allows). What is left, from the
 timeline below: the decision's durable commit (required first), four hops, two syncs, planning, the `didChange`
 that confirms the edit, and the `applied` transaction's writes. Closing the rest would take the work per accept
 itself down (pygls' message handling and Stet's own bookkeeping in Python), not one more hop; not done in this round.
 
-**Where the accept's time goes (profiled in round one), and what was left above 1.25×: missed, 1.38× (was 2.41×).** The floor does one durable
+**Where the accept's time goes (profiled in the first speed pass), and what was left above 1.25×: missed, 1.38× (was 2.41×).** The floor does one durable
 commit and one protocol round trip carrying one applyEdit. An accept in Stet does, in this order (the two columns split
 each accept at the moment the client reads the server's applyEdit request):
 1. until the applyEdit: the decision transaction (BEGIN IMMEDIATE with the read of the op log and the hunk in one hop
@@ -937,8 +937,8 @@ confirmation, replays by requestId are unchanged, and the crash-torture and faul
 
 Tried and not kept: telling requests, notifications and responses apart without pygls' runtime-checkable Protocol
 isinstance checks (tens of µs each on Python 3.11): no measurable difference in alternated runs. The second
-transaction with synchronous=NORMAL (no fsync) was 0.16 ms faster (3.07 vs 3.23 ms, alternated); round one kept it
-FULL, the contract's second round allows NORMAL for this derived record, and round two uses it (`38f7000`).
+transaction with synchronous=NORMAL (no fsync) was 0.16 ms faster (3.07 vs 3.23 ms, alternated); the first speed pass kept it
+FULL, docs/protocol.md ("What is durable when") allows NORMAL for this derived record, and the speed pass uses it (`38f7000`).
 
 What would close the rest, each a decision for the protocol's or the contract's owner rather than a local fix: (a) a
 floor that also pays two commits (the contract requires two: decision, then `applied`), against which the accept is
@@ -950,13 +950,13 @@ The accept's cost does not grow with the store's size: reads are by key or index
 undo (last column) stays flat from 10² to 10⁵ hunks; differences between the medians of the rows are this VM's load
 at the time each size ran (compare the ratios, measured interleaved with the floor)."""
 
-NOTES_RESTART = """**Round two (issue 16): ≤ 2× and < 1 s, missed in this run (2.50×, 1.72 s at 10⁴ hunks).** The ratio
+NOTES_RESTART = """**The speed pass: ≤ 2× and < 1 s, missed in this run (2.50×, 1.72 s at 10⁴ hunks).** The ratio
 moves with the floor as much as with Stet: the floor was 688 ms here against 807 ms in the run of `7c5ae5b` (1.54 s,
 1.91×). Measured alternated in one run (5 restarts each, 10⁴ hunks, the same store): the code at the start of this
 session (`ab1aff4`) 1.70 s, after this round's CLI and collector changes (`8e0163c`) 1.77 s, after the PostgreSQL
 merge (`e780f6e`) 1.70 s: no change that the noise can tell. Two runs on code whose recovery read only the closed
 files changed since their stamp gave 1.43× (0.97 s) and 1.43× (1.21 s); that change was reverted: the crash torture
-found 8 violations with it (docs/RELIABILITY.md, "Speed, round two"), so a start reads every closed file with hunks
+found 8 violations with it (docs/RELIABILITY.md, "Speed: what the faster paths keep"), so a start reads every closed file with hunks
 again, which is most of the gap. **Why < 1 s cannot be met as the protocol stands:** the floor (importing the server,
 reading the rows and the files) is 0.7–0.8 s here, which leaves 0.2–0.3 s for building 10⁴ hunks, re-locating them
 in 1,000 files and publishing every file's diagnostics and hunks before `stet/restored` (about 2,000 notifications,
@@ -1065,7 +1065,7 @@ NOTES_BULK = """**Undo against accept: met** in this run and the one before (at 
 a first run of three rounds), always at N = 10 in a 50,000-line file, where the undo reads the file once more than
 the accept to check that each hunk's text is still in place; 0.94–1.18× from N = 100 up. Before this
 round each hunk's revert check read, split and indexed the whole file again: an undo of 500 hunks in one 50,000-line
-file took 1.66 s against 0.18 s for the accept (issue 16). Now a decision reads and indexes each file once
+file took 1.66 s against 0.18 s for the accept. Now a decision reads and indexes each file once
 (`deciding.Contents`), where lines land after an effect's edits is a binary search (`domain.hunks.Shifts`), and the
 rows are saved with one `executemany` (`bf57135`).
 

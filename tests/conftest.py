@@ -6,6 +6,7 @@ from hypothesis import settings
 from support.engines import ENGINES, Databases, Engine, cluster
 from support.harness import Session, write
 from support.leftovers import ours, remove
+from support.tiers import is_soak
 
 # Property tests judge correctness, not speed: on a loaded 2-core machine a per-example
 # deadline only produces flaky failures. Speed is measured in benchmarks/.
@@ -16,6 +17,14 @@ settings.load_profile("stet")
 # turn it on themselves (tests/e2e/test_resident.py, the torture's thin-client run); the rest
 # run each command in its own process, as they were written to, and leave no process behind.
 os.environ.setdefault("STET_RESIDENT", "off")
+
+
+def pytest_collection_modifyitems(items):
+    """End-to-end and crash tests outside support/tiers.py's FAST are marked `soak`: `make soak`
+    runs them, `make test` the rest."""
+    for item in items:
+        if is_soak(item.nodeid):
+            item.add_marker(pytest.mark.soak)
 
 
 @pytest.fixture

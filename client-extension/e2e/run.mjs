@@ -53,7 +53,7 @@ const ws = path.join(tmp, 'project');
 const userData = path.join(tmp, 'user-data');
 const extensions = path.join(tmp, 'extensions');
 // The extension's server pauses 1 s between telling a split and sending its part's edit to the editor
-// (an await: it goes on serving): the race of issue 29 (the rest's block drawn off by the part's lines)
+// (an await: it goes on serving): the race of a part's edit and its split (the rest's block drawn off by the part's lines)
 // is then played every time, not 2-3 runs in 5 (STET_FAULT: server/stet/faults.py).
 const csEnv = { ...process.env, PATH: `${path.dirname(NODE24)}:${process.env.PATH}`, STET_FAULT: 'split:before-effect~1' };
 
@@ -1213,7 +1213,7 @@ const PARTS_FILE = 'round four: in the file, a struck line of a block selected, 
 const PARTS_REVIEW = 'round four: in the all-changes view, a proposed line selected, Reject Selected Lines… (palette) asks why; that line is refused with the feedback, the rest stays pending';
 const PARTS_CHOOSE = 'round four: Accept or Reject Some Lines… on a block lists the hunk\'s lines; two ticked proposed lines are accepted';
 if (!serverHas('stet.acceptLines')) {
-  for (const name of [PARTS_FILE, PARTS_REVIEW, PARTS_CHOOSE]) skip(name, 'this server has no stet.acceptLines (it needs the server of issue 24)');
+  for (const name of [PARTS_FILE, PARTS_REVIEW, PARTS_CHOOSE]) skip(name, 'this server has no stet.acceptLines (it needs a server that decides hunks in parts)');
 } else {
   await check(PARTS_FILE, async () => {
     stetCalls([{ method: 'stet/propose', params: makeFourthRound(ws) }]);
@@ -1358,7 +1358,7 @@ if (!captured) {
   });
 }
 if (!turnsKnown) {
-  skip(TURNS, 'this server\'s captured hunks carry no turn (it needs the server of issue 24)');
+  skip(TURNS, 'this server\'s captured hunks carry no turn (it needs a server that records which turn of the agent made a hunk)');
 } else {
   await check(TURNS, async () => {
     await clearNotifications();
@@ -1451,7 +1451,7 @@ const RACE = `round five: a part of two proposed lines accepted above the rest's
 const PLACEHOLDER = 'round five: the placeholder of Accept or Reject Some Lines… fits its box, the rule\'s second half included';
 let raceFile;
 if (!serverHas('stet.acceptLines')) {
-  for (const name of [RACE, PLACEHOLDER]) skip(name, 'this server has no stet.acceptLines (it needs the server of issue 24)');
+  for (const name of [RACE, PLACEHOLDER]) skip(name, 'this server has no stet.acceptLines (it needs a server that decides hunks in parts)');
 } else {
   await check(RACE, async () => {
     for (let n = 1; n <= RACE_RUNS; n++) {
@@ -1499,11 +1499,11 @@ if (!serverHas('stet.acceptLines')) {
         const r = b.getBoundingClientRect();
         if (r.width > 0 && r.left > start && r.left < end && r.top < box.bottom && r.bottom > box.top) end = r.left;
       }
-      const before = 'Tick the lines to decide: a ticked − line is removed, a ticked + line is added'; // issue 29's
+      const before = 'Tick the lines to decide: a ticked − line is removed, a ticked + line is added'; // the placeholder's first, longer text
       return { text: el.placeholder, needs: Math.ceil(ctx.measureText(el.placeholder).width), room: Math.floor(end - start), before: Math.ceil(ctx.measureText(before).width) };
     });
     await page.keyboard.press('Escape');
-    log(`the placeholder needs ${fit.needs}px of ${fit.room}px (issue 29's needed ${fit.before}px)`);
+    log(`the placeholder needs ${fit.needs}px of ${fit.room}px (the first text needed ${fit.before}px)`);
     if (!/\+ line is added/.test(fit.text)) throw new Error(`the placeholder lost the rule's second half: ${JSON.stringify(fit)}`);
     if (fit.needs > fit.room) throw new Error(`the placeholder is cut off: ${JSON.stringify(fit)}`);
   });
@@ -1525,7 +1525,7 @@ const yellowish = (c) => { const [r, g, b, a = 1] = rgba(c); return a > 0 && r >
 
 const UNDO_PART = 'round five: a part accepted, then undone (the part pending again, its rest stale on the same lines): one block, the part\'s; no stale marks over its lines; one lens row naming each hunk\'s buttons; the part\'s Accept accepts the part alone';
 if (!serverHas('stet.acceptLines')) {
-  skip(UNDO_PART, 'this server has no stet.acceptLines (it needs the server of issue 24)');
+  skip(UNDO_PART, 'this server has no stet.acceptLines (it needs a server that decides hunks in parts)');
 } else {
   await check(UNDO_PART, async () => {
     const { name, params } = makeUndoPart(ws);

@@ -69,7 +69,7 @@ def fault(name: str) -> None:
 async def pause(name: str) -> None:
     """`name~SECONDS` in STET_FAULT: wait that long here, the event loop free (a notification
     already scheduled goes out meanwhile), e.g. "split:before-effect": between a split told
-    and its part's edit sent to the editor (the VS Code test of issue 29 widens it)."""
+    and its part's edit sent to the editor (the VS Code workbench test widens it)."""
     if _PAUSES and name in _PAUSES:
         import asyncio  # here: the thin client and `stet mcp`'s front import this module first thing
 

@@ -1,4 +1,4 @@
-"""Hunks next to lines Stet wrote are found again after a change Stet did not make (issue 28):
+"""Hunks next to lines Stet wrote are found again after a change Stet did not make:
 real files, real `stet` processes, on each store engine. The hunks' contexts are taken again
 from the text Stet leaves next to them; until then a hunk beside an applied one kept the lines
 that one replaced as its context, and a place that resembled them better was taken for it."""

@@ -1,4 +1,4 @@
-"""Issue 21, item 4: a file whose name is not UTF-8 (`bad-\\xff.txt`) made every capture crash
+"""A file whose name is not UTF-8 (`bad-\\xff.txt`) made every capture crash
 (UnicodeEncodeError), leaving the agent's other edits unreviewed. Such a file is named on
 stderr (and in `refused`) and left exactly as it is; the other files are captured as usual - in
 `stet capture` and `stet run`, against git and against a snapshot, in place and in a worktree."""

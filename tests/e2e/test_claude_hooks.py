@@ -149,7 +149,7 @@ def test_integrate_merges_and_never_clobbers(tmp_path):
 @pytest.mark.parametrize("where", [".mcp.json", ".claude"])
 def test_integrate_checks_every_file_before_writing_any(tmp_path, where):
     """A symlinked .mcp.json (or .claude folder) is refused before anything is written: not
-    settings.json first and then the refusal (issue 29, item 12), nor the store."""
+    settings.json first and then the refusal, nor the store."""
     root = agent_repo(tmp_path / "repo")
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -293,7 +293,7 @@ def test_hostile_and_broken_payloads_never_block_the_agent(repo, tmp_path):
     assert p.returncode == 0 and p.stdout == "" and "no Stet store" in p.stderr and p.stderr.count("\n") == 1
 
 
-# --- issue 21, item 8: how Claude Code starts Stet, and what its hunks say -----------------------
+# --- how Claude Code starts Stet, and what its hunks say -----------------------
 def _spaced_stet(tmp_path: Path) -> str:
     """The venv's `stet`, reached through a folder whose path has spaces."""
     spaced = tmp_path / "my tools" / "stet bin"
@@ -419,7 +419,7 @@ def test_a_turns_hunks_say_what_claude_was_asked(repo, tmp_path, monkeypatch, pr
 
 
 def test_without_a_readable_transcript_the_message_is_the_agents_name(repo, tmp_path, monkeypatch):
-    """Only the session's own transcript where Claude Code keeps it is read (issue 29, item 8):
+    """Only the session's own transcript where Claude Code keeps it is read:
     not a file elsewhere, nor another session's, nor one reached through a symlink."""
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
     projects = tmp_path / "claude" / "projects"
@@ -446,7 +446,7 @@ def test_without_a_readable_transcript_the_message_is_the_agents_name(repo, tmp_
     assert {h["message"] for h in hunks(repo, "--task", TASK)} == {"claude-code"}
 
 
-# --- issue 29, item 14: a background subagent's notification is not the developer's prompt -----
+# --- a background subagent's notification is not the developer's prompt -----
 def _notified_transcript(path: Path, marks: dict, text: str) -> str:
     """A transcript whose turn began with the developer's prompt; a background subagent then
     finished, and Claude Code started a turn of its own with a user entry (`marks`, `text`)."""
@@ -497,7 +497,7 @@ def test_a_background_tasks_notification_is_not_taken_for_the_prompt(repo, tmp_p
     assert h["message"] == "claude-code: rename the helper"
 
 
-# --- issue 29, item 12: a PostToolUse whose PreToolUse never ran -------------------------------
+# --- a PostToolUse whose PreToolUse never ran -------------------------------
 def _post_only(claude: Claude, tool: str, path: str, text: str, tool_input: dict, response: dict) -> dict:
     """The write and its PostToolUse, its PreToolUse never run (failed, timed out, not set up)."""
     full = claude.root / path
@@ -546,7 +546,7 @@ def test_a_write_whose_pre_tool_use_never_ran_is_said_and_captured_when_it_can_b
     assert (repo / "notes.txt").read_text() == "theirs\n"
 
 
-# --- issue 29, item 17: NotebookEdit is captured and guarded like Edit ------------------------
+# --- NotebookEdit is captured and guarded like Edit ------------------------
 def _notebook(sources: dict[str, str]) -> str:
     """A notebook as Jupyter writes it (nbformat 4.5: indent 1, sources as lists of lines)."""
     cells = [

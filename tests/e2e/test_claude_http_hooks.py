@@ -1,5 +1,5 @@
 """`stet integrate claude-code --http PORT`: Claude Code's `http` hooks, answered by a running
-`stet mcp --http PORT` with the same JSON as the command hooks (issue 23). The events are POSTed
+`stet mcp --http PORT` with the same JSON as the command hooks. The events are POSTed
 as Claude Code POSTs them (tests/support/claudecode.py), the token through allowedEnvVars."""
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def test_integrate_writes_http_hooks(served):
     assert conf["PostToolUse"] == [{"matcher": "Edit|MultiEdit|Write|NotebookEdit", "hooks": [hook]}]
     for event in ("UserPromptSubmit", "Stop"):
         assert conf[event] == [{"hooks": [hook]}]
-    # Claude Code runs no HTTP hook for SessionStart: that one stays a command (issue 29, item 13).
+    # Claude Code runs no HTTP hook for SessionStart: that one stays a command.
     assert conf["SessionStart"] == [{"hooks": [{"type": "command", "command": STET_COMMAND}]}]
     assert "STET_TOKEN" not in json.dumps(conf).replace("$STET_TOKEN", "").replace('["STET_TOKEN"]', "")
     assert os.environ["STET_TOKEN"] not in json.dumps(conf), "the token never goes into the file"
@@ -185,7 +185,7 @@ def test_http_hooks_refuse_without_the_token_and_never_block(served):
 def test_http_hooks_say_where_a_change_is_now(served):
     """A running `stet mcp --http` keeps the review in memory: a new session is told where its
     pending change is after another process's accept moved it, and after another tool changed
-    the file with no Stet process looking since (issue 28: every answer true in every process)."""
+    the file with no Stet process looking since (every answer true in every process)."""
     root, _, _ = served
     claude = Claude(root, S1)
     claude.start()

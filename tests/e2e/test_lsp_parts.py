@@ -70,7 +70,7 @@ async def test_accept_lines_in_an_open_buffer(ws, session):
 async def test_the_split_is_told_once_the_buffer_holds_the_part(ws, session):
     """The rest of a split stands where the part's edit leaves its text: told before the
     editor's buffer has that edit, an editor draws it off by the edit's lines, and nothing
-    after corrects it (issue 29: VS Code's block of the rest one line low). Every
+    after corrects it (VS Code's block of the rest one line low). Every
     stet/hunksChanged describes the buffer as the editor has it when it arrives - also while
     the editor takes its time to apply the part."""
     h = await _propose(session, ws)
@@ -156,7 +156,7 @@ async def test_undo_of_a_part(ws, session, selection, shared):
     hunks = {x["id"]: x for x in await session.hunks()}
     assert hunks[h["id"]]["status"] == "superseded"
     assert (hunks[part]["status"], hunks[rest]["status"]) == ("pending", "stale")
-    # The lenses (issue 29): an editor draws a line's lenses as one row, so when the part and the
+    # The lenses: an editor draws a line's lenses as one row, so when the part and the
     # stale rest start on the same line each button names its hunk; every one decides only its own.
     lenses = await session.request("textDocument/codeLens", {"textDocument": {"uri": a}})
     own = [(x["range"]["start"]["line"], x["command"]) for x in lenses if "hunkIds" in x["command"]["arguments"][0]]

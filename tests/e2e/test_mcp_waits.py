@@ -1,4 +1,4 @@
-"""Issue 29, item 12: every `wait_for_decisions` caught the review up with the store every 0.25 s
+"""Every `wait_for_decisions` caught the review up with the store every 0.25 s
 (100 waits: a quarter of a core). They now wait together on the store's change signal: one look
 for all of them, and each still answers as soon as the developer decided in another process.
 

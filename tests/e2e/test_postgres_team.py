@@ -1,4 +1,4 @@
-"""A team on PostgreSQL, the rough edges (issue 21, items 10-13): a server started while
+"""A team on PostgreSQL, the rough edges: a server started while
 PostgreSQL is down (a laptop that opens the editor before the VPN), `stet pull` into a checkout
 that diverged, the README's least-rights role, and what is logged or said when the store cannot
 be used. The tests that stop PostgreSQL or make roles use a cluster of their own
@@ -119,7 +119,7 @@ def _initialize(server: RawServer, url: str) -> float:
     return answered
 
 
-# --- item 10: a server started while PostgreSQL is down ---------------------------------------
+# --- a server started while PostgreSQL is down ---------------------------------------
 
 
 @pytest.mark.parametrize("trigger", ["a request", "itself"])
@@ -295,7 +295,7 @@ def test_initialize_answers_at_once_while_postgresql_does_not(tmp_path):
         server.stop(timeout=30)
 
 
-# --- item 13: what is logged and said when the store cannot be used ---------------------------
+# --- what is logged and said when the store cannot be used ---------------------------
 
 
 def _stderr(server: RawServer) -> str:
@@ -388,7 +388,7 @@ def test_the_refusal_of_another_repositorys_checkout_names_no_other_checkout(sha
     assert (other / "a.py").read_text() == BASE
 
 
-# --- item 12: the README's least-rights role ---------------------------------------------------
+# --- the README's least-rights role ---------------------------------------------------
 
 
 def _readme_sql() -> list[list[str]]:
@@ -462,7 +462,7 @@ async def test_the_readmes_least_rights_role_reviews_end_to_end(private, tmp_pat
     assert resumed.returncode == 0 and "keep line 8" in resumed.stdout, resumed
 
 
-# --- item 11: `stet pull` into a checkout that diverged ----------------------------------------
+# --- `stet pull` into a checkout that diverged ----------------------------------------
 
 B_BASE = "alpha\nbeta\ngamma\n"
 TWO_FILES = PATCH + "--- a/b.py\n+++ b/b.py\n@@ -2 +2 @@\n-beta\n+BETA\n"

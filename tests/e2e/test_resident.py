@@ -1,4 +1,4 @@
-"""The instant path (issue 23): `stet` hands the calls agents run often to a resident process
+"""The instant path: `stet` hands the calls agents run often to a resident process
 per workspace (stet/resident/), started by the first call, over `.stet/resident.sock`.
 
 Real processes throughout: the thin client as installed, the resident it starts, SIGKILL for

@@ -1,4 +1,4 @@
-"""`stet run -- CMD` in place through the resident (issue 23): the resident takes the baseline,
+"""`stet run -- CMD` in place through the resident: the resident takes the baseline,
 the thin client starts the agent itself (it has the terminal), the resident captures after.
 
 Real processes throughout: the thin client as installed, the resident, SIGKILL for real. What is
@@ -202,7 +202,7 @@ def test_ctrl_c_as_the_agent_starts_through_the_resident_is_the_agents(repo):
     """Ctrl-C the moment the agent has started (the agent sends it to the terminal's group itself,
     first thing): the thin client ignores it from before the agent exists, and the resident
     captures (in its own process, `stet run` once stopped there with nothing captured:
-    tests/e2e/test_run_truth.py)."""
+    tests/e2e/test_run_and_capture_outcomes.py)."""
     started(repo)
     agent = ["sh", "-c", "echo delta >> b.txt; kill -INT 0; sleep 60"]
     full = {**os.environ, **ON, "NO_COLOR": "1"}

@@ -1,5 +1,5 @@
 """workspace/safe.py against a racing hand, on a real file system: what is written is answered
-written, what is not is refused (the race test in test_attack_escape.py meets these moments
+written, what is not is refused (the race test in test_writes_stay_in_workspace.py meets these moments
 only now and then; here each is made to happen)."""
 
 from __future__ import annotations

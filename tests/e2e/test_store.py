@@ -31,7 +31,7 @@ async def test_fresh_store_layout_and_pragmas(tmp_path):
 
 
 async def test_only_derived_records_are_committed_at_normal_and_full_always_comes_back(tmp_path):
-    """Contract (Additions, second round): a derived record may skip the wait for the disk, a
+    """Contract (docs/protocol.md, "What is durable when"): a derived record may skip the wait for the disk, a
     decision never; the connection is back at FULL after either, committed or rolled back."""
     store = (await Store.open(str(tmp_path / "s.db"))).store
 

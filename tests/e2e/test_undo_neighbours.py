@@ -1,5 +1,5 @@
 """An undo (or an accept) that puts lines back right above another pending hunk moves that hunk
-down with its text (issue 28: under load, a pending hunk's range was found on `# gap 12.7`, the
+down with its text (under load, a pending hunk's range was found on `# gap 12.7`, the
 line put back above it, while its old text `S_27_13 = 13` was on the next line). With the file
 closed (Stet writes it), open in the editor (Stet sends workspace/applyEdit, the editor reports
 it in didChange), and after a restart of the server."""

@@ -1,6 +1,6 @@
 """A hostile agent's race: a folder of the workspace flipped, as fast as a thread can, between
 the real folder and a symlink to an outside copy of it. Used by the CI test of the race
-(`tests/e2e/test_attack_escape.py`) and by the soak (`tests/support/race_soak.py`)."""
+(`tests/e2e/test_writes_stay_in_workspace.py`) and by the soak (`tests/support/race_soak.py`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Makes tests/support/fixtures/store-v8.tar.gz: a workspace and its review store written by Stet
 at schema 8 (commit 93189a1, the last version that stored absolute paths), for the migration
-tests (tests/e2e/test_store_v8.py, tests/crash/test_migration_crash.py).
+tests (tests/e2e/test_store_schema8_migration.py, tests/crash/test_migration_crash.py).
 
     git archive 93189a1 server | tar -x -C /tmp/stet-v8
     python tests/support/make_store_v8.py --source /tmp/stet-v8/server

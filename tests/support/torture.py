@@ -1635,7 +1635,7 @@ class Run:
     def op_type_near(self, s):
         """The developer types a line directly above or below a hunk (pending or applied), or
         inside its trailing context: its tracked position must hold, its range must stay on its
-        text, and deciding it afterwards must work (issue 13, case 3)."""
+        text, and deciding it afterwards must work."""
         cands = []
         for m in self.hunks.values():
             f = self.files[m.file]

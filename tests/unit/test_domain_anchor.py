@@ -173,7 +173,7 @@ def test_pure_insertion_is_located_by_context():
 
 
 def test_a_pure_insertion_is_taken_at_its_recorded_line_unless_a_place_has_more_context():
-    # Hypothesis's example of issue 28: after the deletion below it was applied, the insertion's
+    # Hypothesis's example: after the deletion below it was applied, the insertion's
     # context still held the deleted line; its recorded line, with its nearest context line on
     # each side, matches as much of it as the place four lines down, and is taken.
     before, after = (EDGE, "\n"), ("b\n", "a\n", "c\n")

@@ -97,7 +97,7 @@ def test_kept_hunks_are_anchored_in_the_text_the_capture_leaves(base, now, data)
 
 
 def test_kept_hunks_next_to_each_other_see_each_other_s_new_text():
-    # Hypothesis's example of issue 28, kept: the second insertion's context is the file's.
+    # Hypothesis's example, kept: the second insertion's context is the file's.
     base, now = "\nb\na\nc\n\nb\na\n", "a\n\na\nb\nc\n"
     p = planned(base, now)
     anchors = kept_anchors(p.hunks, {U: base}, [True] * len(p.hunks))

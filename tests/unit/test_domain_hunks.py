@@ -75,7 +75,7 @@ def _found_again(lines: list[str], h: Held):
 STEPS = st.lists(st.sets(st.integers(0, 12), min_size=1, max_size=6), min_size=1, max_size=4)
 
 
-# Found by hypothesis in make test-fast (issue 28): once the deletion in the middle was applied,
+# Found by hypothesis in make test-fast: once the deletion in the middle was applied,
 # the insertion above it kept the deleted line in its context, and after an outside change
 # (a line appended) a place that resembled the old neighbourhood better was taken for it.
 @example("\nb\na\nc\n\nb\na\n", "a\n\na\nb\nc\n", [{2}])

@@ -12,7 +12,7 @@ def _n(key, line, text, lines_before, *, tracked=False):
 
 
 def test_the_insertion_next_to_an_applied_deletion_sees_the_line_gone():
-    # Hypothesis's example of issue 28: the deletion of "a" (line 2) applied.
+    # Hypothesis's example: the deletion of "a" (line 2) applied.
     base = split_lines("\nb\na\nc\n\nb\na\n")
     now = split_lines("\nb\nc\n\nb\na\n")
     ins = _n("ins", 1, (), base)

@@ -1,4 +1,4 @@
-"""Which decisions did not take effect, judged by where the hunk ended (issue 21, item 9)."""
+"""Which decisions did not take effect, judged by where the hunk ended."""
 
 from stet.domain.status import STALE_WHY, Status, why_not_taken
 

@@ -62,7 +62,7 @@ def test_a_line_without_its_end_gets_one_when_no_longer_last() -> None:
     assert stage(crlf, ("c\r\n",), Selection(frozenset(), frozenset({0}))) == ("a\r\n", "b\r\n", "c\r\n")
 
 
-# --- a hostile selection: many copies of a long range (issue 29, item 11) ------------------
+# --- a hostile selection: many copies of a long range ------------------
 
 
 def test_copies_of_a_long_range_cost_the_hunks_size_not_their_product() -> None:

@@ -67,7 +67,7 @@ def test_an_insertion_at_a_line_moves_it_down_and_one_below_does_not():
 
 
 def test_an_insertion_at_another_hunk_s_first_line_goes_above_it():
-    # Issue 28: an undo put `# gap` back at line 4, the first line of another pending hunk
+    # Found under load: an undo put `# gap` back at line 4, the first line of another pending hunk
     # (`S = 13`): that hunk's text is now one line down, not where the restored line is.
     text = ["a\n", "b\n", "# gap 1\n", "# gap 2\n", "S = 13\n", "t\n"]
     edits = [(4, (), ("# gap 3\n",))]

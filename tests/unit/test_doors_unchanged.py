@@ -1,4 +1,4 @@
-"""Issue 22's rule for the doors: the CLI's help, the MCP tools and their schemas, and the
+"""The rule for the doors: the CLI's help, the MCP tools and their schemas, and the
 LSP methods and commands stay byte-identical while the code behind them moves."""
 
 import json

@@ -1,4 +1,4 @@
-"""No function in server/stet/ is longer than 80 lines (issue 22): a long function is a
+"""No function in server/stet/ is longer than 80 lines: a long function is a
 place where several steps hide. No exceptions."""
 
 import ast

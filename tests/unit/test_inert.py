@@ -1,4 +1,4 @@
-"""domain/inert.py: what an agent wrote, made safe to print on a terminal (issue 29, item 10)."""
+"""domain/inert.py: what an agent wrote, made safe to print on a terminal."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """What the thin client and `stet mcp`'s front load before they answer: an agent pays for every
-module at each hook and at each session's start (issue 29: `faults.py` once pulled in asyncio,
+module at each hook and at each session's start (`faults.py` once pulled in asyncio,
 and `stet mcp` answered initialize in 4-5x `python -c pass` instead of 2x)."""
 
 from __future__ import annotations

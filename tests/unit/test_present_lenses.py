@@ -1,5 +1,5 @@
 """Code lenses and hover of hunks that start on the same line (present.py): an editor draws all
-the lenses of a line as one row, so each hunk's buttons must say whose they are (issue 29: after
+the lenses of a line as one row, so each hunk's buttons must say whose they are (after
 undoing a part, the pending part and the stale rest share a row)."""
 
 from __future__ import annotations

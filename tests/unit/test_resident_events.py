@@ -1,5 +1,5 @@
 """resident/events.py: the thin client routes a hook by its parsed event, exactly as the command
-will read it (json.loads), never by a word somewhere in its input (issue 29, item 15)."""
+will read it (json.loads), never by a word somewhere in its input."""
 
 from __future__ import annotations
 

@@ -172,7 +172,7 @@ function heldLines(hunks: HunkState[]): Set<number> {
 }
 
 /**
- * A stale hunk drawn on lines an open hunk holds would read as one hunk with it (issue 29: after undoing
+ * A stale hunk drawn on lines an open hunk holds would read as one hunk with it (after undoing
  * a part, the part is pending again and its rest stale, on the same lines): its background and ghost text
  * over the pending hunk's red lines and block. Such a stale hunk is drawn as a gutter mark on its other
  * lines only; its lens (the server names it) and its hover say the rest.

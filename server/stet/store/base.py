@@ -174,8 +174,8 @@ class SqlStore:
         `derived`: the transaction records only what recovery derives again from content and
         the journal (an effect done, a hunk found stale or in its file, positions, stamps), so
         it is committed without waiting for the disk (SQLite: synchronous=NORMAL; PostgreSQL:
-        synchronous_commit off). A power loss may lose it, never reorder it; the contract's
-        "Additions (second round)" allows it. Decisions are never derived.
+        synchronous_commit off). A power loss may lose it, never reorder it; docs/protocol.md,
+        "What is durable when", allows it. Decisions are never derived.
         """
         async with self._lock:
             await self._check_held()

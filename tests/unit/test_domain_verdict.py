@@ -1,4 +1,4 @@
-"""Pure rules of issue 13: a tracked position is evidence, an applied hunk's text found or not,
+"""Pure rules of the record telling the truth: a tracked position is evidence, an applied hunk's text found or not,
 a text found once near its line, and a retried note."""
 
 from stet.domain.anchor import LineIndex, find_applied, insertion_by_one_side, locate
@@ -40,7 +40,7 @@ def test_an_applied_deletion_is_in_place_while_its_old_text_is_not_back():
 
 
 def test_an_applied_deletion_of_a_repeated_line_is_not_its_copy_come_back():
-    # Found by hypothesis (issue 28): one of two, three, five equal lines deleted. The copy left
+    # Found by hypothesis: one of two, three, five equal lines deleted. The copy left
     # next to the deletion has all of its context on one side, or less context than the place
     # the line was taken from, or is farther from it: it is not the deleted line back.
     for n in (2, 3, 5):

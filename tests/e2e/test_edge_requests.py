@@ -1,4 +1,4 @@
-"""Issue 12, case 7: the smaller holes, each attacked for real.
+"""The smaller holes, each attacked for real.
 
 - `$/cancelRequest` sent right after `stet.accept` / `stet/propose`: the answer is the result
   (it was RequestCancelled 60 times in 60 although every one was committed and written);
@@ -10,7 +10,7 @@
   moved aside only by `stet doctor --fix`;
 - a NUL byte in a patch or a newText, and `-p -1`, are refused.
 (The start-up sweep sparing `.draft.stet-tmp-notes`: tests/crash/test_crash.py; `.stet/` 0700:
-tests/e2e/test_attack_inbox.py.)"""
+tests/e2e/test_inbox_hostile_files.py.)"""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def test_rewriting_a_file_keeps_owner_mode_and_attributes_and_never_splits_hard_
     p = stet("propose", "--patch", "-", "--id", "p", "--json", cwd=ws, input=patch)
     assert p.returncode == 0, p.stderr
     p = stet("accept", "--proposal", "p", "--json", cwd=ws)
-    # The hard-linked file's hunk could not be written: the accept says so (exit 1, issue 21).
+    # The hard-linked file's hunk could not be written: the accept says so (exit 1).
     assert p.returncode == 1 and "hard link" in p.stderr, p.stderr
     after = os.stat(kept)
     assert kept.read_text().startswith("LINE ZERO\n")

@@ -1,19 +1,19 @@
-"""Issue 29, items 2, 4, 5 and 15: the resident process (stet/resident/) serves many callers, and
+"""The resident process (stet/resident/) serves many callers, and
 none of them can make it act for another, hold it, or reach the wrong workspace through it.
 
-2. It made files with the umask of whichever call started it: a file `stet accept` created under
+1. It made files with the umask of whichever call started it: a file `stet accept` created under
    umask 077 came out 0666 when a hook had started the resident under umask 000. What a call makes
    gets its caller's umask (workspace/modes.py), whatever the resident's own.
-4. Connections that never send a call were held forever: 1,100 of them took every descriptor and
+2. Connections that never send a call were held forever: 1,100 of them took every descriptor and
    every later call waited the client's 120 s. A call must arrive within a few seconds, and past a
    bound connections are declined at once (the client runs the call itself). A resident that does
    not start a call (busy or wedged) holds no client past ask.START: the client runs it, and the
    resident never starts it after that (nothing is done twice).
-5. Moving the workspace: the old resident, reached through the moved socket, took its store for
+3. Moving the workspace: the old resident, reached through the moved socket, took its store for
    lost and wrote `stet.db.rescued-*` (the whole review) into whatever project now sat at the old
    path. It notices its folder moved, stops, and the call runs (and a fresh resident starts) for
    the moved workspace; nothing is written at the old path.
-15. The thin client sent any hook whose stdin merely contained `SessionStart` or
+4. The thin client sent any hook whose stdin merely contained `SessionStart` or
    `UserPromptSubmit` (a PostToolUse carries the whole file) to its own process. It routes by the
    parsed event.
 

@@ -1,9 +1,9 @@
-"""Issue 12, case 1: no write leaves the workspace, even in a race.
+"""No write leaves the workspace, even in a race.
 
 The attack, for real: a folder of the workspace flipped by a concurrent thread between the
 real folder and a symlink to an outside copy of it while its files' hunks (edits and creates)
 are accepted one by one. Nothing outside may change, and every hunk answered `applied` must
-be in the workspace's file. (The inbox's own folders made symlinks: test_attack_inbox.py.)"""
+be in the workspace's file. (The inbox's own folders made symlinks: test_inbox_hostile_files.py.)"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 29, item 10: terminal injection through what an agent wrote.
+"""Terminal injection through what an agent wrote.
 
 A proposal id, a message, a task's title, goal, steps and notes, an agent's name, the developer's
 feedback, a hunk's new text, a path in a patch dropped into the inbox: each carries ESC[2K (erase

@@ -1,14 +1,14 @@
-"""Issue 29, items 1, 3 and 6: what a command reads as its input, named on its command line or
+"""What a command reads as its input, named on its command line or
 piped in, never stops a process, never reaches the wrong process, never grows one without bound.
 
 1. `stet propose --patch FIFO` blocked opening the pipe: in the resident (stet/resident/) it held
    the one call slot for good, so every later call and hook waited the client's 120 s, and SIGTERM
    or `stet resident --stop` did nothing. A file that is not a regular one is refused at once, and
    a resident inside a slow call still stops when told to (the call is replayed by its client).
-3. `--patch <(git diff)` and `--patch /dev/stdin < p` name the caller's own descriptors: the
+2. `--patch <(git diff)` and `--patch /dev/stdin < p` name the caller's own descriptors: the
    resident cannot open the first and opened its own empty stdin for the second. They are read in
    the caller's process, as in a call of its own.
-6. Standard input was read whole: `yes | stet hook claude-code` grew to gigabytes, then a
+3. Standard input was read whole: `yes | stet hook claude-code` grew to gigabytes, then a
    MemoryError. It is read up to what the input may hold (a hook event: what the HTTP route takes;
    a patch: 40 MiB), then refused on one line.
 

@@ -1,4 +1,4 @@
-"""Issue 12, case 4: one bad file operation never bricks the server.
+"""One bad file operation never bricks the server.
 
 The attacks, for real: accepted creates, renames and deletes whose folder became a symlink to
 an outside folder, whose folder is blocked by a plain file, and whose disk is full (a small

@@ -1,4 +1,4 @@
-"""Issue 12, case 6: sizes are bounded per request, not per hunk.
+"""Sizes are bounded per request, not per hunk.
 
 The attacks, for real: one proposal of 500 one-line hunks carrying a 1 MB message (before the
 fix: 502 MB stored, 500 MB per `stet/listHunks` and per `stet/hunksChanged`); a reject of every

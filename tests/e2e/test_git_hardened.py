@@ -1,4 +1,4 @@
-"""Issue 21, item 1: an agent never reaches past the workspace through the git Stet runs.
+"""An agent never reaches past the workspace through the git Stet runs.
 
 An agent writes files as the developer: it can plant what makes git run a program - the
 repository's config (core.fsmonitor, hooks, filters, textconv, an external diff, a pager),
@@ -256,7 +256,7 @@ def test_every_git_call_of_stet_is_hardened(trapped, monkeypatch, tmp_path):
 
 
 def test_stet_refuses_a_worktree_whose_git_file_names_another_git_folder(tmp_path):
-    """The attack of the issue, as it was found: the agent points its worktree's `.git` at a
+    """The attack as it was first found: the agent points its worktree's `.git` at a
     git folder it made (the real objects through `alternates`, `core.fsmonitor = ./script`)."""
     repo = agent_repo(tmp_path / "repo")
     marker = tmp_path / "ran"

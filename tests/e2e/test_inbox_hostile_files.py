@@ -1,4 +1,4 @@
-"""Issue 12, cases 1 and 5 (and 7's permissions): the inbox never stops the server and never
+"""The inbox never stops the server and never
 writes or moves anything outside the workspace.
 
 The attacks, for real: `.stet/inbox`, `done/` or `failed/` made a symlink to an outside folder

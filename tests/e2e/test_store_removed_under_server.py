@@ -1,4 +1,4 @@
-"""Issue 12, case 3: no acknowledged decision is lost when the store is removed under a server.
+"""No acknowledged decision is lost when the store is removed under a server.
 
 The attacks, for real: the database deleted while a server runs (`rm`, and a real
 `git clean -fdx` in a real repository), and only its `-wal` deleted. After that, the server

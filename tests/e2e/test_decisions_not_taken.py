@@ -1,4 +1,4 @@
-"""A decision whose effect did not take says so (issue 21, item 9): `stet accept` of a create
+"""A decision whose effect did not take says so: `stet accept` of a create
 whose folder became a symlink out exits 1 with the reason, in every scope; the language server
 answers with the hunk's state plus `notTaken` and tells the editor (window/showMessage)."""
 

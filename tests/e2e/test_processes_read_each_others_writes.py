@@ -1,4 +1,4 @@
-"""Every answer true in every process (issue 28): a process that keeps the review in memory - the
+"""Every answer true in every process: a process that keeps the review in memory - the
 resident, a language server, `stet mcp`, `stet watch` - answers with what any other process
 wrote, including hunks that only moved (an accept above them, a file changed and judged
 elsewhere), never with the picture it loaded before.

@@ -1,7 +1,7 @@
 """Attacks on `stet mcp --http`'s hook route (`POST /hooks/claude-code`) by whoever holds the
 token (any MCP client of the server): what it names is read only where Claude Code keeps it,
 what it sends is bounded in size and in memory, and what it was told is told again when the
-answer never reached it (issue 29, items 8, 9, 12)."""
+answer never reached it."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def _transcript(path: Path, prompt: str) -> str:
 
 def test_a_transcript_is_read_only_where_claude_code_keeps_it(served, tmp_path):
     """A Stop naming any file as its transcript put that file's last "prompt" into the hunks'
-    message, which every MCP client with the token reads (item 8)."""
+    message, which every MCP client with the token reads."""
     root, _, proc, project = served
     secret = _transcript(tmp_path / "private" / f"{S1}.jsonl", "the password is hunter2")
     claude = Claude(root, S1, transcript=secret)
@@ -67,7 +67,7 @@ def test_a_transcript_is_read_only_where_claude_code_keeps_it(served, tmp_path):
     assert proc.poll() is None
 
 
-# --- item 9: bodies bounded in size, pace and memory ---------------------------------------------
+# --- bodies bounded in size, pace and memory ---------------------------------------------
 HOOK_LIMIT = 64 << 20
 
 
@@ -198,10 +198,10 @@ def test_a_large_body_held_back_never_stops_small_hooks(served):
     assert claude.prompt("still there?") == {}
 
 
-# --- item 12: an answer that never reached the agent is told again ---------------------------------
+# --- an answer that never reached the agent is told again ---------------------------------
 def test_a_prompt_answer_the_client_never_got_is_told_at_the_next_prompt(served):
     """uvicorn drops an answer to a client that left without a word: what it told was recorded
-    as told, and the next prompt said nothing (item 12)."""
+    as told, and the next prompt said nothing."""
     root, port, proc, _ = served
     claude = Claude(root, S1)
     claude.edit("a.py", "LIMIT = 10", "LIMIT = 20")

@@ -1,4 +1,4 @@
-"""`stet run` and `stet capture` tell the truth (issue 21, items 5-7): the same agent run twice
+"""`stet run` and `stet capture` tell the truth: the same agent run twice
 before anyone reviews, files Stet refused, and the agent's relative paths in a worktree."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def doctor(root: Path) -> tuple[int, list[dict]]:
     return p.returncode, json.loads(p.stdout)["findings"]
 
 
-# --- item 5: the same run twice before anyone reviews ------------------------------------------
+# --- the same run twice before anyone reviews ------------------------------------------
 
 
 def test_the_same_run_twice_gives_the_files_their_baseline_back_and_adds_nothing(repo):
@@ -130,7 +130,7 @@ def test_a_run_that_changed_nothing_leaves_no_snapshot_to_take_the_developers_wo
     assert hunks(repo) == []
 
 
-# --- item 6: files Stet refused are an exit code of their own -----------------------------------
+# --- files Stet refused are an exit code of their own -----------------------------------
 
 REFUSING = (
     "printf 'x\\000y' > blob.bin; ln -s a.py link.py; echo 'alpha' > b.txt; "
@@ -167,7 +167,7 @@ def test_a_worktree_run_whose_result_could_not_be_carried_over_exits_1(repo):
     remove_as_told(p, repo)
 
 
-# --- item 7: the agent's relative paths in a worktree, and nothing left behind --------------------
+# --- the agent's relative paths in a worktree, and nothing left behind --------------------
 
 WRITER = """import os, sys
 args = dict(a.split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)

@@ -1,4 +1,4 @@
-"""Issue 21, item 2: every file Stet keeps in `.stet/` is Stet's own, or it is refused.
+"""Every file Stet keeps in `.stet/` is Stet's own, or it is refused.
 
 The attacks, for real, with the real `stet` CLI: a file of Stet's (the MCP token, a lock, a
 snapshot's content or folder, the inbox's state, the database's write-ahead log, the

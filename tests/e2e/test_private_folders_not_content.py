@@ -1,4 +1,4 @@
-"""Issue 12, case 2: `.git/` and `.stet/` are not content.
+"""`.git/` and `.stet/` are not content.
 
 The attacks, for real, in a real git repository with a Stet server running: a hostile agent
 proposes to plant `core.fsmonitor` in `.git/config` (git would run it at the next `git

@@ -1,6 +1,6 @@
-"""Issue 29: Claude Code's hooks against what the model chooses to send.
+"""Claude Code's hooks against what the model chooses to send.
 
-Item 7: a PreToolUse Edit with `replace_all` (old `a`, new 30,000 characters, on a file of
+A PreToolUse Edit with `replace_all` (old `a`, new 30,000 characters, on a file of
 30,000 `a`) made the redo check build the whole 900-million-character result: the process grew
 by 858 MB whenever anything had ever been rejected. The result's size is now worked out before
 it is built; beyond what Stet checks and reviews the developer is asked (when they rejected

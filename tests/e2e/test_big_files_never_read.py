@@ -1,4 +1,4 @@
-"""Issue 21, item 3: a file far over the size limit (10 MiB) is refused by its size, never read.
+"""A file far over the size limit (10 MiB) is refused by its size, never read.
 
 An agent can leave a 512 MiB sparse file (no disk used); reading it whole took 1 GB of memory
 before it was refused, and a larger one exhausts memory. Every read of capture, snapshots and

@@ -1,6 +1,6 @@
-"""The record tells the truth (issue 13): what Stet says is applied, pending or stale matches
+"""The record tells the truth: what Stet says is applied, pending or stale matches
 the files, in every process, after whatever the files went through. Real processes, real git,
-real SIGKILL; one test per case of the issue, plus the `inFile` transitions."""
+real SIGKILL; one test per way the record could lie, plus the `inFile` transitions."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def propose(repo, diff: str = DIFF, *extra: str) -> str:
     return h["id"]
 
 
-# --- case 2: "applied" when the text is gone ---------------------------------------------------
+# --- "applied" when the text is gone ---------------------------------------------------
 def test_case2_checkout_after_accept_is_not_called_done_anywhere(repo):
     stet("task", "start", "Shout five", "--id", "t1", cwd=repo)
     hid = propose(repo, DIFF, "--task", "t1")
@@ -194,7 +194,7 @@ async def test_a_buffer_opened_while_recovery_reads_the_file_on_disk_is_what_cou
         await review.close()
 
 
-# --- case 1: a late didChange ------------------------------------------------------------------
+# --- a late didChange ------------------------------------------------------------------
 async def test_case1_accept_confirmed_by_a_didchange_after_the_answer(tmp_path):
     root = tmp_path / "ws"
     write(root / "a.txt", BASE)
@@ -215,7 +215,7 @@ async def test_case1_accept_confirmed_by_a_didchange_after_the_answer(tmp_path):
         await s.stop()
 
 
-# --- case 4: without a server, nothing was re-checked -----------------------------------------
+# --- without a server, nothing was re-checked -----------------------------------------
 async def test_case4_outside_edit_of_a_pending_hunk_is_seen_by_cli_resume_and_mcp(repo):
     stet("task", "start", "Shout five", "--id", "t1", cwd=repo)
     hid = propose(repo, DIFF, "--task", "t1")
@@ -267,7 +267,7 @@ async def test_case4_a_running_process_finishes_a_write_decided_after_it_last_lo
     assert status_of(repo, hid)["status"] == "applied" and read(repo / "a.txt") == DONE
 
 
-# --- case 6: scripts are not misled ----------------------------------------------------------
+# --- scripts are not misled ----------------------------------------------------------
 def test_case6_scripts_get_values_scopes_and_exit_codes(repo):
     first = stet("task", "start", "Shout five", cwd=repo)
     again = stet("task", "start", "Shout five", cwd=repo)
@@ -318,7 +318,7 @@ async def test_case6_record_note_retried_without_request_id_is_recorded_once(rep
     assert [d["text"] for d in ctx["decisions"]] == ["Use a queue", "Keep the API", "Use a queue"]
 
 
-# --- case 5: the inbox needs no editor -------------------------------------------------------
+# --- the inbox needs no editor -------------------------------------------------------
 def _wait(predicate, seconds: float = 60.0):
     import time
 
@@ -375,7 +375,7 @@ def test_case5_doctor_fix_ingests_the_inbox(repo):
     assert stet("doctor", cwd=repo).returncode == 0
 
 
-# --- case 3: typing next to a hunk -----------------------------------------------------------
+# --- typing next to a hunk -----------------------------------------------------------
 GAPPED = "".join(f"code {i}\n# gap\n# gap\n" for i in range(1, 9))  # repeated lines between hunks
 
 

@@ -1,4 +1,4 @@
-"""Issue 29, item 11: a hostile selection of a hunk's lines.
+"""A hostile selection of a hunk's lines.
 
 `stet.acceptLines` with 100,000 copies of a 10,000-line range once stalled the server ~27-38 s
 (each copy expanded into a set: 10^9 insertions, under the store's write lock). Now a selection

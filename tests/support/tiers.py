@@ -1,0 +1,121 @@
+"""The suite's two tiers. `make test` runs every test not marked `soak`: minutes on 2 cores, with
+tests of every kind (unit, the language server, the CLI, MCP, the resident, kills, PostgreSQL,
+the editors); `make soak` runs the tests marked `soak`: the crash torture, fuzzing, load, and the
+rest of the end-to-end and crash tests. CI runs both, so each test runs once
+(tests/unit/test_suite_tiers.py checks the Makefile, CI and what each tier holds).
+
+Unit tests (tests/unit/) are in `make test`. An end-to-end or crash test (tests/e2e/, tests/crash/)
+is in `make test` when FAST names it, or its whole module (ALL); every other one is marked `soak`
+by conftest.py. Name a new end-to-end test here when it is the only one of its kind in `make test`
+and takes a few seconds; a test anywhere can also be marked `@pytest.mark.soak` itself."""
+
+from __future__ import annotations
+
+ALL = "*"
+
+FAST: dict[str, tuple[str, ...]] = {
+    # The language server (pytest-lsp against the real server over stdio).
+    "tests/e2e/test_smoke.py": (ALL,),
+    "tests/e2e/test_lsp_review.py": (
+        "test_propose_shapes_hunk_states",
+        "test_accept_open_buffer_goes_through_apply_edit",
+        "test_accept_closed_file_writes_atomically_and_keeps_mode",
+        "test_reject_with_feedback_and_undo_clears_it",
+        "test_undo_applied_reverts_the_file",
+        "test_diagnostics_lenses_actions_hover",
+        "test_idempotent_by_request_id",
+    ),
+    "tests/e2e/test_lsp_parts.py": ("test_accept_lines_in_an_open_buffer",),
+    "tests/e2e/test_lsp_tasks.py": (ALL,),
+    "tests/e2e/test_multi_root.py": (ALL,),
+    "tests/e2e/test_file_operations.py": (
+        "test_create_with_content_then_accept_and_undo",
+        "test_rename_and_edit_accepted_together",
+        "test_delete_accept_and_undo_restores",
+    ),
+    "tests/e2e/test_lsp_hostile_input.py": (
+        "test_uris_escaping_the_workspace_are_refused_and_nothing_outside_is_touched",
+    ),
+    # The command line.
+    "tests/e2e/test_cli.py": (
+        "test_propose_status_accept_all_gives_the_edited_files",
+        "test_store_discovery_walks_up_and_db_overrides",
+        "test_init_makes_the_store_stet_db_names",
+        "test_a_closed_stdout_is_not_a_traceback",
+    ),
+    "tests/e2e/test_patches_git.py": (ALL,),
+    "tests/e2e/test_inbox.py": ("test_dropped_files_are_proposed_and_moved_to_done",),
+    # MCP, over stdio and HTTP.
+    "tests/e2e/test_mcp.py": (
+        "test_a_task_through_every_tool",
+        "test_tools_are_listed_with_descriptions_for_a_model",
+        "test_acknowledged_writes_survive_a_sigkill",
+        "test_wait_for_decisions_blocks_until_the_developer_decided",
+    ),
+    "tests/e2e/test_mcp_stdio.py": (
+        "test_initialize_is_answered_while_the_sdk_is_still_loading",
+        "test_ctrl_c_ends_it_with_the_store_closed_and_the_work_kept",
+    ),
+    "tests/e2e/test_mcp_http.py": (ALL,),
+    # Agents: Claude Code's hooks, capture and `stet run`.
+    "tests/e2e/test_claude_hooks.py": ("test_hooks_capture_each_turn_kept_in_the_files",),
+    "tests/e2e/test_capture.py": (
+        "test_capture_in_place_proposes_every_kind_of_change_and_puts_the_baseline_back",
+        "test_stet_run_passes_the_exit_code_and_leaves_the_output_untouched",
+    ),
+    # The resident process and the thin client.
+    "tests/e2e/test_resident.py": (
+        "test_the_resident_answers_as_the_command_in_its_own_process",
+        "test_every_decision_goes_through_the_resident",
+        "test_a_resident_killed_mid_accept_loses_and_doubles_nothing",
+        "test_the_hooks_of_claude_code_through_the_resident",
+    ),
+    "tests/e2e/test_resident_run.py": ("test_the_agent_is_the_clients_child_with_the_terminals_stdin",),
+    # The store, on both engines (the PostgreSQL cases skip without a cluster: .ci/with-pg).
+    "tests/e2e/test_store_contract.py": (ALL,),
+    "tests/e2e/test_store.py": (ALL,),
+    "tests/e2e/test_tasks_service.py": (ALL,),
+    "tests/e2e/test_safe_writes.py": (ALL,),
+    "tests/e2e/test_postgres.py": (
+        "test_two_checkouts_agent_proposes_developer_decides_agent_pulls_and_resumes",
+        "test_postgresql_restarted_mid_review_nothing_unknown_is_acknowledged_and_it_reconnects",
+        "test_passwords_are_masked_in_every_message",
+    ),
+    # Real editors (Neovim and Emacs skip where they are not installed; CI installs them).
+    "tests/e2e/test_neovim.py": (ALL,),
+    "tests/e2e/test_emacs.py": (ALL,),
+    "tests/e2e/test_other_editors.py": (ALL,),
+    # Kills: the real server, the CLI and a capture SIGKILLed and started again.
+    "tests/crash/test_crash.py": (
+        "test_kill_after_acknowledged_accept_file",
+        "test_kill_after_acknowledged_accept_in_buffer",
+        "test_kill_during_recovery_then_recover_again",
+    ),
+    "tests/crash/test_cli_crash.py": ("test_accept_killed_then_finished_exactly_once",),
+    "tests/crash/test_capture_crash.py": ("test_capture_keep_killed_after_commit",),
+}
+
+# The kinds `make test` must keep a test of (tests/unit/test_suite_tiers.py): {kind: its modules}.
+KINDS: dict[str, tuple[str, ...]] = {
+    "the language server": ("tests/e2e/test_lsp_review.py",),
+    "the CLI": ("tests/e2e/test_cli.py",),
+    "MCP": ("tests/e2e/test_mcp.py", "tests/e2e/test_mcp_stdio.py"),
+    "MCP over HTTP": ("tests/e2e/test_mcp_http.py",),
+    "the resident": ("tests/e2e/test_resident.py",),
+    "Claude Code's hooks": ("tests/e2e/test_claude_hooks.py",),
+    "capture and stet run": ("tests/e2e/test_capture.py",),
+    "kills and recovery": ("tests/crash/test_crash.py",),
+    "the store contract on both engines": ("tests/e2e/test_store_contract.py",),
+    "PostgreSQL": ("tests/e2e/test_postgres.py",),
+    "Neovim": ("tests/e2e/test_neovim.py",),
+    "Emacs": ("tests/e2e/test_emacs.py",),
+}
+
+
+def is_soak(nodeid: str) -> bool:
+    """Whether a test (its pytest node id, relative to the repository) is in `make soak`."""
+    module, _, rest = nodeid.partition("::")
+    if not module.startswith(("tests/e2e/", "tests/crash/")):
+        return False
+    kept = FAST.get(module, ())
+    return ALL not in kept and rest.split("[", 1)[0] not in kept
