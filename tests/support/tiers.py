@@ -15,6 +15,7 @@ ALL = "*"
 
 FAST: dict[str, tuple[str, ...]] = {
     # The language server (pytest-lsp against the real server over stdio).
+    "tests/e2e/test_contributing_walks.py": (ALL,),
     "tests/e2e/test_smoke.py": (ALL,),
     "tests/e2e/test_lsp_review.py": (
         "test_propose_shapes_hunk_states",
