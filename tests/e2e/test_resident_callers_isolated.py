@@ -344,3 +344,34 @@ def test_a_hook_is_routed_by_its_event_not_by_words_in_it(repo):
     escaped = b'{"hook_event_name": "Session\\u0053tart", "session_id": "s1", "cwd": "%s"}' % str(repo).encode()
     assert call(repo, ["hook", "claude-code"], input=escaped).returncode == 0
     assert calls(repo) == before + 1, "neither was answered by the resident"
+
+
+# --- 6. calls that only read, side by side -------------------------------------------------------
+
+
+def test_calls_that_only_read_are_answered_side_by_side(repo):
+    """The resident pauses inside every call that only reads (its event loop free). A second
+    `stet status` is taken while the first is still inside: both are the resident's (neither
+    falls back to its own process after ask.START), and both answer. A write still runs alone:
+    see the wedged propose above, which a status waits for."""
+    stet_json("propose", "--patch", "-", "--id", "p1", cwd=repo, input=PATCH, env=OFF)
+    stop(repo)
+    with faulty_resident(repo, "resident:read~30"):
+        before = calls(repo)
+        env = {**{k: v for k, v in os.environ.items() if k != "STET_FAULT"}, **ON, "NO_COLOR": "1"}
+        first, second = (
+            subprocess.Popen(
+                [*STET, "status", "--json"], cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            )
+            for _ in range(2)
+        )
+        try:
+            wait_for(lambda: calls(repo) == before + 2, "both reads to be inside the resident at once", 25)
+            assert first.poll() is None and second.poll() is None, "a read ended before the other was taken"
+        finally:
+            outs = [p.communicate(timeout=120) for p in (first, second)]
+        assert calls(repo) == before + 2  # neither was answered twice, nor by its own process
+    for p, (out, err) in zip((first, second), outs):
+        assert p.returncode == 0, err
+        assert b"runs in this process" not in err, err
+        assert [h["proposalId"] for h in json.loads(out)["hunks"]] == ["p1"]

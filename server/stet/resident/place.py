@@ -17,6 +17,19 @@ from ..store.engines import engine_of
 # The calls worth a resident (the operations table's `resident`); `run` has the resident do the
 # two halves around its agent (run_phase).
 ROUTED = frozenset(name for name, op in CLI.items() if op.resident)
+# The routed calls that only read the review: a resident answers them side by side.
+READS = frozenset(name for name in ROUTED if not CLI[name].mutating)
+
+
+def command_of(argv: list[str]) -> str | None:
+    """The subcommand a command line names (its first word that is not an option)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def reads_only(argv: list[str]) -> bool:
+    """Whether the call only reads: a routed call that changes nothing, or `resident --status`."""
+    command = command_of(argv)
+    return command in READS or (command == "resident" and "--status" in argv)
 
 
 SOCKET = "resident.sock"

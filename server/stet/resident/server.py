@@ -6,7 +6,8 @@ A call is the command line the user typed, run by the same code as in its own pr
 files, its output kept in memory and sent back whole: nothing of the process (its folder,
 environment, stdio) is changed for it. It runs on this process's review brought up to date
 first (`Review.up_to_date`, as every door: what other processes committed, unfinished
-journaled edits, files changed since), one call at a time. A call this process should not answer (another
+journaled edits, files changed since). Calls that only read (`stet status`, `show`, `log`,
+`resume`) are answered side by side; a call that writes runs alone. A call this process should not answer (another
 store, other STET_* settings, newer code on disk, a store lost) is declined: the client runs
 it itself. Killed at any point (SIGKILL included), nothing is lost or doubled: a decision is
 acknowledged only after its commit, its edit is journaled, and the client replays the call in
@@ -35,12 +36,15 @@ import sys
 import time
 import traceback
 
+from aiorwlock import RWLock
+
 from ..cli import hosting
 from ..cli import main as cli_main
 from ..cli.call import Call
 from ..cli.locate import locate
 from ..domain.inert import inert
 from ..errors import StetError, StoreLost
+from ..faults import pause
 from ..review import Review, open_review
 from ..review.where import engine_of
 from ..workspace import modes, own
@@ -66,7 +70,9 @@ LOCK_WAIT = 3.0  # seconds a resident starting waits for the one before it to le
 class Resident:
     def __init__(self, review: Review, db: str, roots: list[str], home: str, folder: int):
         self.review, self.db, self.roots, self.home, self.folder = review, db, roots, home, folder
-        self.lock = asyncio.Lock()  # one call at a time: each brings the one review up to date and may write
+        # Reads side by side, a write alone; writers first, so a stream of reads never holds one back.
+        self.turns = RWLock(fast=True)
+        self.catching_up = asyncio.Lock()  # one review brought up to date by one call at a time
         self.last = time.monotonic()
         self.stopping = asyncio.Event()
         self.env_key = place.env_key(os.environ)
@@ -85,9 +91,10 @@ class Resident:
         if self.moved():
             self.stopping.set()
             raise hosting.NotHere("its workspace moved")
-        await self.review.require_store().check()
-        # The temp files killed writes left are tidied between calls (tidy), not before each.
-        lag = (await self.review.up_to_date()).lag
+        async with self.catching_up:
+            await self.review.require_store().check()
+            # The temp files killed writes left are tidied between calls (tidy), not before each.
+            lag = (await self.review.up_to_date()).lag
         if lag:
             call.say(f"stet: {inert(lag)}")
         return self.review
@@ -131,31 +138,34 @@ class Resident:
             start_by = float(parts[9])
         except ValueError:
             return None
+        argv = [os.fsdecode(a) for a in parts[4].split(b"\0")] if parts[4] else []
+        turn = self.turns.reader if place.reads_only(argv) else self.turns.writer
         try:
-            await asyncio.wait_for(self.lock.acquire(), max(0.0, start_by - time.monotonic()))
+            # In this task (not wait_for's own): the lock knows its holder by task.
+            async with asyncio.timeout(max(0.0, start_by - time.monotonic())):
+                await turn.acquire()
         except TimeoutError:
             return _declined("other calls took its time")
         try:
             if not await _mark_taken(writer, start_by):
                 return _declined("not started in time")
             self.last = time.monotonic()
-            answer = await self.answer(parts[:9])
+            answer = await self.answer(parts[:9], argv)
             self.last = time.monotonic()
             return answer
         finally:
-            self.lock.release()
+            turn.release()
 
-    async def answer(self, parts: list[bytes]) -> list[bytes]:
+    async def answer(self, parts: list[bytes], argv: list[str]) -> list[bytes]:
         """[b"done", exit code, stdout, stderr], or [b"declined", why, b"start" when a new
         resident should take over (this one stops), b""]."""
-        _, request_id, cwd, tty, argv_raw, env_raw, stdin, files_raw, umask_raw = parts
+        _, request_id, cwd, tty, _argv, env_raw, stdin, files_raw, umask_raw = parts
         files = _files(files_raw)
         umask = int(umask_raw) if umask_raw.isdigit() else None
         if files is None or umask is None:
             return _declined("not a whole call")
-        argv = [os.fsdecode(a) for a in argv_raw.split(b"\0")] if argv_raw else []
         env = dict(e.split("=", 1) for e in env_raw.decode("utf-8", "surrogateescape").split("\0") if "=" in e)
-        command = next((a for a in argv if not a.startswith("-")), None)
+        command = place.command_of(argv)
         if self.moved():
             # Its store is not lost: its workspace is elsewhere, and another may be at its old place,
             # which this process must never write into. It stops; one starts for the moved workspace.
@@ -197,6 +207,8 @@ class Resident:
             umask=umask,
             host=self.host,
         )
+        if place.reads_only(argv):
+            await pause("resident:read")  # tests widen a read to see another taken beside it
         return await self._run(call, out, err)
 
     async def _run(self, call: Call, out: _Output, err: _Output) -> list[bytes]:
@@ -219,7 +231,7 @@ class Resident:
         while not self.stopping.is_set():
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.stopping.wait(), TICK)
-            if self.lock.locked():
+            if self.turns.reader.locked or self.turns.writer.locked:
                 continue
             if self.tidied != self.calls:
                 await self.tidy()
@@ -229,7 +241,7 @@ class Resident:
     async def tidy(self) -> None:
         """Remove the temp files killed writes left beside files with hunks (as opening a review
         does), between calls: never on a call's way."""
-        async with self.lock:
+        async with self.turns.writer:
             self.tidied = self.calls
             try:
                 await self.review.remove_leftovers()
