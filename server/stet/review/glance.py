@@ -66,7 +66,8 @@ def _current(seen: Look, roots: list[str]) -> list[Hunk] | None:
     ws = Workspace(roots)
     if _temp_files_left(ws, {h.uri for h in hunks}):
         return None  # a write a kill interrupted: the full open removes what it left
-    for uri in {h.uri for h in hunks if h.status in JUDGED and ws.holds(h.uri)} - held:
+    judged = {h.uri for h in hunks if h.status in JUDGED} - held
+    for uri in (u for u in judged if ws.holds(u)):  # once per file
         stamp = seen.stamps.get(uri)
         if stamp is None:
             return None  # never judged as it is: recheck would read it

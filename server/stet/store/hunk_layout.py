@@ -10,6 +10,9 @@ from ..domain.model import KIND_BY_VALUE, Hunk, lines_of
 from ..domain.status import BY_VALUE
 from ..domain.text import split_lines
 
+# A context as Stet wrote it (json.dumps: no white space around it) read without json.loads' checks.
+_decode = json.JSONDecoder().raw_decode
+
 TYPE_CHECKING = False  # types for mypy only
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -50,7 +53,7 @@ class Shared:
     def context(self, data: str) -> Context:
         ctx = self._contexts.get(data)
         if ctx is None:
-            ctx = self._contexts[data] = tuple(map(self.one, json.loads(data)))
+            ctx = self._contexts[data] = tuple(map(self.one, _decode(data)[0]))
         return ctx
 
 
@@ -65,7 +68,7 @@ class Once(Shared):
         return tuple(split_lines(text)) if text else ()
 
     def context(self, data: str) -> Context:
-        return tuple(json.loads(data))
+        return tuple(_decode(data)[0])
 
 
 def hunk_from_row(r: Any, shared: Shared | None = None) -> Hunk:
