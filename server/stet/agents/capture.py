@@ -44,7 +44,7 @@ _UNKNOWN = object()  # no record of what the agent left
 
 
 @dataclass
-class Seen:
+class Touched:
     """One file: its baseline, what it holds now, and what the agent left (when recorded)."""
 
     rel: str
@@ -147,7 +147,7 @@ class Capture:
     def _from_snapshot(self, current: SnapshotSet, prefixes: list[str]) -> Found:
         found = Found("snapshot")
         wanted = prefixes or [""]
-        seen: list[Seen] = []
+        seen: list[Touched] = []
         entries: dict[str, tuple[str | None, str | None]] = {}
         for uri, value in current.entries.items():
             rel = self.rel_of(uri)
@@ -174,7 +174,7 @@ class Capture:
             except BlobMissing as exc:
                 found.refused.append(Refused(rel, f"{exc}; left as it is"))
                 continue
-            seen.append(Seen(rel, base, now, agent))
+            seen.append(Touched(rel, base, now, agent))
         if current.whole:
             new = [
                 rel
@@ -184,7 +184,7 @@ class Capture:
             for rel in self._content(new, found, self.root):
                 ok, now = self._read_now(rel, found)
                 if ok and now is not None:
-                    seen.append(Seen(rel, None, now))
+                    seen.append(Touched(rel, None, now))
         self._judge(seen, found)
         return found
 
@@ -224,10 +224,10 @@ class Capture:
                 continue
             ok, now = self._read_now(rel, found, here)
             if ok:
-                seen.append(Seen(rel, blobs[shas[rel]] if rel in shas else None, now))
+                seen.append(Touched(rel, blobs[shas[rel]] if rel in shas else None, now))
         self._judge(seen, found)
 
-    def _judge(self, seen: Sequence[Seen], found: Found) -> None:
+    def _judge(self, seen: Sequence[Touched], found: Found) -> None:
         """Keep the files that changed and can be captured; refuse the others, saying why."""
         limit = self.review.state.limits.max_bytes
         # A file refused because a folder took its place: what is in that folder stays with it.

@@ -11,10 +11,7 @@ if TYPE_CHECKING:
     from ..domain.model import Hunk
     from ..domain.shapes import JSON
     from ..review import Review
-    from ..review.glance import Seen
     from .call import Call
-
-    Shown = Hunk | Seen  # a hunk of the review, or one a glance at the store saw
 
 COLOURS = {
     "pending": "33",
@@ -73,13 +70,13 @@ def one_line(text: str | None, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def status_cell(h: Shown) -> str:
+def status_cell(h: Hunk) -> str:
     """What the STATUS column says of a hunk. (`_value_`: Enum's `value` is a slow property,
     and a status lists thousands of hunks.)"""
     return "applied (not in file)" if h.gone else h.status._value_
 
 
-def hunk_rows(rel: Callable[[str], str], hunks: Iterable[Shown], with_file: bool = True) -> list[list[str]]:
+def hunk_rows(rel: Callable[[str], str], hunks: Iterable[Hunk], with_file: bool = True) -> list[list[str]]:
     """Table rows of hunks; `rel` gives the path a person would type for a uri."""
     rows = [["HUNK", "STATUS"] + (["FILE"] if with_file else []) + ["LINE", "CHANGE", "MESSAGE / FEEDBACK"]]
     for h in hunks:

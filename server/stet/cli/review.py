@@ -25,19 +25,14 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable, Coroutine, Sequence
     from contextlib import AbstractAsyncContextManager
-    from typing import TypeVar
 
     from ..domain.decided import Decided, NotTaken
     from ..domain.model import Hunk
     from ..domain.shapes import JSON
     from ..domain.status import Status
     from ..review import Review
-    from ..review.glance import Seen
     from ..workspace.paths import Workspace
     from .call import Call
-    from .output import Shown
-
-    H = TypeVar("H", Hunk, Seen)  # status lists the review's hunks, or those a glance saw
 
 # What the commands below need beyond this is imported when they run: `stet status` usually
 # reads the store without opening the review (see review/glance.py), so it loads no event loop.
@@ -189,20 +184,17 @@ def cmd_status(args: argparse.Namespace, call: Call) -> int | Coroutine[object, 
     """Without filters that must be checked against the store, a glance
     at the store is enough when nothing needs bringing up to date; else the review opens."""
     if not (args.proposal or args.task or args.file or args.turn or call.host):
-        from ..review.glance import glance, glance_whole
+        from ..review.glance import glance
         from ..workspace.paths import Workspace
 
         db, roots = locate(args, False, call)
-        if args.json:
-            whole = glance_whole(db, roots)
-            if whole is not None:
-                _print_json(call, args, Workspace(roots).roots[0], db, whole)
-                return 0
-        else:
-            hunks = glance(db, roots)
-            if hunks is not None:
+        hunks = glance(db, roots)
+        if hunks is not None:
+            if args.json:
+                _print_json(call, args, Workspace(roots).roots[0], db, hunks)
+            else:
                 _print_status(call, args, Workspace(roots), hunks)
-                return 0
+            return 0
     return _status(args, call)
 
 
@@ -262,7 +254,7 @@ def _print_json(call: Call, args: argparse.Namespace, root: str, db: str, scoped
     )
 
 
-def _counts(scoped: Sequence[Shown]) -> tuple[dict[str, int], int]:
+def _counts(scoped: Sequence[Hunk]) -> tuple[dict[str, int], int]:
     from ..domain.status import Status
 
     counts = dict.fromkeys(Status, 0)
@@ -271,7 +263,7 @@ def _counts(scoped: Sequence[Shown]) -> tuple[dict[str, int], int]:
     return {s.value: n for s, n in counts.items()}, sum(1 for h in scoped if h.gone)
 
 
-def _listed(args: argparse.Namespace, scoped: Sequence[H]) -> list[H]:
+def _listed(args: argparse.Namespace, scoped: Sequence[Hunk]) -> list[Hunk]:
     statuses = _statuses(args.status)
     if statuses is not None:
         return [h for h in scoped if h.status in statuses]
@@ -280,8 +272,8 @@ def _listed(args: argparse.Namespace, scoped: Sequence[H]) -> list[H]:
     return [h for h in scoped if h.shown]  # what needs the developer: open, or applied and gone
 
 
-def _print_status(call: Call, args: argparse.Namespace, ws: Workspace, scoped: Sequence[H]) -> None:
-    """The status table of `scoped` (review hunks, or what a glance saw: the same attributes)."""
+def _print_status(call: Call, args: argparse.Namespace, ws: Workspace, scoped: Sequence[Hunk]) -> None:
+    """The status table of `scoped` (the review's hunks, or the same read by a glance)."""
     hunks = _listed(args, scoped)
     counts, gone = _counts(scoped)
     coloured = colour(call)
@@ -292,7 +284,7 @@ def _print_status(call: Call, args: argparse.Namespace, ws: Workspace, scoped: S
         f"{k} {inert(v)}" for k, v in (("task", args.task), ("proposal", args.proposal), ("file", args.file)) if v
     )
     out = [f"{ws.roots[0]}{f' ({scope})' if scope else ''}: {summary or 'no hunks'}"]
-    by_file: dict[str, list[H]] = {}
+    by_file: dict[str, list[Hunk]] = {}
     for h in hunks:
         by_file.setdefault(h.uri, []).append(h)
     rel = _rel_cache(ws)

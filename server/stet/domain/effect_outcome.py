@@ -7,23 +7,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import NamedTuple, TypedDict
 
+from .effect_state import Action as Action
+from .effect_state import State as State
 from .status import Status
-
-
-class Action(StrEnum):
-    """What an effect does (the `effects.action` column)."""
-
-    APPLY = "apply"
-    REAPPLY = "reapply"  # an applied hunk whose text was removed, put back
-    REVERT = "revert"
-
-
-class State(StrEnum):
-    """Where an effect stands (the `effects.state` column)."""
-
-    PENDING = "pending"
-    UNSAVED = "unsaved"  # done in an editor's buffer not saved yet
-    DONE = "done"
 
 
 class Found(StrEnum):

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import StrEnum
+from operator import attrgetter
 
 from . import status as rules
-from .hunks import Context, Lines
 from .status import OPEN, Status, check
 from .text import split_lines
+
+TYPE_CHECKING = False  # types for mypy only: `stet status` builds hunks without importing difflib
+if TYPE_CHECKING:
+    from .hunks import Context, Lines
 
 # A proposal's message is stored once, but every hunk's answer carries it: inline, at
 # most this many characters of it (a 1 MB message over 500 hunks would be 500 MB per listing).
@@ -36,10 +39,30 @@ def inline_message(message: str | None) -> tuple[str | None, bool]:
     return message[: MESSAGE_INLINE - 1] + "…", True
 
 
-# One per hunk, and a store may hold 100,000: slots, no per-instance dict. Keyword-only: 13
-# fields of which several are strings, a positional slip would go unnoticed.
-@dataclass(slots=True, kw_only=True)
+# The fields of a hunk, in order (its repr).
+FIELDS = (
+    "id", "proposal_id", "task_id", "seq", "uri", "kind", "status", "line", "old", "new", "ctx_before",
+    "ctx_after", "new_uri", "message", "feedback", "version", "decided_at", "applied_text", "lsn", "in_file",
+    "problem", "kept", "parts", "turn", "shows_new", "stored_line", "tracked", "ctx_key",
+)  # fmt: skip
+# What two hunks must share to be equal: the stored fields (`turn` is its proposal's, the rest
+# this process's own).
+COMPARED = FIELDS[: FIELDS.index("turn")]
+_compared = attrgetter(*COMPARED)
+
+
 class Hunk:
+    """One hunk of a review: the one read model every door and command uses.
+
+    A plain class with slots, not a dataclass: one per hunk, and a store may hold 100,000 (no
+    per-instance dict), and `stet status` builds every hunk of the store in a process that
+    lives 40 ms, where importing dataclasses (and inspect under it) and generating its methods
+    cost more than the rows. Keyword-only: 13 fields of which several are strings, a
+    positional slip would go unnoticed."""
+
+    __slots__ = FIELDS
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value: not a set member
+
     id: str
     proposal_id: str
     task_id: str | None
@@ -52,38 +75,115 @@ class Hunk:
     new: Lines
     ctx_before: Context
     ctx_after: Context
-    new_uri: str | None = None
-    message: str | None = None
-    feedback: str | None = None
-    version: int = 1
-    decided_at: str | None = None
-    applied_text: Lines | None = None  # the developer's own replacement (accept with changes)
-    lsn: int = 0  # the operation that last changed this hunk
+    new_uri: str | None
+    message: str | None
+    feedback: str | None
+    version: int
+    decided_at: str | None
+    applied_text: Lines | None  # the developer's own replacement (accept with changes)
+    lsn: int  # the operation that last changed this hunk
     # Derived, for an applied hunk (and a kept one waiting for review): whether its new text is
     # in the document now (None: never checked since, taken as yes). Stored so every process
     # tells the same.
-    in_file: bool | None = None
+    in_file: bool | None
     # Why the decision could not be carried out (a stale file operation, a write that failed
     # and waits to be tried again); None when nothing stands in the way.
-    problem: str | None = None
+    problem: str | None
     # Captured with --keep: the agent wrote the new text into the file itself and it was left
     # there, so while pending the document shows the new text (reject puts the old text back).
-    kept: bool = False
+    kept: bool
     # Split into a part decided and the rest (docs/protocol.md, "Parts of a hunk"): their ids.
-    parts: tuple[str, str] | None = None
+    parts: tuple[str, str] | None
     # The Claude Code session and turn (1-based per session) whose capture proposed it: its
     # proposal's (store table `turns`), None for hunks not captured by a turn's hook.
-    turn: tuple[str, int] | None = field(default=None, compare=False)
+    # Not compared, nor are the fields after it.
+    turn: tuple[str, int] | None
     # Not stored: whether the replacement (not the old text) is what the document shows now.
-    shows_new: bool = field(default=False, compare=False)
+    shows_new: bool
     # Not stored: the line last written to the store (checkpoints write only what moved).
-    stored_line: int = field(default=-1, compare=False)
+    stored_line: int
     # Not stored: the position was followed through every edit of an open buffer since it was
     # established, so it is evidence on its own (context lines decide only when it is unknown).
-    tracked: bool = field(default=False, compare=False)
+    tracked: bool
     # Not stored: a digest of the context as last read from the store (a row read again
     # parses it only when it changed: Stet takes it again when it writes next to the hunk).
-    ctx_key: int = field(default=0, compare=False)
+    ctx_key: int
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        proposal_id: str,
+        task_id: str | None,
+        seq: int,
+        uri: str,
+        kind: Kind,
+        status: Status,
+        line: int,
+        old: Lines,
+        new: Lines,
+        ctx_before: Context,
+        ctx_after: Context,
+        new_uri: str | None = None,
+        message: str | None = None,
+        feedback: str | None = None,
+        version: int = 1,
+        decided_at: str | None = None,
+        applied_text: Lines | None = None,
+        lsn: int = 0,
+        in_file: bool | None = None,
+        problem: str | None = None,
+        kept: bool = False,
+        parts: tuple[str, str] | None = None,
+        turn: tuple[str, int] | None = None,
+        shows_new: bool = False,
+        stored_line: int = -1,
+        tracked: bool = False,
+        ctx_key: int = 0,
+    ) -> None:
+        self.id = id
+        self.proposal_id = proposal_id
+        self.task_id = task_id
+        self.seq = seq
+        self.uri = uri
+        self.kind = kind
+        self.status = status
+        self.line = line
+        self.old = old
+        self.new = new
+        self.ctx_before = ctx_before
+        self.ctx_after = ctx_after
+        self.new_uri = new_uri
+        self.message = message
+        self.feedback = feedback
+        self.version = version
+        self.decided_at = decided_at
+        self.applied_text = applied_text
+        self.lsn = lsn
+        self.in_file = in_file
+        self.problem = problem
+        self.kept = kept
+        self.parts = parts
+        self.turn = turn
+        self.shows_new = shows_new
+        self.stored_line = stored_line
+        self.tracked = tracked
+        self.ctx_key = ctx_key
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return bool(_compared(self) == _compared(other))
+
+    def copy(self) -> Hunk:
+        """A hunk of its own with the same fields (the review's go on changing)."""
+        new = Hunk.__new__(Hunk)
+        for f in FIELDS:
+            setattr(new, f, getattr(self, f))
+        return new
+
+    def __repr__(self) -> str:
+        return f"Hunk({', '.join(f'{f}={getattr(self, f)!r}' for f in FIELDS)})"
 
     def move_to(self, target: Status, why: str = "move") -> None:
         """The one way a hunk's status changes: along `status.TRANSITIONS` only (else

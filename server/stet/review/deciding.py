@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..domain import fileop
 from ..domain.anchor import LineIndex, find_applied, text_at
@@ -183,7 +183,7 @@ class Deciding:
                 for effect in effects:
                     st.settle(e["hunkId"] for e in effect.edits)
         # The hunks as this decision left them (a copy: the review's own go on changing).
-        return Decided(tuple(replace(st.hunks[i]) for i in ids if i in st.hunks))
+        return Decided(tuple(st.hunks[i].copy() for i in ids if i in st.hunks))
 
     async def _decide_in(self, tx: Tx, d: Decision, rows: dict[str, Hunk]) -> tuple[list[EffectRow], set[str]]:
         """Record the decision in `tx`: the effects it journals, and the undone applied hunks

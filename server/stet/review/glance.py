@@ -6,126 +6,46 @@ re-judges the hunks of files changed since Stet last looked (session.open_review
 is no such edit and every file with judged hunks still has the size and mtime Stet stamped,
 that work changes nothing, and what the full open would show is the store as it is: a
 read-only command (`stet status`) can print it without an event loop, aiosqlite's thread or
-the review's model. Otherwise `glance` answers None and the caller opens the review.
+the rest of the review: the same hunks (domain.model.Hunk), read from the same rows. Otherwise
+`glance` answers None and the caller opens the review.
 """
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..domain import status as status_rules
-from ..domain.effect_outcome import State
-from ..domain.status import BY_VALUE, OPEN, Status
-from ..domain.text import split_lines
+from ..domain.effect_state import State
+from ..domain.status import OPEN, Status
 from ..errors import StetError
 from ..store.glance import Look, look
 from ..workspace.paths import Workspace, path_to_uri
 from ..workspace.tempnames import TEMP_MARK
 from .stamps import stat_of
 
+TYPE_CHECKING = False  # types for mypy only
 if TYPE_CHECKING:
     from ..domain.model import Hunk
-
-_H = TypeVar("_H", "Seen", "Hunk")
 
 # The hunks whose standing depends on their file's content (as recheck.JUDGED).
 JUDGED = OPEN | {Status.APPLIED}
 
 
-class Seen:
-    """A hunk as the store has it, with what the command line prints of it (the attributes
-    and properties of domain.model.Hunk that `stet status` uses)."""
-
-    __slots__ = (
-        "applied_text",
-        "feedback",
-        "id",
-        "in_file",
-        "kept",
-        "kind",
-        "line",
-        "message",
-        "new_text",
-        "new_uri",
-        "old_text",
-        "proposal_id",
-        "seq",
-        "status",
-        "task_id",
-        "uri",
-    )
-
-    def __init__(self, row: tuple[Any, ...]) -> None:
-        (
-            self.id,
-            self.proposal_id,
-            self.task_id,
-            self.seq,
-            self.uri,
-            self.kind,
-            self.new_uri,
-            status,
-            self.line,
-            self.old_text,
-            self.new_text,
-            self.applied_text,
-            self.message,
-            self.feedback,
-            in_file,
-            kept,
-        ) = row
-        self.status = BY_VALUE[status]
-        self.in_file = None if in_file is None else bool(in_file)
-        self.kept = bool(kept)
-
-    # Lines are split only for the hunks a command prints.
-    @property
-    def old(self) -> list[str]:
-        return split_lines(self.old_text)
-
-    @property
-    def new(self) -> list[str]:
-        return split_lines(self.new_text)
-
-    @property
-    def replacement(self) -> list[str]:
-        return split_lines(self.applied_text if self.applied_text is not None else self.new_text)
-
-    @property
-    def gone(self) -> bool:
-        return status_rules.gone(self.status, self.in_file)
-
-    @property
-    def shown(self) -> bool:
-        return status_rules.shown(self.status, self.in_file)
-
-
-def glance(db_path: str, roots: list[str]) -> list[Seen] | None:
-    """Every hunk of the store, sorted as Review.list sorts them; None when opening the review
-    would change something first (or the store cannot be read this way)."""
+def glance(db_path: str, roots: list[str]) -> list[Hunk] | None:
+    """Every hunk of the store as the full open loads it (the domain's Hunk, each with its
+    proposal's message and turn, where the document shows it as memory.Memory._merge says),
+    sorted as Review.list sorts them; None when opening the review would change something first
+    (or the store cannot be read this way)."""
     seen = look(db_path, _uris(roots))
     if seen is None:
         return None
-    return _current(seen, [Seen(row) for row in seen.hunks], roots)
+    for h in seen.hunks:
+        h.stored_line = h.line
+        h.shows_new = h.shown_when_loaded()
+    return _current(seen, roots)
 
 
-def glance_whole(db_path: str, roots: list[str]) -> list[Hunk] | None:
-    """`glance` with whole hunks (the review's model, which `Hunk.state()` turns into the
-    protocol's HunkState): what `stet status --json` prints."""
-    from ..store.rows import hunk_from_row
-
-    seen = look(db_path, _uris(roots), whole=True)
-    if seen is None:
-        return None
-    hunks = []
-    for row in seen.hunks:
-        h = hunk_from_row(row[:-1])
-        if h.message is None:  # stored once, in its proposal
-            h.message = row[-1]
-        h.shows_new = h.shown_when_loaded()  # as the full open loads it (memory.Memory._merge)
-        hunks.append(h)
-    return _current(seen, hunks, roots)
+# What `stet status --json` read when the table read lighter rows: the same hunks now.
+glance_whole = glance
 
 
 def _uris(roots: list[str]) -> list[str]:
@@ -133,8 +53,9 @@ def _uris(roots: list[str]) -> list[str]:
     return [path_to_uri(r) for r in Workspace(roots).roots]
 
 
-def _current(seen: Look, hunks: list[_H], roots: list[str]) -> list[_H] | None:
+def _current(seen: Look, roots: list[str]) -> list[Hunk] | None:
     """The hunks, sorted, if the store is current for them: else None (see the module)."""
+    hunks = seen.hunks
     held: set[str] = set()
     for _id, uri, state, target, owner in seen.effects:
         live = bool(owner) and _alive_elsewhere(owner)
@@ -145,7 +66,8 @@ def _current(seen: Look, hunks: list[_H], roots: list[str]) -> list[_H] | None:
     ws = Workspace(roots)
     if _temp_files_left(ws, {h.uri for h in hunks}):
         return None  # a write a kill interrupted: the full open removes what it left
-    for uri in {h.uri for h in hunks if h.status in JUDGED and ws.holds(h.uri)} - held:
+    judged = {h.uri for h in hunks if h.status in JUDGED} - held
+    for uri in (u for u in judged if ws.holds(u)):  # once per file
         stamp = seen.stamps.get(uri)
         if stamp is None:
             return None  # never judged as it is: recheck would read it

@@ -23,17 +23,19 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ..domain.model import Hunk
+
 
 class Look:
-    """One snapshot: hunk rows (glance_sql.HUNK_FIELDS, or with `whole` every column and the proposal's
-    message), the effects not finished yet (id, uri, state,
-    target, owner) and the file stamps (uri -> size, mtime_ns)."""
+    """One snapshot: the hunks (the domain's, as the full open reads them from their rows: each
+    with its proposal's message and turn), the effects not finished yet (id, uri, state, target, owner)
+    and the file stamps (uri -> size, mtime_ns)."""
 
     __slots__ = ("effects", "hunks", "stamps")
 
     def __init__(
         self,
-        hunks: list[tuple[Any, ...]],
+        hunks: list[Hunk],
         effects: list[tuple[Any, ...]],
         stamps: dict[str, tuple[int, int]],
     ):
@@ -42,7 +44,7 @@ class Look:
         self.stamps = stamps
 
 
-def look(path: str, roots: list[str], busy_timeout_ms: int = 10000, *, whole: bool = False) -> Look | None:
+def look(path: str, roots: list[str], busy_timeout_ms: int = 10000) -> Look | None:
     """Read the store at `path` without writing to it, its paths at `roots` (the workspace's
     roots' uris, first first: roots.py); None when it cannot be read that way (files that are
     not Stet's own included - a symlink, a hard link: the full open refuses them and says why;
@@ -68,7 +70,7 @@ def look(path: str, roots: list[str], busy_timeout_ms: int = 10000, *, whole: bo
             conn.execute(sql.COMMIT)
             return None  # the full open makes them relative (relocation.settle)
         at = Roots(roots, seen)
-        hunks = _rows(at, conn.execute(sql.hunks(whole)))
+        hunks = _hunks(_rows(at, conn.execute(sql.hunks())))
         effects = _rows(at, conn.execute(sql.OPEN_EFFECTS))
         stamps = {r[0]: (r[1], r[2]) for r in _rows(at, conn.execute(sql.STAMPS))}
         # The full open finishes a capture a kill left open first.
@@ -86,3 +88,21 @@ def _rows(roots: Roots, cursor: sqlite3.Cursor) -> list[tuple[Any, ...]]:
     read = roots.reader(cursor.description)
     rows = cursor.fetchall()
     return rows if read is None else [read(r) for r in rows]
+
+
+def _hunks(rows: list[tuple[Any, ...]]) -> list[Hunk]:
+    """The rows (hunk_layout.HUNK_COLUMNS, then the proposal's message and turn) as the domain's
+    hunks, as the full open reads them (rows.hunk_from_row, rows.with_messages)."""
+    from .hunk_layout import Once, hunk_from_row
+
+    shared = Once()
+    hunks = []
+    for row in rows:
+        h = hunk_from_row(row, shared)
+        message, session, number = row[-3:]
+        if h.message is None:  # stored once, in its proposal
+            h.message = message
+        if session is not None:
+            h.turn = (session, int(number))
+        hunks.append(h)
+    return hunks

@@ -27,8 +27,13 @@ it is made relative once a process opens the store from a root it fits."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # types for mypy only: `stet status` reads roots without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from typing import Any
+
+    Row = tuple[Any, ...]
 
 FIRST = "stet-repo:///"  # the first root (PostgreSQL's name for it since the first shared store)
 ESCAPE = "stet-esc:"
@@ -36,8 +41,6 @@ _MARK = "stet-"
 
 URI_COLUMNS = frozenset({"uri", "new_uri"})
 DOC_COLUMNS = frozenset({"args", "result", "edits", "restores", "cleanup", "outcome"})
-
-Row = tuple[Any, ...]
 
 
 def marker(n: int) -> str:

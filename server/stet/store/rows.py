@@ -1,31 +1,25 @@
-"""Rows <-> models: how hunks, op-log entries and effects are laid out in the tables."""
+"""Rows <-> models: how hunks, op-log entries and effects are laid out in the tables (a hunk's row
+is read in hunk_layout.py, which a glance loads alone)."""
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from ..domain.effect_outcome import Action, EffectEdit, State
-from ..domain.hunks import Context, Lines
-from ..domain.model import KIND_BY_VALUE, Hunk, lines_of
+from ..domain.model import Hunk
 from ..domain.shapes import JSON
-from ..domain.status import BY_VALUE
-from ..domain.text import split_lines
+from .hunk_layout import HUNK_COLUMNS as HUNK_COLUMNS
+from .hunk_layout import Shared as Shared
+from .hunk_layout import hunk_from_row as hunk_from_row
 from .link import Params as Params
 from .link import Raw
 from .link import Row as Row
 from .roots import AsUri
 from .statements import Statements
 
-_S = TypeVar("_S", str, str | None)
-
-HUNK_COLUMNS = (
-    "id, proposal_id, task_id, seq, uri, kind, new_uri, status, line, old_text, new_text, "
-    "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, in_file, problem, kept, parts"
-)
 TASK_COLUMNS = "id, title, goal, agent, status, summary, created_at, updated_at, lsn"
 CAPTURE_COLUMNS = "id, lsn, state, restores, cleanup, outcome"
 
@@ -33,80 +27,6 @@ CAPTURE_COLUMNS = "id, lsn, state, restores, cleanup, outcome"
 def now_iso() -> str:
     t = time.time()
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
-
-
-class Shared:
-    """What rows read from the store can share instead of each holding its own copy.
-
-    `known` are the hunks this process already holds (by id): a hunk's proposal, kind and
-    texts are set when it is proposed and never updated, so a row read again (after every
-    decision, by every sync) takes them from there instead of parsing them again; so is its
-    context while the row's is the one it was read from (`Hunk.ctx_key`: Stet takes a
-    hunk's context again when it writes next to it). `strings` makes equal strings of the
-    rows read one object: a file's uri, a proposal id, a blank context line are kept once,
-    not once per hunk."""
-
-    def __init__(self, known: Mapping[str, Hunk] | None = None):
-        self.known: Mapping[str, Hunk] = known if known is not None else {}
-        self._strings: dict[str | None, str | None] = {None: None}
-        self._contexts: dict[str, Context] = {}
-
-    def one(self, s: _S) -> _S:
-        return self._strings.setdefault(s, s)  # type: ignore[return-value]
-
-    def lines(self, text: str | None) -> Lines:
-        return tuple(map(self.one, split_lines(text))) if text else ()
-
-    def context(self, data: str) -> Context:
-        ctx = self._contexts.get(data)
-        if ctx is None:
-            ctx = self._contexts[data] = tuple(map(self.one, json.loads(data)))
-        return ctx
-
-
-def hunk_from_row(r: Any, shared: Shared | None = None) -> Hunk:
-    shared = shared or Shared()
-    one = shared.one
-    k = shared.known.get(r[0])
-    if k is not None:
-        proposal_id, kind, old, new = k.proposal_id, k.kind, k.old, k.new
-        uri = k.uri if k.uri == r[4] else one(r[4])
-        message = k.message if r[14] is None else r[14]  # the proposal's, which never changes
-    else:
-        proposal_id, kind, uri = one(r[1]), KIND_BY_VALUE[r[5]], one(r[4])
-        old, new = shared.lines(r[9]), shared.lines(r[10])
-        message = r[14]
-    ctx_key = hash((r[11], r[12]))
-    if k is not None and k.ctx_key == ctx_key:
-        ctx_before, ctx_after = k.ctx_before, k.ctx_after
-    else:
-        ctx_before, ctx_after = shared.context(r[11]), shared.context(r[12])
-    return Hunk(
-        id=r[0],
-        proposal_id=proposal_id,
-        task_id=one(r[2]),
-        seq=r[3],
-        uri=uri,
-        kind=kind,
-        new_uri=r[6],
-        status=BY_VALUE[r[7]],
-        line=r[8],
-        old=old,
-        new=new,
-        ctx_before=ctx_before,
-        ctx_after=ctx_after,
-        applied_text=None if r[13] is None else lines_of(r[13]),
-        message=message,
-        feedback=r[15],
-        version=r[16],
-        decided_at=r[17],
-        lsn=r[18],
-        in_file=None if r[19] is None else bool(r[19]),
-        problem=r[20],
-        kept=bool(r[21]),
-        parts=None if r[22] is None else tuple(json.loads(r[22])),
-        ctx_key=ctx_key,
-    )
 
 
 def hunk_values(h: Hunk) -> Row:

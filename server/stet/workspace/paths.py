@@ -12,7 +12,7 @@ on the way since is refused, never followed.
 from __future__ import annotations
 
 import os
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote_from_bytes, unquote, urlsplit
 
 from ..errors import InvalidParams, OutsideWorkspace
 
@@ -34,7 +34,11 @@ def uri_to_path(uri: str) -> str:
 
 
 def path_to_uri(path: str) -> str:
-    from pathlib import Path  # here, not at the top: a glance at the store (`stet status`) needs none
+    """`Path(path).as_uri()`: for an absolute, normal POSIX path (a real path: every root) the
+    same words without pathlib, which a glance at the store (`stet status`) then never loads."""
+    if os.sep == "/" and path[:1] == "/" and path[:2] != "//" and os.path.normpath(path) == path:
+        return "file://" + quote_from_bytes(os.fsencode(path))  # as pathlib makes it
+    from pathlib import Path
 
     return Path(path).as_uri()
 
