@@ -71,6 +71,8 @@ class Hunk:
     kept: bool = False
     # Split into a part decided and the rest (docs/protocol.md, "Parts of a hunk"): their ids.
     parts: tuple[str, str] | None = None
+    # Accepted by a commit (domain/commit_keep.py): its id; None when the developer decided.
+    by_commit: str | None = None
     # The Claude Code session and turn (1-based per session) whose capture proposed it: its
     # proposal's (store table `turns`), None for hunks not captured by a turn's hook.
     turn: tuple[str, int] | None = field(default=None, compare=False)

@@ -142,6 +142,8 @@ def _current(seen: Look, hunks: list[_H], roots: list[str]) -> list[_H] | None:
             return None  # an edit this process would carry out (Effects.run_pending)
         if live:
             held.add(uri)  # a live editor's buffer is that file's document: recheck leaves it
+    if any(h.kept and h.status == Status.PENDING for h in hunks):
+        return None  # a commit since may keep them: the full open looks (review/commit_keeps.py)
     ws = Workspace(roots)
     if _temp_files_left(ws, {h.uri for h in hunks}):
         return None  # a write a kill interrupted: the full open removes what it left

@@ -24,7 +24,7 @@ _S = TypeVar("_S", str, str | None)
 
 HUNK_COLUMNS = (
     "id, proposal_id, task_id, seq, uri, kind, new_uri, status, line, old_text, new_text, "
-    "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, in_file, problem, kept, parts"
+    "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, in_file, problem, kept, parts, by_commit"
 )
 TASK_COLUMNS = "id, title, goal, agent, status, summary, created_at, updated_at, lsn"
 CAPTURE_COLUMNS = "id, lsn, state, restores, cleanup, outcome"
@@ -105,6 +105,7 @@ def hunk_from_row(r: Any, shared: Shared | None = None) -> Hunk:
         problem=r[20],
         kept=bool(r[21]),
         parts=None if r[22] is None else tuple(json.loads(r[22])),
+        by_commit=r[23],
         ctx_key=ctx_key,
     )
 
@@ -134,6 +135,7 @@ def hunk_values(h: Hunk) -> Row:
         h.problem,
         int(h.kept),
         None if h.parts is None else json.dumps(list(h.parts)),
+        h.by_commit,
     )
 
 

@@ -360,3 +360,30 @@ def root_commits(path: str) -> list[str]:
     except GitError:
         return []
     return sorted(p.stdout.decode().split()) if p.returncode == 0 else []
+
+
+def commits_touching(root: str, name: str, most: int) -> list[str]:
+    """The last `most` commits HEAD reaches that changed the file `name` (relative to `root`,
+    the work tree's top), newest first. Empty before the first commit."""
+    p = run(root, "rev-list", f"--max-count={most}", "HEAD", "--", f":(literal){name}", ok=(0, 128))
+    return p.stdout.decode().split() if p.returncode == 0 else []
+
+
+def files_at(root: str, wanted: Iterable[tuple[str, str]], limit: int) -> dict[tuple[str, str], bytes | None]:
+    """(commit, name) -> that file's content in that commit; None when the commit has no regular
+    file there, or one of more than `limit` bytes (not read)."""
+    asked = [w for w in dict.fromkeys(wanted) if "\n" not in w[1] and "\r" not in w[1]]
+    out: dict[tuple[str, str], bytes | None] = dict.fromkeys(wanted)
+    if not asked:
+        return out
+    query = "".join(f"{c}:{n}\n" for c, n in asked).encode("utf-8", "surrogateescape")
+    checked = run(root, "cat-file", "--batch-check", input=query).stdout.decode("utf-8", "replace").splitlines()
+    blobs: dict[tuple[str, str], str] = {}
+    for w, line in zip(asked, checked, strict=False):
+        header = line.split()
+        if len(header) == 3 and header[1] == "blob" and int(header[2]) <= limit:
+            blobs[w] = header[0]
+    found = contents(root, blobs.values())
+    for w, sha in blobs.items():
+        out[w] = found[sha]
+    return out

@@ -1,0 +1,142 @@
+"""A commit keeps: when HEAD moved, the kept hunks waiting for review whose new text a commit
+that HEAD reaches holds at its place are accepted by that commit (domain/commit_keep.py).
+
+Any process that brings the review up to date does it; each hunk's accept has the op id of
+its hunk and commit, so two processes noticing the same HEAD at once, or one killed mid-way
+and started again, log it once (a replay of the op changes nothing). Only the HEAD each
+process last looked at is remembered (in memory): a process that starts looks once.
+
+Off in a workspace by `git config stet.commitKeeps false`, or STET_COMMIT_KEEPS=off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+
+from ..domain import commit_keep
+from ..domain.model import Hunk, Kind
+from ..domain.status import Decide
+from ..errors import StetError
+from ..workspace import git
+from .deciding import Deciding
+from .state import ReviewState
+
+# How far back through the commits that changed a file a hunk's text is followed, to name
+# the commit that put it there.
+MOST_COMMITS = 20
+OFF = frozenset({"off", "0", "false", "no"})
+
+
+def turned_off(env: Mapping[str, str], top: str) -> bool:
+    """STET_COMMIT_KEEPS=off, or the checkout's `git config stet.commitKeeps false`."""
+    if env.get("STET_COMMIT_KEEPS", "").strip().lower() in OFF:
+        return True
+    try:
+        p = git.run(top, "config", "--local", "--get", "stet.commitKeeps", ok=(0, 1))
+    except git.GitError:
+        return False
+    return p.stdout.decode("utf-8", "replace").strip().lower() in OFF
+
+
+class CommitKeeps:
+    """What a commit keeps, noticed when HEAD moved."""
+
+    def __init__(self, state: ReviewState, deciding: Deciding):
+        self.st = state
+        self.deciding = deciding
+        self._tops: dict[str, str | None] = {}  # workspace root -> its git work tree's top
+        self._seen: dict[str, str] = {}  # git top -> the HEAD this process last looked at
+
+    async def notice(self, env: Mapping[str, str] | None = None) -> set[str]:
+        """Accept what the commits HEAD moved to keep; the uris of the hunks decided."""
+        kept = [h for h in self.st.hunks.values() if commit_keep.eligible(h)]
+        if not kept:
+            return set()
+        found = await asyncio.to_thread(self._kept_by_commits, kept, os.environ if env is None else env)
+        decided: set[str] = set()
+        for hid, commit in found:
+            try:
+                await self.deciding.decide(
+                    Decide.ACCEPT, [hid], request_id=commit_keep.op_id(hid, commit), by_commit=commit
+                )
+            except StetError:
+                continue  # decided otherwise meanwhile (a Conflict): the developer's stands
+            h = self.st.hunks.get(hid)
+            if h is not None:
+                decided.add(h.uri)
+        return decided
+
+    def _top(self, uri: str) -> str | None:
+        path = self.st.ws.path_of(uri)
+        root = next((r for r in self.st.ws.roots if path.startswith(r.rstrip(os.sep) + os.sep)), None)
+        if root is None:
+            return None
+        if root not in self._tops:
+            self._tops[root] = git.toplevel(root)
+        return self._tops[root]
+
+    def _kept_by_commits(self, kept: list[Hunk], env: Mapping[str, str]) -> list[tuple[str, str]]:
+        """(hunk id, the commit that put its text there) of each kept hunk a commit keeps, in the
+        work trees whose HEAD moved since this process last looked."""
+        by_top: dict[str, list[Hunk]] = {}
+        for h in kept:
+            try:
+                top = self._top(h.uri)
+            except StetError:  # outside this workspace's roots: decided where it is a root
+                continue
+            if top is not None:
+                by_top.setdefault(top, []).append(h)
+        out: list[tuple[str, str]] = []
+        for top, hunks in by_top.items():
+            try:
+                head = git.head(top)
+                if head is None or self._seen.get(top) == head:
+                    continue
+                if not turned_off(env, top):
+                    out += self._in_top(top, hunks)
+                self._seen[top] = head
+            except (git.GitError, OSError, ValueError):
+                continue  # git could not tell: looked at again at the next call
+        return out
+
+    def _name(self, top: str, uri: str | None) -> str | None:
+        if uri is None:
+            return None
+        return os.path.relpath(self.st.ws.path_of(uri), top).replace(os.sep, "/")
+
+    def _in_top(self, top: str, hunks: list[Hunk]) -> list[tuple[str, str]]:
+        limit = self.st.limits.max_bytes
+        names = {h.id: self._name(top, h.new_uri if h.kind == Kind.RENAME else h.uri) for h in hunks}
+        history = {n: git.commits_touching(top, n, MOST_COMMITS) for n in set(names.values()) if n is not None}
+        wanted = [(c, n) for n, commits in history.items() for c in commits]
+        olds = {h.id: self._name(top, h.uri) for h in hunks if h.kind == Kind.RENAME}
+        wanted += [(c, o) for h in hunks if (o := olds.get(h.id)) for c in history.get(names[h.id] or "", [])]
+        texts = git.files_at(top, wanted, limit)
+        out = []
+        for h in hunks:
+            name = names[h.id]
+            commits = history.get(name or "", [])
+            held = [self._holds(h, texts, c, name, olds.get(h.id)) for c in commits]
+            first = commit_keep.first_keeping(held)
+            if first is not None:
+                out.append((h.id, commits[first]))
+        return out
+
+    @staticmethod
+    def _holds(
+        h: Hunk, texts: Mapping[tuple[str, str], bytes | None], commit: str, name: str | None, old: str | None
+    ) -> bool:
+        def text(n: str | None) -> str | None:
+            data = texts.get((commit, n)) if n is not None else None
+            if data is None:
+                return None
+            try:
+                return data.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+
+        if h.kind == Kind.RENAME:
+            return commit_keep.kept_in(h, text(old), text(name))
+        return commit_keep.kept_in(h, text(name))

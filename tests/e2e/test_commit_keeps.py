@@ -1,0 +1,121 @@
+"""A commit keeps: a kept hunk (the agent's text left in the file for review) whose new text the
+developer commits is accepted by that commit, noticed by the next `stet` process, once."""
+
+import sqlite3
+from pathlib import Path
+
+from support.clitools import commit_all, git, make_repo, stet, stet_json
+
+BASE = "".join(f"line {i}\n" for i in range(1, 11))
+
+
+def repo(tmp_path: Path) -> Path:
+    root = make_repo(tmp_path / "ws")
+    (root / "a.py").write_text(BASE)
+    (root / "b.txt").write_text("alpha\nbeta\ngamma\n")
+    (root / ".gitignore").write_text(".stet/\n")
+    commit_all(root)
+    return root
+
+
+def kept(root: Path, name: str, old: str, new: str) -> dict:
+    """The agent's edit of `name`, captured and kept in the file for review."""
+    assert stet("snapshot", name, cwd=root).returncode == 0
+    path = root / name
+    path.write_text(path.read_text().replace(old, new))
+    (h,) = stet_json("capture", "--keep", cwd=root)["hunks"]
+    assert h["kept"] and h["status"] == "pending"
+    return h
+
+
+def status(root: Path, env: dict | None = None) -> dict[str, dict]:
+    return {h["id"]: h for h in stet_json("status", "--all", cwd=root, env=env)["hunks"]}
+
+
+def commit_ops(root: Path) -> list[tuple[str, str]]:
+    conn = sqlite3.connect(root / ".stet" / "stet.db")
+    try:
+        return conn.execute("SELECT op_id, args FROM oplog WHERE op_id LIKE 'commit-keep:%' ORDER BY lsn").fetchall()
+    finally:
+        conn.close()
+
+
+def head(root: Path) -> str:
+    return git("rev-parse", "HEAD", cwd=root).strip()
+
+
+def test_a_committed_kept_hunk_is_accepted_by_its_commit_once(tmp_path):
+    root = repo(tmp_path)
+    h = kept(root, "a.py", "line 3\n", "AGENT 3\n")
+    commit_all(root, "the agent's change, as it is")
+    sha = head(root)
+    got = status(root)[h["id"]]
+    assert (got["status"], got.get("decidedBy"), got.get("commit"), got["inFile"]) == ("applied", "commit", sha, True)
+    assert (root / "a.py").read_text() == BASE.replace("line 3\n", "AGENT 3\n"), "the file is as committed"
+    (op,) = commit_ops(root)
+    assert '"decidedBy": "commit"' in op[1] and sha in op[1] and h["id"] in op[1]
+    # Another process noticing the same HEAD adds nothing.
+    assert status(root)[h["id"]] == got
+    assert len(commit_ops(root)) == 1
+
+
+def test_only_kept_hunks_and_only_the_agents_text(tmp_path):
+    root = repo(tmp_path)
+    edited = kept(root, "a.py", "line 3\n", "AGENT 3\n")
+    # A pending proposal (not kept: the file got its text back); the developer then writes
+    # the same text and commits it: still theirs to decide.
+    assert stet("snapshot", "b.txt", cwd=root).returncode == 0
+    (root / "b.txt").write_text("alpha\nAGENT\ngamma\n")
+    (proposed,) = stet_json("capture", cwd=root)["hunks"]
+    assert not proposed.get("kept") and (root / "b.txt").read_text() == "alpha\nbeta\ngamma\n"
+    (root / "b.txt").write_text("alpha\nAGENT\ngamma\n")
+    # The developer changed the agent's text before committing it.
+    (root / "a.py").write_text(BASE.replace("line 3\n", "AGENT 3, mine\n"))
+    commit_all(root, "edited")
+    now = status(root)
+    assert "decidedBy" not in now[proposed["id"]] and now[proposed["id"]]["status"] != "applied"
+    assert "decidedBy" not in now[edited["id"]] and now[edited["id"]]["status"] != "applied"
+    assert commit_ops(root) == []
+
+
+def test_turned_off_by_the_workspace_or_the_environment(tmp_path):
+    root = repo(tmp_path)
+    h = kept(root, "a.py", "line 3\n", "AGENT 3\n")
+    git("config", "stet.commitKeeps", "false", cwd=root)
+    commit_all(root, "kept")
+    assert status(root)[h["id"]]["status"] == "pending"
+    git("config", "--unset", "stet.commitKeeps", cwd=root)
+    assert status(root, env={"STET_COMMIT_KEEPS": "off"})[h["id"]]["status"] == "pending"
+    assert commit_ops(root) == []
+    assert status(root)[h["id"]]["decidedBy"] == "commit", "on again: the next process looks"
+
+
+def test_undone_like_any_accept_and_not_decided_again(tmp_path):
+    root = repo(tmp_path)
+    h = kept(root, "a.py", "line 3\n", "AGENT 3\n")
+    commit_all(root, "kept")
+    assert status(root)[h["id"]]["status"] == "applied"
+    assert stet("undo", h["id"], cwd=root).returncode == 0
+    got = status(root)[h["id"]]
+    assert got["status"] == "pending" and "decidedBy" not in got
+    assert (root / "a.py").read_text() == BASE, "undo reverts the edit, as any accept's"
+    assert status(root)[h["id"]]["status"] == "pending", "the same commit does not decide it again"
+    assert len(commit_ops(root)) == 1
+
+
+def test_killed_mid_way_then_exactly_once(tmp_path):
+    root = repo(tmp_path)
+    one = kept(root, "a.py", "line 3\n", "AGENT 3\n")
+    two = kept(root, "b.txt", "beta\n", "AGENT\n")
+    commit_all(root, "both kept")
+    # Killed right after the first hunk's decision committed, before its edit was confirmed.
+    p = stet("status", "--all", "--json", cwd=root, env={"STET_FAULT": "decide:after-commit"})
+    assert p.returncode == -9, (p.returncode, p.stderr)
+    assert len(commit_ops(root)) == 1
+    after = status(root)
+    assert [after[h["id"]]["status"] for h in (one, two)] == ["applied", "applied"]
+    assert {after[h["id"]]["commit"] for h in (one, two)} == {head(root)}
+    assert len(commit_ops(root)) == 2
+    assert status(root) == after and len(commit_ops(root)) == 2
+    assert (root / "a.py").read_text() == BASE.replace("line 3\n", "AGENT 3\n")
+    assert (root / "b.txt").read_text() == "alpha\nAGENT\ngamma\n"
