@@ -119,3 +119,25 @@ def test_killed_mid_way_then_exactly_once(tmp_path):
     assert status(root) == after and len(commit_ops(root)) == 2
     assert (root / "a.py").read_text() == BASE.replace("line 3\n", "AGENT 3\n")
     assert (root / "b.txt").read_text() == "alpha\nAGENT\ngamma\n"
+
+
+def test_a_store_of_the_previous_schema_gains_the_column_and_keeps_its_hunks(tmp_path):
+    root = repo(tmp_path)
+    h = kept(root, "a.py", "line 3\n", "AGENT 3\n")
+    db = root / ".stet" / "stet.db"
+    conn = sqlite3.connect(db)
+    try:  # the store as the previous version left it
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        conn.execute("ALTER TABLE hunks DROP COLUMN by_commit")
+        conn.execute(f"PRAGMA user_version={version - 1}")
+        conn.commit()
+    finally:
+        conn.close()
+    commit_all(root, "kept")
+    got = status(root)[h["id"]]
+    assert (got["status"], got["decidedBy"], got["commit"]) == ("applied", "commit", head(root))
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == version
+    finally:
+        conn.close()

@@ -3,8 +3,9 @@ that HEAD reaches holds at its place are accepted by that commit (domain/commit_
 
 Any process that brings the review up to date does it; each hunk's accept has the op id of
 its hunk and commit, so two processes noticing the same HEAD at once, or one killed mid-way
-and started again, log it once (a replay of the op changes nothing). Only the HEAD each
-process last looked at is remembered (in memory): a process that starts looks once.
+and started again, log it once (a replay of the op changes nothing). The HEAD last looked at
+is remembered beside the store (review/heads_seen.py), a hint that spares the look when HEAD
+did not move.
 
 Off in a workspace by `git config stet.commitKeeps false`, or STET_COMMIT_KEEPS=off.
 """
@@ -20,13 +21,14 @@ from ..domain.model import Hunk, Kind
 from ..domain.status import Decide
 from ..errors import StetError
 from ..workspace import git
+from . import heads_seen
 from .deciding import Deciding
 from .state import ReviewState
 
 # How far back through the commits that changed a file a hunk's text is followed, to name
 # the commit that put it there.
 MOST_COMMITS = 20
-OFF = frozenset({"off", "0", "false", "no"})
+OFF = heads_seen.OFF
 
 
 def turned_off(env: Mapping[str, str], top: str) -> bool:
@@ -54,7 +56,7 @@ class CommitKeeps:
         kept = [h for h in self.st.hunks.values() if commit_keep.eligible(h)]
         if not kept:
             return set()
-        found = await asyncio.to_thread(self._kept_by_commits, kept, os.environ if env is None else env)
+        found, looked = await asyncio.to_thread(self._look, kept, os.environ if env is None else env)
         decided: set[str] = set()
         for hid, commit in found:
             try:
@@ -66,6 +68,10 @@ class CommitKeeps:
             h = self.st.hunks.get(hid)
             if h is not None:
                 decided.add(h.uri)
+        if looked:  # recorded once decided: a kill before leaves it to be looked at again
+            self._seen.update(looked)
+            home = heads_seen.home_of(self.st.ws.roots)
+            await asyncio.to_thread(lambda: heads_seen.write(home, {**heads_seen.read(home), **looked}))
         return decided
 
     def _top(self, uri: str) -> str | None:
@@ -77,29 +83,37 @@ class CommitKeeps:
             self._tops[root] = git.toplevel(root)
         return self._tops[root]
 
-    def _kept_by_commits(self, kept: list[Hunk], env: Mapping[str, str]) -> list[tuple[str, str]]:
+    def _look(self, kept: list[Hunk], env: Mapping[str, str]) -> tuple[list[tuple[str, str]], dict[str, str]]:
         """(hunk id, the commit that put its text there) of each kept hunk a commit keeps, in the
-        work trees whose HEAD moved since this process last looked."""
+        work trees whose HEAD moved since Stet last looked; and those trees' HEADs now."""
+        try:
+            now = heads_seen.heads(self.st.ws.roots)
+        except (git.GitError, OSError):
+            return [], {}
+        seen = {**heads_seen.read(heads_seen.home_of(self.st.ws.roots)), **self._seen}
+        moved = {top: head for top, head in now.items() if head is not None and seen.get(top) != head}
+        if not moved:
+            return [], {}
         by_top: dict[str, list[Hunk]] = {}
         for h in kept:
             try:
                 top = self._top(h.uri)
             except StetError:  # outside this workspace's roots: decided where it is a root
                 continue
-            if top is not None:
+            if top in moved:
                 by_top.setdefault(top, []).append(h)
         out: list[tuple[str, str]] = []
-        for top, hunks in by_top.items():
+        looked: dict[str, str] = {}
+        for top, head in moved.items():
             try:
-                head = git.head(top)
-                if head is None or self._seen.get(top) == head:
-                    continue
-                if not turned_off(env, top):
-                    out += self._in_top(top, hunks)
-                self._seen[top] = head
+                if turned_off(env, top):
+                    continue  # not looked at: turned on again, the HEAD of then is looked at
+                if by_top.get(top):
+                    out += self._in_top(top, by_top[top])
             except (git.GitError, OSError, ValueError):
                 continue  # git could not tell: looked at again at the next call
-        return out
+            looked[top] = head
+        return out, looked
 
     def _name(self, top: str, uri: str | None) -> str | None:
         if uri is None:
