@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from stet.store.statements import PATHS
 from stet.store.schema import SCHEMA_VERSION
+from stet.store.statements import PATHS
 from support import clitools
 from support.clitools import stet, stet_json
 from support.engines import Databases, cluster

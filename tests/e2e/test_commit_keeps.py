@@ -1,10 +1,12 @@
 """A commit keeps: a kept hunk (the agent's text left in the file for review) whose new text the
 developer commits is accepted by that commit, noticed by the next `stet` process, once."""
 
+import os
 import sqlite3
+import subprocess
 from pathlib import Path
 
-from support.clitools import commit_all, git, make_repo, stet, stet_json
+from support.clitools import STET, commit_all, git, make_repo, stet, stet_json
 
 BASE = "".join(f"line {i}\n" for i in range(1, 11))
 
@@ -141,3 +143,17 @@ def test_a_store_of_the_previous_schema_gains_the_column_and_keeps_its_hunks(tmp
         assert conn.execute("PRAGMA user_version").fetchone()[0] == version
     finally:
         conn.close()
+
+
+def test_two_processes_noticing_at_once_log_it_once(tmp_path):
+    root = repo(tmp_path)
+    h = kept(root, "a.py", "line 3\n", "AGENT 3\n")
+    commit_all(root, "kept")
+    env = {k: v for k, v in os.environ.items() if k not in ("STET_DB", "STET_FAULT")}
+    both = [
+        subprocess.Popen([*STET, "status", "--all", "--json"], cwd=root, env=env, stdout=subprocess.DEVNULL)
+        for _ in range(2)
+    ]
+    assert [p.wait(timeout=60) for p in both] == [0, 0]
+    assert len(commit_ops(root)) == 1
+    assert status(root)[h["id"]]["decidedBy"] == "commit"
