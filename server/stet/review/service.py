@@ -214,6 +214,7 @@ class Review:
     async def recover(self) -> JSON:
         result = await self.recovery.recover()
         await self.finish_captures()
+        await self.commit_keeps.notice()  # an editor's server at its start: what commits kept since
         return result
 
     async def remove_leftovers(self) -> None:
