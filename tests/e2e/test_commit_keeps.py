@@ -83,13 +83,18 @@ def test_only_kept_hunks_and_only_the_agents_text(tmp_path):
 def test_turned_off_by_the_workspace_or_the_environment(tmp_path):
     root = repo(tmp_path)
     h = kept(root, "a.py", "line 3\n", "AGENT 3\n")
-    git("config", "stet.commitKeeps", "false", cwd=root)
     commit_all(root, "kept")
+    assert status(root, env={"STET_COMMIT_KEEPS": "off"})[h["id"]]["status"] == "pending"
+    git("config", "stet.commitKeeps", "false", cwd=root)
     assert status(root)[h["id"]]["status"] == "pending"
     git("config", "--unset", "stet.commitKeeps", cwd=root)
-    assert status(root, env={"STET_COMMIT_KEEPS": "off"})[h["id"]]["status"] == "pending"
+    assert status(root)[h["id"]]["status"] == "pending", "that HEAD was looked at while off"
     assert commit_ops(root) == []
-    assert status(root)[h["id"]]["decidedBy"] == "commit", "on again: the next process looks"
+    (root / "b.txt").write_text("alpha\nbeta\ngamma\ndelta\n")
+    commit_all(root, "on again: the next HEAD is looked at")
+    got = status(root)[h["id"]]
+    assert (got["status"], got["decidedBy"]) == ("applied", "commit")
+    assert got["commit"] == git("rev-parse", "HEAD~1", cwd=root).strip(), "the commit that put the text there"
 
 
 def test_undone_like_any_accept_and_not_decided_again(tmp_path):
@@ -157,3 +162,21 @@ def test_two_processes_noticing_at_once_log_it_once(tmp_path):
     assert [p.wait(timeout=60) for p in both] == [0, 0]
     assert len(commit_ops(root)) == 1
     assert status(root)[h["id"]]["decidedBy"] == "commit"
+
+
+def test_the_resident_notices_before_a_call_and_the_setting_is_the_callers(tmp_path):
+    from support import residents
+
+    root = repo(tmp_path)
+    h = kept(root, "a.py", "line 3\n", "AGENT 3\n")
+    try:
+        assert status(root, env=residents.ON)[h["id"]]["status"] == "pending"
+        assert residents.resident_pid(root) is not None
+        commit_all(root, "kept")
+        off = {**residents.ON, "STET_COMMIT_KEEPS": "off"}
+        assert status(root, env=off)[h["id"]]["status"] == "pending", "the caller's environment"
+        got = status(root, env=residents.ON)[h["id"]]
+        assert (got["status"], got["decidedBy"], got["commit"]) == ("applied", "commit", head(root))
+        assert len(commit_ops(root)) == 1
+    finally:
+        residents.stop(root)

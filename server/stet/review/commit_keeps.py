@@ -31,10 +31,9 @@ MOST_COMMITS = 20
 OFF = heads_seen.OFF
 
 
-def turned_off(env: Mapping[str, str], top: str) -> bool:
-    """STET_COMMIT_KEEPS=off, or the checkout's `git config stet.commitKeeps false`."""
-    if env.get("STET_COMMIT_KEEPS", "").strip().lower() in OFF:
-        return True
+def turned_off(top: str) -> bool:
+    """The checkout's `git config stet.commitKeeps false` (its HEAD is recorded as looked at:
+    turned on again, the next HEAD is looked at)."""
     try:
         p = git.run(top, "config", "--local", "--get", "stet.commitKeeps", ok=(0, 1))
     except git.GitError:
@@ -48,8 +47,8 @@ class CommitKeeps:
     def __init__(self, state: ReviewState, deciding: Deciding):
         self.st = state
         self.deciding = deciding
-        self._tops: dict[str, str | None] = {}  # workspace root -> its git work tree's top
-        self._seen: dict[str, str] = {}  # git top -> the HEAD this process last looked at
+        self._dirs: dict[str, tuple[str, str, str] | None] = {}  # root -> git.dirs (asked once)
+        self._seen: dict[str, tuple[str, ...]] = {}  # root -> what this process recorded last
 
     async def notice(self, env: Mapping[str, str] | None = None) -> set[str]:
         """Accept what the commits HEAD moved to keep; the uris of the hunks decided."""
@@ -74,46 +73,56 @@ class CommitKeeps:
             await asyncio.to_thread(lambda: heads_seen.write(home, {**heads_seen.read(home), **looked}))
         return decided
 
-    def _top(self, uri: str) -> str | None:
-        path = self.st.ws.path_of(uri)
-        root = next((r for r in self.st.ws.roots if path.startswith(r.rstrip(os.sep) + os.sep)), None)
-        if root is None:
-            return None
-        if root not in self._tops:
-            self._tops[root] = git.toplevel(root)
-        return self._tops[root]
+    def _git_dirs(self, root: str) -> tuple[str, str, str] | None:
+        if root not in self._dirs:
+            self._dirs[root] = git.dirs(root)
+        return self._dirs[root]
 
-    def _look(self, kept: list[Hunk], env: Mapping[str, str]) -> tuple[list[tuple[str, str]], dict[str, str]]:
+    def _root(self, uri: str) -> str | None:
+        path = self.st.ws.path_of(uri)
+        return next((r for r in self.st.ws.roots if path.startswith(r.rstrip(os.sep) + os.sep)), None)
+
+    def _look(
+        self, kept: list[Hunk], env: Mapping[str, str]
+    ) -> tuple[list[tuple[str, str]], dict[str, tuple[str, ...]]]:
         """(hunk id, the commit that put its text there) of each kept hunk a commit keeps, in the
-        work trees whose HEAD moved since Stet last looked; and those trees' HEADs now."""
-        try:
-            now = heads_seen.heads(self.st.ws.roots)
-        except (git.GitError, OSError):
-            return [], {}
+        work trees whose HEAD moved since Stet last looked; and what to record of their roots."""
         seen = {**heads_seen.read(heads_seen.home_of(self.st.ws.roots)), **self._seen}
-        moved = {top: head for top, head in now.items() if head is not None and seen.get(top) != head}
+        now: dict[str, tuple[str, ...]] = {}
+        for root in self.st.ws.roots:
+            if heads_seen.unchanged(seen.get(root)):
+                continue  # its HEAD's files are as recorded: nothing moved
+            d = self._git_dirs(root)
+            if d is None:
+                now[root] = ("", "", "", "", "")
+                continue
+            stamp = git.head_stamp(d[1], d[2])  # before HEAD is read: a move meanwhile changes it again
+            try:
+                now[root] = (*d, git.head(d[0]) or "", stamp)
+            except git.GitError:
+                continue  # git could not tell: looked at again at the next call
+        moved = {e[0]: e[3] for root, e in now.items() if e[3] and (seen.get(root) or ("",) * 5)[3] != e[3]}
         if not moved:
-            return [], {}
+            return [], now
         by_top: dict[str, list[Hunk]] = {}
         for h in kept:
             try:
-                top = self._top(h.uri)
+                root = self._root(h.uri)
             except StetError:  # outside this workspace's roots: decided where it is a root
                 continue
+            top = now.get(root, ("",))[0] if root is not None else ""
             if top in moved:
                 by_top.setdefault(top, []).append(h)
         out: list[tuple[str, str]] = []
-        looked: dict[str, str] = {}
-        for top, head in moved.items():
+        for top in moved:
             try:
-                if turned_off(env, top):
-                    continue  # not looked at: turned on again, the HEAD of then is looked at
-                if by_top.get(top):
+                if env.get("STET_COMMIT_KEEPS", "").strip().lower() in OFF:
+                    now = {r: e for r, e in now.items() if e[0] != top}  # looked at when on again
+                elif by_top.get(top) and not turned_off(top):
                     out += self._in_top(top, by_top[top])
             except (git.GitError, OSError, ValueError):
-                continue  # git could not tell: looked at again at the next call
-            looked[top] = head
-        return out, looked
+                now = {r: e for r, e in now.items() if e[0] != top}  # git could not tell: again next call
+        return out, now
 
     def _name(self, top: str, uri: str | None) -> str | None:
         if uri is None:

@@ -1,8 +1,9 @@
-"""The HEAD of each git work tree of a workspace when Stet last looked for what a commit keeps
-(review/commit_keeps.py): `heads-seen` in Stet's folder, `top\\0head` lines. A hint only: what a
-commit decides is logged once by its op id whatever this says; it spares a process (and `stet
-status`'s glance) the look when HEAD did not move. Light: `stet status` reads it without the
-review."""
+"""The HEAD of each root's git work tree when Stet last looked for what a commit keeps
+(review/commit_keeps.py), kept in `heads-seen` in Stet's folder: per root, its work tree's top,
+git folders, HEAD and a stamp of the files HEAD is read from (git.head_stamp). A hint only: what
+a commit decides is logged once by its op id whatever this says. It spares the look when HEAD did
+not move, without running git: the resident before each call, `stet status`'s glance. Light:
+`stet status` reads it without the review."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from ..errors import StetError
 from ..workspace import git, own
 
 NAME = "heads-seen"
-OFF = frozenset({"off", "0", "false", "no"})  # STET_COMMIT_KEEPS, and git config stet.commitKeeps
 LIMIT = 64 * 1024
+OFF = frozenset({"off", "0", "false", "no"})  # STET_COMMIT_KEEPS, and git config stet.commitKeeps
+FIELDS = 6  # root, top, git folder, common folder, HEAD, stamp ("" for a root outside git)
 
 
 def home_of(roots: list[str]) -> str:
@@ -22,50 +24,49 @@ def home_of(roots: list[str]) -> str:
     return os.path.join(roots[0], own.STORE_DIR)
 
 
-def read(home: str) -> dict[str, str]:
+def read(home: str) -> dict[str, tuple[str, ...]]:
+    """root -> (top, git folder, common folder, HEAD, stamp)."""
     try:
         with own.folder(home, create=False) as fd:
             data = own.read_file(fd, NAME, os.path.join(home, NAME), LIMIT)
     except (StetError, OSError):
         return {}
-    out: dict[str, str] = {}
+    out: dict[str, tuple[str, ...]] = {}
     for line in (data or b"").decode("utf-8", "surrogateescape").splitlines():
-        top, _, head = line.partition("\0")
-        if head:
-            out[top] = head
+        fields = line.split("\0")
+        if len(fields) == FIELDS:
+            out[fields[0]] = tuple(fields[1:])
     return out
 
 
-def write(home: str, seen: dict[str, str]) -> None:
+def write(home: str, seen: Mapping[str, tuple[str, ...]]) -> None:
     """Best effort: a hint that cannot be written is looked for again."""
-    text = "".join(f"{top}\0{head}\n" for top, head in sorted(seen.items()) if "\n" not in top)
+    lines = [
+        "\0".join((root, *rest)) + "\n"
+        for root, rest in sorted(seen.items())
+        if len(rest) == FIELDS - 1 and not any("\n" in f or "\0" in f for f in (root, *rest))
+    ]
     try:
         with own.folder(home, create=False) as fd:
-            own.place(fd, NAME, text.encode("utf-8", "surrogateescape"))
+            own.place(fd, NAME, "".join(lines).encode("utf-8", "surrogateescape"))
     except (StetError, OSError):
         pass
 
 
-def heads(roots: list[str]) -> dict[str, str | None]:
-    """The git work tree's top of each root (not in git: left out), and its HEAD (None: no commit)."""
-    out: dict[str, str | None] = {}
-    for root in roots:
-        top = git.toplevel(root)
-        if top is not None and top not in out:
-            try:
-                out[top] = git.head(top)
-            except git.GitError:
-                out[top] = None
-    return out
+def unchanged(entry: tuple[str, ...] | None) -> bool:
+    """Is the root's HEAD where it was when recorded (by its stamp alone)?"""
+    if entry is None:
+        return False
+    top, gitdir, common, _head, stamp = entry
+    return not top or git.head_stamp(gitdir, common) == stamp
 
 
 def moved(roots: list[str], env: Mapping[str, str]) -> bool:
-    """Did HEAD move in a work tree of these roots since Stet last looked (and may a commit keep:
-    not STET_COMMIT_KEEPS=off)?"""
+    """May HEAD have moved in a root's work tree since Stet last looked (and may a commit keep:
+    not STET_COMMIT_KEEPS=off)? Without running git."""
     if env.get("STET_COMMIT_KEEPS", "").strip().lower() in OFF:
         return False
-    now = heads(roots)
-    if not now:
-        return False
+    from ..workspace.paths import Workspace
+
     seen = read(home_of(roots))
-    return any(head is not None and seen.get(top) != head for top, head in now.items())
+    return not all(unchanged(seen.get(root)) for root in Workspace(roots).roots)

@@ -387,3 +387,40 @@ def files_at(root: str, wanted: Iterable[tuple[str, str]], limit: int) -> dict[t
     for w, sha in blobs.items():
         out[w] = found[sha]
     return out
+
+
+def dirs(root: str) -> tuple[str, str, str] | None:
+    """(the work tree's top, its git folder, the repository's common folder) of `root`; None
+    outside git. One call: a process asks it once per root."""
+    try:
+        p = run(root, "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", ok=(0, 128))
+    except GitError:
+        return None
+    lines = p.stdout.decode("utf-8", "surrogateescape").splitlines()
+    if p.returncode != 0 or len(lines) != 3:
+        return None
+    top, gitdir, common = lines
+    return os.path.realpath(top), gitdir, os.path.realpath(os.path.join(root, common))
+
+
+def head_stamp(gitdir: str, common: str) -> str:
+    """What changes when HEAD may have moved, read without running git: HEAD itself, the ref it
+    names and packed-refs (each file's inode, mtime and size). Equal stamps: HEAD did not move."""
+    parts = []
+    try:
+        with open(os.path.join(gitdir, "HEAD"), "rb") as f:
+            head = f.read(1024)
+    except OSError:
+        return ""
+    parts.append(head.hex())
+    ref = head[5:].strip().decode("utf-8", "surrogateescape") if head.startswith(b"ref: ") else None
+    paths = [os.path.join(common, "packed-refs")]
+    if ref is not None and ".." not in ref.split("/"):
+        paths.append(os.path.join(common, ref))
+    for path in paths:
+        try:
+            st = os.stat(path)
+            parts.append(f"{st.st_ino}.{st.st_mtime_ns}.{st.st_size}")
+        except OSError:
+            parts.append("-")
+    return ",".join(parts)
