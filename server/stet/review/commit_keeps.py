@@ -107,10 +107,10 @@ class CommitKeeps:
         by_top: dict[str, list[Hunk]] = {}
         for h in kept:
             try:
-                root = self._root(h.uri)
+                at = self._root(h.uri)
             except StetError:  # outside this workspace's roots: decided where it is a root
                 continue
-            top = now.get(root, ("",))[0] if root is not None else ""
+            top = now.get(at, ("",))[0] if at is not None else ""
             if top in moved:
                 by_top.setdefault(top, []).append(h)
         out: list[tuple[str, str]] = []
