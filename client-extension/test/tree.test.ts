@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { countsLabel, groupContext, groupHunks, hunkContext, hunkDescription, relativePath, statusIcon } from '../src/logic/tree';
+import { countsLabel, decidedByLabel, groupContext, groupHunks, hunkContext, hunkDescription, relativePath, statusIcon } from '../src/logic/tree';
 import { countByStatus, inFileOf, isMissing, isShown, lineLabel } from '../src/logic/hunk';
 import { hunk } from './fixtures';
 
@@ -76,4 +76,12 @@ test('group contexts tell the menus whether bulk buttons apply', () => {
   assert.equal(groupContext('file', [hunk({ status: 'pending' })]), 'file.pending');
   assert.equal(groupContext('task', [hunk({ status: 'applied' })]), 'task');
   assert.equal(hunkDescription(hunk({ status: 'rejected', feedback: 'no' })), 'rejected — “no”');
+});
+
+test('a hunk a commit accepted says so, with the commit shortened', () => {
+  const sha = 'd4d3973c50a9cef0d2b484a413dfffd398113968';
+  assert.equal(hunkDescription(hunk({ status: 'applied', decidedBy: 'commit', commit: sha })), 'applied · accepted by commit d4d3973');
+  assert.equal(decidedByLabel({ status: 'pending', decidedBy: 'commit', commit: sha }), '', 'undone: no longer');
+  assert.equal(decidedByLabel({ status: 'applied', decidedBy: 'commit', commit: 'not\u202ehex' }), '');
+  assert.equal(hunkDescription(hunk({ status: 'applied' })), 'applied');
 });

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from stet.store.schema import SCHEMA_VERSION
 from stet.store.statements import PATHS
 from support import clitools
 from support.clitools import stet, stet_json
@@ -47,7 +48,7 @@ def _killed_then_migrated(root, db: str) -> None:
         assert killed.returncode == -9, (n, killed.stdout, killed.stderr)
         assert schema_version(db) == 8 and _contents(db) == before, n  # as that version left it
     status = stet_json("status", "--all", cwd=root)
-    assert schema_version(db) == 9 and stored_absolute(db) == []
+    assert schema_version(db) == SCHEMA_VERSION and stored_absolute(db) == []
     assert {h["uri"] for h in status["hunks"]} >= {(root / "a.py").as_uri(), (root / "links.txt").as_uri()}
     (links,) = [h for h in status["hunks"] if h["proposalId"] == "p-links"]
     assert links["oldText"] == (root / "a.py").as_uri() + "\n"  # a text, as it was written

@@ -10,6 +10,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+from stet.store.schema import SCHEMA_VERSION
 from support import clitools
 from support.clitools import stet, stet_json
 from support.engines import Databases, cluster
@@ -72,7 +73,7 @@ def test_a_postgresql_store_of_schema_8_is_migrated_with_every_hunk_as_it_was():
 def _migrated(root: Path, expected: dict, db: str) -> None:
     ops_before = len(expected["log"]["ops"]) + 1  # and the accept killed after its commit
     _as_before(root, expected)
-    assert schema_version(db) == 9 and stored_absolute(db) == []
+    assert schema_version(db) == SCHEMA_VERSION and stored_absolute(db) == []
     links = next(h for h in expected["status"]["hunks"] if h["proposalId"] == "p-links")
     assert links["oldText"] == MADE_AT.as_uri() + "/a.py\n"  # (a text: compared whole by _as_before)
     log = stet_json("log", cwd=root)["ops"]
@@ -134,7 +135,7 @@ def test_the_migration_takes_the_root_of_the_opening_process_for_a_store_elsewhe
         status = stet_json("--db", str(db), "--root", str(root), "status", "--all", cwd=root)
         assert _hunks(status) == _hunks(stet_json("status", "--all", cwd=root, env={"STET_DB": str(db)}))
         assert {h["id"]: h["status"] for h in status["hunks"]}[expected["ids"]["a2"]] == "rejected"
-        assert schema_version(str(db)) == 9 and stored_absolute(str(db)) == []
+        assert schema_version(str(db)) == SCHEMA_VERSION and stored_absolute(str(db)) == []
         conn = sqlite3.connect(db)
         try:
             uri = conn.execute("SELECT uri FROM hunks WHERE id = ?", (expected["ids"]["a2"],)).fetchone()
@@ -149,7 +150,7 @@ def test_a_store_moved_before_the_upgrade_keeps_its_paths_until_opened_where_the
     folder is back where they fit: then they are made relative, and everything is as it was."""
     root, expected = unpack(tmp_path / "moved")
     first = stet_json("status", "--all", cwd=root)
-    assert schema_version(str(root / ".stet" / "stet.db")) == 9
+    assert schema_version(str(root / ".stet" / "stet.db")) == SCHEMA_VERSION
     before, now = _hunks(expected["status"]), _hunks(first)
     a3 = expected["ids"]["a3"]
     for hid, h in before.items():

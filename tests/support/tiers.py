@@ -45,6 +45,11 @@ FAST: dict[str, tuple[str, ...]] = {
         "test_a_closed_stdout_is_not_a_traceback",
     ),
     "tests/e2e/test_patches_git.py": (ALL,),
+    "tests/e2e/test_commit_keeps.py": (
+        "test_a_committed_kept_hunk_is_accepted_by_its_commit_once",
+        "test_only_kept_hunks_and_only_the_agents_text",
+        "test_killed_mid_way_then_exactly_once",
+    ),
     "tests/e2e/test_inbox.py": ("test_dropped_files_are_proposed_and_moved_to_done",),
     # MCP, over stdio and HTTP.
     "tests/e2e/test_mcp.py": (

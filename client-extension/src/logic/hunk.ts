@@ -36,6 +36,10 @@ export interface HunkState {
   turn?: Turn | null;
   version: number;
   decidedAt: string | null;
+  /** Who decided, when not the developer: "commit" (a kept hunk whose text the developer committed). Optional. */
+  decidedBy?: 'commit';
+  /** With decidedBy "commit": the commit's id. Optional. */
+  commit?: string;
 }
 
 /** A turn of an agent's session: the captures made while it answered one prompt. */

@@ -81,10 +81,22 @@ export function groupContext(kind: 'task' | 'proposal' | 'file', hunks: HunkStat
   return hunks.some((h) => h.status === 'pending') ? `${kind}.pending` : kind;
 }
 
-/** The description of a hunk row: its status (or "applied · not in file") and the developer's feedback. */
+/**
+ * The description of a hunk row: its status (or "applied · not in file"), who decided when a commit did
+ * ("accepted by commit abc1234") and the developer's feedback.
+ */
 export function hunkDescription(h: HunkState): string {
   const status = isMissing(h) ? 'applied · not in the file any more' : h.status;
-  return h.feedback ? `${status} — “${h.feedback}”` : status;
+  const by = decidedByLabel(h);
+  const shown = by ? `${status} · ${by}` : status;
+  return h.feedback ? `${shown} — “${h.feedback}”` : shown;
+}
+
+/** "accepted by commit abc1234" for a hunk a commit decided (its id shortened, hex only), else "". */
+export function decidedByLabel(h: Pick<HunkState, 'decidedBy' | 'commit' | 'status'>): string {
+  if (h.decidedBy !== 'commit' || typeof h.commit !== 'string' || !/^[0-9a-f]{7,64}$/.test(h.commit)) return '';
+  if (h.status !== 'accepted' && h.status !== 'applied') return '';
+  return `accepted by commit ${h.commit.slice(0, 7)}`;
 }
 
 /** Codicon id for a hunk status (the view maps it to a ThemeIcon). */

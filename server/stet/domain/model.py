@@ -43,7 +43,7 @@ def inline_message(message: str | None) -> tuple[str | None, bool]:
 FIELDS = (
     "id", "proposal_id", "task_id", "seq", "uri", "kind", "status", "line", "old", "new", "ctx_before",
     "ctx_after", "new_uri", "message", "feedback", "version", "decided_at", "applied_text", "lsn", "in_file",
-    "problem", "kept", "parts", "turn", "shows_new", "stored_line", "tracked", "ctx_key",
+    "problem", "kept", "parts", "by_commit", "turn", "shows_new", "stored_line", "tracked", "ctx_key",
 )  # fmt: skip
 # What two hunks must share to be equal: the stored fields (`turn` is its proposal's, the rest
 # this process's own).
@@ -94,6 +94,8 @@ class Hunk:
     kept: bool
     # Split into a part decided and the rest (docs/protocol.md, "Parts of a hunk"): their ids.
     parts: tuple[str, str] | None
+    # Accepted by a commit (domain/commit_keep.py): its id; None when the developer decided.
+    by_commit: str | None
     # The Claude Code session and turn (1-based per session) whose capture proposed it: its
     # proposal's (store table `turns`), None for hunks not captured by a turn's hook.
     # Not compared, nor are the fields after it.
@@ -135,6 +137,7 @@ class Hunk:
         problem: str | None = None,
         kept: bool = False,
         parts: tuple[str, str] | None = None,
+        by_commit: str | None = None,
         turn: tuple[str, int] | None = None,
         shows_new: bool = False,
         stored_line: int = -1,
@@ -164,6 +167,7 @@ class Hunk:
         self.problem = problem
         self.kept = kept
         self.parts = parts
+        self.by_commit = by_commit
         self.turn = turn
         self.shows_new = shows_new
         self.stored_line = stored_line

@@ -45,6 +45,8 @@ def state(h: Hunk) -> JSON:
         out["messageTruncated"] = True
     if h.kept:
         out["kept"] = True
+    if h.by_commit is not None:
+        out["decidedBy"], out["commit"] = "commit", h.by_commit
     if h.parts is not None:
         out["parts"] = list(h.parts)
     if h.turn is not None:

@@ -94,7 +94,7 @@ class Resident:
         async with self.catching_up:
             await self.review.require_store().check()
             # The temp files killed writes left are tidied between calls (tidy), not before each.
-            lag = (await self.review.up_to_date()).lag
+            lag = (await self.review.up_to_date(env=call.env)).lag
         if lag:
             call.say(f"stet: {inert(lag)}")
         return self.review

@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..domain import fileop
+from ..domain import commit_keep, fileop
 from ..domain.anchor import LineIndex, find_applied, text_at
 from ..domain.decided import Decided
 from ..domain.effect_outcome import Action, EffectEdit, State
@@ -94,10 +94,13 @@ class Decision:
     feedback: str | None = None
     text: str | None = None  # accept with changes: the developer's own new text
     left: dict[str, str] | None = None  # a pull fills it: what cannot land here, and why
+    by_commit: str | None = None  # an accept a commit made of kept hunks (domain/commit_keep.py)
 
     def logged(self) -> JSON:
         """Its arguments as the op log keeps them."""
         args: JSON = {"hunkIds": self.ids}
+        if self.by_commit is not None:
+            args["decidedBy"], args["commit"] = "commit", self.by_commit
         if self.feedback is not None:
             args["feedback"] = self.feedback
         if self.text is not None:
@@ -126,11 +129,13 @@ class Deciding:
         feedback: str | None = None,
         text: str | None = None,
         left: dict[str, str] | None = None,
+        by_commit: str | None = None,
     ) -> Decided:
         """accept / reject / undo / reapply, of given hunks or of every pending hunk of a file,
         proposal or task. All or nothing, idempotent by request id - except `pull`: a reapply
         of what can land in this checkout, where each hunk that cannot is put in `left` (its
-        id: why, and what to do about the checkout) instead of refusing the others."""
+        id: why, and what to do about the checkout) instead of refusing the others.
+        `by_commit`: an accept that commit made of kept hunks waiting for review (only those)."""
         st = self.st
         store = st.require_store()
         if request_id is not None:
@@ -164,7 +169,14 @@ class Deciding:
                         rows = {h.id: h for h in found}
                         ids = list(rows)
                     asked = Decision(
-                        op_id=op_id, action=action, ids=ids, expected=expected, feedback=feedback, text=text, left=left
+                        op_id=op_id,
+                        action=action,
+                        ids=ids,
+                        expected=expected,
+                        feedback=feedback,
+                        text=text,
+                        left=left,
+                        by_commit=by_commit,
                     )
                     effects, no_revert = await self._decide_in(tx, asked, rows)
                     # Until its effect has run, memory keeps the hunk where the text really is.
@@ -189,6 +201,8 @@ class Deciding:
         """Record the decision in `tx`: the effects it journals, and the undone applied hunks
         whose change was gone already (nothing to revert)."""
         self._check_asked(d, rows)
+        if d.by_commit is not None:
+            self._check_kept(d, rows)
         seen = Contents(self.st)
         if d.action in (Decide.REAPPLY, Decide.PULL):
             left = d.left if d.action == Decide.PULL else None
@@ -271,6 +285,17 @@ class Deciding:
             )
 
     @staticmethod
+    def _check_kept(d: Decision, rows: dict[str, Hunk]) -> None:
+        """A commit decides kept hunks waiting for review, nothing else (checked in the
+        transaction: another process may have decided one meanwhile)."""
+        for hid in d.ids:
+            if d.action != Decide.ACCEPT or not commit_keep.eligible(rows[hid]):
+                raise Conflict(
+                    f"commit {d.by_commit} does not decide hunk {hid}: it is not kept waiting for review",
+                    {"hunkId": hid, "status": rows[hid].status.value},
+                )
+
+    @staticmethod
     def _move(d: Decision, h: Hunk, target: Status, lsn: int, stamp: str, out_of_file: bool) -> None:
         """The hunk as the decision leaves it (`out_of_file`: its new text is out of the file)."""
         h.move_to(target, d.action)
@@ -278,6 +303,7 @@ class Deciding:
         h.in_file = None  # only an applied hunk has one; an effect sets it when applied
         if out_of_file:
             h.kept = False  # an ordinary hunk from now on
+        h.by_commit = d.by_commit if target == Status.ACCEPTED else None
         if d.action == Decide.UNDO:
             h.feedback, h.decided_at, h.applied_text = None, None, None
         else:

@@ -121,6 +121,7 @@ class Memory:
             "problem",
             "kept",
             "parts",
+            "by_commit",
             "ctx_before",
             "ctx_after",
             "ctx_key",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..domain.decided import Decided, Split
@@ -29,6 +29,7 @@ from ..errors import StetError, StoreLost, StoreUnavailable
 from ..store import StoreApi
 from ..workspace.paths import Workspace, path_to_uri
 from .capturing import Capturing
+from .commit_keeps import CommitKeeps
 from .config import Editor, Limits
 from .deciding import Deciding
 from .documents import ContentChange, Documents
@@ -73,6 +74,7 @@ class Review:
         self.capturing = Capturing(st, self.memory, self.proposing, self.outside)
         self.recovery = Recovery(st, self.memory, self.effects, self.outside)
         self.recheck = Recheck(st, self.outside)
+        self.commit_keeps = CommitKeeps(st, self.deciding)
 
     # --- what the review knows -------------------------------------------------------------
     @property
@@ -187,13 +189,14 @@ class Review:
         edit meant for a live editor's buffer is that editor's)."""
         await self.effects.run_pending(states=(State.PENDING,), targets=("file", "buffer"))
 
-    async def up_to_date(self, *, tidy: bool = False) -> UpToDate:
+    async def up_to_date(self, *, tidy: bool = False, env: Mapping[str, str] | None = None) -> UpToDate:
         """The one way every door brings the review up to date before it answers: what other
         processes committed (`sync`), captures and journaled edits a kill left unfinished
         (finished here, exactly once: any process may), files changed since Stet last looked.
         `tidy` also removes the temp files killed writes left (at open; a resident does it
         between calls). Raises StetError when the store cannot be read; when it can be read but
-        not written, the answer says why the review may lag."""
+        not written, the answer says why the review may lag. Then, when HEAD moved, what a
+        commit keeps (`env`: the caller's environment, STET_COMMIT_KEEPS; this process's when None)."""
         changed = await self.sync()
         try:
             await self.finish_captures()  # a capture killed before its files were restored
@@ -201,6 +204,7 @@ class Review:
                 await self.remove_leftovers()
             await self.finish_journaled()
             changed |= await self.recheck.changed_files()
+            changed |= await self.commit_keeps.notice(env)
         except StoreLost:
             raise  # nothing more can be acknowledged: the door says so
         except StoreUnavailable as exc:  # the review can still be read; say why it may lag
@@ -210,6 +214,7 @@ class Review:
     async def recover(self) -> JSON:
         result = await self.recovery.recover()
         await self.finish_captures()
+        await self.commit_keeps.notice()  # an editor's server at its start: what commits kept since
         return result
 
     async def remove_leftovers(self) -> None:

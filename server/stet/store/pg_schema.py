@@ -185,6 +185,10 @@ MIGRATIONS: list[list[str]] = [
         "CREATE TABLE unplaced (n BIGINT NOT NULL)",
         "INSERT INTO unplaced (n) VALUES (0)",
     ],
+    # 10
+    [
+        'ALTER TABLE hunks ADD COLUMN by_commit TEXT COLLATE "C"',
+    ],
 ]
 
 # Then PostgreSQL's own, in order (their count is stet_schema.pg_version): what only a store

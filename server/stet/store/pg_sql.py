@@ -18,7 +18,7 @@ CHANNEL = "stet"
 HUNK_COLUMNS = (
     "id, proposal_id, task_id, seq, uri, kind, new_uri, status, line, old_text, new_text, "
     "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, "
-    f"(SELECT f.in_file FROM hunk_in_file f WHERE f.hunk_id = hunks.id AND f.checkout = {MINE}), problem, kept, parts"
+    f"(SELECT f.in_file FROM hunk_in_file f WHERE f.hunk_id = hunks.id AND f.checkout = {MINE}), problem, kept, parts, by_commit"
 )
 _HUNKS = f"SELECT {HUNK_COLUMNS} FROM hunks"
 
@@ -65,12 +65,12 @@ POSTGRES = Statements(
     # hunks.in_file is written as the SQLite engine writes it, and read from hunk_in_file.
     add_hunks=(
         "INSERT INTO hunks (id, proposal_id, task_id, seq, uri, kind, new_uri, status, line, old_text, new_text, "
-        "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, in_file, problem, kept, parts) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, in_file, problem, kept, parts, by_commit) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
     ),
     save_hunks=(
         "UPDATE hunks SET status = %s, line = %s, applied_text = %s, feedback = %s, version = %s, "
-        "decided_at = %s, lsn = %s, in_file = %s, problem = %s, kept = %s WHERE id = %s"
+        "decided_at = %s, lsn = %s, in_file = %s, problem = %s, kept = %s, by_commit = %s WHERE id = %s"
     ),
     put_in_file=(
         f"INSERT INTO hunk_in_file (checkout, hunk_id, in_file) VALUES ({MINE}, %s, %s) "

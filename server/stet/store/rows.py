@@ -54,6 +54,7 @@ def hunk_values(h: Hunk) -> Row:
         h.problem,
         int(h.kept),
         None if h.parts is None else json.dumps(list(h.parts)),
+        h.by_commit,
     )
 
 

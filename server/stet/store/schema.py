@@ -198,6 +198,11 @@ MIGRATIONS: list[list[str]] = [
         "CREATE TABLE unplaced (n INTEGER NOT NULL)",
         "INSERT INTO unplaced (n) VALUES (0)",
     ],
+    # 10: a kept hunk accepted by a commit (domain/commit_keep.py): the commit's id; NULL for a
+    # hunk the developer decided.
+    [
+        "ALTER TABLE hunks ADD COLUMN by_commit TEXT",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

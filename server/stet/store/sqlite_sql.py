@@ -39,7 +39,7 @@ SQLITE = Statements(
     add_hunks=f"INSERT INTO hunks ({HUNK_COLUMNS}) VALUES ({', '.join('?' * len(HUNK_COLUMNS.split(',')))})",
     save_hunks=(
         "UPDATE hunks SET status = ?, line = ?, applied_text = ?, feedback = ?, version = ?, "
-        "decided_at = ?, lsn = ?, in_file = ?, problem = ?, kept = ? WHERE id = ?"
+        "decided_at = ?, lsn = ?, in_file = ?, problem = ?, kept = ?, by_commit = ? WHERE id = ?"
     ),
     put_in_file=None,  # one checkout per SQLite store: in_file is a column of hunks
     move_hunks="UPDATE hunks SET uri = ?, lsn = ? WHERE uri = ? AND id != ?",

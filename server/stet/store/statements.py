@@ -85,7 +85,9 @@ class Statements:
     hunks_since: str  # (lsn), in lsn order
     hunks_by_ids: str  # {marks}: (ids)
     add_hunks: str  # rows.hunk_values
-    save_hunks: str  # (status, line, applied_text, feedback, version, decided_at, lsn, in_file, problem, kept, id)
+    save_hunks: (
+        str  # (status, line, applied_text, feedback, version, decided_at, lsn, in_file, problem, kept, by_commit, id)
+    )
     put_in_file: str | None  # (hunk id, in_file): where in_file is each checkout's own (PostgreSQL)
     move_hunks: str  # (new uri, lsn, old uri, except id)
     save_lines: str  # (line, lsn, id)

@@ -323,6 +323,7 @@ class Tx:
                 None if h.in_file is None else int(h.in_file),
                 h.problem,
                 int(h.kept),
+                h.by_commit,
                 h.id,
             )
             for h in hunks
@@ -333,7 +334,7 @@ class Tx:
             self._unstamped.update(h.uri for h in hunks)
         self._queue.append((self.sql.save_hunks, rows, True, False))
         if self.sql.put_in_file is not None:
-            self._queue.append((self.sql.put_in_file, [(r[10], r[7]) for r in rows], True, False))
+            self._queue.append((self.sql.put_in_file, [(r[11], r[7]) for r in rows], True, False))
 
     async def set_parts(self, hunk_id: str, parts: tuple[str, str]) -> None:
         """A hunk split into a part decided and the rest (saved with its status by save_hunks)."""

@@ -360,3 +360,67 @@ def root_commits(path: str) -> list[str]:
     except GitError:
         return []
     return sorted(p.stdout.decode().split()) if p.returncode == 0 else []
+
+
+def commits_touching(root: str, name: str, most: int) -> list[str]:
+    """The last `most` commits HEAD reaches that changed the file `name` (relative to `root`,
+    the work tree's top), newest first. Empty before the first commit."""
+    p = run(root, "rev-list", f"--max-count={most}", "HEAD", "--", f":(literal){name}", ok=(0, 128))
+    return p.stdout.decode().split() if p.returncode == 0 else []
+
+
+def files_at(root: str, wanted: Iterable[tuple[str, str]], limit: int) -> dict[tuple[str, str], bytes | None]:
+    """(commit, name) -> that file's content in that commit; None when the commit has no regular
+    file there, or one of more than `limit` bytes (not read)."""
+    asked = [w for w in dict.fromkeys(wanted) if "\n" not in w[1] and "\r" not in w[1]]
+    out: dict[tuple[str, str], bytes | None] = dict.fromkeys(wanted)
+    if not asked:
+        return out
+    query = "".join(f"{c}:{n}\n" for c, n in asked).encode("utf-8", "surrogateescape")
+    checked = run(root, "cat-file", "--batch-check", input=query).stdout.decode("utf-8", "replace").splitlines()
+    blobs: dict[tuple[str, str], str] = {}
+    for w, line in zip(asked, checked, strict=False):
+        header = line.split()
+        if len(header) == 3 and header[1] == "blob" and int(header[2]) <= limit:
+            blobs[w] = header[0]
+    found = contents(root, blobs.values())
+    for w, sha in blobs.items():
+        out[w] = found[sha]
+    return out
+
+
+def dirs(root: str) -> tuple[str, str, str] | None:
+    """(the work tree's top, its git folder, the repository's common folder) of `root`; None
+    outside git. One call: a process asks it once per root."""
+    try:
+        p = run(root, "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", ok=(0, 128))
+    except GitError:
+        return None
+    lines = p.stdout.decode("utf-8", "surrogateescape").splitlines()
+    if p.returncode != 0 or len(lines) != 3:
+        return None
+    top, gitdir, common = lines
+    return os.path.realpath(top), gitdir, os.path.realpath(os.path.join(root, common))
+
+
+def head_stamp(gitdir: str, common: str) -> str:
+    """What changes when HEAD may have moved, read without running git: HEAD itself, the ref it
+    names and packed-refs (each file's inode, mtime and size). Equal stamps: HEAD did not move."""
+    parts = []
+    try:
+        with open(os.path.join(gitdir, "HEAD"), "rb") as f:
+            head = f.read(1024)
+    except OSError:
+        return ""
+    parts.append(head.hex())
+    ref = head[5:].strip().decode("utf-8", "surrogateescape") if head.startswith(b"ref: ") else None
+    paths = [os.path.join(common, "packed-refs")]
+    if ref is not None and ".." not in ref.split("/"):
+        paths.append(os.path.join(common, ref))
+    for path in paths:
+        try:
+            st = os.stat(path)
+            parts.append(f"{st.st_ino}.{st.st_mtime_ns}.{st.st_size}")
+        except OSError:
+            parts.append("-")
+    return ",".join(parts)

@@ -1,0 +1,68 @@
+"""A commit keeps: whether a kept hunk's new text (the agent's text left in the file for review)
+is in a commit's version of its file, at its place. Pure: the caller reads the commits.
+
+Only a kept hunk waiting for review is ever decided by a commit; the developer's edit of the
+agent's text before committing (the commit holds other text there) is not the agent's text kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .anchor import LineIndex, find_applied
+from .model import Hunk, Kind
+from .text import split_lines
+
+# The op id of the accept a commit makes of a hunk: the same in every process that notices it,
+# so two of them (or one after a kill) log it once.
+OP_PREFIX = "commit-keep:"
+
+
+def op_id(hunk_id: str, commit: str) -> str:
+    return f"{OP_PREFIX}{commit}:{hunk_id}"
+
+
+def eligible(h: Hunk) -> bool:
+    """A hunk a commit may decide: kept, and waiting for review."""
+    return h.kept_pending
+
+
+def kept_in(h: Hunk, text: str | None, new_text: str | None = None) -> bool:
+    """Is `h`'s new text in `text` (its file as a commit holds it; None: not in the commit), at
+    its place? For a rename, `new_text` is the commit's text at the new path and `text` the
+    old path's (None: gone, as the rename leaves it)."""
+    if not eligible(h):
+        return False
+    if h.kind == Kind.CREATE:
+        return text is not None and text == h.new_text
+    if h.kind == Kind.DELETE:
+        return text is None
+    if h.kind == Kind.RENAME:
+        return text is None and new_text is not None and (not h.new or new_text == h.new_text)
+    if text is None:
+        return False
+    return at_place(split_lines(text), h.new, h.old, h.line, h.ctx_before, h.ctx_after)
+
+
+def at_place(
+    lines: list[str],
+    new: Sequence[str],
+    old: Sequence[str],
+    line: int,
+    before: Sequence[str | None],
+    after: Sequence[str | None],
+) -> bool:
+    """The anchoring rule of an applied hunk (anchor.find_applied), on the commit's lines."""
+    return find_applied(LineIndex(lines), new, old, line, tuple(before), tuple(after)) is not None
+
+
+def first_keeping(kept: Sequence[bool]) -> int | None:
+    """Of the commits that touched a file, newest first, whether each holds the hunk's text: the
+    index of the commit that put it there (the oldest of the newest run that holds it), None
+    when HEAD's own version does not hold it."""
+    if not kept or not kept[0]:
+        return None
+    n = 0
+    while n + 1 < len(kept) and kept[n + 1]:
+        n += 1
+    return n
