@@ -1,0 +1,85 @@
+"""The real Claude Code (the pinned npm release, support/agents_install.py) with the hooks `stet
+integrate claude-code` writes, driven end to end by the scripted model: its edit is captured as a
+pending hunk of task claude-SESSION, the open review reaches the model at the next session's start,
+and the redo of a change the developer rejected is denied, the model getting the developer's words
+as the tool's error."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+from support.capturetools import agent_repo, hunks
+from support.clitools import commit_all, stet
+from support.real_agents import PYTHON, agent_binary, claude_env, run
+from support.scripted_model import Request, ScriptedModel, text, tool
+
+STET = f"{shlex.quote(PYTHON)} -m stet"
+FEEDBACK = "keep the limit at 10: the API gateway caps requests at 10 per second"
+
+
+def claude(exe: Path, repo: Path, env: dict[str, str], prompt: str) -> dict:
+    cmd = [str(exe), "-p", prompt, "--output-format", "json", "--permission-mode", "acceptEdits"]
+    p = run(cmd, repo, env)
+    assert p.returncode == 0, (p.returncode, p.stdout[-2000:], p.stderr[-2000:])
+    result = json.loads(p.stdout)
+    assert result["is_error"] is False, result
+    return result
+
+
+def tool_results(request: Request) -> list[dict]:
+    return [
+        block
+        for message in request.body.get("messages", [])
+        if message["role"] == "user" and isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+
+
+def result_text(block: dict) -> str:
+    content = block.get("content")
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content)
+    return str(content)
+
+
+def test_real_claude_code_edit_captured_rejected_and_its_redo_denied(tmp_path):
+    exe = agent_binary("claude")
+    repo = agent_repo(tmp_path / "repo")
+    assert stet("integrate", "claude-code", "--stet", STET, cwd=repo).returncode == 0
+    commit_all(repo, "claude code set up")
+    edit = {"file_path": str(repo / "a.py"), "old_string": "LIMIT = 10", "new_string": "LIMIT = 20"}
+
+    with ScriptedModel() as model:
+        env = claude_env(tmp_path / "home", model.url)
+
+        # The first session edits: the turn is captured, the edit kept in the file for review.
+        model.play([tool("Edit", edit), text("raised")])
+        first = claude(exe, repo, env, "raise the limit to 20")
+        session = first["session_id"]
+        assert (repo / "a.py").read_text().startswith("LIMIT = 20\n")
+        (hunk,) = hunks(repo, "--task", f"claude-{session}")
+        assert (hunk["status"], hunk["oldText"], hunk["newText"]) == ("pending", "LIMIT = 10\n", "LIMIT = 20\n")
+        assert tool_results(model.turns()[-1])[0].get("is_error") is not True
+
+        # The developer rejects it with feedback: the baseline is back in the file.
+        assert stet("reject", hunk["id"], "--feedback", FEEDBACK, cwd=repo).returncode == 0
+        assert (repo / "a.py").read_text().startswith("LIMIT = 10\n")
+
+        # The next session is told the open review, and its redo of the same edit is denied.
+        seen = len(model.requests)
+        model.play([tool("Edit", edit), text("understood")])
+        second = claude(exe, repo, env, "raise the limit to 20 again")
+        assert second["session_id"] != session
+        turns = [r for r in model.requests[seen:] if r.main]
+        assert len(turns) == 2, [r.answer for r in turns]
+        told = json.dumps(turns[0].body)
+        assert f"REJECTED a.py line 1: the developer said: {FEEDBACK}" in told
+        (denied,) = tool_results(turns[1])
+        assert denied.get("is_error") is True, denied
+        assert f"The developer rejected this change to a.py: {FEEDBACK}" in result_text(denied), denied
+        assert (repo / "a.py").read_text().startswith("LIMIT = 10\n")
+        # Nothing else was recorded: the one hunk, rejected.
+        assert [(h["id"], h["status"]) for h in hunks(repo)] == [(hunk["id"], "rejected")]
