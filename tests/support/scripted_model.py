@@ -314,13 +314,14 @@ def responses_events(step: Step, kind: str, resp_id: str, call_id: str) -> Itera
 
 def gemini_answer(step: Step, body: dict) -> dict:
     """One GenerateContentResponse: a functionCall part or a text part. A side request asking for JSON
-    (Gemini CLI's next-speaker check, its model router) gets a JSON text meaning "stop, the user is
-    next"."""
+    (Gemini CLI's next-speaker check, its model routers) gets a JSON text meaning "stop, the user is
+    next" and "a simple task"."""
     config = body.get("generationConfig") or {}
     if step.tool:
         part: dict = {"functionCall": {"name": step.tool, "args": step.input}}
     elif config.get("responseMimeType") == "application/json":
         verdict = {"reasoning": "scripted", "next_speaker": "user", "model_choice": "flash"}
+        verdict.update(complexity_reasoning="scripted", complexity_score=1)
         part = {"text": json.dumps(verdict)}
     else:
         part = {"text": step.text}

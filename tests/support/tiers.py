@@ -60,8 +60,10 @@ FAST: dict[str, tuple[str, ...]] = {
     "tests/e2e/test_mcp_http.py": (ALL,),
     # Agents: Claude Code's hooks, capture and `stet run`.
     "tests/e2e/test_claude_hooks.py": ("test_hooks_capture_each_turn_kept_in_the_files",),
-    # The real Claude Code from npm (cached install) against the scripted model: a few seconds.
+    # The real agents from npm (cached installs) against the scripted model: a few seconds each.
     "tests/e2e/test_real_claude_code.py": (ALL,),
+    "tests/e2e/test_real_codex.py": (ALL,),
+    "tests/e2e/test_real_gemini_cli.py": (ALL,),
     "tests/e2e/test_capture.py": (
         "test_capture_in_place_proposes_every_kind_of_change_and_puts_the_baseline_back",
         "test_stet_run_passes_the_exit_code_and_leaves_the_output_untouched",
