@@ -31,6 +31,11 @@ AGENTS: dict[str, tuple[str, str, str]] = {
 }
 
 DONE = ".stet-installed"
+# npm gives up on an unreachable registry in seconds, not minutes, and once it did in this process
+# the other agents are not tried again (the same reason is given for each).
+FAST_FAIL = ["--fetch-retries=1", "--fetch-retry-mintimeout=2000", "--fetch-retry-maxtimeout=5000"]
+_unreachable: list[str] = []
+NETWORK = ("ECONNREFUSED", "ENOTFOUND", "ETIMEDOUT", "EAI_AGAIN", "ECONNRESET", "ENETUNREACH", "FetchError")
 
 
 class Unavailable(Exception):
@@ -57,6 +62,8 @@ def binary(name: str, timeout: float = 600) -> Path:
     path = target / "node_modules" / ".bin" / exe
     if (target / DONE).exists() and path.exists():
         return path
+    if _unreachable:
+        raise Unavailable(_unreachable[0])
     npm = shutil.which("npm")
     if npm is None:
         raise Unavailable(f"npm is not installed: cannot install {package}@{version}")
@@ -72,18 +79,20 @@ def binary(name: str, timeout: float = 600) -> Path:
 def _install(npm: str, package: str, version: str, target: Path, timeout: float) -> None:
     temp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
-        cmd = [npm, "install", "--prefix", str(temp), "--no-audit", "--no-fund"]
+        cmd = [npm, "install", "--prefix", str(temp), "--no-audit", "--no-fund", *FAST_FAIL]
         cmd += ["--loglevel=error", f"{package}@{version}"]
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             raise Unavailable(f"npm install {package}@{version} did not finish in {timeout:.0f} s") from None
         if p.returncode != 0:
-            tail = (p.stderr or p.stdout).strip().splitlines()[-5:]
-            raise Unavailable(
-                f"npm install {package}@{version} failed (is the registry reachable?): {' | '.join(tail)}"
-            )
+            said = [line for line in (p.stderr or p.stdout).splitlines() if line.strip()][:4]
+            reason = f"npm install {package}@{version} failed (is the registry reachable?): {' | '.join(said)}"
+            if any(code in p.stderr for code in NETWORK):
+                _unreachable.append(reason)
+            raise Unavailable(reason)
         (temp / DONE).write_text(f"{package}@{version}\n")
+        temp.chmod(0o755)
         if target.exists():  # a half-made folder of an older layout: replaced
             shutil.rmtree(target)
         os.rename(temp, target)
