@@ -167,3 +167,23 @@ def same_shape(seen: list[dict], name: str) -> None:
     assert shape(seen) == shape(recorded), (
         f"the hook inputs differ from {fixture} (STET_RECORD_AGENT_HOOKS=1 rewrites it)"
     )
+
+
+def qwen_env(home: Path, model_url: str) -> dict[str, str]:
+    """Qwen Code at the scripted model over the OpenAI-compatible API: its `openai` auth chosen in the
+    user settings, usage statistics and updates off."""
+    env = base_env(home)
+    settings = {
+        "security": {"auth": {"selectedType": "openai"}},
+        "privacy": {"usageStatisticsEnabled": False},
+        "general": {"disableAutoUpdate": True},
+    }
+    (home / ".qwen").mkdir(parents=True, exist_ok=True)
+    (home / ".qwen" / "settings.json").write_text(json.dumps(settings))
+    env.update(OPENAI_BASE_URL=f"{model_url}/v1", OPENAI_API_KEY="scripted-model", OPENAI_MODEL="qwen3-coder-plus")
+    env.update(QWEN_CODE_SUPPRESS_YOLO_WARNING="1")
+    return env
+
+
+def qwen_prompt(exe: Path, prompt: str) -> list[str]:
+    return [str(exe), "-p", prompt, "--approval-mode", "yolo", "-o", "stream-json"]

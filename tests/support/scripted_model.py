@@ -150,6 +150,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._anthropic(path, body)
         if path.endswith("/responses"):
             return self._responses(path, body)
+        if path.endswith("/chat/completions"):
+            return self._chat(path, body)
         if ":generateContent" in path or ":streamGenerateContent" in path:
             return self._gemini(path, body)
         self._log(path, body, main=False)
@@ -217,6 +219,15 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("stream", True):
             return self._stream(events)
         self._json({"id": "resp", "output": []})
+
+    # OpenAI Chat Completions (Qwen Code and the other OpenAI-compatible agents).
+
+    def _chat(self, path: str, body: dict) -> None:
+        step = self._next(path, body, main=bool(body.get("tools")))
+        chunks = chat_chunks(step, body.get("model", "scripted"), self._id("chatcmpl_"), self._id("call_"))
+        if body.get("stream"):
+            return self._stream(iter([*(sse(None, c) for c in chunks), b"data: [DONE]\n\n"]))
+        self._json(chat_completion(step, body.get("model", "scripted"), self._id("chatcmpl_"), self._id("call_")))
 
     # Gemini generateContent / streamGenerateContent (Gemini CLI).
 
@@ -328,3 +339,47 @@ def gemini_answer(step: Step, body: dict) -> dict:
     candidate = {"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}
     usage = {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}
     return {"candidates": [candidate], "usageMetadata": usage, "modelVersion": "gemini-2.5-flash"}
+
+
+def _chat_call(step: Step, call_id: str) -> dict:
+    args = step.input if isinstance(step.input, str) else json.dumps(step.input)
+    return {"id": call_id, "type": "function", "function": {"name": step.tool, "arguments": args}}
+
+
+def chat_completion(step: Step, model: str, chat_id: str, call_id: str) -> dict:
+    message: dict = {"role": "assistant", "content": None if step.tool else step.text}
+    if step.tool:
+        message["tool_calls"] = [_chat_call(step, call_id)]
+    choice = {"index": 0, "message": message, "finish_reason": "tool_calls" if step.tool else "stop"}
+    usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    return {
+        "id": chat_id,
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [choice],
+        "usage": usage,
+    }
+
+
+def chat_chunks(step: Step, model: str, chat_id: str, call_id: str) -> list[dict]:
+    """The Chat Completions stream: the role, then the text or one tool call (its arguments in two
+    pieces), then the finish reason with usage; the caller ends it with `data: [DONE]`."""
+    head = {"id": chat_id, "object": "chat.completion.chunk", "created": 0, "model": model}
+
+    def chunk(delta: dict, finish: str | None = None, **more: object) -> dict:
+        return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **more}
+
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    if step.tool:
+        call = _chat_call(step, call_id)
+        args = call["function"]["arguments"]
+        half = len(args) // 2
+        first = {"index": 0, **call, "function": {"name": step.tool, "arguments": args[:half]}}
+        chunks.append(chunk({"tool_calls": [first]}))
+        chunks.append(chunk({"tool_calls": [{"index": 0, "function": {"arguments": args[half:]}}]}))
+    else:
+        chunks.append(chunk({"content": step.text}))
+    usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    chunks.append(chunk({}, "tool_calls" if step.tool else "stop", usage=usage))
+    return chunks

@@ -64,6 +64,7 @@ FAST: dict[str, tuple[str, ...]] = {
     "tests/e2e/test_real_claude_code.py": (ALL,),
     "tests/e2e/test_real_codex.py": (ALL,),
     "tests/e2e/test_real_gemini_cli.py": (ALL,),
+    "tests/e2e/test_real_qwen_code.py": (ALL,),
     "tests/e2e/test_capture.py": (
         "test_capture_in_place_proposes_every_kind_of_change_and_puts_the_baseline_back",
         "test_stet_run_passes_the_exit_code_and_leaves_the_output_untouched",

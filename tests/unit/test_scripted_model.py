@@ -7,7 +7,16 @@ from __future__ import annotations
 import json
 import urllib.request
 
-from support.scripted_model import ScriptedModel, Step, anthropic_events, responses_events, sse, text, tool
+from support.scripted_model import (
+    ScriptedModel,
+    Step,
+    anthropic_events,
+    chat_chunks,
+    responses_events,
+    sse,
+    text,
+    tool,
+)
 
 EDIT = {"file_path": "/w/a.py", "old_string": "x = 1", "new_string": 'x = "two"'}
 
@@ -75,6 +84,19 @@ def test_responses_stream_offers_the_tool_as_it_was_offered():
     assert message[-1][1]["response"]["usage"]["total_tokens"] == 15
 
 
+def test_chat_completions_chunks_carry_one_tool_call_in_pieces():
+    chunks = chat_chunks(tool("edit", EDIT), "m", "c1", "call_1")
+    deltas = [c["choices"][0]["delta"] for c in chunks]
+    assert deltas[0] == {"role": "assistant", "content": ""}
+    calls = [d["tool_calls"][0] for d in deltas if "tool_calls" in d]
+    assert calls[0]["id"] == "call_1" and calls[0]["function"]["name"] == "edit"
+    assert json.loads("".join(c["function"]["arguments"] for c in calls)) == EDIT
+    assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls" and chunks[-1]["usage"]["total_tokens"] == 15
+    said = chat_chunks(text("done"), "m", "c1", "call_1")
+    assert [c["choices"][0]["delta"].get("content") for c in said] == ["", "done", None]
+    assert said[-1]["choices"][0]["finish_reason"] == "stop"
+
+
 def post(url: str, body: dict) -> bytes:
     request = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=10) as answer:
@@ -96,3 +118,7 @@ def test_turns_follow_the_script_and_side_requests_use_no_step():
         assert last["content"] == [{"type": "text", "text": "done"}]
         assert [r.main for r in model.requests] == [False, False, True, True, True]
         assert [r.answer for r in model.turns()] == [tool("Edit", EDIT), text("1 messages"), Step(text="done")]
+        model.play([text("chat")])
+        raw = post(model.url + "/v1/chat/completions", {"messages": [], "tools": [{}], "stream": True}).decode()
+        assert raw.endswith("data: [DONE]\n\n")
+        assert parse(raw.removesuffix("data: [DONE]\n\n").encode())[1][1]["choices"][0]["delta"]["content"] == "chat"

@@ -1,0 +1,43 @@
+"""The real Qwen Code (the pinned npm release, support/agents_install.py) driven end to end by the
+scripted model over the OpenAI-compatible Chat Completions API: it reads the file (Qwen Code refuses
+to edit a file not read in the session), edits it, and its hooks (Claude Code's configuration shape
+and events) get the inputs recorded in tests/fixtures/agents/qwen-code-hooks.jsonl."""
+
+from __future__ import annotations
+
+import json
+
+from support.capturetools import agent_repo
+from support.real_agents import agent_binary, dump_hooks, dumped, qwen_env, qwen_prompt, run, same_shape
+from support.scripted_model import ScriptedModel, text, tool
+
+EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"]
+
+
+def test_real_qwen_code_makes_a_scripted_edit_and_its_hooks_see_it(tmp_path):
+    exe = agent_binary("qwen")
+    repo = agent_repo(tmp_path / "repo")
+    home, dump = tmp_path / "home", tmp_path / "hooks.jsonl"
+    (repo / ".qwen").mkdir()
+    (repo / ".qwen" / "settings.json").write_text(json.dumps(dump_hooks(EVENTS, dump)))
+    path = str(repo / "a.py")
+    edit = {"file_path": path, "old_string": "LIMIT = 10", "new_string": "LIMIT = 20"}
+
+    with ScriptedModel() as model:
+        model.play([tool("read_file", {"file_path": path}), tool("edit", edit), text("raised")])
+        p = run(qwen_prompt(exe, "raise the limit to 20"), repo, qwen_env(home, model.url))
+        assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-2000:])
+        events = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+        assert events[-1]["type"] == "result" and events[-1]["is_error"] is False, events[-1]
+        assert (repo / "a.py").read_text().startswith("LIMIT = 20\n")
+
+        *_, last = model.turns()
+        results = [m for m in last.body["messages"] if m["role"] == "tool"]
+        assert len(results) == 2 and "LIMIT = 10" in str(results[0]["content"]), results
+
+    seen = dumped(dump, {str(repo): "$CWD", str(home): "$HOME"})
+    tools = [(e["hook_event_name"], e["tool_name"]) for e in seen if "tool_name" in e]
+    assert tools == [(event, name) for name in ("read_file", "edit") for event in ("PreToolUse", "PostToolUse")]
+    (pre,) = [e for e in seen if e["hook_event_name"] == "PreToolUse" and e["tool_name"] == "edit"]
+    assert pre["tool_input"] == {**edit, "file_path": "$CWD/a.py"}
+    same_shape(seen, "qwen-code-hooks.jsonl")
