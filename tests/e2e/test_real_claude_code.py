@@ -45,6 +45,21 @@ def result_text(block: dict) -> str:
     return str(content)
 
 
+def hook_records(home: Path) -> list[dict]:
+    """What Claude Code's transcripts say of the hooks it ran: each hook's outcome (an attachment of
+    type hook_*, with exit code and stderr) and each stop's summary of hook errors."""
+    found = []
+    for transcript in (home / ".claude" / "projects").rglob("*.jsonl"):
+        for line in transcript.read_text().splitlines():
+            entry = json.loads(line)
+            attachment = entry.get("attachment") or {}
+            if attachment.get("type", "").startswith("hook_"):
+                found.append(attachment)
+            elif entry.get("subtype", "").endswith("hook_summary"):
+                found.append({"type": entry["subtype"], "hookErrors": entry.get("hookErrors")})
+    return found
+
+
 def test_real_claude_code_edit_captured_rejected_and_its_redo_denied(tmp_path):
     exe = agent_binary("claude")
     repo = agent_repo(tmp_path / "repo")
@@ -83,3 +98,13 @@ def test_real_claude_code_edit_captured_rejected_and_its_redo_denied(tmp_path):
         assert (repo / "a.py").read_text().startswith("LIMIT = 10\n")
         # Nothing else was recorded: the one hunk, rejected.
         assert [(h["id"], h["status"]) for h in hunks(repo)] == [(hunk["id"], "rejected")]
+
+    # Every hook answered as Claude Code expects: no hook error in its transcripts; the turn's end
+    # said to the developer; Stet's MCP server (.mcp.json) connected.
+    records = hook_records(tmp_path / "home")
+    assert not [r for r in records if "error" in r["type"] or r.get("hookErrors")], records
+    assert all(r.get("exitCode", 0) == 0 and not r.get("stderr") for r in records), records
+    said = [r["content"] for r in records if r["type"] == "hook_system_message"]
+    assert said == [f"Stet: 1 hunk(s) of this turn are waiting for review (left in the files; task claude-{session})"]
+    mcp_logs = [f.read_text() for f in (tmp_path / "home").rglob("mcp-logs-stet/*.jsonl")]
+    assert len(mcp_logs) == 2 and all("Successfully connected" in log for log in mcp_logs), mcp_logs
