@@ -12,9 +12,10 @@ from pathlib import Path
 
 from support.capturetools import agent_repo, hunks
 from support.clitools import commit_all, stet
-from support.real_agents import PYTHON, agent_binary, claude_env, run
+from support.real_agents import PYTHON, agent_binary, claude_env, dump_hooks, dumped, run, same_shape
 from support.scripted_model import Request, ScriptedModel, text, tool
 
+EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"]
 STET = f"{shlex.quote(PYTHON)} -m stet"
 FEEDBACK = "keep the limit at 10: the API gateway caps requests at 10 per second"
 
@@ -108,3 +109,27 @@ def test_real_claude_code_edit_captured_rejected_and_its_redo_denied(tmp_path):
     assert said == [f"Stet: 1 hunk(s) of this turn are waiting for review (left in the files; task claude-{session})"]
     mcp_logs = [f.read_text() for f in (tmp_path / "home").rglob("mcp-logs-stet/*.jsonl")]
     assert len(mcp_logs) == 2 and all("Successfully connected" in log for log in mcp_logs), mcp_logs
+
+
+def test_real_claude_code_hook_inputs_as_recorded(tmp_path):
+    """Without Stet: the inputs Claude Code gives its hooks for an Edit and a Write of a new file, as
+    recorded in tests/fixtures/agents/claude-code-hooks.jsonl (what support/claudecode.py plays)."""
+    exe = agent_binary("claude")
+    repo = agent_repo(tmp_path / "repo")
+    home, dump = tmp_path / "home", tmp_path / "hooks.jsonl"
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text(json.dumps(dump_hooks(EVENTS, dump)))
+    edit = {"file_path": str(repo / "a.py"), "old_string": "LIMIT = 10", "new_string": "LIMIT = 20"}
+    write = {"file_path": str(repo / "new.py"), "content": "NEW = 1\n"}
+
+    with ScriptedModel() as model:
+        model.play([tool("Edit", edit), tool("Write", write), text("done")])
+        claude(exe, repo, claude_env(home, model.url), "raise the limit and add new.py")
+    assert (repo / "new.py").read_text() == "NEW = 1\n"
+
+    seen = dumped(dump, {str(repo): "$CWD", str(home): "$HOME"})
+    tools = [(e["hook_event_name"], e["tool_name"]) for e in seen if "tool_name" in e]
+    assert tools == [(event, name) for name in ("Edit", "Write") for event in ("PreToolUse", "PostToolUse")]
+    post_write = [e for e in seen if e["hook_event_name"] == "PostToolUse"][1]
+    assert post_write["tool_response"]["type"] == "create", post_write
+    same_shape(seen, "claude-code-hooks.jsonl")
