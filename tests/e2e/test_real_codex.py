@@ -47,3 +47,25 @@ def test_real_codex_applies_a_scripted_patch_and_its_hooks_see_it(tmp_path):
     pre = seen[2]
     assert (pre["tool_name"], pre["tool_input"], pre["cwd"]) == ("apply_patch", {"command": PATCH}, "$CWD")
     same_shape(seen, "codex-hooks.jsonl")
+
+
+def test_real_codex_gives_the_model_a_pretooluse_deny_and_its_reason(tmp_path):
+    """A PreToolUse answer in Claude Code's deny shape stops the patch; the model gets the reason in
+    the call's output (what Stet's Codex hooks will answer for the redo of a rejected change)."""
+    exe = agent_binary("codex")
+    repo = agent_repo(tmp_path / "repo")
+    home, dump = tmp_path / "home", tmp_path / "hooks.jsonl"
+    reason = "The developer rejected this change to a.py: keep the limit at 10"
+    deny = {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}
+    (repo / ".codex").mkdir()
+    hooks = dump_hooks(["PreToolUse"], dump, answers={"PreToolUse": {"hookSpecificOutput": deny}})
+    (repo / ".codex" / "hooks.json").write_text(json.dumps(hooks))
+
+    with ScriptedModel() as model:
+        model.play([tool("apply_patch", PATCH), text("understood")])
+        p = run(codex_exec(exe, "raise the limit to 20"), repo, codex_env(home, model.url, repo))
+        assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-2000:])
+        assert (repo / "a.py").read_text().startswith("LIMIT = 10\n")
+        _, second = model.turns()
+        (output,) = [i for i in second.body["input"] if i.get("type") == "custom_tool_call_output"]
+        assert output["output"].startswith(f"Command blocked by PreToolUse hook: {reason}"), output

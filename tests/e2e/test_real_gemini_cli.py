@@ -48,3 +48,29 @@ def test_real_gemini_cli_makes_a_scripted_edit_and_its_hooks_see_it(tmp_path):
     before = seen[2]
     assert (before["tool_name"], before["tool_input"]["file_path"]) == ("replace", "$CWD/a.py")
     same_shape(seen, "gemini-cli-hooks.jsonl")
+
+
+def test_real_gemini_cli_gives_the_model_a_beforetool_deny_and_its_reason(tmp_path):
+    """A BeforeTool `{"decision": "deny", "reason"}` stops the edit; the model gets the reason as the
+    call's error (what Stet's Gemini hooks will answer for the redo of a rejected change)."""
+    exe = agent_binary("gemini")
+    repo = agent_repo(tmp_path / "repo")
+    home, dump = tmp_path / "home", tmp_path / "hooks.jsonl"
+    reason = "The developer rejected this change to a.py: keep the limit at 10"
+    (repo / ".gemini").mkdir()
+    hooks = dump_hooks(
+        ["BeforeTool"], dump, matcher="*", answers={"BeforeTool": {"decision": "deny", "reason": reason}}
+    )
+    (repo / ".gemini" / "settings.json").write_text(json.dumps(hooks))
+    edit = {"file_path": str(repo / "a.py"), "old_string": "LIMIT = 10", "new_string": "LIMIT = 20"}
+
+    with ScriptedModel() as model:
+        model.play([tool("replace", {**edit, "instruction": "raise the limit"}), text("understood")])
+        p = run(gemini_prompt(exe, "raise the limit to 20"), repo, gemini_env(home, model.url))
+        assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-2000:])
+        assert (repo / "a.py").read_text().startswith("LIMIT = 10\n")
+        *_, last = model.turns()
+        responses = [
+            part["functionResponse"] for c in last.body["contents"] for part in c["parts"] if "functionResponse" in part
+        ]
+        assert responses[-1]["response"] == {"error": f"Tool execution blocked: {reason}"}, responses

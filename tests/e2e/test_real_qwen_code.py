@@ -41,3 +41,27 @@ def test_real_qwen_code_makes_a_scripted_edit_and_its_hooks_see_it(tmp_path):
     (pre,) = [e for e in seen if e["hook_event_name"] == "PreToolUse" and e["tool_name"] == "edit"]
     assert pre["tool_input"] == {**edit, "file_path": "$CWD/a.py"}
     same_shape(seen, "qwen-code-hooks.jsonl")
+
+
+def test_real_qwen_code_gives_the_model_a_pretooluse_deny_and_its_reason(tmp_path):
+    """Claude Code's PreToolUse deny answer stops Qwen Code's edit; the model gets the reason in the
+    tool's result (what Stet's Claude Code hooks answer, read by the Claude-Code-shaped family)."""
+    exe = agent_binary("qwen")
+    repo = agent_repo(tmp_path / "repo")
+    home, dump = tmp_path / "home", tmp_path / "hooks.jsonl"
+    reason = "The developer rejected this change to a.py: keep the limit at 10"
+    deny = {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}
+    (repo / ".qwen").mkdir()
+    hooks = dump_hooks(["PreToolUse"], dump, matcher="edit", answers={"PreToolUse": {"hookSpecificOutput": deny}})
+    (repo / ".qwen" / "settings.json").write_text(json.dumps(hooks))
+    path = str(repo / "a.py")
+    edit = {"file_path": path, "old_string": "LIMIT = 10", "new_string": "LIMIT = 20"}
+
+    with ScriptedModel() as model:
+        model.play([tool("read_file", {"file_path": path}), tool("edit", edit), text("understood")])
+        p = run(qwen_prompt(exe, "raise the limit to 20"), repo, qwen_env(home, model.url))
+        assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-2000:])
+        assert (repo / "a.py").read_text().startswith("LIMIT = 10\n")
+        *_, last = model.turns()
+        results = [m for m in last.body["messages"] if m["role"] == "tool"]
+        assert results[-1]["content"] == [{"type": "text", "text": reason}], results

@@ -133,12 +133,18 @@ def gemini_prompt(exe: Path, prompt: str) -> list[str]:
 DUMP = Path(__file__).with_name("hook_dump.py")
 
 
-def dump_hooks(events: list[str], into: Path, matcher: str = "") -> dict:
-    """A hooks configuration (Claude Code's shape, which Codex and Gemini CLI share) running
-    hook_dump.py for each event: every input the agent sends lands in `into`, one JSON line each."""
-    command = f"{shlex.quote(PYTHON)} {shlex.quote(str(DUMP))} {shlex.quote(str(into))}"
-    hook = {"type": "command", "command": command, "name": "dump"}
-    return {"hooks": {event: [{"matcher": matcher, "hooks": [hook]}] for event in events}}
+def dump_hooks(events: list[str], into: Path, matcher: str = "", answers: dict[str, dict] | None = None) -> dict:
+    """A hooks configuration (Claude Code's shape, which Codex, Gemini CLI and Qwen Code share)
+    running hook_dump.py for each event: every input the agent sends lands in `into`, one JSON line
+    each; an event named in `answers` is answered that."""
+
+    def hook(event: str) -> dict:
+        command = f"{shlex.quote(PYTHON)} {shlex.quote(str(DUMP))} {shlex.quote(str(into))}"
+        if answers and event in answers:
+            command += " " + shlex.quote(json.dumps(answers[event]))
+        return {"type": "command", "command": command, "name": "dump"}
+
+    return {"hooks": {event: [{"matcher": matcher, "hooks": [hook(event)]}] for event in events}}
 
 
 def dumped(path: Path, replace: dict[str, str]) -> list[dict]:
