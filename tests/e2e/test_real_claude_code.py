@@ -10,6 +10,9 @@ import json
 import shlex
 from pathlib import Path
 
+import pytest
+
+from support import residents
 from support.capturetools import agent_repo, hunks
 from support.clitools import commit_all, stet
 from support.real_agents import PYTHON, agent_binary, claude_env, dump_hooks, dumped, run, same_shape
@@ -61,15 +64,39 @@ def hook_records(home: Path) -> list[dict]:
     return found
 
 
-def test_real_claude_code_edit_captured_rejected_and_its_redo_denied(tmp_path):
+@pytest.mark.parametrize("resident", ["off", "on"])
+def test_real_claude_code_edit_captured_rejected_and_its_redo_denied(tmp_path, resident):
+    """Each hook in its own process, and (as users run it) handed to the resident."""
     exe = agent_binary("claude")
     repo = agent_repo(tmp_path / "repo")
     assert stet("integrate", "claude-code", "--stet", STET, cwd=repo).returncode == 0
     commit_all(repo, "claude code set up")
-    edit = {"file_path": str(repo / "a.py"), "old_string": "LIMIT = 10", "new_string": "LIMIT = 20"}
+    try:
+        session = one_rejected_then_denied(exe, repo, tmp_path / "home", resident)
+        if resident == "on":
+            assert residents.calls(repo) > 0, "no hook went through the resident"
+    finally:
+        if resident == "on":
+            residents.stop(repo)
 
+    # Every hook answered as Claude Code expects: no hook error in its transcripts; the turn's end
+    # said to the developer; Stet's MCP server (.mcp.json) connected.
+    records = hook_records(tmp_path / "home")
+    assert not [r for r in records if "error" in r["type"] or r.get("hookErrors")], records
+    assert all(r.get("exitCode", 0) == 0 and not r.get("stderr") for r in records), records
+    said = [r["content"] for r in records if r["type"] == "hook_system_message"]
+    assert said == [f"Stet: 1 hunk(s) of this turn are waiting for review (left in the files; task claude-{session})"]
+    mcp_logs = [f.read_text() for f in (tmp_path / "home").rglob("mcp-logs-stet/*.jsonl")]
+    assert len(mcp_logs) == 2 and all("Successfully connected" in log for log in mcp_logs), mcp_logs
+
+
+def one_rejected_then_denied(exe: Path, repo: Path, home: Path, resident: str) -> str:
+    """Two sessions of the real Claude Code: the first's edit captured, then rejected by the
+    developer; the second told so at its start, and its redo denied. Returns the first session."""
+    edit = {"file_path": str(repo / "a.py"), "old_string": "LIMIT = 10", "new_string": "LIMIT = 20"}
     with ScriptedModel() as model:
-        env = claude_env(tmp_path / "home", model.url)
+        env = claude_env(home, model.url)
+        env.update(residents.ON if resident == "on" else {"STET_RESIDENT": "off"})
 
         # The first session edits: the turn is captured, the edit kept in the file for review.
         model.play([tool("Edit", edit), text("raised")])
@@ -99,16 +126,7 @@ def test_real_claude_code_edit_captured_rejected_and_its_redo_denied(tmp_path):
         assert (repo / "a.py").read_text().startswith("LIMIT = 10\n")
         # Nothing else was recorded: the one hunk, rejected.
         assert [(h["id"], h["status"]) for h in hunks(repo)] == [(hunk["id"], "rejected")]
-
-    # Every hook answered as Claude Code expects: no hook error in its transcripts; the turn's end
-    # said to the developer; Stet's MCP server (.mcp.json) connected.
-    records = hook_records(tmp_path / "home")
-    assert not [r for r in records if "error" in r["type"] or r.get("hookErrors")], records
-    assert all(r.get("exitCode", 0) == 0 and not r.get("stderr") for r in records), records
-    said = [r["content"] for r in records if r["type"] == "hook_system_message"]
-    assert said == [f"Stet: 1 hunk(s) of this turn are waiting for review (left in the files; task claude-{session})"]
-    mcp_logs = [f.read_text() for f in (tmp_path / "home").rglob("mcp-logs-stet/*.jsonl")]
-    assert len(mcp_logs) == 2 and all("Successfully connected" in log for log in mcp_logs), mcp_logs
+    return session
 
 
 def test_real_claude_code_hook_inputs_as_recorded(tmp_path):
