@@ -118,11 +118,15 @@ def one_rejected_then_denied(exe: Path, repo: Path, home: Path, resident: str) -
         assert second["session_id"] != session
         turns = [r for r in model.requests[seen:] if r.main]
         assert len(turns) == 2, [r.answer for r in turns]
-        told = json.dumps(turns[0].body)
-        assert f"REJECTED a.py line 1: the developer said: {FEEDBACK}" in told
+        # Claude Code 2.1.332 puts it in a message of role "system" among the messages.
+        told = [result_text(m) for m in turns[0].body["messages"] if m["role"] == "system"]
+        opening = "SessionStart hook additional context: Stet: the developer's review of your changes"
+        assert any(t.startswith(opening) for t in told), told
+        assert any(f"REJECTED a.py line 1: the developer said: {FEEDBACK}" in t for t in told), told
         (denied,) = tool_results(turns[1])
         assert denied.get("is_error") is True, denied
-        assert f"The developer rejected this change to a.py: {FEEDBACK}" in result_text(denied), denied
+        reason = f"The developer rejected this change to a.py: {FEEDBACK}"
+        assert result_text(denied) == f"PreToolUse:Edit hook error: {reason}", denied
         assert (repo / "a.py").read_text().startswith("LIMIT = 10\n")
         # Nothing else was recorded: the one hunk, rejected.
         assert [(h["id"], h["status"]) for h in hunks(repo)] == [(hunk["id"], "rejected")]
