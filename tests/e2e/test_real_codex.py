@@ -12,6 +12,7 @@ from support.real_agents import agent_binary, codex_env, codex_exec, dump_hooks,
 from support.scripted_model import ScriptedModel, text, tool
 
 PATCH = "*** Begin Patch\n*** Update File: a.py\n@@\n-LIMIT = 10\n+LIMIT = 20\n*** End Patch\n"
+CONTEXT = "Stet: the developer's review of your changes in this checkout: nothing pending"
 EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "Stop"]
 
 
@@ -49,16 +50,19 @@ def test_real_codex_applies_a_scripted_patch_and_its_hooks_see_it(tmp_path):
     same_shape(seen, "codex-hooks.jsonl")
 
 
-def test_real_codex_gives_the_model_a_pretooluse_deny_and_its_reason(tmp_path):
-    """A PreToolUse answer in Claude Code's deny shape stops the patch; the model gets the reason in
-    the call's output (what Stet's Codex hooks will answer for the redo of a rejected change)."""
+def test_real_codex_gives_the_model_hook_context_and_a_deny_reason(tmp_path):
+    """SessionStart's additionalContext reaches the model; a PreToolUse answer in Claude Code's deny
+    shape stops the patch, the model getting the reason in the call's output (what Stet's Codex hooks
+    will answer at a session's start and for the redo of a rejected change)."""
     exe = agent_binary("codex")
     repo = agent_repo(tmp_path / "repo")
     home, dump = tmp_path / "home", tmp_path / "hooks.jsonl"
     reason = "The developer rejected this change to a.py: keep the limit at 10"
     deny = {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}
     (repo / ".codex").mkdir()
-    hooks = dump_hooks(["PreToolUse"], dump, answers={"PreToolUse": {"hookSpecificOutput": deny}})
+    start = {"hookEventName": "SessionStart", "additionalContext": CONTEXT}
+    answers = {"PreToolUse": {"hookSpecificOutput": deny}, "SessionStart": {"hookSpecificOutput": start}}
+    hooks = dump_hooks(["SessionStart", "PreToolUse"], dump, answers=answers)
     (repo / ".codex" / "hooks.json").write_text(json.dumps(hooks))
 
     with ScriptedModel() as model:
@@ -66,6 +70,8 @@ def test_real_codex_gives_the_model_a_pretooluse_deny_and_its_reason(tmp_path):
         p = run(codex_exec(exe, "raise the limit to 20"), repo, codex_env(home, model.url, repo))
         assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-2000:])
         assert (repo / "a.py").read_text().startswith("LIMIT = 10\n")
-        _, second = model.turns()
+        first, second = model.turns()
+        told = [i for i in first.body["input"] if CONTEXT in json.dumps(i)]
+        assert [i["role"] for i in told] == ["developer"], told
         (output,) = [i for i in second.body["input"] if i.get("type") == "custom_tool_call_output"]
         assert output["output"].startswith(f"Command blocked by PreToolUse hook: {reason}"), output

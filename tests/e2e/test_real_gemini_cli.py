@@ -11,6 +11,7 @@ from support.capturetools import agent_repo
 from support.real_agents import agent_binary, dump_hooks, dumped, gemini_env, gemini_prompt, run, same_shape
 from support.scripted_model import ScriptedModel, text, tool
 
+CONTEXT = "Stet: the developer's review of your changes in this checkout: nothing pending"
 EVENTS = ["SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent", "SessionEnd"]
 
 
@@ -50,17 +51,18 @@ def test_real_gemini_cli_makes_a_scripted_edit_and_its_hooks_see_it(tmp_path):
     same_shape(seen, "gemini-cli-hooks.jsonl")
 
 
-def test_real_gemini_cli_gives_the_model_a_beforetool_deny_and_its_reason(tmp_path):
-    """A BeforeTool `{"decision": "deny", "reason"}` stops the edit; the model gets the reason as the
-    call's error (what Stet's Gemini hooks will answer for the redo of a rejected change)."""
+def test_real_gemini_cli_gives_the_model_hook_context_and_a_deny_reason(tmp_path):
+    """SessionStart's additionalContext reaches the model; a BeforeTool `{"decision": "deny", "reason"}`
+    stops the edit, the model getting the reason as the call's error (what Stet's Gemini hooks will
+    answer at a session's start and for the redo of a rejected change)."""
     exe = agent_binary("gemini")
     repo = agent_repo(tmp_path / "repo")
     home, dump = tmp_path / "home", tmp_path / "hooks.jsonl"
     reason = "The developer rejected this change to a.py: keep the limit at 10"
     (repo / ".gemini").mkdir()
-    hooks = dump_hooks(
-        ["BeforeTool"], dump, matcher="*", answers={"BeforeTool": {"decision": "deny", "reason": reason}}
-    )
+    start = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": CONTEXT}}
+    answers = {"BeforeTool": {"decision": "deny", "reason": reason}, "SessionStart": start}
+    hooks = dump_hooks(["SessionStart", "BeforeTool"], dump, matcher="*", answers=answers)
     (repo / ".gemini" / "settings.json").write_text(json.dumps(hooks))
     edit = {"file_path": str(repo / "a.py"), "old_string": "LIMIT = 10", "new_string": "LIMIT = 20"}
 
@@ -69,7 +71,9 @@ def test_real_gemini_cli_gives_the_model_a_beforetool_deny_and_its_reason(tmp_pa
         p = run(gemini_prompt(exe, "raise the limit to 20"), repo, gemini_env(home, model.url))
         assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-2000:])
         assert (repo / "a.py").read_text().startswith("LIMIT = 10\n")
-        *_, last = model.turns()
+        first, *_, last = model.turns()
+        told = [p["text"] for c in first.body["contents"] for p in c["parts"] if CONTEXT in p.get("text", "")]
+        assert told and all("<hook_context>" in t for t in told), told
         responses = [
             part["functionResponse"] for c in last.body["contents"] for part in c["parts"] if "functionResponse" in part
         ]

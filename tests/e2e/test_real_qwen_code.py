@@ -11,6 +11,7 @@ from support.capturetools import agent_repo
 from support.real_agents import agent_binary, dump_hooks, dumped, qwen_env, qwen_prompt, run, same_shape
 from support.scripted_model import ScriptedModel, text, tool
 
+CONTEXT = "Stet: the developer's review of your changes in this checkout: nothing pending"
 EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"]
 
 
@@ -31,7 +32,9 @@ def test_real_qwen_code_makes_a_scripted_edit_and_its_hooks_see_it(tmp_path):
         assert events[-1]["type"] == "result" and events[-1]["is_error"] is False, events[-1]
         assert (repo / "a.py").read_text().startswith("LIMIT = 20\n")
 
-        *_, last = model.turns()
+        first, *_, last = model.turns()
+        told = [m for m in first.body["messages"] if CONTEXT in json.dumps(m)]
+        assert told, first.body["messages"]
         results = [m for m in last.body["messages"] if m["role"] == "tool"]
         assert len(results) == 2 and "LIMIT = 10" in str(results[0]["content"]), results
 
@@ -43,16 +46,20 @@ def test_real_qwen_code_makes_a_scripted_edit_and_its_hooks_see_it(tmp_path):
     same_shape(seen, "qwen-code-hooks.jsonl")
 
 
-def test_real_qwen_code_gives_the_model_a_pretooluse_deny_and_its_reason(tmp_path):
-    """Claude Code's PreToolUse deny answer stops Qwen Code's edit; the model gets the reason in the
-    tool's result (what Stet's Claude Code hooks answer, read by the Claude-Code-shaped family)."""
+def test_real_qwen_code_gives_the_model_hook_context_and_a_deny_reason(tmp_path):
+    """Claude Code's answers work for Qwen Code: SessionStart's additionalContext reaches the model, and
+    a PreToolUse deny stops the edit, the model getting the reason as the tool's result (what Stet's
+    Claude Code hooks answer, read by the Claude-Code-shaped family)."""
     exe = agent_binary("qwen")
     repo = agent_repo(tmp_path / "repo")
     home, dump = tmp_path / "home", tmp_path / "hooks.jsonl"
     reason = "The developer rejected this change to a.py: keep the limit at 10"
     deny = {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}
     (repo / ".qwen").mkdir()
-    hooks = dump_hooks(["PreToolUse"], dump, matcher="edit", answers={"PreToolUse": {"hookSpecificOutput": deny}})
+    start = {"hookEventName": "SessionStart", "additionalContext": CONTEXT}
+    answers = {"PreToolUse": {"hookSpecificOutput": deny}, "SessionStart": {"hookSpecificOutput": start}}
+    hooks = dump_hooks(["SessionStart", "PreToolUse"], dump, matcher="edit", answers=answers)
+    hooks["hooks"]["SessionStart"][0]["matcher"] = ""
     (repo / ".qwen" / "settings.json").write_text(json.dumps(hooks))
     path = str(repo / "a.py")
     edit = {"file_path": path, "old_string": "LIMIT = 10", "new_string": "LIMIT = 20"}
@@ -62,6 +69,8 @@ def test_real_qwen_code_gives_the_model_a_pretooluse_deny_and_its_reason(tmp_pat
         p = run(qwen_prompt(exe, "raise the limit to 20"), repo, qwen_env(home, model.url))
         assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-2000:])
         assert (repo / "a.py").read_text().startswith("LIMIT = 10\n")
-        *_, last = model.turns()
+        first, *_, last = model.turns()
+        told = [m for m in first.body["messages"] if CONTEXT in json.dumps(m)]
+        assert told, first.body["messages"]
         results = [m for m in last.body["messages"] if m["role"] == "tool"]
         assert results[-1]["content"] == [{"type": "text", "text": reason}], results
