@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test test-python test-fast soak lint bench clean test-extension test-vscode-e2e
+.PHONY: demo test test-python test-fast soak lint bench clean test-extension test-vscode-e2e agents
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,13 +33,19 @@ lint: $(VENV)/.installed
 # The PostgreSQL engine's tests run against a private cluster where PostgreSQL is installed
 # (.ci/with-pg; STET_TEST_PG=url names your own); without it they skip, and with-pg says so first.
 # Every test not marked `soak`: a few minutes, every kind of test (tests/support/tiers.py).
-test-python: $(VENV)/.installed
+test-python: $(VENV)/.installed agents
 	.ci/with-pg $(PY) -m pytest -q -m "not soak" --durations=5
 
 # The tests marked `soak`: the crash torture, fuzzing, load and the wider end-to-end runs (about
 # 20 minutes on 2 cores). With `make test`, every test once.
-soak: $(VENV)/.installed
+soak: $(VENV)/.installed agents
 	.ci/with-pg $(PY) -m pytest -q -m soak --durations=5
+
+# The real agent CLIs the end-to-end tests run (Claude Code, Codex, Gemini CLI, Qwen Code), pinned in
+# tests/support/agents_install.py and cached in ~/.cache/stet-test-agents (instant once there). Without
+# the npm registry this says so loudly and their tests skip, each saying why.
+agents: $(VENV)/.installed
+	$(PY) tests/support/agents_install.py || echo "*** make agents: the real agent CLIs are NOT installed: their tests will SKIP ***" >&2
 
 # The pure unit tests only: seconds, no processes.
 test-fast: $(VENV)/.installed

@@ -65,6 +65,12 @@ FAST: dict[str, tuple[str, ...]] = {
     "tests/e2e/test_mcp_http.py": (ALL,),
     # Agents: Claude Code's hooks, capture and `stet run`.
     "tests/e2e/test_claude_hooks.py": ("test_hooks_capture_each_turn_kept_in_the_files",),
+    # The real agents from npm (cached installs) against the scripted model: a few seconds each.
+    # Claude Code with Stet's hooks; each other agent's one scripted edit (their denies are soak).
+    "tests/e2e/test_real_claude_code.py": (ALL,),
+    "tests/e2e/test_real_codex.py": ("test_real_codex_applies_a_scripted_patch_and_its_hooks_see_it",),
+    "tests/e2e/test_real_gemini_cli.py": ("test_real_gemini_cli_makes_a_scripted_edit_and_its_hooks_see_it",),
+    "tests/e2e/test_real_qwen_code.py": ("test_real_qwen_code_makes_a_scripted_edit_and_its_hooks_see_it",),
     "tests/e2e/test_capture.py": (
         "test_capture_in_place_proposes_every_kind_of_change_and_puts_the_baseline_back",
         "test_stet_run_passes_the_exit_code_and_leaves_the_output_untouched",
@@ -109,6 +115,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "MCP over HTTP": ("tests/e2e/test_mcp_http.py",),
     "the resident": ("tests/e2e/test_resident.py",),
     "Claude Code's hooks": ("tests/e2e/test_claude_hooks.py",),
+    "the real Claude Code against the scripted model": ("tests/e2e/test_real_claude_code.py",),
     "capture and stet run": ("tests/e2e/test_capture.py",),
     "kills and recovery": ("tests/crash/test_crash.py",),
     "the store contract on both engines": ("tests/e2e/test_store_contract.py",),
