@@ -171,7 +171,7 @@ def test_the_resident_notices_before_a_call_and_the_setting_is_the_callers(tmp_p
     h = kept(root, "a.py", "line 3\n", "AGENT 3\n")
     try:
         assert status(root, env=residents.ON)[h["id"]]["status"] == "pending"
-        assert residents.resident_pid(root) is not None
+        residents.wait_for(lambda: residents.resident_pid(root), "the resident the first call started to answer")
         commit_all(root, "kept")
         off = {**residents.ON, "STET_COMMIT_KEEPS": "off"}
         assert status(root, env=off)[h["id"]]["status"] == "pending", "the caller's environment"
@@ -180,3 +180,33 @@ def test_the_resident_notices_before_a_call_and_the_setting_is_the_callers(tmp_p
         assert len(commit_ops(root)) == 1
     finally:
         residents.stop(root)
+
+
+async def test_an_editors_server_shows_what_a_commit_kept_while_it_runs(tmp_path):
+    """The developer commits from the editor's terminal while the editor's server runs: the
+    server notices HEAD moved on its own (no other Stet process, no request) and shows the
+    hunk accepted by that commit."""
+    import asyncio
+    import time
+
+    from support.harness import Session
+
+    root = repo(tmp_path)
+    h = kept(root, "a.py", "line 3\n", "AGENT 3\n")
+    editor = Session(root)
+    await editor.start()
+    try:
+        since = len(editor.changed)
+        await asyncio.to_thread(commit_all, root, "the agent's change")
+        sha = head(root)
+        deadline = time.monotonic() + 60
+        while not any(
+            x["id"] == h["id"] and x["status"] == "applied" and x.get("commit") == sha
+            for c in editor.changed[since:]
+            for x in c["hunks"]
+        ):
+            assert time.monotonic() < deadline, "the editor never showed the commit's accept"
+            await asyncio.sleep(0.05)
+        assert len(commit_ops(root)) == 1
+    finally:
+        await editor.stop()

@@ -217,6 +217,14 @@ class Review:
         await self.commit_keeps.notice()  # an editor's server at its start: what commits kept since
         return result
 
+    async def notice_commits(self) -> set[str]:
+        """What commits kept since Stet last looked, announced to whoever shows the review (an
+        editor's server follows HEAD between requests); the uris decided."""
+        decided = await self.commit_keeps.notice()
+        if decided:
+            self.state.on_change(decided)
+        return decided
+
     async def remove_leftovers(self) -> None:
         """Delete the temp files killed writes left beside files with hunks (see Recovery)."""
         await self.recovery.remove_leftovers()

@@ -4,7 +4,9 @@ Every process sharing a store (editor windows, the CLI, the inbox of another ser
 writes through the operation log. A running server checks `PRAGMA data_version` a few
 times a second (cheap: it changes only when another connection committed) and then runs
 `Review.sync()`, which loads every hunk changed since the last lsn it saw and publishes
-them to the editor: the same path as recovery at start, not a second mechanism.
+them to the editor: the same path as recovery at start, not a second mechanism. About once a
+second it also looks whether HEAD moved (`Review.notice_commits`: a commit keeps the agent's
+kept hunks it holds), which costs a stat of git's HEAD files when nothing moved.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 
 from ..errors import StetError, StoreLost
 from ..review import Review
@@ -20,6 +23,7 @@ from .stopping import cancel_and_wait
 log = logging.getLogger(__name__)
 
 INTERVAL = float(os.environ.get("STET_SYNC_INTERVAL", "0.2"))
+HEAD_EVERY = 1.0  # seconds between looks at HEAD (a commit the developer made meanwhile)
 
 
 class Follower:
@@ -39,6 +43,7 @@ class Follower:
     async def _run(self) -> None:
         last = None
         failures = 0
+        looked = time.monotonic()
         while True:
             try:
                 store = self.review.store
@@ -51,6 +56,9 @@ class Follower:
                         await self.review.sync()
                         self.syncs += 1
                     last = version
+                if time.monotonic() - looked >= HEAD_EVERY:
+                    looked = time.monotonic()
+                    await self.review.notice_commits()
                 failures = 0
             except asyncio.CancelledError:
                 raise
