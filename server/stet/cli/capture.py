@@ -161,10 +161,11 @@ def left_out(answer: JSON, kept: bool = False) -> list[str]:
 
 async def cmd_capture(args: argparse.Namespace, call: Call) -> int:
     from ..agents.capture import AUTO, Capture
+    from ..present.proposal import captured
     from .session import opened
 
     async with opened(args, call, create=True) as review:
-        answer = await Capture(review).run(
+        done = await Capture(review).run(
             paths=[call.path(p) for p in args.paths],
             task_id=args.task,
             capture_id=args.id,
@@ -173,6 +174,7 @@ async def cmd_capture(args: argparse.Namespace, call: Call) -> int:
             keep=args.keep,
             base=args.base or AUTO,
         )
+        answer = captured(done)
         if args.json:
             print_json(call, answer)
         else:
@@ -206,6 +208,7 @@ async def cmd_snapshot(args: argparse.Namespace, call: Call) -> int:
 
 async def cmd_run(args: argparse.Namespace, call: Call) -> int:
     from ..agents.run import Run
+    from ..present.proposal import captured
     from .locate import Usage
     from .session import opened
 
@@ -230,11 +233,12 @@ async def cmd_run(args: argparse.Namespace, call: Call) -> int:
             return 0
         if args.phase == "finish":
             code = args.code
-            answer = await runner.finish(args.task, keep=args.keep, message=message, agent=agent)
+            done = await runner.finish(args.task, keep=args.keep, message=message, agent=agent)
         elif args.worktree:
-            code, answer, kept = await runner.in_worktree(argv, task_id=args.task, message=message, agent=agent)
+            code, done, kept = await runner.in_worktree(argv, task_id=args.task, message=message, agent=agent)
         else:
-            code, answer = await runner.in_place(argv, task_id=args.task, keep=args.keep, message=message, agent=agent)
+            code, done = await runner.in_place(argv, task_id=args.task, keep=args.keep, message=message, agent=agent)
+        answer = captured(done)
         _said(call, review.ws.rel, answer, code, kept)
     # The agent's own failure comes first; else files Stet refused are exit 1, as for `capture`.
     return code or (1 if failed(answer) else 0)

@@ -77,6 +77,7 @@ async def cmd_propose(args: argparse.Namespace, call: Call) -> int:
     import json
 
     from ..agents import intake
+    from ..present.proposal import proposed
 
     if bool(args.patch) == bool(args.edit):
         raise Usage("give exactly one of --patch FILE and --edit FILE ('-' reads stdin)")
@@ -93,7 +94,7 @@ async def cmd_propose(args: argparse.Namespace, call: Call) -> int:
     async with opened(args, call, create=True) as review:
         notes: list[str] = []
         if args.patch:
-            answer, notes = await intake.propose_patch(
+            made, notes = await intake.propose_patch(
                 review,
                 text,
                 args.id,
@@ -127,7 +128,8 @@ async def cmd_propose(args: argparse.Namespace, call: Call) -> int:
                     "agent": args.agent,
                     "message": args.message,
                 }
-            answer = await intake.propose_params(review, params)
+            made = await intake.propose_params(review, params)
+        answer = proposed(made)
         for note in notes:
             call.say(f"stet: note: {inert(note)}")
         if args.json:

@@ -23,6 +23,7 @@ from ..domain.document import Document
 from ..domain.effect_outcome import State
 from ..domain.model import Hunk
 from ..domain.proposal import Change
+from ..domain.proposed import Captured, Proposed
 from ..domain.shapes import JSON
 from ..domain.status import Decide, Status
 from ..errors import StetError, StoreLost, StoreUnavailable
@@ -250,7 +251,7 @@ class Review:
         *,
         edit_hash: str | None = None,
         already_in: Iterable[str] = (),
-    ) -> JSON:
+    ) -> Proposed:
         return await self.proposing.propose(
             proposal_id, changes, task_id, agent, message, edit_hash=edit_hash, already_in=already_in
         )
@@ -266,11 +267,11 @@ class Review:
         bases: dict[str, str | None],
         now: dict[str, str | None],
         **options: Any,
-    ) -> JSON:
+    ) -> Captured:
         """An agent's edits already in the files: proposed, and the baseline put back (see Capturing)."""
         return await self.capturing.capture(capture_id, changes, bases, now, **options)
 
-    async def replay(self, proposal_id: str, edit_hash: str) -> JSON | None:
+    async def replay(self, proposal_id: str, edit_hash: str) -> Proposed | None:
         return await self.proposing.replay(proposal_id, edit_hash)
 
     async def decide(
