@@ -12,9 +12,10 @@ from stet.domain.capture import Refused
 from stet.domain.decided import Decided, Split
 from stet.domain.model import Hunk, Kind
 from stet.domain.proposed import Captured, Proposed
+from stet.domain.recovered import Recovered
 from stet.domain.status import Status
 from stet.domain.task import FileRow, NoteRow, StepRow, TaskListed, TaskPicture, TaskRow, TaskWritten
-from stet.present import decision, hunk_json, proposal, task_json
+from stet.present import decision, hunk_json, proposal, restored, task_json
 
 SERVER = pathlib.Path(__file__).resolve().parents[2] / "server" / "stet"
 # Keys only a HunkState has (a TextEdit has newText, an effect newUri, many answers proposalId).
@@ -195,3 +196,8 @@ def test_a_task_list_and_a_task_picture_are_presented_at_the_doors():
     assert task_json.context(picture, rel) == task_json.build_context(
         "t1", TASK, [STEP], [NOTE], [(READ, None)], [h], rel
     )
+
+
+def test_what_a_recovery_found_is_told_the_editor_as_stet_restored():
+    found = Recovered(files=2, counts={"pending": 3}, duration_ms=12.5)
+    assert restored.restored(found) == {"files": 2, "counts": {"pending": 3}, "durationMs": 12.5}

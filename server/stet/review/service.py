@@ -24,6 +24,7 @@ from ..domain.effect_outcome import State
 from ..domain.model import Hunk
 from ..domain.proposal import Change
 from ..domain.proposed import Captured, Proposed
+from ..domain.recovered import Recovered
 from ..domain.shapes import JSON
 from ..domain.status import Decide, Status
 from ..errors import StetError, StoreLost, StoreUnavailable
@@ -208,7 +209,7 @@ class Review:
             return UpToDate(changed, f"Stet could not bring the review up to date: {exc.message}")
         return UpToDate(changed, None)
 
-    async def recover(self) -> JSON:
+    async def recover(self) -> Recovered:
         result = await self.recovery.recover()
         await self.finish_captures()
         return result
