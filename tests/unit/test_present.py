@@ -8,7 +8,7 @@ import json
 import pathlib
 import re
 
-from stet.domain.capture import Refused
+from stet.domain.capture import Refused, Snapped
 from stet.domain.decided import Decided, Split
 from stet.domain.model import Hunk, Kind
 from stet.domain.proposed import Captured, Proposed
@@ -201,3 +201,14 @@ def test_a_task_list_and_a_task_picture_are_presented_at_the_doors():
 def test_what_a_recovery_found_is_told_the_editor_as_stet_restored():
     found = Recovered(files=2, counts={"pending": 3}, duration_ms=12.5)
     assert restored.restored(found) == {"files": 2, "counts": {"pending": 3}, "durationMs": 12.5}
+
+
+def test_what_a_snapshot_recorded_is_presented_at_the_doors():
+    took = Snapped("t1", True, 3, 2, ("big.bin: larger than the limit",))
+    assert proposal.snapped(took) == {
+        "taskId": "t1",
+        "whole": True,
+        "files": 3,
+        "new": 2,
+        "notes": ["big.bin: larger than the limit"],
+    }

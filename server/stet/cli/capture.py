@@ -189,6 +189,7 @@ async def cmd_capture(args: argparse.Namespace, call: Call) -> int:
 
 async def cmd_snapshot(args: argparse.Namespace, call: Call) -> int:
     from ..agents.snapshots import Snapshots
+    from ..present.proposal import snapped
     from .locate import Usage
     from .session import opened
 
@@ -196,7 +197,7 @@ async def cmd_snapshot(args: argparse.Namespace, call: Call) -> int:
         raise Usage("give the files or folders to snapshot, or --all for the whole workspace")
     paths = None if args.all else [call.path(p) for p in args.paths]
     async with opened(args, call, create=True) as review:
-        out = await Snapshots(review).take(args.task, paths, request_id=args.request_id)
+        out = snapped(await Snapshots(review).take(args.task, paths, request_id=args.request_id))
     for note in out.get("notes", ()):
         call.say(f"stet: {inert(note)}")
     if args.json:

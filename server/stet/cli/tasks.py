@@ -141,8 +141,9 @@ async def cmd_task(args: argparse.Namespace, call: Call) -> int:
                 call.say(f"stet: task {text} was already started; carrying it on")
             if args.snapshot:
                 from ..agents.snapshots import Snapshots
+                from ..present.proposal import snapped
 
-                snap = await Snapshots(review).take(out["task"]["id"], None)
+                snap = snapped(await Snapshots(review).take(out["task"]["id"], None))
                 out["snapshot"] = snap
                 call.say(f"stet: snapshot of {snap['files']} file(s) taken")
         elif sub == "step":

@@ -1,7 +1,8 @@
 """What a proposal or a capture made (domain/proposed.py), as the doors send it:
 `{proposalId, hunks, alreadyProposed, rejectedBefore}` of HunkStates (and `notes` when a patch
 left some aside); a capture adds `restored` and `left`, and, once its baseline was chosen,
-`baseline`, `refused` (`[{path, why}]`) and `keep`."""
+`baseline`, `refused` (`[{path, why}]`) and `keep`. What a snapshot (a capture's baseline)
+recorded: `{taskId, whole, files, new, notes}`."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from . import hunk_json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from ..domain.capture import Snapped
     from ..domain.proposed import Captured, Proposed
     from ..domain.shapes import JSON
 
@@ -32,3 +34,7 @@ def captured(c: Captured) -> JSON:
         out["refused"] = [{"path": r.path, "why": r.why} for r in c.refused]
         out["keep"] = c.keep
     return out
+
+
+def snapped(s: Snapped) -> JSON:
+    return {"taskId": s.task_id, "whole": s.whole, "files": s.files, "new": s.new, "notes": list(s.notes)}
