@@ -278,7 +278,7 @@ async def test_a_proposal_reads_where_another_process_left_a_hunk(repo, engine):
         assert review.hunks[h2].line == WAS
         assert stet("accept", h1, cwd=repo, env=OWN).returncode == 0  # H2 now at NOW
         answer, _ = await intake.propose_patch(review, LATER, task_id=TASK, proposal_id="p2")
-        assert answer["hunks"][0]["status"] == "pending"
+        assert answer.hunks[0].status.value == "pending"
         assert review.hunks[h2].status.value == "pending" and review.hunks[h2].line == NOW
     finally:
         await review.close()

@@ -5,7 +5,10 @@ import sqlite3
 import pytest
 
 from stet.agents.tasks import Tasks
+from stet.domain.proposed import Proposed
+from stet.domain.task import TaskPicture, TaskWritten
 from stet.errors import Conflict, InvalidParams, OutsideWorkspace, UnknownTask
+from stet.present import proposal, task_json
 from stet.review import Review
 from stet.review import open_review as bootstrap
 from stet.store.schema import MIGRATIONS, SCHEMA_VERSION
@@ -17,11 +20,33 @@ async def open_review(root) -> Review:
     return (await bootstrap([str(root)], str(root / ".stet" / "stet.db"))).review
 
 
+class Answered:
+    """The task service as the doors answer: each domain result through its presenter."""
+
+    def __init__(self, tasks: Tasks):
+        self.tasks, self.review = tasks, tasks.review
+
+    def __getattr__(self, name):
+        method, rel = getattr(self.tasks, name), self.review.ws.rel
+
+        async def call(*args, **kwargs):
+            out = await method(*args, **kwargs)
+            if isinstance(out, TaskWritten):
+                return task_json.written(out, rel)
+            if isinstance(out, TaskPicture):
+                return task_json.context(out, rel)
+            if isinstance(out, Proposed):
+                return proposal.proposed(out)
+            return task_json.listed(out)
+
+        return call
+
+
 @pytest.fixture
 async def tasks(ws, engine):
     """The task service over each store engine (the contract is the same on both)."""
     review = (await bootstrap([str(ws)], engine.db(ws))).review
-    yield Tasks(review)
+    yield Answered(Tasks(review))
     await review.close()
 
 
@@ -112,7 +137,7 @@ async def test_unknown_tasks_paths_outside_and_bad_input_are_refused(tasks, tmp_
 
 async def test_a_task_known_only_from_its_hunks_has_a_context(tasks, ws):
     answer = await tasks.review.propose("p1", [], task_id="ghost", message="m")
-    assert answer["hunks"] == []
+    assert answer.hunks == ()
     with pytest.raises(UnknownTask):
         await tasks.context("ghost")  # no hunks either
     out = await tasks.propose_text_edits("ghost", [("b.txt", "beta\n", "BETA\n")])

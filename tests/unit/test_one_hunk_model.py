@@ -110,7 +110,7 @@ async def test_a_glance_gives_the_hunks_the_full_open_gives(ws):
             TextChange(uri(ws / "c.py"), None, [(edit, "C 3\n"), (later, "")]),
             TextChange(uri(ws / "b.txt"), None, [(first, "ALPHA\n")]),
         ]
-        ids = [h["id"] for h in (await review.propose("p1", changes, message="why"))["hunks"]]
+        ids = [h.id for h in (await review.propose("p1", changes, message="why")).hunks]
         assert len(ids) == 4
         await review.decide(Decide.ACCEPT, [ids[0]])
         await review.decide(Decide.REJECT, [ids[1]], feedback="not this")

@@ -4,13 +4,18 @@ names no field of an answer."""
 from __future__ import annotations
 
 import ast
+import json
 import pathlib
 import re
 
+from stet.domain.capture import Refused, Snapped
 from stet.domain.decided import Decided, Split
 from stet.domain.model import Hunk, Kind
+from stet.domain.proposed import Captured, Proposed
+from stet.domain.recovered import Recovered
 from stet.domain.status import Status
-from stet.present import decision, hunk_json, task_json
+from stet.domain.task import FileRow, NoteRow, StepRow, TaskListed, TaskPicture, TaskRow, TaskWritten
+from stet.present import decision, hunk_json, proposal, restored, task_json
 
 SERVER = pathlib.Path(__file__).resolve().parents[2] / "server" / "stet"
 # Keys only a HunkState has (a TextEdit has newText, an effect newUri, many answers proposalId).
@@ -87,6 +92,9 @@ def test_a_new_field_of_a_hunk_reaches_every_hunk_shape_from_one_function(monkey
     assert hunk_json.located(h, lambda uri: "a.py")["newField"] == 1
     context = task_json.build_context("t1", None, [], [], [], [h], lambda uri: "a.py")
     assert context["hunks"]["completed"][0]["newField"] == 1
+    made = Proposed("p1", (h,), (h,), (h,))
+    assert all(proposal.proposed(made)[k][0]["newField"] == 1 for k in ("hunks", "alreadyProposed", "rejectedBefore"))
+    assert proposal.captured(Captured(made))["hunks"][0]["newField"] == 1
 
 
 def test_the_hunk_state_counts_utf16_and_says_in_file_once():
@@ -115,3 +123,92 @@ def test_a_decision_is_a_domain_value_each_door_presents():
     assert decision.answer(Decided((took,))) == {"hunks": [hunk_json.state(took)]}
     assert decision.split(Split(took, None)) == {"part": hunk_json.state(took), "rest": None}
     assert Split(stale, took).not_taken()[0].hunk is stale
+
+
+def test_a_proposal_is_a_domain_value_each_door_presents():
+    """Proposing answers what it made (hunks, not wire dicts): `{proposalId, hunks,
+    alreadyProposed, rejectedBefore}`, plus `notes` only when a patch left something aside."""
+    new, again = hunk(Status.PENDING), hunk(Status.ACCEPTED)
+    again.id = "h0"
+    made = Proposed("p1", (new,), already_proposed=(again,))
+    answer = proposal.proposed(made)
+    assert list(answer) == ["proposalId", "hunks", "alreadyProposed", "rejectedBefore"]
+    assert answer["proposalId"] == "p1" and answer["hunks"] == [hunk_json.state(new)]
+    assert answer["alreadyProposed"] == [hunk_json.state(again)] and answer["rejectedBefore"] == []
+    noted = proposal.proposed(Proposed("p2", notes=("a.bin: mode change ignored",)))
+    assert noted["notes"] == ["a.bin: mode change ignored"] and noted["hunks"] == []
+
+
+def test_a_capture_says_its_baseline_and_what_it_refused_once_the_agents_side_chose_it():
+    """The review's capture knows what it restored and left; the agents' side adds the baseline,
+    the files it refused (and why) and `keep`: the keys, in the order the doors always sent them."""
+    stored = Captured(Proposed("c-1", (hunk(Status.PENDING),)), restored=("a.py",), left=("b.py",))
+    assert proposal.captured(stored) == {**proposal.proposed(stored.proposed), "restored": ["a.py"], "left": ["b.py"]}
+    assert stored.proposal_id == "c-1" and stored.hunks == stored.proposed.hunks
+    nothing = Captured(Proposed(None), baseline="snapshot", refused=(Refused("big.bin", "too large"),), keep=True)
+    answer = proposal.captured(nothing)
+    assert list(answer) == [
+        "proposalId", "hunks", "alreadyProposed", "rejectedBefore", "restored", "left", "baseline", "refused", "keep"
+    ]  # fmt: skip
+    assert answer["proposalId"] is None and answer["baseline"] == "snapshot" and answer["keep"] is True
+    assert answer["refused"] == [{"path": "big.bin", "why": "too large"}]
+
+
+TASK = TaskRow("t1", "Title", "The goal", "w1", "open", None, "2026-01-01T00:00:00.000Z", "2026-01-02T00:00:00.000Z", 3)
+STEP = StepRow(1, "read a.py", "completed", "2026-01-01T00:00:00.000Z", 4)
+NOTE = NoteRow(2, "answer", "yes", None, 1, "2026-01-01T00:00:00.000Z", 5)
+READ = FileRow("file:///w/a.py", "sha256:00", "2026-01-01T00:00:00.000Z", 6)
+
+
+def test_a_task_write_is_kept_in_the_log_and_read_back_the_same():
+    """What a task write recorded goes into the operation log as plain data (JSON), and a replay
+    reads back the same value: the doors answer it alike both times."""
+    writes = [
+        TaskWritten("start", "t1", task=TASK, created=True),
+        TaskWritten("step", "t1", step=STEP),
+        TaskWritten("note", "t1", note=NOTE, repeated=True),
+        TaskWritten("read", "t1", files=(READ,)),
+        TaskWritten("finish", "t1", task=TASK),
+    ]
+    for w in writes:
+        assert TaskWritten.from_record(json.loads(json.dumps(w.record()))) == w
+    rel = lambda uri: uri.rsplit("/", 1)[-1]  # noqa: E731
+    start, step, note, read, finish = (task_json.written(w, rel) for w in writes)
+    assert start == {"task": task_json.task(TASK), "created": True}
+    assert start["task"]["createdAt"] == "2026-01-01T00:00:00.000Z" and "lsn" not in start["task"]
+    assert step == {"taskId": "t1", "step": task_json.step(STEP)}
+    assert note == {"taskId": "t1", "note": {**task_json.note(NOTE), "answers": 1}, "repeated": True}
+    assert read == {
+        "taskId": "t1",
+        "files": [{"path": "a.py", "uri": READ.uri, "hash": "sha256:00", "exists": True, "readAt": READ.read_at}],
+    }
+    assert finish == {"task": task_json.task(TASK)}
+    # An answer a Stet of before these records kept in the log: answered as it was kept.
+    old = {"taskId": "t1", "step": {"n": 1, "text": "x", "status": "pending", "updatedAt": "u"}}
+    assert task_json.written(TaskWritten.from_record(old), rel) == old
+
+
+def test_a_task_list_and_a_task_picture_are_presented_at_the_doors():
+    assert task_json.listed([TaskListed(TASK, {"pending": 2})]) == [{**task_json.task(TASK), "counts": {"pending": 2}}]
+    h = hunk(Status.PENDING)
+    picture = TaskPicture("t1", TASK, (STEP,), (NOTE,), ((READ, None),), (h,))
+    rel = lambda uri: "a.py"  # noqa: E731
+    assert task_json.context(picture, rel) == task_json.build_context(
+        "t1", TASK, [STEP], [NOTE], [(READ, None)], [h], rel
+    )
+
+
+def test_what_a_recovery_found_is_told_the_editor_as_stet_restored():
+    found = Recovered(files=2, counts={"pending": 3}, duration_ms=12.5)
+    assert restored.restored(found) == {"files": 2, "counts": {"pending": 3}, "durationMs": 12.5}
+
+
+def test_what_a_snapshot_recorded_is_presented_at_the_doors():
+    took = Snapped("t1", True, 3, 2, ("big.bin: larger than the limit",))
+    assert proposal.snapped(took) == {
+        "taskId": "t1",
+        "whole": True,
+        "files": 3,
+        "new": 2,
+        "notes": ["big.bin: larger than the limit"],
+    }

@@ -20,12 +20,13 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import unquote_to_bytes, urlsplit
 
 from ..domain.capture import Refused, layer, layer_files
 from ..domain.model import Hunk
 from ..domain.proposal import Change, FileOp, TextChange
+from ..domain.proposed import Captured, Proposed
 from ..domain.rebase import line_edits
 from ..domain.shapes import JSON
 from ..domain.status import Status
@@ -399,22 +400,20 @@ class Capture:
         keep: bool = False,
         base: str = AUTO,
         turn_of: str | None = None,
-    ) -> JSON:
+    ) -> Captured:
         """Capture what changed since the baseline; the answer of `Review.capture`, plus what was
-        refused and which baseline was used (`proposalId` None: nothing new to propose).
+        refused and which baseline was used (`proposal_id` None: nothing new to propose).
         `turn_of`: the agent's session this capture is the next turn of."""
         prefixes = [self.snapshots.rel(p) for p in paths]
         await self.review.sync()  # the developer may have decided meanwhile (layered below)
         found = await self.find(task_id, prefixes, base)
         files = self.layered(found, task_id)
-        refused = [{"path": r.path, "why": r.why} for r in found.refused]
-        extra = {"baseline": found.baseline, "refused": refused, "keep": keep}
         consume = None
         if found.baseline == "snapshot":
             left = {r.path for r in found.refused}
             consume = (task_key(task_id), [self.uri(r) for r in found.used if r not in left], prefixes or [""])
         if not files:
-            return nothing(**extra)
+            return nothing(found.baseline, found.refused, keep=keep)
         renames = await asyncio.to_thread(self.renamed, files)
         changes, bases, results = self.changes(files, renames)
         key = _key(
@@ -435,7 +434,7 @@ class Capture:
         )
         if consume is not None:
             await self.snapshots.collect()
-        return {**answer, **extra}
+        return replace(answer, baseline=found.baseline, refused=tuple(found.refused), keep=keep)
 
     async def from_worktree_run(
         self,
@@ -447,15 +446,14 @@ class Capture:
         message: str | None,
         agent: str | None,
         cleanup: JSON | None,
-    ) -> JSON:
+    ) -> Captured:
         """Propose what an agent changed in `worktree` since `tree_id` into the workspace (whose
         files are not written); `cleanup` (remove the worktree) is journaled with it."""
         await self.review.sync()
         found = await asyncio.to_thread(self.from_worktree, worktree, tree_id, gitdir)
         files = await asyncio.to_thread(self.onto_workspace, found)
-        extra = {"baseline": "worktree", "refused": [{"path": r.path, "why": r.why} for r in found.refused]}
         if not files:
-            return nothing(**extra, keep=False)
+            return nothing("worktree", found.refused, keep=False)
         renames = await asyncio.to_thread(self.renamed, files)
         changes, bases, results = self.changes(files, renames)
         key = _key(["worktree", task_id, tree_id, sorted((r, _h(b), _h(n)) for r, (b, n) in files.items())])
@@ -472,7 +470,7 @@ class Capture:
             edit_hash=key,
             cleanup=None if found.refused else cleanup,
         )
-        return {**answer, **extra, "keep": False}
+        return replace(answer, baseline="worktree", refused=tuple(found.refused), keep=False)
 
 
 _NOT_TEXT_NAME = "its name is not UTF-8: Stet reviews files whose names are text; left as it is"
@@ -502,14 +500,6 @@ def _key(parts: object) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def nothing(**extra: object) -> JSON:
+def nothing(baseline: str, refused: Sequence[Refused] = (), *, keep: bool) -> Captured:
     """The answer of a capture that proposes nothing."""
-    return {
-        "proposalId": None,
-        "hunks": [],
-        "alreadyProposed": [],
-        "rejectedBefore": [],
-        "restored": [],
-        "left": [],
-        **extra,
-    }
+    return Captured(Proposed(None), baseline=baseline, refused=tuple(refused), keep=keep)

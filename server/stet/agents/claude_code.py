@@ -40,6 +40,7 @@ from typing import Any
 
 from ..domain import headline
 from ..domain.inert import inert
+from ..domain.proposed import Captured
 from ..domain.shapes import JSON
 from ..domain.status import Status
 from ..errors import InvalidParams, OutsideWorkspace, StetError
@@ -107,7 +108,7 @@ async def handle(
             return {}  # the agent wrote nothing in this turn
         message = headline.line(AGENT, turn_prompt(payload.get("transcript_path"), session, env))
         answer = await Capture(review).run(task_id=task, keep=keep, agent=AGENT, message=message, turn_of=session)
-        return {"systemMessage": stop_message(answer, task)} if answer.get("proposalId") or answer["refused"] else {}
+        return {"systemMessage": stop_message(answer, task)} if answer.proposal_id or answer.refused else {}
     if event in ("SessionStart", "UserPromptSubmit"):
         text, told = await (loop(review).session_context() if event == "SessionStart" else loop(review).news())
         if undo is not None:
@@ -472,14 +473,14 @@ async def _task_exists(review: Review, task_id: str) -> bool:
     return await TaskRecords(review.state).exists(task_id)
 
 
-def stop_message(answer: JSON, task: str) -> str:
+def stop_message(answer: Captured, task: str) -> str:
     parts = []
-    if answer.get("proposalId"):
-        n = len(answer["hunks"])
-        where = "left in the files" if answer.get("keep") else "taken out of the files"
+    if answer.proposal_id:
+        n = len(answer.hunks)
+        where = "left in the files" if answer.keep else "taken out of the files"
         parts.append(f"Stet: {n} hunk(s) of this turn are waiting for review ({where}; task {task})")
-    for r in answer.get("refused", ()):
-        parts.append(f"Stet: {r['path']} not captured: {r['why']}")
+    for r in answer.refused:
+        parts.append(f"Stet: {r.path} not captured: {r.why}")
     return bounded(parts[0], parts[1:], more="`stet status` and the capture's answer") if parts else ""
 
 

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from ..domain import patches
 from ..domain.model import Hunk
 from ..domain.proposal import Change, FileOp, TextChange
+from ..domain.proposed import Proposed
 from ..domain.rebase import ChangeDoesNotFit, line_edits, rebase
-from ..domain.shapes import JSON
 from ..domain.status import Status
 from ..errors import InvalidParams
 from ..review import Review
@@ -31,7 +31,7 @@ async def propose_patch_onto(
     proposal_id: str,
     agent: str | None,
     message: str | None,
-) -> JSON:
+) -> Proposed:
     """A parsed diff that does not fit the files as they are, made against them with this
     task's applied hunks taken out (see `domain.rebase`). Only plain file modifications."""
     makers: Makers = {}
@@ -60,7 +60,7 @@ async def propose_derived(
     makers: Makers,
     agent: str | None,
     message: str | None,
-) -> JSON:
+) -> Proposed:
     """Propose new file texts made by `makers` (uri -> text now, None for no file -> new text).
 
     The proposal is identified by the agent's own input (`key`), not by the edits derived

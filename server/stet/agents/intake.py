@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..domain import patches
 from ..domain.proposal import Change, FileOp, TextChange
+from ..domain.proposed import Proposed
 from ..domain.rebase import ChangeDoesNotFit
 from ..domain.shapes import JSON, TextEdit
 from ..domain.text import lone_surrogate
@@ -145,7 +146,7 @@ async def propose_patch(
     message: str | None = None,
     strip: int = 1,
     parsed: list[patches.FilePatch] | None = None,
-) -> tuple[JSON, list[str]]:
+) -> tuple[Proposed, list[str]]:
     """Propose a unified diff (`parsed`: what check_patch_text gave for this text and strip);
     returns the review's answer and notes. Raises StetError."""
     try:
@@ -177,7 +178,7 @@ async def propose_patch(
     return answer, notes
 
 
-async def propose_params(review: Review, params: object, proposal_id: str | None = None) -> JSON:
+async def propose_params(review: Review, params: object, proposal_id: str | None = None) -> Proposed:
     """Propose a `stet/propose` params object (as the LSP request does)."""
     from . import params as P  # the WorkspaceEdit parser: lsprotocol, loaded only for one
 

@@ -29,7 +29,6 @@ import tempfile
 from collections.abc import Callable, Iterator
 
 from ..domain.inert import inert
-from ..domain.shapes import JSON
 from ..domain.status import Status
 from ..errors import InvalidParams
 from ..faults import fault
@@ -42,6 +41,7 @@ TYPE_CHECKING = False  # types for mypy only
 if TYPE_CHECKING:
     from typing import TextIO
 
+    from ..domain.proposed import Captured
     from .capture import Capture
 
 
@@ -192,7 +192,7 @@ class Run:
 
     async def in_place(
         self, argv: list[str], *, task_id: str | None, keep: bool, message: str | None, agent: str | None
-    ) -> tuple[int, JSON]:
+    ) -> tuple[int, Captured]:
         with self.agent.signals():
             await self.begin(task_id, keep=keep, message=message, agent=agent)
             code, _ = await self.agent.run(argv, self.cwd, task_id, meanwhile=lambda: self.capture)
@@ -210,12 +210,12 @@ class Run:
             # left is captured first, against its own baseline, so nothing is taken for baseline.
             say("capturing what an interrupted earlier run left first", self.stderr)
             first = await self.capture.run(task_id=task_id, keep=keep, message=message, agent=agent)
-            if first.get("proposalId"):
-                say(f"proposal {first['proposalId']}: {len(first['hunks'])} hunk(s) from the earlier run", self.stderr)
+            if first.proposal_id:
+                say(f"proposal {first.proposal_id}: {len(first.hunks)} hunk(s) from the earlier run", self.stderr)
         await snapshots.take(task_id, None)
         fault("run:after-snapshot")
 
-    async def finish(self, task_id: str | None, *, keep: bool, message: str | None, agent: str | None) -> JSON:
+    async def finish(self, task_id: str | None, *, keep: bool, message: str | None, agent: str | None) -> Captured:
         """After the agent of an in-place run ended: what it wrote, captured against the
         baseline `begin` kept; the capture's answer."""
         fault("run:after-agent")
@@ -227,7 +227,7 @@ class Run:
 
     async def in_worktree(
         self, argv: list[str], *, task_id: str | None, message: str | None, agent: str | None
-    ) -> tuple[int, JSON, str | None]:
+    ) -> tuple[int, Captured, str | None]:
         """(exit code, the capture's answer, the worktree's path when it is kept for the user).
 
         The worktree is the temporary folder itself, so `git worktree remove --force PATH`
@@ -256,7 +256,7 @@ class Run:
                     await asyncio.to_thread(git.remove_worktree, top, path)
                 raise
             kept: str | None = path if there else None
-            if there and code == 0 and not answer.get("refused"):
+            if there and code == 0 and not answer.refused:
                 # Removed by the capture's journal when it stored a proposal; here otherwise
                 # (nothing to propose, or the journal could not).
                 await asyncio.to_thread(git.remove_worktree, top, path)
@@ -271,7 +271,7 @@ class Run:
         task_id: str | None,
         message: str | None,
         agent: str | None,
-    ) -> tuple[int, JSON, bool]:
+    ) -> tuple[int, Captured, bool]:
         """(exit code, the capture's answer, whether the worktree is still there for the
         caller to keep or remove: it is removed here when the agent never started, and when
         it was tampered with)."""
@@ -293,18 +293,19 @@ class Run:
         for note in notes:
             say(note, self.stderr)
         code, ran = await self.agent.run(argv, there, task_id, meanwhile=lambda: self.capture)
+        from ..domain.capture import Refused
         from .capture import nothing
 
         if not ran:
             await asyncio.to_thread(git.remove_worktree, top, path)
-            return code, nothing(baseline="worktree", refused=[], keep=False), False
+            return code, nothing("worktree", keep=False), False
         fault("run:after-agent")
         tampered = await asyncio.to_thread(worktrees.check, made)
         if tampered is not None:
             # Not one git call in it: its .git may name a git folder of the agent's.
             await asyncio.to_thread(worktrees.discard, top, made)
             why = f"{tampered}; nothing was captured from it, and it was removed without running git in it"
-            return code, nothing(baseline="worktree", refused=[{"path": path, "why": why}], keep=False), False
+            return code, nothing("worktree", [Refused(path, why)], keep=False), False
         cleanup = {"worktree": path, "repo": top} if code == 0 else None
         answer = await self.capture.from_worktree_run(
             path, tree_id, made.gitdir, task_id=task_id, message=message, agent=agent, cleanup=cleanup

@@ -15,7 +15,7 @@ import asyncio
 import os
 from collections.abc import Sequence
 
-from ..domain.shapes import JSON
+from ..domain.capture import Snapped
 from ..errors import InvalidParams, OutsideWorkspace
 from ..faults import fault
 from ..review import Review, new_id
@@ -98,7 +98,7 @@ class Snapshots:
                 entries.append((self.uri(rel), None if data is None else pack.add(data)))
         return entries, notes
 
-    async def take(self, task_id: str | None, paths: Sequence[str] | None, request_id: str | None = None) -> JSON:
+    async def take(self, task_id: str | None, paths: Sequence[str] | None, request_id: str | None = None) -> Snapped:
         """Record files as they are now: `paths` (files or folders), or the whole workspace (None).
         A whole snapshot replaces the task's earlier one; single files are added to it."""
         key = task_key(task_id)
@@ -118,13 +118,7 @@ class Snapshots:
                 known = set(before.entries) if before is not None else set()
                 fresh = [r for r in rels if self.uri(r) not in known]
                 if not fresh:
-                    return {
-                        "taskId": task_id,
-                        "whole": bool(before and before.whole),
-                        "files": 0,
-                        "new": 0,
-                        "notes": [],
-                    }
+                    return Snapped(task_id, bool(before and before.whole), 0, 0)
                 rels = fresh
             entries, notes = await asyncio.to_thread(self._store_contents, rels)
             fault("snapshot:after-blobs")

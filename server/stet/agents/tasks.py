@@ -17,13 +17,14 @@ import json
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 
 from ..domain import task as T
+from ..domain.proposed import Proposed
 from ..domain.rebase import ChangeDoesNotFit, replace_text
 from ..domain.shapes import JSON
 from ..errors import Conflict, InvalidParams, StetError, TooLarge, UnknownTask
 from ..faults import fault
-from ..present import task_json
 from ..review import Review, new_id
 from ..review.task_records import TaskRecords, TaskTables
 from .checks import opt_text as _opt_text
@@ -39,9 +40,9 @@ class Tasks:
 
     # --- helpers ---------------------------------------------------------------------------
     async def _write(
-        self, kind: str, request_id: str | None, args: JSON, do: Callable[[TaskTables], Awaitable[JSON]]
-    ) -> JSON:
-        """One durable, idempotent task operation."""
+        self, kind: str, request_id: str | None, args: JSON, do: Callable[[TaskTables], Awaitable[T.TaskWritten]]
+    ) -> T.TaskWritten:
+        """One durable, idempotent task operation (what it wrote is kept in the log: a replay answers it)."""
         if request_id is not None:
             _text("requestId", request_id, 256)
         # What the operation stores: its arguments in the op log, and the same text in its rows.
@@ -49,9 +50,13 @@ class Tasks:
         limit = self.review.state.limits.max_bytes
         if stored > limit:
             raise TooLarge(f"this {kind} would make Stet store {stored} bytes; the limit is {limit}")
-        result = await self.records.operation(kind, request_id or new_id("op-"), args, do)
+
+        async def recorded(tables: TaskTables) -> JSON:
+            return (await do(tables)).record()
+
+        result = await self.records.operation(kind, request_id or new_id("op-"), args, recorded)
         fault("task:after-commit")
-        return result
+        return T.TaskWritten.from_record(result)
 
     @staticmethod
     async def _task(tables: TaskTables, task_id: str) -> T.TaskRow:
@@ -72,7 +77,7 @@ class Tasks:
         agent: str | None = None,
         task_id: str | None = None,
         request_id: str | None = None,
-    ) -> JSON:
+    ) -> T.TaskWritten:
         """Start a task. Starting an existing id with the same title and goal returns it."""
         _text("title", title)
         goal = _opt_text("goal", goal)
@@ -82,7 +87,7 @@ class Tasks:
         # Without an id, the same title and goal give the same id: a retried start finds its task.
         wanted = task_id or _slug_id(title, goal)
 
-        async def do(tables: TaskTables) -> JSON:
+        async def do(tables: TaskTables) -> T.TaskWritten:
             row = await tables.task(wanted)
             if row is not None:
                 if row.title != title or (goal is not None and row.goal != goal):
@@ -91,9 +96,9 @@ class Tasks:
                         f"`stet resume {wanted}`, or start a new task with another id",
                         {"taskId": wanted},
                     )
-                return {"task": task_json.task(row), "created": False}
+                return T.TaskWritten("start", wanted, task=row)
             row = await tables.add_task(wanted, title, goal, agent)
-            return {"task": task_json.task(row), "created": True}
+            return T.TaskWritten("start", wanted, task=row, created=True)
 
         return await self._write(
             "task.start", request_id, {"taskId": wanted, "title": title, "goal": goal, "agent": agent}, do
@@ -106,7 +111,7 @@ class Tasks:
         status: str | None = None,
         n: int | None = None,
         request_id: str | None = None,
-    ) -> JSON:
+    ) -> T.TaskWritten:
         """Add a step, or change one: by number `n`, or by its exact text."""
         if status is not None and status not in T.STEP_STATUSES:
             raise InvalidParams(f"step status must be one of {', '.join(T.STEP_STATUSES)}, not {status!r}")
@@ -117,7 +122,7 @@ class Tasks:
         if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
             raise InvalidParams("a step number is a positive integer")
 
-        async def do(tables: TaskTables) -> JSON:
+        async def do(tables: TaskTables) -> T.TaskWritten:
             await self._task(tables, task_id)
             steps = await tables.steps(task_id)
             current = None
@@ -133,7 +138,7 @@ class Tasks:
             else:
                 row = await tables.put_step(task_id, current.n, text or current.text, status or current.status)
             await tables.touch(task_id)
-            return {"taskId": task_id, "step": task_json.step(row)}
+            return T.TaskWritten("step", task_id, step=row)
 
         args = {"taskId": task_id, "text": text, "status": status, "n": n}
         return await self._write("task.step", request_id, args, do)
@@ -146,7 +151,7 @@ class Tasks:
         why: str | None = None,
         answers: int | None = None,
         request_id: str | None = None,
-    ) -> JSON:
+    ) -> T.TaskWritten:
         """Record a decision (and why), a question for the developer, an answer to one, or a note."""
         _text("note", text)
         why = _opt_text("why", why)
@@ -155,25 +160,25 @@ class Tasks:
         if (kind == "answer") != (answers is not None):
             raise InvalidParams("an answer names the question it answers (its number), and only an answer does")
 
-        async def do(tables: TaskTables) -> JSON:
+        async def do(tables: TaskTables) -> T.TaskWritten:
             await self._task(tables, task_id)
             notes = await tables.notes(task_id)
             if request_id is None and notes and T.is_retry(notes[-1], kind, text, why, answers, time.time()):
                 # The same note again right after it was recorded, without a request id: a retried
                 # call (an MCP client after a timeout), not a second decision. Recorded once.
-                return {"taskId": task_id, "note": task_json.note(notes[-1]), "repeated": True}
+                return T.TaskWritten("note", task_id, note=notes[-1], repeated=True)
             if answers is not None:
                 question = next((x for x in notes if x.n == answers), None)
                 if question is None or question.kind != "question":
                     raise InvalidParams(f"task {task_id} has no question number {answers}")
             row = await tables.add_note(task_id, kind, text, why, answers)
             await tables.touch(task_id)
-            return {"taskId": task_id, "note": task_json.note(row)}
+            return T.TaskWritten("note", task_id, note=row)
 
         args = {"taskId": task_id, "kind": kind, "text": text, "why": why, "answers": answers}
         return await self._write("task.note", request_id, args, do)
 
-    async def read(self, task_id: str, paths: Sequence[str], request_id: str | None = None) -> JSON:
+    async def read(self, task_id: str, paths: Sequence[str], request_id: str | None = None) -> T.TaskWritten:
         """Record that the agent read these files: each with its content hash now."""
         if isinstance(paths, str) or not paths:
             raise InvalidParams("give at least one file path")
@@ -182,38 +187,26 @@ class Tasks:
         # returns the hashes first recorded.
         hashes = {uri: T.content_hash(await self.review.bytes_now(uri)) for uri in uris}
 
-        async def do(tables: TaskTables) -> JSON:
+        async def do(tables: TaskTables) -> T.TaskWritten:
             await self._task(tables, task_id)
             rows = [await tables.put_file(task_id, uri, hashes[uri]) for uri in uris]
             await tables.touch(task_id)
-            return {
-                "taskId": task_id,
-                "files": [
-                    {
-                        "path": self.review.ws.rel(r.uri),
-                        "uri": r.uri,
-                        "hash": r.hash,
-                        "exists": r.hash is not None,
-                        "readAt": r.read_at,
-                    }
-                    for r in rows
-                ],
-            }
+            return T.TaskWritten("read", task_id, files=tuple(rows))
 
         return await self._write("task.read", request_id, {"taskId": task_id, "uris": uris}, do)
 
     async def finish(
         self, task_id: str, status: str = "done", summary: str | None = None, request_id: str | None = None
-    ) -> JSON:
+    ) -> T.TaskWritten:
         """Close a task as done or abandoned (or open it again)."""
         if status not in T.TASK_STATUSES:
             raise InvalidParams(f"task status must be one of {', '.join(T.TASK_STATUSES)}, not {status!r}")
         summary = _opt_text("summary", summary)
 
-        async def do(tables: TaskTables) -> JSON:
+        async def do(tables: TaskTables) -> T.TaskWritten:
             await self._task(tables, task_id)
             await tables.touch(task_id, status=status, summary=summary)
-            return {"task": task_json.task(await self._task(tables, task_id))}
+            return T.TaskWritten("finish", task_id, task=await self._task(tables, task_id))
 
         result = await self._write(
             "task.finish", request_id, {"taskId": task_id, "status": status, "summary": summary}, do
@@ -223,7 +216,7 @@ class Tasks:
         return result
 
     # --- reads ----------------------------------------------------------------------------
-    async def context(self, task_id: str) -> JSON:
+    async def context(self, task_id: str) -> T.TaskPicture:
         """Everything a new worker needs to carry the task on (`stet/taskContext`)."""
         _text("taskId", task_id, 256)
         review = self.review
@@ -244,9 +237,9 @@ class Tasks:
                 now.append((row, await self.review.bytes_now(row.uri)))
             except StetError:
                 now.append((row, None))  # outside the workspace now, or unreadable: gone for us
-        return task_json.build_context(task_id, task, steps, notes, now, hunks, review.ws.rel)
+        return T.TaskPicture(task_id, task, tuple(steps), tuple(notes), tuple(now), tuple(hunks))
 
-    async def list(self, status: str | None = None) -> list[JSON]:
+    async def list(self, status: str | None = None) -> list[T.TaskListed]:
         """Tasks (optionally of one status), each with its hunk counts."""
         if status is not None and status not in T.TASK_STATUSES:
             raise InvalidParams(f"task status must be one of {', '.join(T.TASK_STATUSES)}, not {status!r}")
@@ -258,7 +251,7 @@ class Tasks:
             counts: dict[str, int] = {}
             for h in self.review.list(task_id=row.id):
                 counts[h.status.value] = counts.get(h.status.value, 0) + 1
-            out.append({**task_json.task(row), "counts": counts})
+            out.append(T.TaskListed(row, counts))
         return out
 
     # --- proposing -------------------------------------------------------------------------
@@ -269,7 +262,7 @@ class Tasks:
         proposal_id: str | None = None,
         agent: str | None = None,
         message: str | None = None,
-    ) -> JSON:
+    ) -> Proposed:
         """Propose (path, old text, new text) replacements for review, as part of a task.
 
         Each old text must occur exactly once in its file; an empty old text creates a file
@@ -311,7 +304,7 @@ class Tasks:
         agent: str | None = None,
         message: str | None = None,
         strip: int = 1,
-    ) -> JSON:
+    ) -> Proposed:
         """Propose a unified diff as part of a task (the CLI's path: `stet propose --patch --task`).
 
         A diff that no longer fits because some of this task's hunks were applied since it
@@ -322,7 +315,7 @@ class Tasks:
         answer, notes = await intake.propose_patch(
             self.review, text, proposal_id, task_id=task_id, agent=agent, message=message, strip=strip
         )
-        return {**answer, "notes": notes} if notes else answer
+        return replace(answer, notes=tuple(notes)) if notes else answer
 
 
 def _slug_id(title: str, goal: str | None) -> str:

@@ -161,10 +161,11 @@ def left_out(answer: JSON, kept: bool = False) -> list[str]:
 
 async def cmd_capture(args: argparse.Namespace, call: Call) -> int:
     from ..agents.capture import AUTO, Capture
+    from ..present.proposal import captured
     from .session import opened
 
     async with opened(args, call, create=True) as review:
-        answer = await Capture(review).run(
+        done = await Capture(review).run(
             paths=[call.path(p) for p in args.paths],
             task_id=args.task,
             capture_id=args.id,
@@ -173,6 +174,7 @@ async def cmd_capture(args: argparse.Namespace, call: Call) -> int:
             keep=args.keep,
             base=args.base or AUTO,
         )
+        answer = captured(done)
         if args.json:
             print_json(call, answer)
         else:
@@ -187,6 +189,7 @@ async def cmd_capture(args: argparse.Namespace, call: Call) -> int:
 
 async def cmd_snapshot(args: argparse.Namespace, call: Call) -> int:
     from ..agents.snapshots import Snapshots
+    from ..present.proposal import snapped
     from .locate import Usage
     from .session import opened
 
@@ -194,7 +197,7 @@ async def cmd_snapshot(args: argparse.Namespace, call: Call) -> int:
         raise Usage("give the files or folders to snapshot, or --all for the whole workspace")
     paths = None if args.all else [call.path(p) for p in args.paths]
     async with opened(args, call, create=True) as review:
-        out = await Snapshots(review).take(args.task, paths, request_id=args.request_id)
+        out = snapped(await Snapshots(review).take(args.task, paths, request_id=args.request_id))
     for note in out.get("notes", ()):
         call.say(f"stet: {inert(note)}")
     if args.json:
@@ -206,6 +209,7 @@ async def cmd_snapshot(args: argparse.Namespace, call: Call) -> int:
 
 async def cmd_run(args: argparse.Namespace, call: Call) -> int:
     from ..agents.run import Run
+    from ..present.proposal import captured
     from .locate import Usage
     from .session import opened
 
@@ -230,11 +234,12 @@ async def cmd_run(args: argparse.Namespace, call: Call) -> int:
             return 0
         if args.phase == "finish":
             code = args.code
-            answer = await runner.finish(args.task, keep=args.keep, message=message, agent=agent)
+            done = await runner.finish(args.task, keep=args.keep, message=message, agent=agent)
         elif args.worktree:
-            code, answer, kept = await runner.in_worktree(argv, task_id=args.task, message=message, agent=agent)
+            code, done, kept = await runner.in_worktree(argv, task_id=args.task, message=message, agent=agent)
         else:
-            code, answer = await runner.in_place(argv, task_id=args.task, keep=args.keep, message=message, agent=agent)
+            code, done = await runner.in_place(argv, task_id=args.task, keep=args.keep, message=message, agent=agent)
+        answer = captured(done)
         _said(call, review.ws.rel, answer, code, kept)
     # The agent's own failure comes first; else files Stet refused are exit 1, as for `capture`.
     return code or (1 if failed(answer) else 0)

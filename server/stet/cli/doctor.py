@@ -77,7 +77,7 @@ async def _recover(review: Review, f: Findings) -> None:
     else:
         f.add(
             "fixed",
-            f"recovery ran: pending effects finished, hunks re-checked against the files ({summary['durationMs']} ms)",
+            f"recovery ran: pending effects finished, hunks re-checked against the files ({summary.duration_ms} ms)",
         )
 
 

@@ -72,6 +72,7 @@ async def cmd_propose(args: argparse.Namespace, call: Call) -> int:
     import json
 
     from ..agents import intake
+    from ..present.proposal import proposed
 
     if bool(args.patch) == bool(args.edit):
         raise Usage("give exactly one of --patch FILE and --edit FILE ('-' reads stdin)")
@@ -88,7 +89,7 @@ async def cmd_propose(args: argparse.Namespace, call: Call) -> int:
     async with opened(args, call, create=True) as review:
         notes: list[str] = []
         if args.patch:
-            answer, notes = await intake.propose_patch(
+            made, notes = await intake.propose_patch(
                 review,
                 text,
                 args.id,
@@ -122,7 +123,8 @@ async def cmd_propose(args: argparse.Namespace, call: Call) -> int:
                     "agent": args.agent,
                     "message": args.message,
                 }
-            answer = await intake.propose_params(review, params)
+            made = await intake.propose_params(review, params)
+        answer = proposed(made)
         for note in notes:
             call.say(f"stet: note: {inert(note)}")
         if args.json:

@@ -123,44 +123,56 @@ def add_mcp(sub: Sub, o: Parents, name: str) -> None:
 
 async def cmd_task(args: argparse.Namespace, call: Call) -> int:
     from ..agents.tasks import Tasks
+    from ..present import task_json
     from .session import opened
 
     sub = args.task_command
     async with opened(args, call, create=sub == "start") as review:
         tasks = Tasks(review)
+        rel = review.ws.rel
         rid = getattr(args, "request_id", None)
         if sub == "start":
-            out = await tasks.start(args.title, args.goal, agent=args.agent, task_id=args.task_id, request_id=rid)
+            out = task_json.written(
+                await tasks.start(args.title, args.goal, agent=args.agent, task_id=args.task_id, request_id=rid), rel
+            )
             # Only the id on stdout (`T=$(stet task start ...)`); the note goes to stderr.
             text = inert(out["task"]["id"])
             if not out["created"]:
                 call.say(f"stet: task {text} was already started; carrying it on")
             if args.snapshot:
                 from ..agents.snapshots import Snapshots
+                from ..present.proposal import snapped
 
-                snap = await Snapshots(review).take(out["task"]["id"], None)
+                snap = snapped(await Snapshots(review).take(out["task"]["id"], None))
                 out["snapshot"] = snap
                 call.say(f"stet: snapshot of {snap['files']} file(s) taken")
         elif sub == "step":
-            out = await tasks.step(args.task, text=args.text, status=args.status, n=args.n, request_id=rid)
+            out = task_json.written(
+                await tasks.step(args.task, text=args.text, status=args.status, n=args.n, request_id=rid), rel
+            )
             s = out["step"]
             text = f"step {s['n']} [{s['status']}] {inert(s['text'])}"
         elif sub == "note":
             kind = "question" if args.question else args.kind or ("answer" if args.answers is not None else "decision")
-            out = await tasks.note(args.task, args.text, kind=kind, why=args.why, answers=args.answers, request_id=rid)
+            noted = await tasks.note(
+                args.task, args.text, kind=kind, why=args.why, answers=args.answers, request_id=rid
+            )
+            out = task_json.written(noted, rel)
             n = out["note"]
             text = f"{n['kind']} {n['n']} recorded"
         elif sub == "read":
             # Paths typed in a shell are relative to where it is, not to the workspace root.
             paths = [p if p.startswith("file:") else call.path(p) for p in args.paths]
-            out = await tasks.read(args.task, paths, request_id=rid)
+            out = task_json.written(await tasks.read(args.task, paths, request_id=rid), rel)
             text = "\n".join(f"{shown(f['path'])}  {f['hash'] or '(does not exist)'}" for f in out["files"])
         elif sub == "done":
             status = "open" if args.reopen else "abandoned" if args.abandon else "done"
-            out = await tasks.finish(args.task, status=status, summary=args.summary, request_id=rid)
+            out = task_json.written(
+                await tasks.finish(args.task, status=status, summary=args.summary, request_id=rid), rel
+            )
             text = f"task {inert(args.task)} is {out['task']['status']}"
         else:  # list
-            items = await tasks.list(args.status)
+            items = task_json.listed(await tasks.list(args.status))
             out = {"tasks": items}
             rows = [
                 f"{inert(t['id'])}  {t['status']:<9}  {inert(t['title'])}"
@@ -178,10 +190,11 @@ async def cmd_task(args: argparse.Namespace, call: Call) -> int:
 async def cmd_resume(args: argparse.Namespace, call: Call) -> int:
     from ..agents.resume import render
     from ..agents.tasks import Tasks
+    from ..present import task_json
     from .session import opened
 
     async with opened(args, call) as review:
-        ctx = await Tasks(review).context(args.task)
+        ctx = task_json.context(await Tasks(review).context(args.task), review.ws.rel)
     if args.json:
         print_json(call, ctx)
     elif call.stdout is not None:

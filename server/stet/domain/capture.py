@@ -22,6 +22,19 @@ from .proposal import Planned
 from .text import split_lines
 
 
+@dataclass(frozen=True, slots=True)
+class Snapped:
+    """What a snapshot recorded: how many files (`files`), how many of them it had not recorded
+    before (`new`), whether the task's snapshot is of the whole workspace, and notes for the
+    user (files it left out, and why)."""
+
+    task_id: str | None
+    whole: bool
+    files: int
+    new: int
+    notes: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class Refused:
     """A file the capture leaves alone, and why (said to the user as it is)."""

@@ -13,7 +13,8 @@ import difflib
 import hashlib
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from .anchor import LineIndex, locate
 from .hunks import TextMismatch, apply_edits
@@ -187,3 +188,74 @@ def developer_changes(h: Hunk, name: str = "") -> str:
         list(h.new), list(h.applied_text), f"proposed{label}", f"applied{label}", n=2, lineterm=""
     )
     return "\n".join(line.rstrip("\r\n") for line in diff) + "\n"
+
+
+# --- what the task service answers (each door presents it: present/task_json.py) ------------
+@dataclass(frozen=True, slots=True)
+class TaskWritten:
+    """What a task write recorded: `start` the task (`created`: new, else it was started
+    before), `step` the step added or changed, `note` the note (`repeated`: the same call
+    again, recorded once), `read` the files read with their hashes then, `finish` the task as
+    it is now. Kept in the operation log as its `record`, so that a replay answers the same;
+    `sent`: the answer itself, as a Stet of before these records kept it (sent as it is)."""
+
+    kind: str
+    task_id: str
+    task: TaskRow | None = None
+    created: bool = False
+    step: StepRow | None = None
+    note: NoteRow | None = None
+    repeated: bool = False
+    files: tuple[FileRow, ...] = ()
+    sent: dict[str, Any] | None = None
+
+    def record(self) -> dict[str, Any]:
+        """Plain data for the operation log (`from_record` reads it back)."""
+        return {
+            "written": self.kind,
+            "task_id": self.task_id,
+            "task": None if self.task is None else asdict(self.task),
+            "created": self.created,
+            "step": None if self.step is None else asdict(self.step),
+            "note": None if self.note is None else asdict(self.note),
+            "repeated": self.repeated,
+            "files": [asdict(f) for f in self.files],
+        }
+
+    @staticmethod
+    def from_record(data: dict[str, Any]) -> TaskWritten:
+        if "written" not in data:
+            return TaskWritten("", "", sent=data)
+        task, step, note = data["task"], data["step"], data["note"]
+        return TaskWritten(
+            data["written"],
+            data["task_id"],
+            None if task is None else TaskRow(**task),
+            data["created"],
+            None if step is None else StepRow(**step),
+            None if note is None else NoteRow(**note),
+            data["repeated"],
+            tuple(FileRow(**f) for f in data["files"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TaskListed:
+    """A task of a list, with how many of its hunks are in each status (those it has)."""
+
+    task: TaskRow
+    counts: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskPicture:
+    """What a new worker needs to carry a task on, as read: the task (None: known only from its
+    hunks), its steps and notes, each file it read with the file's content now (None: gone),
+    and its hunks. present/task_json.py's `build_context` makes the picture of it."""
+
+    task_id: str
+    task: TaskRow | None
+    steps: tuple[StepRow, ...]
+    notes: tuple[NoteRow, ...]
+    files: tuple[tuple[FileRow, bytes | None], ...]
+    hunks: tuple[Hunk, ...]

@@ -20,6 +20,7 @@ from lsprotocol import types
 
 from ..domain.document import Document
 from ..errors import StoreUnavailable
+from ..present.restored import restored
 from ..review import Opened, Review, open_review
 from ..review.reconnecting import Reconnecting
 from ..runtime.live import Live
@@ -167,7 +168,7 @@ class Opening:
             self._watching = True
             _watch_files_through_the_editor(ls)
         try:
-            summary = await review.recover()
+            summary = restored(await review.recover())
         except Exception as exc:
             if ls.stopping:  # the store was closed under it by the shutdown: nothing to tell
                 return

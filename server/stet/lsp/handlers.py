@@ -25,7 +25,8 @@ from ..domain.status import Decide
 from ..errors import StetError, StoreLost, StoreUnavailable, UnknownHunk
 from ..operations import DECISIONS, Decision, offered_by
 from ..present import decision as decision_json
-from ..present import hunk_json
+from ..present import hunk_json, task_json
+from ..present import proposal as proposal_json
 from ..review import Review
 from ..review.where import engine_of
 from ..workspace.paths import uri_to_path
@@ -274,7 +275,7 @@ FEATURES: tuple[tuple[str, Any, Handler | Callable[..., Any]], ...] = (
 
 
 async def propose(ls: StetServer, params: Any) -> dict[str, Any]:
-    return await intake.propose_params(await _ready(ls), params)
+    return proposal_json.proposed(await intake.propose_params(await _ready(ls), params))
 
 
 async def list_hunks(ls: StetServer, params: Any) -> dict[str, Any]:
@@ -302,7 +303,7 @@ async def proposal(ls: StetServer, params: Any) -> dict[str, Any]:
 async def task_context(ls: StetServer, params: Any) -> dict[str, Any]:
     review = await _ready(ls)
     p = request(TaskContextQuery, params, "stet/taskContext")
-    context = await Tasks(review).context(p.task_id)
+    context = task_json.context(await Tasks(review).context(p.task_id), review.ws.rel)
     if p.markdown:  # the `stet resume` text too, for clients that show it
         context["markdown"] = render_resume(context)
     return context

@@ -31,7 +31,8 @@ from ..domain.model import Hunk
 from ..domain.status import Status
 from ..errors import StetError, StoreUnavailable, UnknownHunk
 from ..operations import offered_by
-from ..present import hunk_json
+from ..present import hunk_json, task_json
+from ..present import proposal as proposal_json
 from ..review import Opened, Review
 from ..review.reconnecting import Reconnecting
 from ..runtime.awaiting import Changes
@@ -207,12 +208,13 @@ class Tools:
             str | None, Field(description="Optional id of this call: repeating it changes nothing.")
         ] = None,
     ) -> CallToolResult:
-        out = await _run(
-            (await self.tasks()).start(title, goal, agent=self.agent, task_id=task_id, request_id=request_id)
+        t = await self.tasks()
+        out = task_json.written(
+            await _run(t.start(title, goal, agent=self.agent, task_id=task_id, request_id=request_id)), t.review.ws.rel
         )
-        t = out["task"]
+        row = out["task"]
         verb = "Started" if out["created"] else "Already started:"
-        return _result(f"{verb} task {t['id']} ({t['title']}). Use task_id={t['id']!r} in the other tools.", out)
+        return _result(f"{verb} task {row['id']} ({row['title']}). Use task_id={row['id']!r} in the other tools.", out)
 
     async def list_tasks(
         self,
@@ -220,7 +222,7 @@ class Tools:
             Literal["open", "done", "abandoned"] | None, Field(description="Only tasks with this status.")
         ] = None,
     ) -> CallToolResult:
-        items = await _run((await self.tasks()).list(status))
+        items = task_json.listed(await _run((await self.tasks()).list(status)))
         if not items:
             return _result("No tasks yet.", {"tasks": []})
         lines = [
@@ -237,7 +239,8 @@ class Tools:
             Literal["markdown", "json"], Field(description="markdown (default) to read, json for code.")
         ] = "markdown",
     ) -> CallToolResult:
-        ctx = await _run((await self.tasks()).context(task_id))
+        t = await self.tasks()
+        ctx = task_json.context(await _run(t.context(task_id)), t.review.ws.rel)
         text = render(ctx) if format == "markdown" else json.dumps(ctx, indent=1, ensure_ascii=False)
         return _result(text, ctx)
 
@@ -257,7 +260,10 @@ class Tools:
             str | None, Field(description="Optional id of this call: repeating it changes nothing.")
         ] = None,
     ) -> CallToolResult:
-        out = await _run((await self.tasks()).step(task_id, text=text, status=status, n=number, request_id=request_id))
+        t = await self.tasks()
+        out = task_json.written(
+            await _run(t.step(task_id, text=text, status=status, n=number, request_id=request_id)), t.review.ws.rel
+        )
         s = out["step"]
         return _result(f"Step {s['n']} [{s['status']}]: {s['text']}", out)
 
@@ -278,8 +284,10 @@ class Tools:
             str | None, Field(description="Optional id of this call: repeating it changes nothing.")
         ] = None,
     ) -> CallToolResult:
-        out = await _run(
-            (await self.tasks()).note(task_id, text, kind=kind, why=why, answers=answers, request_id=request_id)
+        t = await self.tasks()
+        out = task_json.written(
+            await _run(t.note(task_id, text, kind=kind, why=why, answers=answers, request_id=request_id)),
+            t.review.ws.rel,
         )
         n = out["note"]
         return _result(f"Recorded {n['kind']} {n['n']}: {n['text']}", out)
@@ -292,7 +300,8 @@ class Tools:
             str | None, Field(description="Optional id of this call: repeating it changes nothing.")
         ] = None,
     ) -> CallToolResult:
-        out = await _run((await self.tasks()).read(task_id, paths, request_id=request_id))
+        t = await self.tasks()
+        out = task_json.written(await _run(t.read(task_id, paths, request_id=request_id)), t.review.ws.rel)
         lines = [f"- {f['path']}" + ("" if f["exists"] else " (does not exist)") for f in out["files"]]
         return _result("Recorded as read:\n" + "\n".join(lines), out)
 
@@ -307,8 +316,10 @@ class Tools:
     ) -> CallToolResult:
         t = await self.tasks()
         triples = [(e.path, e.old_text, e.new_text) for e in edits]
-        answer = await _run(
-            t.propose_text_edits(task_id, triples, proposal_id=proposal_id, agent=self.agent, message=message)
+        answer = proposal_json.proposed(
+            await _run(
+                t.propose_text_edits(task_id, triples, proposal_id=proposal_id, agent=self.agent, message=message)
+            )
         )
         return _result(_proposal_text(t, answer), answer)
 
@@ -322,7 +333,9 @@ class Tools:
         ] = None,
     ) -> CallToolResult:
         t = await self.tasks()
-        answer = await _run(t.propose_patch(task_id, patch, proposal_id=proposal_id, agent=self.agent, message=message))
+        answer = proposal_json.proposed(
+            await _run(t.propose_patch(task_id, patch, proposal_id=proposal_id, agent=self.agent, message=message))
+        )
         text = _proposal_text(t, answer)
         if answer.get("notes"):
             text += "\nNotes:\n" + "\n".join(f"- {n}" for n in answer["notes"])
@@ -408,7 +421,10 @@ class Tools:
             str | None, Field(description="Optional id of this call: repeating it changes nothing.")
         ] = None,
     ) -> CallToolResult:
-        out = await _run((await self.tasks()).finish(task_id, status=status, summary=summary, request_id=request_id))
+        t = await self.tasks()
+        out = task_json.written(
+            await _run(t.finish(task_id, status=status, summary=summary, request_id=request_id)), t.review.ws.rel
+        )
         return _result(f"Task {task_id} is {out['task']['status']}.", out)
 
 

@@ -8,7 +8,17 @@ from collections.abc import Callable, Sequence
 from ..domain.model import Hunk
 from ..domain.shapes import JSON
 from ..domain.status import Status
-from ..domain.task import FileRow, NoteRow, StepRow, TaskRow, changed_since_read, developer_changes
+from ..domain.task import (
+    FileRow,
+    NoteRow,
+    StepRow,
+    TaskListed,
+    TaskPicture,
+    TaskRow,
+    TaskWritten,
+    changed_since_read,
+    developer_changes,
+)
 from . import hunk_json
 
 # The hunk groups of a task's context, in the order a new worker should read them.
@@ -46,6 +56,44 @@ def note(row: NoteRow) -> JSON:
     if row.answers is not None:
         out["answers"] = row.answers
     return out
+
+
+def written(w: TaskWritten, rel: Callable[[str], str]) -> JSON:
+    """A task write's answer: `{task, created}` (start), `{taskId, step}`, `{taskId, note}` (with
+    `repeated` when it was the same call again), `{taskId, files}` (read), `{task}` (finish)."""
+    if w.sent is not None:
+        return w.sent
+    if w.kind == "start":
+        assert w.task is not None
+        return {"task": task(w.task), "created": w.created}
+    if w.kind == "step":
+        assert w.step is not None
+        return {"taskId": w.task_id, "step": step(w.step)}
+    if w.kind == "note":
+        assert w.note is not None
+        out: JSON = {"taskId": w.task_id, "note": note(w.note)}
+        if w.repeated:
+            out["repeated"] = True
+        return out
+    if w.kind == "read":
+        files = [
+            {"path": rel(r.uri), "uri": r.uri, "hash": r.hash, "exists": r.hash is not None, "readAt": r.read_at}
+            for r in w.files
+        ]
+        return {"taskId": w.task_id, "files": files}
+    assert w.task is not None
+    return {"task": task(w.task)}
+
+
+def listed(items: Sequence[TaskListed]) -> list[JSON]:
+    """Tasks of a list, each with its hunk counts."""
+    return [{**task(t.task), "counts": t.counts} for t in items]
+
+
+def context(picture: TaskPicture, rel: Callable[[str], str]) -> JSON:
+    """The picture of a task for a new worker (`build_context` of what the service read)."""
+    p = picture
+    return build_context(p.task_id, p.task, p.steps, p.notes, p.files, p.hunks, rel)
 
 
 def file_read(row: FileRow, now: bytes | None, task_hunks: Sequence[Hunk]) -> JSON:

@@ -15,18 +15,19 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 
 from ..domain.capture import kept_anchors, settle
 from ..domain.hunks import Context
 from ..domain.model import Hunk, Kind
 from ..domain.proposal import BadProposal, Change, Plan, Planned
 from ..domain.proposal import plan as plan_proposal
+from ..domain.proposed import Captured, Proposed
 from ..domain.shapes import JSON
 from ..domain.status import Status
 from ..domain.task import LIVE, same_change
 from ..errors import Conflict, InvalidParams, StetError, TooLarge
 from ..faults import fault
-from ..present import hunk_json
 from ..store import Tx
 from ..store import captures as sql
 from ..store import loop as loop_sql
@@ -74,7 +75,7 @@ class Capturing:
         consume: tuple[str, list[str], list[str]] | None = None,
         cleanup: JSON | None = None,
         turn_of: str | None = None,
-    ) -> JSON:
+    ) -> Captured:
         """Store the proposal of `changes` (made against `bases`, giving `now`: the agent's
         version, by normalised uri) with its restore journal, then restore. `in_place`: the
         files hold `now` (the agent wrote them); else they hold `bases` (the agent worked
@@ -97,7 +98,8 @@ class Capturing:
                 raise Conflict(f"proposal {capture_id} already exists with a different change")
             await self.finish_open()  # a crash's journal: finished first, exactly once
         on_disk = now if in_place else bases
-        outcome, result = "replay", None
+        outcome: str = "replay"
+        result: JSON | Captured | None = None
         async with st.op_lock, interprocess_lock(st.files_lock()):
             moved = await self._changed(on_disk)  # still as seen? (the agent may still be writing)
             if moved is not None and existing is None:
@@ -118,11 +120,11 @@ class Capturing:
                     cleanup=cleanup,
                     turn_of=turn_of,
                 )
-                if outcome == "nothing":
-                    return result or {}
+                if isinstance(result, Captured):  # nothing new
+                    return result
         await self.memory.sync()
         await self.finish_open()
-        return await self._answer(capture_id, result if outcome == "again" else None)
+        return await self._answer(capture_id, result if outcome == "again" and isinstance(result, dict) else None)
 
     async def _store(
         self,
@@ -140,7 +142,7 @@ class Capturing:
         consume: tuple[str, list[str], list[str]] | None,
         cleanup: JSON | None,
         turn_of: str | None = None,
-    ) -> tuple[str, JSON | None]:
+    ) -> tuple[str, JSON | Captured | None]:
         """Commit the proposal with its restore journal: ("new", None); ("nothing", the
         answer) when there is nothing new; ("replay", None) for a capture made before; ("again",
         its operation's result) for a new occurrence of one: the same capture once its journal
@@ -318,34 +320,38 @@ class Capturing:
                 stays.append(keep)
         return created, repeated, rejected, stays, flagged
 
-    def _nothing_new(self, capture_id: str, repeated: list[Hunk], refused: list[Hunk]) -> JSON:
+    def _nothing_new(self, capture_id: str, repeated: list[Hunk], refused: list[Hunk]) -> Captured:
         hunks = self.st.hunks
-        return {
-            "proposalId": None,
-            "hunks": [],
-            "alreadyProposed": hunk_json.states(hunks[h.id] for h in repeated if h.id in hunks),
-            "rejectedBefore": hunk_json.states(hunks[h.id] for h in refused if h.id in hunks),
-            "restored": [],
-            "left": [],
-        }
+        return Captured(
+            Proposed(
+                None,
+                already_proposed=tuple(hunks[h.id] for h in repeated if h.id in hunks),
+                rejected_before=tuple(hunks[h.id] for h in refused if h.id in hunks),
+            )
+        )
 
-    async def _answer(self, capture_id: str, again: JSON | None = None) -> JSON:
+    async def _answer(self, capture_id: str, again: JSON | None = None) -> Captured:
         """The capture's answer; `again`: the result of a new occurrence of it, whose hunks
         are the ones it created (usually none: the rest were proposed before)."""
         await self.memory.sync()
         async with self.st.require_store().read() as tx:
             row = await sql.capture(tx, capture_id)
         if again is None:
-            answer = self.proposing.answer(capture_id, await self._result(capture_id))
+            proposed = self.proposing.answer(capture_id, await self._result(capture_id))
         else:
-            answer = self.proposing.answer(capture_id, again)
+            proposed = self.proposing.answer(capture_id, again)
             made = set(again["hunkIds"])
-            answer["hunks"] = [h for h in answer["hunks"] if h["id"] in made]
-            answer["rejectedBefore"] = list({h["id"]: h for h in answer["rejectedBefore"]}.values())
+            proposed = replace(
+                proposed,
+                hunks=tuple(h for h in proposed.hunks if h.id in made),
+                rejected_before=tuple({h.id: h for h in proposed.rejected_before}.values()),
+            )
         outcome = (row.outcome if row is not None else None) or {}
-        answer["restored"] = [self.st.ws.rel(u) for u in outcome.get("restored", [])]
-        answer["left"] = [self.st.ws.rel(u) for u in outcome.get("left", [])]
-        return answer
+        return Captured(
+            proposed,
+            restored=tuple(self.st.ws.rel(u) for u in outcome.get("restored", [])),
+            left=tuple(self.st.ws.rel(u) for u in outcome.get("left", [])),
+        )
 
     async def _result(self, capture_id: str) -> JSON | None:
         op = await self.st.require_store().op(f"propose/{capture_id}")

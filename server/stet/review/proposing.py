@@ -10,12 +10,12 @@ from collections.abc import Iterable, Sequence
 from ..domain.model import Hunk, Kind
 from ..domain.proposal import BadProposal, Change, FileOp, Plan, TextChange, VersionMismatch, check_version
 from ..domain.proposal import plan as plan_proposal
+from ..domain.proposed import Proposed
 from ..domain.shapes import JSON
 from ..domain.status import Status
 from ..domain.task import match_prior
 from ..errors import Conflict, InvalidParams, TooLarge
 from ..faults import fault
-from ..present import hunk_json
 from ..store import Tx
 from ..store.roots import Roots
 from .config import new_id
@@ -123,7 +123,7 @@ class Proposing:
         *,
         edit_hash: str | None = None,
         already_in: Iterable[str] = (),
-    ) -> JSON:
+    ) -> Proposed:
         """Turn an agent's edit into pending hunks; the same proposal again adds nothing.
 
         Within a task, a hunk identical to one the task already has pending, accepted or
@@ -253,17 +253,17 @@ class Proposing:
         op = await self.st.require_store().op(f"propose/{proposal_id}")
         return op.result if op is not None else None
 
-    async def replay(self, proposal_id: str, edit_hash: str) -> JSON | None:
+    async def replay(self, proposal_id: str, edit_hash: str) -> Proposed | None:
         """The answer of a proposal already made with this content, else None."""
         existing = await self.st.require_store().proposal(proposal_id)
         if existing is None or existing["edit_hash"] != edit_hash:
             return None
         return self.answer(proposal_id, await self._propose_result(proposal_id))
 
-    def answer(self, proposal_id: str, result: JSON | None = None) -> JSON:
+    def answer(self, proposal_id: str, result: JSON | None = None) -> Proposed:
         """The proposal's hunks; with a task, also the earlier hunks of that task it repeated:
-        `rejectedBefore` those the developer rejected (their feedback says why), including
-        this proposal's own, and `alreadyProposed` the others, which were not created again."""
+        `rejected_before` those the developer rejected (their feedback says why), including
+        this proposal's own, and `already_proposed` the others, which were not created again."""
         all_hunks = self.st.hunks
         hunks = sorted((h for h in all_hunks.values() if h.proposal_id == proposal_id), key=lambda h: h.seq)
         result = result or {}
@@ -273,12 +273,12 @@ class Proposing:
         refused = [h for h in hunks if h.status == Status.REJECTED] + [
             h for h in earlier if h.status == Status.REJECTED
         ]
-        return {
-            "proposalId": proposal_id,
-            "hunks": hunk_json.states(hunks),
-            "alreadyProposed": hunk_json.states(h for h in earlier if h.status != Status.REJECTED),
-            "rejectedBefore": hunk_json.states(refused),
-        }
+        return Proposed(
+            proposal_id,
+            tuple(hunks),
+            tuple(h for h in earlier if h.status != Status.REJECTED),
+            tuple(refused),
+        )
 
     def normalized(self, c: Change) -> Change:
         uri_of = self.st.uri_of

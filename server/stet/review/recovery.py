@@ -6,7 +6,7 @@ import asyncio
 import logging
 
 from ..domain.effect_outcome import State
-from ..domain.shapes import JSON
+from ..domain.recovered import Recovered
 from ..errors import StetError, StoreUnavailable
 from ..faults import fault
 from ..workspace.files import remove_temp_files
@@ -29,7 +29,7 @@ class Recovery:
         self.effects = effects
         self.outside = outside
 
-    async def recover(self) -> JSON:
+    async def recover(self) -> Recovered:
         """Bring memory, files and store into agreement after a start; safe to interrupt.
 
         Whatever happens, requests are let through afterwards: when recovery failed they
@@ -51,7 +51,7 @@ class Recovery:
             st.ready.set()
             raise
 
-    async def _recover(self) -> JSON:
+    async def _recover(self) -> Recovered:
         st = self.st
         loop = asyncio.get_running_loop()
         started = loop.time()
@@ -73,7 +73,7 @@ class Recovery:
             st.background.later("settle-buffers", SETTLE_DELAY, self._settle_buffers)
         counts = st.counts()
         files = len({h.uri for h in st.hunks.values() if h.is_open})
-        return {"files": files, "counts": counts, "durationMs": round((loop.time() - started) * 1000, 1)}
+        return Recovered(files, counts, round((loop.time() - started) * 1000, 1))
 
     async def remove_leftovers(self) -> None:
         """Delete the temp files that killed writes left beside files with hunks (Stet's own, told

@@ -23,6 +23,8 @@ from ..domain.document import Document
 from ..domain.effect_outcome import State
 from ..domain.model import Hunk
 from ..domain.proposal import Change
+from ..domain.proposed import Captured, Proposed
+from ..domain.recovered import Recovered
 from ..domain.shapes import JSON
 from ..domain.status import Decide, Status
 from ..errors import StetError, StoreLost, StoreUnavailable
@@ -211,7 +213,7 @@ class Review:
             return UpToDate(changed, f"Stet could not bring the review up to date: {exc.message}")
         return UpToDate(changed, None)
 
-    async def recover(self) -> JSON:
+    async def recover(self) -> Recovered:
         result = await self.recovery.recover()
         await self.finish_captures()
         await self.commit_keeps.notice()  # an editor's server at its start: what commits kept since
@@ -263,7 +265,7 @@ class Review:
         *,
         edit_hash: str | None = None,
         already_in: Iterable[str] = (),
-    ) -> JSON:
+    ) -> Proposed:
         return await self.proposing.propose(
             proposal_id, changes, task_id, agent, message, edit_hash=edit_hash, already_in=already_in
         )
@@ -279,11 +281,11 @@ class Review:
         bases: dict[str, str | None],
         now: dict[str, str | None],
         **options: Any,
-    ) -> JSON:
+    ) -> Captured:
         """An agent's edits already in the files: proposed, and the baseline put back (see Capturing)."""
         return await self.capturing.capture(capture_id, changes, bases, now, **options)
 
-    async def replay(self, proposal_id: str, edit_hash: str) -> JSON | None:
+    async def replay(self, proposal_id: str, edit_hash: str) -> Proposed | None:
         return await self.proposing.replay(proposal_id, edit_hash)
 
     async def decide(

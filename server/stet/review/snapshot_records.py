@@ -3,6 +3,7 @@ review opens each transaction; each record is one operation of the log."""
 
 from __future__ import annotations
 
+from ..domain.capture import Snapped
 from ..domain.shapes import JSON
 from ..store import captures as sql
 from ..store.captures import SnapshotSet
@@ -16,10 +17,10 @@ class SnapshotRecords:
     def __init__(self, state: ReviewState) -> None:
         self.state = state
 
-    async def answered(self, op_id: str) -> JSON | None:
-        """What the snapshot `op_id` answered, when it ran already."""
+    async def answered(self, op_id: str) -> Snapped | None:
+        """What the snapshot `op_id` recorded, when it ran already."""
         prior = await self.state.require_store().op(op_id)
-        return None if prior is None else prior.result
+        return None if prior is None else _snapped(prior.result)
 
     async def current(self, key: str) -> SnapshotSet | None:
         """The snapshot of the task `key` ("": none)."""
@@ -39,7 +40,7 @@ class SnapshotRecords:
         whole: bool,
         entries: list[tuple[str, str | None]],
         notes: list[str],
-    ) -> JSON:
+    ) -> Snapped:
         """Record files' contents (uri, content hash or None: no file) as the operation `op_id`: a
         whole snapshot replaces the task's earlier one, single files are added to it. Answers what
         it recorded."""
@@ -57,7 +58,7 @@ class SnapshotRecords:
                 "notes": notes,
             }
             await tx.set_result(lsn, result)
-        return result
+        return _snapped(result)
 
     async def record_one(self, task_id: str | None, key: str, uri: str, h: str | None) -> None:
         """Record one file's content before the agent's first write, as a snapshot of its own."""
@@ -84,3 +85,8 @@ class SnapshotRecords:
         """The content hashes some snapshot refers to."""
         async with self.state.require_store().read() as tx:
             return await sql.referenced(tx)
+
+
+def _snapped(result: JSON) -> Snapped:
+    """A snapshot's entry of the operation log, read back."""
+    return Snapped(result["taskId"], result["whole"], result["files"], result["new"], tuple(result["notes"]))
