@@ -15,6 +15,7 @@ ignoring surrounding whitespace. Pure: no I/O."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 BEGIN, END = "*** Begin Patch", "*** End Patch"
@@ -166,9 +167,10 @@ def _seek(lines: list[str], pattern: list[str], start: int, at_end: bool) -> int
     if len(pattern) > len(lines):
         return None
     first = len(lines) - len(pattern) if at_end else start
-    for same in (lambda a, b: a == b, lambda a, b: a.rstrip() == b.rstrip(), lambda a, b: a.strip() == b.strip()):
+    ways: tuple[Callable[[str], str], ...] = (str, str.rstrip, str.strip)
+    for loose in ways:
         for s in dict.fromkeys([first, *range(start, len(lines) - len(pattern) + 1)]):
-            if s >= start and all(same(lines[s + k], p) for k, p in enumerate(pattern)):
+            if s >= start and all(loose(lines[s + k]) == loose(p) for k, p in enumerate(pattern)):
                 return s
     return None
 
