@@ -168,8 +168,9 @@ def _seek(lines: list[str], pattern: list[str], start: int, at_end: bool) -> int
         return None
     first = len(lines) - len(pattern) if at_end else start
     ways: tuple[Callable[[str], str], ...] = (str, str.rstrip, str.strip)
+    starts: list[int] = list(dict.fromkeys([first, *range(start, len(lines) - len(pattern) + 1)]))
     for loose in ways:
-        for s in dict.fromkeys([first, *range(start, len(lines) - len(pattern) + 1)]):
+        for s in starts:
             if s >= start and all(loose(lines[s + k]) == loose(p) for k, p in enumerate(pattern)):
                 return s
     return None
