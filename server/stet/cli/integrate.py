@@ -93,7 +93,7 @@ def _save(path: str, data: JSON) -> None:
 async def cmd_integrate(args: argparse.Namespace, call: Call) -> int:
     """All or nothing: every file is read, merged and checked before the first one is written
     (the store included), so a refusal leaves the project as it was."""
-    from ..agents.claude_code import (
+    from ..agents.setups.claude_code import (
         TOKEN_ENV,
         hook_command,
         http_hook,
@@ -177,13 +177,13 @@ def _drop(call: Call) -> None:
 
 
 async def _untell(args: argparse.Namespace, call: Call, undo: list[tuple[str, str | None]]) -> None:
-    from ..agents.claude_code import loop
+    from ..agents.hooks import loop
     from .session import opened
 
     if undo:
         try:
             async with opened(args, call) as review:
-                await loop(review).untell(undo)
+                await loop(review, args.agent).untell(undo)
         except Exception as exc:  # said; the notice is lost, never told twice
             call.say(f"stet hook: {type(exc).__name__}: {exc}"[:1000])
 
@@ -191,7 +191,7 @@ async def _untell(args: argparse.Namespace, call: Call, undo: list[tuple[str, st
 async def _hook(args: argparse.Namespace, call: Call, undo: list[tuple[str, str | None]]) -> tuple[Call, JSON]:
     """The hook's call (in the session's folder) and its answer."""
     from .. import limits
-    from ..agents.claude_code import handle
+    from ..agents.hooks import handle
     from . import inputs
     from .session import opened
 
@@ -209,4 +209,4 @@ async def _hook(args: argparse.Namespace, call: Call, undo: list[tuple[str, str 
     if isinstance(cwd, str) and os.path.isdir(call.path(cwd)):
         call = call.at(call.path(cwd))  # the store is found from the session's folder, as the agent sees it
     async with opened(args, call) as review:
-        return call, await handle(review, payload, keep=not args.restore, undo=undo, env=call.env)
+        return call, await handle(review, args.agent, payload, keep=not args.restore, undo=undo, env=call.env)

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TOKEN_FILE = "mcp-token"
-HOOK_PATH = "/hooks/claude-code"  # (agents.claude_code.HOOK_PATH: the same route, kept light here)
+HOOK_PATH = "/hooks/claude-code"  # (agents.setups.claude_code.HOOK_PATH: the same route, kept light here)
 CONNECTIONS = 100  # connections and requests at once; more are answered 503 by uvicorn
 
 
@@ -170,7 +170,7 @@ class HookRoute:
                 return raw
 
     async def _answer(self, raw: bytearray, restore: bool) -> tuple[bytes, list[Any]]:
-        from ..agents.claude_code import handle
+        from ..agents.hooks import handle
 
         try:
             payload = json.loads(raw.decode("utf-8"))
@@ -186,14 +186,14 @@ class HookRoute:
         if lag:
             log.warning("%s", lag)
         undo: list[Any] = []
-        out = await handle(review, payload, keep=not restore, undo=undo)
+        out = await handle(review, "claude-code", payload, keep=not restore, undo=undo)
         return (json.dumps(out).encode() if out else b""), undo
 
     async def _untell(self, undo: list[Any]) -> None:
-        from ..agents.claude_code import loop
+        from ..agents.hooks import loop
 
         if undo and self.state.review is not None:
-            await loop(self.state.review).untell(undo)
+            await loop(self.state.review, "claude-code").untell(undo)
 
 
 class _Departure:
