@@ -55,6 +55,7 @@ class Agent:
     name: str
     prefix: str
     title: str
+    before_hook: str = "PreToolUse"  # its event before an edit, as its users know it
 
     def task_for(self, session_id: str) -> str:
         """The task a session's work goes under: `<prefix><session id>`, made safe."""
@@ -260,7 +261,7 @@ class Turn:
             committed = await asyncio.to_thread(snapshots.committed, rel)
             before, source = (committed, "the last commit") if committed is not None else (None, None)
         shown, tool = inert(rel), inert(change.tool)
-        hook = "before-edit" if self.agent.name != "claude-code" else "PreToolUse"
+        hook = self.agent.before_hook
         if source is None:
             return (
                 f"Stet did not see {shown} before this {tool} changed it (its {hook} hook did "

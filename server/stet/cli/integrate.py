@@ -20,19 +20,23 @@ if TYPE_CHECKING:
 
 
 def add_integrate(sub: Sub, o: Parents, name: str) -> None:
+    from ..agents.codecs import NAMES
+
     p = sub.add_parser(
         name,
         parents=[o.common],
-        help="set an agent up to work with Stet (claude-code: hooks and the MCP server)",
+        help="set an agent up to work with Stet (claude-code, codex: hooks and the MCP server)",
         description="Write the project's Claude Code configuration, merging with what is there (Stet's own "
         "hooks from an earlier run are replaced, nothing else is removed or changed; every file is checked before "
         "any is written): in .claude/settings.json a PreToolUse hook on Edit|MultiEdit|Write that snapshots "
         "a file before the agent's first write (and denies an edit the developer rejected), a PostToolUse hook "
         "that records what the write left, a Stop hook that captures the turn's edits under the task "
         "claude-<session id>, and SessionStart and UserPromptSubmit hooks that tell the agent the developer's "
-        "decisions; in .mcp.json Stet's MCP server (enabled in settings.json).",
+        "decisions; in .mcp.json Stet's MCP server (enabled in settings.json). For codex: the same hooks in "
+        ".codex/hooks.json (PreToolUse and PostToolUse on apply_patch; the task codex-<session id>) and Stet's MCP "
+        "server as [mcp_servers.stet] in .codex/config.toml; Codex runs them once you trust them (its /hooks view).",
     )
-    p.add_argument("agent", choices=["claude-code"], help="the agent")
+    p.add_argument("agent", choices=list(NAMES), help="the agent")
     p.add_argument(
         "--stet",
         metavar="CMD",
@@ -58,18 +62,21 @@ def add_integrate(sub: Sub, o: Parents, name: str) -> None:
 
 
 def add_hook(sub: Sub, o: Parents, name: str) -> None:
+    from ..agents.codecs import NAMES
+
     p = sub.add_parser(
         name,
         parents=[o.common],
         help="the command an agent's hooks run (reads the hook's JSON on stdin)",
-        description="Run by Claude Code's hooks (see `stet integrate claude-code`): SessionStart tells the session "
+        description="Run by an agent's hooks (see `stet integrate AGENT`; Claude Code's events named here, Codex's "
+        "are the same): SessionStart tells the session "
         "the open review, UserPromptSubmit the decisions made since it was last told, PreToolUse denies an edit the "
         "developer rejected (and records the file's baseline), PostToolUse records what the agent wrote, Stop "
         "captures the turn. Always exit 0 (a hook never blocks the agent by accident): the answer's JSON on stdout, "
         "or on an error one line on stderr.",
     )
-    p.add_argument("agent", choices=["claude-code"], help="the agent")
-    p.add_argument("--restore", action="store_true", help="at Stop, take the edits out of the files")
+    p.add_argument("agent", choices=list(NAMES), help="the agent")
+    p.add_argument("--restore", action="store_true", help="at the end of a turn, take the edits out of the files")
 
 
 def _load(path: str) -> JSON:
@@ -106,6 +113,8 @@ async def cmd_integrate(args: argparse.Namespace, call: Call) -> int:
     from .locate import locate
     from .session import opened
 
+    if args.agent == "codex":
+        return await _integrate_codex(args, call)
     stet, note = stet_command(args.stet)  # before anything is made: a program that is not there is refused
     _, roots = locate(args, True, call)
     root = roots[0]
@@ -141,6 +150,60 @@ async def cmd_integrate(args: argparse.Namespace, call: Call) -> int:
             f"Code with {TOKEN_ENV} set to the token: export {TOKEN_ENV}=$(stet mcp --print-token)"
         )
     return 0
+
+
+async def _integrate_codex(args: argparse.Namespace, call: Call) -> int:
+    """`.codex/hooks.json` and `.codex/config.toml`, all or nothing as for Claude Code."""
+    from ..agents.setups import codex
+    from ..agents.setups.claude_code import stet_command
+    from ..workspace import safe
+    from ..workspace.files import write_atomic
+    from .locate import locate
+    from .session import opened
+
+    if args.http is not None:
+        raise InvalidParams("Codex runs command hooks only: --http is for Claude Code; nothing was written")
+    stet, note = stet_command(args.stet, "Codex")
+    _, roots = locate(args, True, call)
+    root = roots[0]
+    hooks_path = os.path.join(root, ".codex", "hooks.json")
+    config_path = os.path.join(root, ".codex", "config.toml")
+    hooks, changed = codex.hooks_with(_load(hooks_path), codex.hook_command(stet, keep=not args.restore))
+    text = _load_text(config_path)
+    config, added, warning = codex.config_with(text, stet)
+    writes: list[tuple[str, str]] = []
+    if changed:
+        writes.append((hooks_path, json.dumps(hooks, indent=2, ensure_ascii=False) + "\n"))
+    if added:
+        writes.append((config_path, config))
+    for path, _ in writes:
+        why = safe.cannot_rewrite(path)
+        if why is not None:
+            raise InvalidParams(f"{why}; nothing was written")
+    if note:
+        call.say(f"stet: {note}")
+    async with opened(args, call, create=True):
+        pass  # the store exists from now on: the hooks find it
+    for path, data in writes:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        write_atomic(path, data)
+    if warning:
+        call.say(f"stet: {warning}")
+    done = [f"{os.path.relpath(hooks_path, root)}: {a}" for a in changed]
+    done += [f"{os.path.relpath(config_path, root)}: {a}" for a in added]
+    call.out("\n".join(done) if done else "Codex is already set up for Stet here")
+    call.say(f"stet: {codex.TRUST}")
+    return 0
+
+
+def _load_text(path: str) -> str:
+    if not os.path.exists(path):
+        return ""
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidParams(f"{path} cannot be read ({exc}); fix it or move it aside, nothing was written")
 
 
 async def cmd_hook(args: argparse.Namespace, call: Call) -> int:

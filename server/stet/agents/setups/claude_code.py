@@ -25,8 +25,8 @@ AGENT = "claude-code"
 
 
 # --- configuration -------------------------------------------------------------------------
-def stet_command(given: str | None) -> tuple[list[str], str | None]:
-    """The words that start Stet for Claude Code, and a note for the user (None: nothing to say).
+def stet_command(given: str | None, who: str = "Claude Code") -> tuple[list[str], str | None]:
+    """The words that start Stet for Claude Code (or `who`), and a note for the user (None: nothing to say).
 
     `given` (--stet) is a program - a path, spaces and all, or a name on PATH - or a command
     line split like a shell splits it (`python -m stet`); its program must exist and be
@@ -37,7 +37,7 @@ def stet_command(given: str | None) -> tuple[list[str], str | None]:
             return ["stet"], None
         me = os.path.abspath(sys.argv[0])
         words = [me] if os.path.basename(me) == "stet" and _program(me) else [sys.executable, "-m", "stet"]
-        return words, f"`stet` is not on PATH here: Claude Code will run {shlex.join(words)} (--stet chooses another)"
+        return words, f"`stet` is not on PATH here: {who} will run {shlex.join(words)} (--stet chooses another)"
     text = given.strip()
     whole = _program(text) if text else None
     if whole is not None:
@@ -117,16 +117,16 @@ def _kind(hook: JSON) -> str:
     return "http" if hook.get("type") == "http" else "command"
 
 
-def is_stets(hook: object) -> bool:
-    """A hook `stet integrate claude-code` wrote: an http hook to Stet's route (any port, with
-    or without ?restore=1), or a command ending in `hook claude-code` (or `... --restore`)."""
+def is_stets(hook: object, agent: str = AGENT) -> bool:
+    """A hook `stet integrate AGENT` wrote: an http hook to Stet's route (any port, with
+    or without ?restore=1), or a command ending in `hook AGENT` (or `... --restore`)."""
     if not isinstance(hook, dict):
         return False
     if hook.get("type", "command") == "http":
         url = hook.get("url")
         return isinstance(url, str) and url.split("?")[0].endswith(HOOK_PATH)
     command = hook.get("command")
-    return isinstance(command, str) and command.strip().endswith((f"hook {AGENT}", f"hook {AGENT} --restore"))
+    return isinstance(command, str) and command.strip().endswith((f"hook {agent}", f"hook {agent} --restore"))
 
 
 def _same(a: object, hook: JSON) -> bool:
@@ -136,9 +136,17 @@ def _same(a: object, hook: JSON) -> bool:
     return bool(a.get("type", "command") == hook["type"] and a.get(key) == hook[key])
 
 
-def settings_with(settings: Any, wanted: dict[str, JSON]) -> tuple[JSON, list[str]]:
-    """Claude Code's settings with Stet's hook of each event as `wanted` (wanted_hooks) says, and
-    what changed. A hook of Stet's that is not the wanted one (the other kind, another port,
+def settings_with(
+    settings: Any,
+    wanted: dict[str, JSON],
+    *,
+    agent: str = AGENT,
+    events: tuple[tuple[str, str | None], ...] | None = None,
+    enable_mcp: bool = True,
+) -> tuple[JSON, list[str]]:
+    """An agent's hooks settings (Claude Code's by default; `events` and their matchers, EVENTS
+    when None; Codex's hooks.json has the same shape) with Stet's hook of each event as `wanted`
+    (wanted_hooks) says, and what changed. A hook of Stet's that is not the wanted one (the other kind, another port,
     another command) is replaced in its place, a second copy removed; every other hook, entry
     and setting stays exactly as it is. Refuses settings it cannot merge into safely."""
     if not isinstance(settings, dict):
@@ -148,7 +156,11 @@ def settings_with(settings: Any, wanted: dict[str, JSON]) -> tuple[JSON, list[st
     if not isinstance(hooks, dict):
         raise InvalidParams('"hooks" in the settings is not an object; fix it first')
     changed = []
-    for event, matcher in EVENTS:
+
+    def ours(hook: object) -> bool:
+        return is_stets(hook, agent)
+
+    for event, matcher in EVENTS if events is None else events:
         entries = hooks.setdefault(event, [])
         if not isinstance(entries, list):
             raise InvalidParams(f'"hooks.{event}" in the settings is not a list; fix it first')
@@ -161,12 +173,12 @@ def settings_with(settings: Any, wanted: dict[str, JSON]) -> tuple[JSON, list[st
         )
         kept, gone, emptied = False, [], []
         for e in entries:
-            if not isinstance(e, dict) or not isinstance(e.get("hooks"), list) or not any(map(is_stets, e["hooks"])):
+            if not isinstance(e, dict) or not isinstance(e.get("hooks"), list) or not any(map(ours, e["hooks"])):
                 continue
             mine = []
             for h in e["hooks"]:
-                if not is_stets(h) or (_same(h, want) and not kept):
-                    kept = kept or is_stets(h)
+                if not ours(h) or (_same(h, want) and not kept):
+                    kept = kept or ours(h)
                     mine.append(h)
                     continue
                 gone.append(_kind(h))
@@ -187,7 +199,7 @@ def settings_with(settings: Any, wanted: dict[str, JSON]) -> tuple[JSON, list[st
             entry: dict[str, Any] = {"hooks": [dict(want)]}
             entries.append({"matcher": matcher, **entry} if matcher is not None else entry)
             changed.append(f"hooks.{event}")
-    servers = out.setdefault("enabledMcpjsonServers", [])
+    servers = out.setdefault("enabledMcpjsonServers", []) if enable_mcp else None
     if isinstance(servers, list) and SERVER not in servers:
         servers.append(SERVER)
         changed.append("enabledMcpjsonServers")

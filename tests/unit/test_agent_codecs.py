@@ -1,0 +1,149 @@
+"""The agents' codecs, in this process: each agent's hook input (the exact JSON it sends) as the
+loop's events, and the loop's answers in the agent's own shape; Codex's project configuration
+merged as text."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+
+from stet.agents.codecs import claude_code, codex
+from stet.agents.setups.codex import config_with, hooks_with
+from stet.agents.turn import Answer, Meaning, ResultTooLarge
+from stet.errors import InvalidParams
+
+BASE = {
+    "session_id": "019a6f2e-6c1d-7b42-9a8e-3f5d2c1b0a97",
+    "transcript_path": "/home/dev/.codex/sessions/rollout.jsonl",
+    "cwd": "/work/proj",
+    "model": "gpt-5-codex",
+    "permission_mode": "default",
+}
+
+
+def codex_event(name: str, **fields: object) -> dict:
+    return {**BASE, "hook_event_name": name, **({} if name == "SessionStart" else {"turn_id": "t1"}), **fields}
+
+
+def test_codex_events_by_meaning():
+    assert codex.decode(codex_event("SessionStart", source="startup")).meaning is Meaning.START
+    assert codex.decode(codex_event("UserPromptSubmit", prompt="go")).meaning is Meaning.PROMPT
+    assert codex.decode(codex_event("Stop", stop_hook_active=False)).meaning is Meaning.END
+    assert codex.decode(codex_event("PermissionRequest", tool_name="exec_command")) is None
+    shell = codex_event("PreToolUse", tool_name="exec_command", tool_input={"command": "ls"})
+    assert codex.decode(shell) is None, "not an edit"
+    with pytest.raises(InvalidParams):
+        codex.decode(["not", "an", "object"])
+
+
+def test_an_apply_patch_is_one_change_per_file_its_paths_from_cwd():
+    patch = (
+        "*** Begin Patch\n*** Add File: new.txt\n+hi\n*** Delete File: gone.txt\n"
+        "*** Update File: src/a.py\n*** Move to: src/b.py\n@@\n-x = 1\n+x = 2\n"
+        "*** Update File: c.py\n@@\n-y\n+z\n*** End Patch\n"
+    )
+    event = codex.decode(codex_event("PreToolUse", tool_name="apply_patch", tool_input={"command": patch}))
+    assert event.meaning is Meaning.BEFORE
+    paths = [(c.path, c.source) for c in event.changes]
+    assert paths == [
+        ("/work/proj/new.txt", None),
+        ("/work/proj/gone.txt", None),
+        ("/work/proj/src/a.py", None),
+        ("/work/proj/src/b.py", "/work/proj/src/a.py"),
+        ("/work/proj/c.py", None),
+    ]
+    made = [c.after(before, 1000) for c, before in zip(event.changes, ["", "bye\n", "x = 1\n", "x = 1\n", "y\n"])]
+    assert made == ["hi\n", "", "", "x = 2\n", "z\n"]
+    assert event.changes[4].after("nothing like it\n", 1000) is None, "Codex will fail it: nothing told"
+    with pytest.raises(ResultTooLarge):
+        event.changes[0].after("", 2)
+    broken = codex_event("PreToolUse", tool_name="apply_patch", tool_input={"command": "*** Begin Patch\n"})
+    assert codex.decode(broken) is None
+
+
+def test_codex_answers():
+    start = codex.decode(codex_event("SessionStart", source="startup"))
+    assert codex.encode(start, Answer()) == {}
+    assert codex.encode(start, Answer(context="review")) == {
+        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "review"}
+    }
+    before = codex.decode(
+        codex_event(
+            "PreToolUse",
+            tool_name="apply_patch",
+            tool_input={"command": "*** Begin Patch\n*** Delete File: a\n*** End Patch"},
+        )
+    )
+    assert codex.encode(before, Answer(deny="The developer rejected this change to a: no")) == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "The developer rejected this change to a: no",
+        }
+    }
+    assert codex.encode(before, Answer(ask="too large")) == {"systemMessage": "too large"}, "Codex has no ask"
+    assert codex.encode(before, Answer()) == {}, "allowed: nothing (Codex refuses allow)"
+
+
+def test_claude_code_answers_keep_their_shape():
+    pre = claude_code.decode(
+        {
+            "session_id": "s",
+            "cwd": "/p",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Edit",
+            "tool_input": {"file_path": "/p/a.py", "old_string": "a", "new_string": "b"},
+        }
+    )
+    assert pre.changes[0].after("a a", 100) == "b a"
+    assert claude_code.encode(pre, Answer(ask="why"))["hookSpecificOutput"]["permissionDecision"] == "ask"
+    post = claude_code.decode(
+        {
+            "session_id": "s",
+            "cwd": "/p",
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Write",
+            "tool_input": {"file_path": "/p/n.py", "content": "x"},
+            "tool_response": {"type": "create"},
+        }
+    )
+    assert post.changes[0].reported.before is None
+    assert claude_code.encode(post, Answer(context="t", notice="t")) == {
+        "systemMessage": "t",
+        "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "t"},
+    }
+
+
+def test_codex_config_toml_gains_stets_server_as_text_and_keeps_the_rest():
+    text = '# my settings\nmodel = "o3"  # keep\n\n[mcp_servers.docs]\ncommand = "d"\n'
+    out, added, warning = config_with(text, ["/opt/stet dir/stet"])
+    assert out.startswith(text) and added == ["mcp_servers.stet"] and warning is None
+    assert tomllib.loads(out)["mcp_servers"]["stet"] == {
+        "command": "/opt/stet dir/stet",
+        "args": ["mcp", "--agent", "codex"],
+    }
+    assert config_with(out, ["/opt/stet dir/stet"]) == (out, [], None), "already there"
+    assert config_with(out, ["other"])[2] is not None, "someone else's stet server: left, said"
+    assert (
+        config_with("", ['a"b\\c'])[0]
+        == '[mcp_servers.stet]\ncommand = "a\\"b\\\\c"\nargs = ["mcp", "--agent", "codex"]\n'
+    )
+    with pytest.raises(InvalidParams, match="not valid TOML"):
+        config_with("x = = 1\n", ["stet"])
+    with pytest.raises(InvalidParams, match="add it yourself"):
+        config_with('mcp_servers = { a = { command = "a" } }\n', ["stet"])
+
+
+def test_codex_hooks_json_merges_like_claude_codes():
+    mine = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}, "other": 1}
+    out, changed = hooks_with(mine, "stet hook codex")
+    assert out["other"] == 1 and "enabledMcpjsonServers" not in out
+    assert [h["command"] for e in out["hooks"]["Stop"] for h in e["hooks"]] == ["say done", "stet hook codex"]
+    assert out["hooks"]["PreToolUse"] == [
+        {"matcher": "apply_patch", "hooks": [{"type": "command", "command": "stet hook codex"}]}
+    ]
+    assert len(changed) == 5
+    assert hooks_with(out, "stet hook codex") == (out, [])
+    moved, said = hooks_with(out, "/new/stet hook codex")
+    assert [h["command"] for e in moved["hooks"]["Stop"] for h in e["hooks"]] == ["say done", "/new/stet hook codex"]
