@@ -8,7 +8,7 @@ import tomllib
 
 import pytest
 
-from stet.agents.codecs import claude_code, codex
+from stet.agents.codecs import claude_code, codex, gemini
 from stet.agents.setups.codex import config_with, hooks_with
 from stet.agents.turn import Answer, Meaning, ResultTooLarge
 from stet.errors import InvalidParams
@@ -147,3 +147,46 @@ def test_codex_hooks_json_merges_like_claude_codes():
     assert hooks_with(out, "stet hook codex") == (out, [])
     moved, said = hooks_with(out, "/new/stet hook codex")
     assert [h["command"] for e in moved["hooks"]["Stop"] for h in e["hooks"]] == ["say done", "/new/stet hook codex"]
+
+
+def gemini_event(name: str, **fields: object) -> dict:
+    base = {"session_id": "g1", "transcript_path": "/t.json", "cwd": "/work/proj", "timestamp": "2026-12-06T20:00:00Z"}
+    return {**base, "hook_event_name": name, **fields}
+
+
+def test_gemini_events_by_meaning_and_its_edits():
+    assert gemini.decode(gemini_event("BeforeAgent", prompt="go")).meaning is Meaning.PROMPT
+    assert gemini.decode(gemini_event("AfterAgent", stop_hook_active=False)).meaning is Meaning.END
+    assert (
+        gemini.decode(gemini_event("BeforeTool", tool_name="run_shell_command", tool_input={"command": "ls"})) is None
+    )
+    replace = {"file_path": "/work/proj/a.py", "old_string": "x", "new_string": "y", "instruction": "i"}
+    (change,) = gemini.decode(gemini_event("BeforeTool", tool_name="replace", tool_input=replace)).changes
+    assert change.path == "/work/proj/a.py"
+    assert change.after("x = 1\n", 100) == "y = 1\n"
+    assert change.after("x x\n", 100) is None, "two where one is expected: Gemini CLI fails the call"
+    every = {**replace, "expected_replacements": 2}
+    (change,) = gemini.decode(gemini_event("BeforeTool", tool_name="replace", tool_input=every)).changes
+    assert change.after("x x\n", 100) == "y y\n"
+    create = {"file_path": "new.py", "old_string": "", "new_string": "n\n"}
+    (change,) = gemini.decode(gemini_event("BeforeTool", tool_name="replace", tool_input=create)).changes
+    assert change.path == "/work/proj/new.py" and change.after("", 100) == "n\n" and change.after("old", 100) is None
+    write = {"file_path": "/work/proj/w.txt", "content": "abc"}
+    (change,) = gemini.decode(gemini_event("BeforeTool", tool_name="write_file", tool_input=write)).changes
+    with pytest.raises(ResultTooLarge):
+        change.after("", 2)
+    display = {"returnDisplay": {"originalContent": None, "newContent": "abc"}}
+    after = gemini.decode(gemini_event("AfterTool", tool_name="write_file", tool_input=write, tool_response=display))
+    assert after.meaning is Meaning.AFTER and after.changes[0].reported.before is None
+
+
+def test_gemini_answers():
+    before = gemini.decode(
+        gemini_event("BeforeTool", tool_name="write_file", tool_input={"file_path": "/a", "content": ""})
+    )
+    assert gemini.encode(before, Answer(deny="no")) == {"decision": "deny", "reason": "no"}
+    assert gemini.encode(before, Answer()) == {}
+    prompt = gemini.decode(gemini_event("BeforeAgent", prompt="go"))
+    assert gemini.encode(prompt, Answer(context="told")) == {
+        "hookSpecificOutput": {"hookEventName": "BeforeAgent", "additionalContext": "told"}
+    }

@@ -25,7 +25,7 @@ def add_integrate(sub: Sub, o: Parents, name: str) -> None:
     p = sub.add_parser(
         name,
         parents=[o.common],
-        help="set an agent up to work with Stet (claude-code, codex: hooks and the MCP server)",
+        help="set an agent up to work with Stet (claude-code, codex, gemini: hooks and the MCP server)",
         description="Write the project's Claude Code configuration, merging with what is there (Stet's own "
         "hooks from an earlier run are replaced, nothing else is removed or changed; every file is checked before "
         "any is written): in .claude/settings.json a PreToolUse hook on Edit|MultiEdit|Write that snapshots "
@@ -34,7 +34,9 @@ def add_integrate(sub: Sub, o: Parents, name: str) -> None:
         "claude-<session id>, and SessionStart and UserPromptSubmit hooks that tell the agent the developer's "
         "decisions; in .mcp.json Stet's MCP server (enabled in settings.json). For codex: the same hooks in "
         ".codex/hooks.json (PreToolUse and PostToolUse on apply_patch; the task codex-<session id>) and Stet's MCP "
-        "server as [mcp_servers.stet] in .codex/config.toml; Codex runs them once you trust them (its /hooks view).",
+        "server as [mcp_servers.stet] in .codex/config.toml; Codex runs them once you trust them (its /hooks view). "
+        "For gemini: .gemini/settings.json (BeforeTool and AfterTool on replace|write_file, BeforeAgent, AfterAgent; "
+        "the task gemini-<session id>; Stet's MCP server in mcpServers), run in a trusted folder only.",
     )
     p.add_argument("agent", choices=list(NAMES), help="the agent")
     p.add_argument(
@@ -69,7 +71,7 @@ def add_hook(sub: Sub, o: Parents, name: str) -> None:
         parents=[o.common],
         help="the command an agent's hooks run (reads the hook's JSON on stdin)",
         description="Run by an agent's hooks (see `stet integrate AGENT`; Claude Code's events named here, Codex's "
-        "are the same): SessionStart tells the session "
+        "are the same, Gemini CLI's BeforeAgent, BeforeTool, AfterTool and AfterAgent mean the same): SessionStart tells the session "
         "the open review, UserPromptSubmit the decisions made since it was last told, PreToolUse denies an edit the "
         "developer rejected (and records the file's baseline), PostToolUse records what the agent wrote, Stop "
         "captures the turn. Always exit 0 (a hook never blocks the agent by accident): the answer's JSON on stdout, "
@@ -115,6 +117,8 @@ async def cmd_integrate(args: argparse.Namespace, call: Call) -> int:
 
     if args.agent == "codex":
         return await _integrate_codex(args, call)
+    if args.agent == "gemini":
+        return await _integrate_gemini(args, call)
     stet, note = stet_command(args.stet)  # before anything is made: a program that is not there is refused
     _, roots = locate(args, True, call)
     root = roots[0]
@@ -193,6 +197,43 @@ async def _integrate_codex(args: argparse.Namespace, call: Call) -> int:
     done += [f"{os.path.relpath(config_path, root)}: {a}" for a in added]
     call.out("\n".join(done) if done else "Codex is already set up for Stet here")
     call.say(f"stet: {codex.TRUST}")
+    return 0
+
+
+async def _integrate_gemini(args: argparse.Namespace, call: Call) -> int:
+    """`.gemini/settings.json`, checked before it is written, as for Claude Code."""
+    from ..agents.setups import gemini
+    from ..agents.setups.claude_code import stet_command
+    from ..workspace import safe
+    from .locate import locate
+    from .session import opened
+
+    if args.http is not None:
+        raise InvalidParams(
+            "Stet answers Gemini CLI's command hooks only: --http is for Claude Code; nothing was written"
+        )
+    stet, note = stet_command(args.stet, "Gemini CLI")
+    _, roots = locate(args, True, call)
+    root = roots[0]
+    path = os.path.join(root, ".gemini", "settings.json")
+    settings, changed, warning = gemini.settings_with_stet(
+        _load(path), gemini.hook_command(stet, keep=not args.restore), stet
+    )
+    if changed:
+        why = safe.cannot_rewrite(path)
+        if why is not None:
+            raise InvalidParams(f"{why}; nothing was written")
+    if note:
+        call.say(f"stet: {note}")
+    async with opened(args, call, create=True):
+        pass  # the store exists from now on: the hooks find it
+    if changed:
+        _save(path, settings)
+    if warning:
+        call.say(f"stet: {warning}")
+    done = [f"{os.path.relpath(path, root)}: {a}" for a in changed]
+    call.out("\n".join(done) if done else "Gemini CLI is already set up for Stet here")
+    call.say(f"stet: {gemini.TRUST}")
     return 0
 
 
