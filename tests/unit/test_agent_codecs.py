@@ -4,11 +4,12 @@ merged as text."""
 
 from __future__ import annotations
 
+import json
 import tomllib
 
 import pytest
 
-from stet.agents.codecs import claude_code, codex, gemini
+from stet.agents.codecs import claude_code, codex, copilot, gemini
 from stet.agents.setups.codex import config_with, hooks_with
 from stet.agents.turn import Answer, Meaning, ResultTooLarge
 from stet.errors import InvalidParams
@@ -190,3 +191,23 @@ def test_gemini_answers():
     assert gemini.encode(prompt, Answer(context="told")) == {
         "hookSpecificOutput": {"hookEventName": "BeforeAgent", "additionalContext": "told"}
     }
+
+
+def test_copilot_events_its_tool_args_as_text_or_object_and_only_a_deny_answered():
+    base = {"sessionId": "c1", "timestamp": 1765051200000, "cwd": "/work/proj"}
+    args = {"path": "src/a.py", "old_str": "x", "new_str": "y"}
+    for given in (args, json.dumps(args)):
+        event = copilot.decode({**base, "hookEventName": "preToolUse", "toolName": "edit", "toolArgs": given})
+        (change,) = event.changes
+        assert event.meaning is Meaning.BEFORE and change.path == "/work/proj/src/a.py"
+        assert change.after("x = 1\n", 100) == "y = 1\n" and change.after("x x\n", 100) is None
+    create = {"path": "/work/proj/n.txt", "file_text": "hi\n"}
+    event = copilot.decode({**base, "hookEventName": "postToolUse", "toolName": "create", "toolArgs": create})
+    assert event.meaning is Meaning.AFTER and event.changes[0].after("", 100) == "hi\n"
+    assert copilot.decode({**base, "hookEventName": "preToolUse", "toolName": "bash", "toolArgs": {}}) is None
+    assert copilot.decode({**base, "hookEventName": "sessionStart", "source": "new"}) is None
+    assert copilot.decode({**base, "hookEventName": "agentStop"}).meaning is Meaning.END
+    assert copilot.encode(event, Answer(deny="no")) == {"permissionDecision": "deny", "permissionDecisionReason": "no"}
+    assert copilot.encode(event, Answer(notice="n", context="c")) == {}
+    with pytest.raises(InvalidParams, match="sessionId"):
+        copilot.decode({"hookEventName": "agentStop"})

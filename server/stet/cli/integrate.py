@@ -25,7 +25,7 @@ def add_integrate(sub: Sub, o: Parents, name: str) -> None:
     p = sub.add_parser(
         name,
         parents=[o.common],
-        help="set an agent up to work with Stet (claude-code, codex, gemini: hooks and the MCP server)",
+        help="set an agent up to work with Stet (claude-code, codex, gemini, copilot: hooks and the MCP server)",
         description="Write the project's Claude Code configuration, merging with what is there (Stet's own "
         "hooks from an earlier run are replaced, nothing else is removed or changed; every file is checked before "
         "any is written): in .claude/settings.json a PreToolUse hook on Edit|MultiEdit|Write that snapshots "
@@ -36,7 +36,8 @@ def add_integrate(sub: Sub, o: Parents, name: str) -> None:
         ".codex/hooks.json (PreToolUse and PostToolUse on apply_patch; the task codex-<session id>) and Stet's MCP "
         "server as [mcp_servers.stet] in .codex/config.toml; Codex runs them once you trust them (its /hooks view). "
         "For gemini: .gemini/settings.json (BeforeTool and AfterTool on replace|write_file, BeforeAgent, AfterAgent; "
-        "the task gemini-<session id>; Stet's MCP server in mcpServers), run in a trusted folder only.",
+        "the task gemini-<session id>; Stet's MCP server in mcpServers), run in a trusted folder only. For copilot: "
+        ".github/hooks/stet.json (preToolUse, postToolUse, agentStop; the task copilot-<session id>).",
     )
     p.add_argument("agent", choices=list(NAMES), help="the agent")
     p.add_argument(
@@ -79,6 +80,11 @@ def add_hook(sub: Sub, o: Parents, name: str) -> None:
     )
     p.add_argument("agent", choices=list(NAMES), help="the agent")
     p.add_argument("--restore", action="store_true", help="at the end of a turn, take the edits out of the files")
+    p.add_argument(
+        "--event",
+        metavar="NAME",
+        help="the hook's event, for an agent whose hook input does not name it (copilot: set by `stet integrate`)",
+    )
 
 
 def _load(path: str) -> JSON:
@@ -119,6 +125,8 @@ async def cmd_integrate(args: argparse.Namespace, call: Call) -> int:
         return await _integrate_codex(args, call)
     if args.agent == "gemini":
         return await _integrate_gemini(args, call)
+    if args.agent == "copilot":
+        return await _integrate_copilot(args, call)
     stet, note = stet_command(args.stet)  # before anything is made: a program that is not there is refused
     _, roots = locate(args, True, call)
     root = roots[0]
@@ -237,6 +245,39 @@ async def _integrate_gemini(args: argparse.Namespace, call: Call) -> int:
     return 0
 
 
+async def _integrate_copilot(args: argparse.Namespace, call: Call) -> int:
+    """`.github/hooks/stet.json`, checked before it is written, as for Claude Code."""
+    from ..agents.setups import copilot
+    from ..agents.setups.claude_code import stet_command
+    from ..workspace import safe
+    from .locate import locate
+    from .session import opened
+
+    if args.http is not None:
+        raise InvalidParams(
+            "Stet answers Copilot CLI's command hooks only: --http is for Claude Code; nothing was written"
+        )
+    stet, note = stet_command(args.stet, "Copilot CLI")
+    _, roots = locate(args, True, call)
+    root = roots[0]
+    path = os.path.join(root, ".github", "hooks", "stet.json")
+    config, changed = copilot.hooks_with(_load(path), stet, keep=not args.restore)
+    if changed:
+        why = safe.cannot_rewrite(path)
+        if why is not None:
+            raise InvalidParams(f"{why}; nothing was written")
+    if note:
+        call.say(f"stet: {note}")
+    async with opened(args, call, create=True):
+        pass  # the store exists from now on: the hooks find it
+    if changed:
+        _save(path, config)
+    done = [f"{os.path.relpath(path, root)}: {a}" for a in changed]
+    call.out("\n".join(done) if done else "Copilot CLI is already set up for Stet here")
+    call.say(f"stet: {copilot.MISSED}")
+    return 0
+
+
 def _load_text(path: str) -> str:
     if not os.path.exists(path):
         return ""
@@ -309,6 +350,8 @@ async def _hook(args: argparse.Namespace, call: Call, undo: list[tuple[str, str 
         payload = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise InvalidParams(f"the hook input is not JSON ({exc})") from None
+    if args.event is not None and isinstance(payload, dict):
+        payload["hookEventName"] = args.event  # the event the configuration ran this command for
     cwd = payload.get("cwd") if isinstance(payload, dict) else None
     if isinstance(cwd, str) and os.path.isdir(call.path(cwd)):
         call = call.at(call.path(cwd))  # the store is found from the session's folder, as the agent sees it
