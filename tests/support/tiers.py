@@ -62,6 +62,8 @@ FAST: dict[str, tuple[str, ...]] = {
     "tests/e2e/test_claude_hooks.py": ("test_hooks_capture_each_turn_kept_in_the_files",),
     "tests/e2e/test_codex_hooks.py": ("test_a_turn_is_captured_a_rejection_told_once_and_its_redo_denied",),
     "tests/e2e/test_gemini_hooks.py": ("test_a_turn_is_captured_a_rejection_told_once_and_its_redo_denied",),
+    "tests/e2e/test_copilot_hooks.py": (ALL,),
+    "tests/e2e/test_cursor_hooks.py": (ALL,),
     "tests/e2e/test_capture.py": (
         "test_capture_in_place_proposes_every_kind_of_change_and_puts_the_baseline_back",
         "test_stet_run_passes_the_exit_code_and_leaves_the_output_untouched",

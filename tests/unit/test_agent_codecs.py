@@ -9,7 +9,7 @@ import tomllib
 
 import pytest
 
-from stet.agents.codecs import claude_code, codex, copilot, gemini
+from stet.agents.codecs import claude_code, codex, copilot, cursor, gemini
 from stet.agents.setups.codex import config_with, hooks_with
 from stet.agents.turn import Answer, Meaning, ResultTooLarge
 from stet.errors import InvalidParams
@@ -211,3 +211,26 @@ def test_copilot_events_its_tool_args_as_text_or_object_and_only_a_deny_answered
     assert copilot.encode(event, Answer(notice="n", context="c")) == {}
     with pytest.raises(InvalidParams, match="sessionId"):
         copilot.decode({"hookEventName": "agentStop"})
+
+
+def test_cursor_events_and_answers():
+    base = {"conversation_id": "k1", "generation_id": "g", "workspace_roots": ["/work/proj"]}
+    write = {"file_path": "src/a.py", "content": "new\n"}
+    event = cursor.decode({**base, "hook_event_name": "preToolUse", "tool_name": "Write", "tool_input": write})
+    (change,) = event.changes
+    assert change.path == "/work/proj/src/a.py" and change.after("old\n", 100) == "new\n"
+    replace = {"file_path": "/work/proj/a.py", "old_string": "x", "new_string": "y"}
+    event = cursor.decode({**base, "hook_event_name": "preToolUse", "tool_name": "Write", "tool_input": replace})
+    assert event.changes[0].after("x\n", 100) == "y\n"
+    assert cursor.decode({**base, "hook_event_name": "preToolUse", "tool_name": "Shell", "tool_input": {}}) is None
+    after = cursor.decode({**base, "hook_event_name": "afterFileEdit", "file_path": "/work/proj/a.py", "edits": []})
+    assert after.meaning is Meaning.AFTER
+    assert cursor.decode({**base, "hook_event_name": "beforeSubmitPrompt", "prompt": "p"}) is None
+    assert cursor.encode(event, Answer(deny="no")) == {
+        "permission": "deny",
+        "agent_message": "no",
+        "user_message": "no",
+    }
+    start = cursor.decode({**base, "hook_event_name": "sessionStart"})
+    assert cursor.encode(start, Answer(context="c")) == {"additional_context": "c"}
+    assert cursor.encode(start, Answer()) == {}

@@ -25,7 +25,7 @@ def add_integrate(sub: Sub, o: Parents, name: str) -> None:
     p = sub.add_parser(
         name,
         parents=[o.common],
-        help="set an agent up to work with Stet (claude-code, codex, gemini, copilot: hooks and the MCP server)",
+        help="set an agent up to work with Stet (claude-code, codex, gemini, copilot, cursor: hooks and the MCP server)",
         description="Write the project's Claude Code configuration, merging with what is there (Stet's own "
         "hooks from an earlier run are replaced, nothing else is removed or changed; every file is checked before "
         "any is written): in .claude/settings.json a PreToolUse hook on Edit|MultiEdit|Write that snapshots "
@@ -37,7 +37,9 @@ def add_integrate(sub: Sub, o: Parents, name: str) -> None:
         "server as [mcp_servers.stet] in .codex/config.toml; Codex runs them once you trust them (its /hooks view). "
         "For gemini: .gemini/settings.json (BeforeTool and AfterTool on replace|write_file, BeforeAgent, AfterAgent; "
         "the task gemini-<session id>; Stet's MCP server in mcpServers), run in a trusted folder only. For copilot: "
-        ".github/hooks/stet.json (preToolUse, postToolUse, agentStop; the task copilot-<session id>).",
+        ".github/hooks/stet.json (preToolUse, postToolUse, agentStop; the task copilot-<session id>). For cursor: "
+        ".cursor/hooks.json (sessionStart, preToolUse, afterFileEdit, stop; the task cursor-<conversation id>) "
+        "and Stet's MCP server in .cursor/mcp.json.",
     )
     p.add_argument("agent", choices=list(NAMES), help="the agent")
     p.add_argument(
@@ -127,6 +129,8 @@ async def cmd_integrate(args: argparse.Namespace, call: Call) -> int:
         return await _integrate_gemini(args, call)
     if args.agent == "copilot":
         return await _integrate_copilot(args, call)
+    if args.agent == "cursor":
+        return await _integrate_cursor(args, call)
     stet, note = stet_command(args.stet)  # before anything is made: a program that is not there is refused
     _, roots = locate(args, True, call)
     root = roots[0]
@@ -278,6 +282,43 @@ async def _integrate_copilot(args: argparse.Namespace, call: Call) -> int:
     return 0
 
 
+async def _integrate_cursor(args: argparse.Namespace, call: Call) -> int:
+    """`.cursor/hooks.json` and `.cursor/mcp.json`, all or nothing as for Claude Code."""
+    from ..agents.setups import cursor
+    from ..agents.setups.claude_code import stet_command
+    from ..workspace import safe
+    from .locate import locate
+    from .session import opened
+
+    if args.http is not None:
+        raise InvalidParams("Stet answers Cursor's command hooks only: --http is for Claude Code; nothing was written")
+    stet, note = stet_command(args.stet, "Cursor")
+    _, roots = locate(args, True, call)
+    root = roots[0]
+    hooks_path = os.path.join(root, ".cursor", "hooks.json")
+    mcp_path = os.path.join(root, ".cursor", "mcp.json")
+    hooks, changed = cursor.hooks_with(_load(hooks_path), cursor.hook_command(stet, keep=not args.restore))
+    mcp, added, warning = cursor.mcp_with(_load(mcp_path), stet)
+    writes = ([(hooks_path, hooks)] if changed else []) + ([(mcp_path, mcp)] if added else [])
+    for path, _ in writes:
+        why = safe.cannot_rewrite(path)
+        if why is not None:
+            raise InvalidParams(f"{why}; nothing was written")
+    if note:
+        call.say(f"stet: {note}")
+    async with opened(args, call, create=True):
+        pass  # the store exists from now on: the hooks find it
+    for path, data in writes:
+        _save(path, data)
+    if warning:
+        call.say(f"stet: {warning}")
+    done = [f"{os.path.relpath(hooks_path, root)}: {a}" for a in changed]
+    done += [f"{os.path.relpath(mcp_path, root)}: {a}" for a in added]
+    call.out("\n".join(done) if done else "Cursor is already set up for Stet here")
+    call.say(f"stet: {cursor.MISSED}")
+    return 0
+
+
 def _load_text(path: str) -> str:
     if not os.path.exists(path):
         return ""
@@ -353,6 +394,9 @@ async def _hook(args: argparse.Namespace, call: Call, undo: list[tuple[str, str 
     if args.event is not None and isinstance(payload, dict):
         payload["hookEventName"] = args.event  # the event the configuration ran this command for
     cwd = payload.get("cwd") if isinstance(payload, dict) else None
+    roots = payload.get("workspace_roots") if isinstance(payload, dict) and cwd is None else None
+    if isinstance(roots, list) and roots:  # Cursor names its workspace's folders, not a cwd
+        cwd = roots[0]
     if isinstance(cwd, str) and os.path.isdir(call.path(cwd)):
         call = call.at(call.path(cwd))  # the store is found from the session's folder, as the agent sees it
     async with opened(args, call) as review:
