@@ -9,7 +9,7 @@ import tomllib
 
 import pytest
 
-from stet.agents.codecs import claude_code, codex, copilot, cursor, gemini
+from stet.agents.codecs import claude_code, codex, copilot, cursor, gemini, qwen
 from stet.agents.setups.codex import config_with, hooks_with
 from stet.agents.turn import Answer, Meaning, ResultTooLarge
 from stet.errors import InvalidParams
@@ -234,3 +234,15 @@ def test_cursor_events_and_answers():
     start = cursor.decode({**base, "hook_event_name": "sessionStart"})
     assert cursor.encode(start, Answer(context="c")) == {"additional_context": "c"}
     assert cursor.encode(start, Answer()) == {}
+
+
+def test_qwen_speaks_claude_codes_shape_with_its_own_tool_names():
+    base = {"session_id": "q1", "cwd": "/p", "transcript_path": "/elsewhere/q1.jsonl"}
+    edit = {"file_path": "/p/a.py", "old_string": "x", "new_string": "y", "replace_all": True}
+    event = qwen.decode({**base, "hook_event_name": "PreToolUse", "tool_name": "edit", "tool_input": edit})
+    assert event.changes[0].after("x x", 100) == "y y"
+    write = {"file_path": "/p/w.py", "content": "c"}
+    event = qwen.decode({**base, "hook_event_name": "PreToolUse", "tool_name": "write_file", "tool_input": write})
+    assert event.changes[0].after("", 100) == "c"
+    assert qwen.decode({**base, "hook_event_name": "Stop"}).asked() is None, "no transcript of Claude Code's read"
+    assert qwen.encode(event, Answer(deny="no")) == claude_code.encode(event, Answer(deny="no"))

@@ -25,7 +25,7 @@ def add_integrate(sub: Sub, o: Parents, name: str) -> None:
     p = sub.add_parser(
         name,
         parents=[o.common],
-        help="set an agent up to work with Stet (claude-code, codex, gemini, copilot, cursor: hooks and the MCP server)",
+        help="set an agent up to work with Stet (claude-code, codex, gemini, copilot, cursor, qwen: hooks and the MCP server)",
         description="Write the project's Claude Code configuration, merging with what is there (Stet's own "
         "hooks from an earlier run are replaced, nothing else is removed or changed; every file is checked before "
         "any is written): in .claude/settings.json a PreToolUse hook on Edit|MultiEdit|Write that snapshots "
@@ -39,7 +39,8 @@ def add_integrate(sub: Sub, o: Parents, name: str) -> None:
         "the task gemini-<session id>; Stet's MCP server in mcpServers), run in a trusted folder only. For copilot: "
         ".github/hooks/stet.json (preToolUse, postToolUse, agentStop; the task copilot-<session id>). For cursor: "
         ".cursor/hooks.json (sessionStart, preToolUse, afterFileEdit, stop; the task cursor-<conversation id>) "
-        "and Stet's MCP server in .cursor/mcp.json.",
+        "and Stet's MCP server in .cursor/mcp.json. For qwen: Claude Code's hooks in .qwen/settings.json (the task "
+        "qwen-<session id>) and Stet's MCP server in its mcpServers.",
     )
     p.add_argument("agent", choices=list(NAMES), help="the agent")
     p.add_argument(
@@ -125,8 +126,8 @@ async def cmd_integrate(args: argparse.Namespace, call: Call) -> int:
 
     if args.agent == "codex":
         return await _integrate_codex(args, call)
-    if args.agent == "gemini":
-        return await _integrate_gemini(args, call)
+    if args.agent in ("gemini", "qwen"):
+        return await _integrate_settings(args, call)
     if args.agent == "copilot":
         return await _integrate_copilot(args, call)
     if args.agent == "cursor":
@@ -212,24 +213,23 @@ async def _integrate_codex(args: argparse.Namespace, call: Call) -> int:
     return 0
 
 
-async def _integrate_gemini(args: argparse.Namespace, call: Call) -> int:
-    """`.gemini/settings.json`, checked before it is written, as for Claude Code."""
-    from ..agents.setups import gemini
+async def _integrate_settings(args: argparse.Namespace, call: Call) -> int:
+    """`.gemini/settings.json` or `.qwen/settings.json`, checked before it is written, as for Claude Code."""
+    from ..agents.setups import gemini, qwen
     from ..agents.setups.claude_code import stet_command
     from ..workspace import safe
     from .locate import locate
     from .session import opened
 
+    setup, who, folder = (gemini, "Gemini CLI", ".gemini") if args.agent == "gemini" else (qwen, "Qwen Code", ".qwen")
     if args.http is not None:
-        raise InvalidParams(
-            "Stet answers Gemini CLI's command hooks only: --http is for Claude Code; nothing was written"
-        )
-    stet, note = stet_command(args.stet, "Gemini CLI")
+        raise InvalidParams(f"Stet answers {who}'s command hooks only: --http is for Claude Code; nothing was written")
+    stet, note = stet_command(args.stet, who)
     _, roots = locate(args, True, call)
     root = roots[0]
-    path = os.path.join(root, ".gemini", "settings.json")
-    settings, changed, warning = gemini.settings_with_stet(
-        _load(path), gemini.hook_command(stet, keep=not args.restore), stet
+    path = os.path.join(root, folder, "settings.json")
+    settings, changed, warning = setup.settings_with_stet(
+        _load(path), setup.hook_command(stet, keep=not args.restore), stet
     )
     if changed:
         why = safe.cannot_rewrite(path)
@@ -244,8 +244,9 @@ async def _integrate_gemini(args: argparse.Namespace, call: Call) -> int:
     if warning:
         call.say(f"stet: {warning}")
     done = [f"{os.path.relpath(path, root)}: {a}" for a in changed]
-    call.out("\n".join(done) if done else "Gemini CLI is already set up for Stet here")
-    call.say(f"stet: {gemini.TRUST}")
+    call.out("\n".join(done) if done else f"{who} is already set up for Stet here")
+    if setup is gemini:
+        call.say(f"stet: {gemini.TRUST}")
     return 0
 
 

@@ -4,4 +4,4 @@ and `encode`. The names are the ones `stet integrate` and `stet hook` take."""
 
 from __future__ import annotations
 
-NAMES = ("claude-code", "codex", "gemini", "copilot", "cursor")  # light: the command line's parser reads it
+NAMES = ("claude-code", "codex", "gemini", "copilot", "cursor", "qwen")  # light: the command line's parser reads it
