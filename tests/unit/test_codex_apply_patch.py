@@ -113,3 +113,11 @@ def test_a_chunk_not_in_the_file_is_an_error_naming_the_file():
         apply("nothing here\n", (Chunk(None, ("missing",), ("x",)),), "src/a.py")
     with pytest.raises(PatchError, match="cannot find the line"):
         apply("a\n", (Chunk("def nowhere():", ("a",), ("b",)),))
+
+
+def test_finding_a_chunk_is_bounded_in_work():
+    text = "x\n" * 2000
+    chunk = (Chunk(None, ("x",) * 1000 + ("y",), ("z",)),)
+    with pytest.raises(PatchError, match="too long"):
+        apply(text, chunk, budget=100_000)
+    assert apply("a\nb\n", (Chunk(None, ("b",), ("c",)),), budget=10) == "a\nc\n"

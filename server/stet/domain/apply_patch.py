@@ -22,6 +22,7 @@ BEGIN, END = "*** Begin Patch", "*** End Patch"
 ADD, DELETE, UPDATE, MOVE = "*** Add File: ", "*** Delete File: ", "*** Update File: ", "*** Move to: "
 EOF_MARK = "*** End of File"
 MAX_CHARS = 64 << 20  # characters of a patch parsed, at most (a hook's whole input is bounded the same)
+MAX_COMPARISONS = 20_000_000  # line comparisons one apply may make: a patch of many like lines is refused, not slow
 
 
 class PatchError(ValueError):
@@ -159,7 +160,17 @@ def _chunks(body: list[str], i: int) -> tuple[list[Chunk], int]:
     return chunks, i
 
 
-def _seek(lines: list[str], pattern: list[str], start: int, at_end: bool) -> int | None:
+class _Budget:
+    def __init__(self, n: int) -> None:
+        self.left = n
+
+    def spend(self, n: int) -> None:
+        self.left -= n
+        if self.left < 0:
+            raise PatchError("the patch's chunks take too long to find in the file")
+
+
+def _seek(lines: list[str], pattern: list[str], start: int, at_end: bool, budget: _Budget) -> int | None:
     """Where `pattern` is in `lines` from `start` (at the end first for an end-of-file chunk):
     exactly, then with trailing whitespace ignored, then surrounding whitespace ignored."""
     if not pattern:
@@ -171,21 +182,30 @@ def _seek(lines: list[str], pattern: list[str], start: int, at_end: bool) -> int
     starts: list[int] = list(dict.fromkeys([first, *range(start, len(lines) - len(pattern) + 1)]))
     for loose in ways:
         for s in starts:
-            if s >= start and all(loose(lines[s + k]) == loose(p) for k, p in enumerate(pattern)):
+            if s < start:
+                continue
+            k = 0
+            while k < len(pattern) and loose(lines[s + k]) == loose(pattern[k]):
+                k += 1
+            budget.spend(k + 1)
+            if k == len(pattern):
                 return s
     return None
 
 
-def apply(text: str, chunks: tuple[Chunk, ...] | list[Chunk], path: str = "the file") -> str:
+def apply(
+    text: str, chunks: tuple[Chunk, ...] | list[Chunk], path: str = "the file", budget: int = MAX_COMPARISONS
+) -> str:
     """`text` with an update's chunks made, as Codex makes them (the result ends with a newline);
-    raises PatchError when a chunk's lines are not in the file."""
+    raises PatchError when a chunk's lines are not in the file, or finding them would take more
+    than `budget` line comparisons."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    at, replacements = 0, []
+    at, replacements, spent = 0, [], _Budget(budget)
     for chunk in chunks:
         if chunk.anchor is not None:
-            found = _seek(lines, [chunk.anchor], at, False)
+            found = _seek(lines, [chunk.anchor], at, False, spent)
             if found is None:
                 raise PatchError(f"{path}: cannot find the line {chunk.anchor[:80]!r}")
             at = found + 1
@@ -194,10 +214,10 @@ def apply(text: str, chunks: tuple[Chunk, ...] | list[Chunk], path: str = "the f
             where = len(lines) - 1 if lines and lines[-1] == "" else len(lines)
             replacements.append((where, 0, new))
             continue
-        found = _seek(lines, old, at, chunk.at_end)
+        found = _seek(lines, old, at, chunk.at_end, spent)
         if found is None and old[-1] == "":
             old, new = old[:-1], new[:-1] if new and new[-1] == "" else new
-            found = _seek(lines, old, at, chunk.at_end)
+            found = _seek(lines, old, at, chunk.at_end, spent)
         if found is None:
             raise PatchError(f"{path}: cannot find the lines {chr(10).join(old)[:200]!r}")
         replacements.append((found, len(old), new))
