@@ -246,3 +246,19 @@ def test_qwen_speaks_claude_codes_shape_with_its_own_tool_names():
     assert event.changes[0].after("", 100) == "c"
     assert qwen.decode({**base, "hook_event_name": "Stop"}).asked() is None, "no transcript of Claude Code's read"
     assert qwen.encode(event, Answer(deny="no")) == claude_code.encode(event, Answer(deny="no"))
+
+
+def test_request_changes_in_each_agents_shape():
+    end = Answer(block="go on: fix it")
+    stop = codex.decode(codex_event("Stop", stop_hook_active=True))
+    assert stop.continuing and codex.encode(stop, end) == {"decision": "block", "reason": "go on: fix it"}
+    after = gemini.decode(gemini_event("AfterAgent", stop_hook_active=False))
+    assert not after.continuing and gemini.encode(after, end) == {"decision": "deny", "reason": "go on: fix it"}
+    cur = cursor.decode({"conversation_id": "k", "hook_event_name": "stop", "status": "completed", "loop_count": 1})
+    assert cur.continuing and cursor.encode(cur, end) == {"followup_message": "go on: fix it"}
+    claude = claude_code.decode({"session_id": "s", "hook_event_name": "Stop", "stop_hook_active": False})
+    assert claude_code.encode(claude, Answer(block="b", notice="n")) == {
+        "decision": "block",
+        "reason": "b",
+        "systemMessage": "n",
+    }

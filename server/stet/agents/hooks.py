@@ -31,15 +31,17 @@ async def handle(
     keep: bool = True,
     undo: list[Any] | None = None,
     env: Mapping[str, str] | None = None,
+    request_changes: bool = False,
 ) -> JSON:
     """Do what one hook event asks; returns the JSON to print for the agent ({}: nothing).
     `undo` receives what to give `Loop.untell` when the answer could not be delivered; `env` is
-    the hook's caller's environment (None: this process's)."""
+    the hook's caller's environment (None: this process's); `request_changes`: at the end of a
+    turn, rejections with feedback not told yet send the agent back to work."""
     c = codec(agent)
     event = c.decode(payload, env)
     if event is None:
         return {}
-    answer = await Turn(review, c.AGENT, keep=keep).handle(event)
+    answer = await Turn(review, c.AGENT, keep=keep, request_changes=request_changes).handle(event)
     if undo is not None:
         undo.extend(answer.told)
     out: JSON = c.encode(event, answer)

@@ -99,18 +99,20 @@ class Event:
     session: str
     changes: tuple[Change, ...] = ()
     asked: Callable[[], str | None] = lambda: None  # END: the turn's prompt, when the agent tells it
+    continuing: bool = False  # END: the agent already goes on because a stop hook asked it to
 
 
 @dataclass
 class Answer:
     """What the loop says: `context` for the model, `deny` / `ask` (a reason) for an edit,
-    `notice` for the person; `told` what to give back to `Loop.untell` when it could not be
+    `notice` for the person, `block` (END: the agent is asked to go on with this); `told` what to give back to `Loop.untell` when it could not be
     delivered. The capture's own answer at END, for who wants it."""
 
     context: str | None = None
     deny: str | None = None
     ask: str | None = None
     notice: str | None = None
+    block: str | None = None
     told: list[tuple[str, str | None]] = field(default_factory=list)
     captured: JSON | None = None
 
@@ -118,8 +120,8 @@ class Answer:
 class Turn:
     """The loop of one agent over one review."""
 
-    def __init__(self, review: Review, agent: Agent, *, keep: bool = True) -> None:
-        self.review, self.agent, self.keep = review, agent, keep
+    def __init__(self, review: Review, agent: Agent, *, keep: bool = True, request_changes: bool = False) -> None:
+        self.review, self.agent, self.keep, self.request_changes = review, agent, keep, request_changes
 
     def loop(self) -> Loop:
         return Loop(self.review, self.agent.name, task_prefix=self.agent.prefix)
@@ -140,6 +142,16 @@ class Turn:
 
     # --- end of turn ---------------------------------------------------------------------
     async def _end(self, event: Event, task: str) -> Answer:
+        answer = await self._capture(event, task)
+        if self.request_changes and not event.continuing:
+            # Request changes: rejections with feedback not told yet send the agent back to work
+            # (never while it already goes on from a stop hook: one round per stop, no loop).
+            text, told = await self.loop().sent_back(task)
+            if text is not None:
+                answer.block, answer.told = text, told
+        return answer
+
+    async def _capture(self, event: Event, task: str) -> Answer:
         if await Snapshots(self.review).current(task) is None:
             return Answer()  # the agent wrote nothing in this turn
         message = headline.line(self.agent.name, event.asked())

@@ -56,6 +56,12 @@ def add_integrate(sub: Sub, o: Parents, name: str) -> None:
         help="take the agent's edits out of the files at the end of each turn (default: leave them for review)",
     )
     p.add_argument(
+        "--request-changes",
+        action="store_true",
+        help="at the end of a turn, when the developer rejected changes with feedback the agent was not told yet, "
+        "ask it to go on with that feedback instead of stopping (once per stop; not for copilot)",
+    )
+    p.add_argument(
         "--http",
         nargs="?",
         const=DEFAULT_PORT,
@@ -83,6 +89,11 @@ def add_hook(sub: Sub, o: Parents, name: str) -> None:
     )
     p.add_argument("agent", choices=list(NAMES), help="the agent")
     p.add_argument("--restore", action="store_true", help="at the end of a turn, take the edits out of the files")
+    p.add_argument(
+        "--request-changes",
+        action="store_true",
+        help="at the end of a turn, send the agent back to work with the developer's rejections not told yet",
+    )
     p.add_argument(
         "--event",
         metavar="NAME",
@@ -139,9 +150,14 @@ async def cmd_integrate(args: argparse.Namespace, call: Call) -> int:
     mcp_path = os.path.join(root, ".mcp.json")
     if args.http is not None and not 0 < args.http < 65536:
         raise InvalidParams(f"--http takes a port (1-65535), not {args.http}")
-    http = http_hook(args.http, keep=not args.restore) if args.http is not None else None
+    http = (
+        http_hook(args.http, keep=not args.restore, request_changes=args.request_changes)
+        if args.http is not None
+        else None
+    )
     settings, changed = settings_with(
-        _load(settings_path), wanted_hooks(hook_command(stet, keep=not args.restore), http)
+        _load(settings_path),
+        wanted_hooks(hook_command(stet, keep=not args.restore, request_changes=args.request_changes), http),
     )
     mcp, mcp_added, warning = mcp_with(_load(mcp_path), stet)
     writes = ([(settings_path, settings)] if changed else []) + ([(mcp_path, mcp)] if mcp_added else [])
@@ -163,7 +179,7 @@ async def cmd_integrate(args: argparse.Namespace, call: Call) -> int:
     if args.http is not None:
         call.say(
             f"stet: the hooks are answered by `stet mcp --http {args.http}` (keep it running; SessionStart, which "
-            f"Claude Code does not send over HTTP, runs {hook_command(stet, keep=not args.restore)}); start Claude "
+            f"Claude Code does not send over HTTP, runs {hook_command(stet, keep=not args.restore, request_changes=args.request_changes)}); start Claude "
             f"Code with {TOKEN_ENV} set to the token: export {TOKEN_ENV}=$(stet mcp --print-token)"
         )
     return 0
@@ -185,7 +201,9 @@ async def _integrate_codex(args: argparse.Namespace, call: Call) -> int:
     root = roots[0]
     hooks_path = os.path.join(root, ".codex", "hooks.json")
     config_path = os.path.join(root, ".codex", "config.toml")
-    hooks, changed = codex.hooks_with(_load(hooks_path), codex.hook_command(stet, keep=not args.restore))
+    hooks, changed = codex.hooks_with(
+        _load(hooks_path), codex.hook_command(stet, keep=not args.restore, request_changes=args.request_changes)
+    )
     text = _load_text(config_path)
     config, added, warning = codex.config_with(text, stet)
     writes: list[tuple[str, str]] = []
@@ -229,7 +247,7 @@ async def _integrate_settings(args: argparse.Namespace, call: Call) -> int:
     root = roots[0]
     path = os.path.join(root, folder, "settings.json")
     settings, changed, warning = setup.settings_with_stet(
-        _load(path), setup.hook_command(stet, keep=not args.restore), stet
+        _load(path), setup.hook_command(stet, keep=not args.restore, request_changes=args.request_changes), stet
     )
     if changed:
         why = safe.cannot_rewrite(path)
@@ -262,6 +280,8 @@ async def _integrate_copilot(args: argparse.Namespace, call: Call) -> int:
         raise InvalidParams(
             "Stet answers Copilot CLI's command hooks only: --http is for Claude Code; nothing was written"
         )
+    if args.request_changes:
+        raise InvalidParams("--request-changes: Stet does not send Copilot CLI back to work yet; nothing was written")
     stet, note = stet_command(args.stet, "Copilot CLI")
     _, roots = locate(args, True, call)
     root = roots[0]
@@ -298,7 +318,9 @@ async def _integrate_cursor(args: argparse.Namespace, call: Call) -> int:
     root = roots[0]
     hooks_path = os.path.join(root, ".cursor", "hooks.json")
     mcp_path = os.path.join(root, ".cursor", "mcp.json")
-    hooks, changed = cursor.hooks_with(_load(hooks_path), cursor.hook_command(stet, keep=not args.restore))
+    hooks, changed = cursor.hooks_with(
+        _load(hooks_path), cursor.hook_command(stet, keep=not args.restore, request_changes=args.request_changes)
+    )
     mcp, added, warning = cursor.mcp_with(_load(mcp_path), stet)
     writes = ([(hooks_path, hooks)] if changed else []) + ([(mcp_path, mcp)] if added else [])
     for path, _ in writes:
@@ -401,4 +423,12 @@ async def _hook(args: argparse.Namespace, call: Call, undo: list[tuple[str, str 
     if isinstance(cwd, str) and os.path.isdir(call.path(cwd)):
         call = call.at(call.path(cwd))  # the store is found from the session's folder, as the agent sees it
     async with opened(args, call) as review:
-        return call, await handle(review, args.agent, payload, keep=not args.restore, undo=undo, env=call.env)
+        return call, await handle(
+            review,
+            args.agent,
+            payload,
+            keep=not args.restore,
+            undo=undo,
+            env=call.env,
+            request_changes=args.request_changes,
+        )

@@ -80,7 +80,13 @@ def decode(payload: Any, env: Mapping[str, str] | None = None) -> Event | None:
         return Event(meaning, name, session, changes=(change,))
     if meaning is Meaning.END:
         transcript = payload.get("transcript_path")
-        return Event(meaning, name, session, asked=lambda: turn_prompt(transcript, session, env))
+        return Event(
+            meaning,
+            name,
+            session,
+            asked=lambda: turn_prompt(transcript, session, env),
+            continuing=payload.get("stop_hook_active") is True,
+        )
     return Event(meaning, name, session)
 
 
@@ -110,6 +116,8 @@ def encode(event: Event, answer: Answer) -> JSON:
             }
         }
     out: JSON = {}
+    if answer.block is not None:
+        out.update({"decision": "block", "reason": answer.block})
     if answer.notice:
         out["systemMessage"] = answer.notice
     if answer.context is not None:

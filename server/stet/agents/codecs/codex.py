@@ -48,7 +48,7 @@ def decode(payload: Any, env: Mapping[str, str] | None = None) -> Event | None:
     if meaning in (Meaning.BEFORE, Meaning.AFTER):
         changes = changes_of(payload)
         return Event(meaning, name, session, changes=changes) if changes else None
-    return Event(meaning, name, session)
+    return Event(meaning, name, session, continuing=payload.get("stop_hook_active") is True)
 
 
 def changes_of(payload: JSON) -> tuple[Change, ...]:
@@ -115,6 +115,8 @@ def encode(event: Event, answer: Answer) -> JSON:
             }
         }
     out: JSON = {}
+    if answer.block is not None:  # Stop: the turn goes on, the reason as the user's message
+        out.update({"decision": "block", "reason": answer.block})
     notice = answer.notice or answer.ask
     if notice:
         out["systemMessage"] = notice

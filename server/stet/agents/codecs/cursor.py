@@ -55,7 +55,8 @@ def decode(payload: Any, env: Mapping[str, str] | None = None) -> Event | None:
         if path is None:
             return None
         return Event(meaning, name, session, changes=(Change(path, "edit", lambda before, limit: None),))
-    return Event(meaning, name, session)
+    loops = payload.get("loop_count")
+    return Event(meaning, name, session, continuing=isinstance(loops, int) and loops > 0)
 
 
 def _path(payload: JSON, path: object) -> str | None:
@@ -93,4 +94,6 @@ def encode(event: Event, answer: Answer) -> JSON:
         return {"permission": "ask", "agent_message": answer.ask, "user_message": answer.ask}
     if event.meaning is Meaning.START and answer.context is not None:
         return {"additional_context": answer.context}
+    if answer.block is not None:  # stop: Cursor sends this as the next user message
+        return {"followup_message": answer.block}
     return {}

@@ -60,7 +60,7 @@ def decode(payload: Any, env: Mapping[str, str] | None = None) -> Event | None:
             reported=reported,
         )
         return Event(meaning, name, session, changes=(change,))
-    return Event(meaning, name, session)
+    return Event(meaning, name, session, continuing=payload.get("stop_hook_active") is True)
 
 
 def edited(before: str, tool: object, tool_input: object, limit: int) -> str | None:
@@ -108,6 +108,8 @@ def encode(event: Event, answer: Answer) -> JSON:
     if answer.deny is not None:
         return {"decision": "deny", "reason": answer.deny}
     out: JSON = {}
+    if answer.block is not None:  # AfterAgent: a deny makes the agent go on with the reason
+        out.update({"decision": "deny", "reason": answer.block})
     notice = answer.notice or answer.ask
     if notice:
         out["systemMessage"] = notice

@@ -68,9 +68,29 @@ def _program(word: str) -> str | None:
     return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
 
 
-def hook_command(stet: list[str], keep: bool) -> str:
+def command_line(stet: list[str], agent: str, keep: bool, request_changes: bool = False, *extra: str) -> str:
+    """`stet hook AGENT` as a shell command line, each word quoted for `/bin/sh`."""
+    options = [*extra, *([] if keep else ["--restore"]), *(["--request-changes"] if request_changes else [])]
+    return shlex.join([*stet, "hook", agent, *options])
+
+
+OPTIONS = ("--restore", "--request-changes")  # what may follow `hook AGENT` in a command of Stet's
+
+
+def hook_command(stet: list[str], keep: bool, request_changes: bool = False) -> str:
     """The hooks' command: a shell command line, each word quoted for `/bin/sh`."""
-    return shlex.join([*stet, "hook", AGENT, *([] if keep else ["--restore"])])
+    return command_line(stet, AGENT, keep, request_changes)
+
+
+def runs_stet_hook(command: object, agent: str) -> bool:
+    """Whether a hook's command line is Stet's for `agent`: it ends in `hook AGENT` and the
+    options Stet writes."""
+    if not isinstance(command, str):
+        return False
+    words = command.split()
+    while words and words[-1] in OPTIONS:
+        words.pop()
+    return words[-2:] == ["hook", agent]
 
 
 HOOK_PATH = "/hooks/claude-code"  # the route of `stet mcp --http` that answers Claude Code's HTTP hooks
@@ -95,16 +115,21 @@ def command_hook(command: str) -> JSON:
     return {"type": "command", "command": command}
 
 
-def http_hook(port: int, keep: bool) -> JSON:
+def http_hook(port: int, keep: bool, request_changes: bool = False) -> JSON:
     """Claude Code's `http` hook pointing at `stet mcp --http PORT` on this machine; the token
     goes through the environment variable STET_TOKEN (allowedEnvVars), never into the file."""
     return {
         "type": "http",
-        "url": f"http://127.0.0.1:{port}{HOOK_PATH}" + ("" if keep else "?restore=1"),
+        "url": f"http://127.0.0.1:{port}{HOOK_PATH}" + _query(keep, request_changes),
         "headers": {"Authorization": f"Bearer ${TOKEN_ENV}"},
         "allowedEnvVars": [TOKEN_ENV],
         "timeout": HTTP_TIMEOUT,
     }
+
+
+def _query(keep: bool, request_changes: bool) -> str:
+    words = [*([] if keep else ["restore=1"]), *(["request_changes=1"] if request_changes else [])]
+    return "?" + "&".join(words) if words else ""
 
 
 def wanted_hooks(command: str, http: JSON | None = None) -> dict[str, JSON]:
@@ -125,8 +150,7 @@ def is_stets(hook: object, agent: str = AGENT) -> bool:
     if hook.get("type", "command") == "http":
         url = hook.get("url")
         return isinstance(url, str) and url.split("?")[0].endswith(HOOK_PATH)
-    command = hook.get("command")
-    return isinstance(command, str) and command.strip().endswith((f"hook {agent}", f"hook {agent} --restore"))
+    return runs_stet_hook(hook.get("command"), agent)
 
 
 def _same(a: object, hook: JSON) -> bool:

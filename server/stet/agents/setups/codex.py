@@ -16,13 +16,12 @@ project's `.codex/config.toml` only in a trusted project: `stet integrate codex`
 from __future__ import annotations
 
 import json
-import shlex
 import tomllib
 from typing import Any
 
 from ...domain.shapes import JSON
 from ...errors import InvalidParams
-from .claude_code import SERVER, command_hook, settings_with
+from .claude_code import SERVER, command_hook, command_line, settings_with
 
 AGENT = "codex"
 MATCHER = "apply_patch"
@@ -39,8 +38,8 @@ TRUST = (
 )
 
 
-def hook_command(stet: list[str], keep: bool) -> str:
-    return shlex.join([*stet, "hook", AGENT, *([] if keep else ["--restore"])])
+def hook_command(stet: list[str], keep: bool, request_changes: bool = False) -> str:
+    return command_line(stet, AGENT, keep, request_changes)
 
 
 def hooks_with(config: Any, command: str) -> tuple[JSON, list[str]]:

@@ -12,11 +12,11 @@ its MCP servers in the user's own configuration (`/mcp add`).
 from __future__ import annotations
 
 import copy
-import shlex
 from typing import Any
 
 from ...domain.shapes import JSON
 from ...errors import InvalidParams
+from .claude_code import command_line
 
 AGENT = "copilot"
 EVENTS = ("preToolUse", "postToolUse", "agentStop")
@@ -29,7 +29,7 @@ MISSED = (
 
 
 def hook_command(stet: list[str], keep: bool, event: str) -> str:
-    return shlex.join([*stet, "hook", AGENT, "--event", event, *([] if keep else ["--restore"])])
+    return command_line(stet, AGENT, keep, False, "--event", event)
 
 
 def _stets(hook: object) -> bool:

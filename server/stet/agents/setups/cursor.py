@@ -11,12 +11,12 @@ again, in the deny's message.
 from __future__ import annotations
 
 import copy
-import shlex
 from typing import Any
 
 from ...domain.shapes import JSON
 from ...errors import InvalidParams
 from ..codecs.cursor import WRITE_TOOLS
+from .claude_code import command_line, runs_stet_hook
 
 AGENT = "cursor"
 SERVER = "stet"
@@ -32,15 +32,14 @@ MISSED = (
 )
 
 
-def hook_command(stet: list[str], keep: bool) -> str:
-    return shlex.join([*stet, "hook", AGENT, *([] if keep else ["--restore"])])
+def hook_command(stet: list[str], keep: bool, request_changes: bool = False) -> str:
+    return command_line(stet, AGENT, keep, request_changes)
 
 
 def _stets(hook: object) -> bool:
     if not isinstance(hook, dict):
         return False
-    words = hook.get("command")
-    return isinstance(words, str) and words.strip().endswith((f"hook {AGENT}", f"hook {AGENT} --restore"))
+    return runs_stet_hook(hook.get("command"), AGENT)
 
 
 def hooks_with(config: Any, command: str) -> tuple[JSON, list[str]]:

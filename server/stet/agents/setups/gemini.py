@@ -8,12 +8,11 @@ Gemini CLI runs a project's hooks only in a trusted folder: `stet integrate gemi
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
 
 from ...domain.shapes import JSON
 from ...errors import InvalidParams
-from .claude_code import SERVER, command_hook, settings_with
+from .claude_code import SERVER, command_hook, command_line, settings_with
 
 AGENT = "gemini"
 MATCHER = "replace|write_file"
@@ -30,8 +29,8 @@ TRUST = (
 )
 
 
-def hook_command(stet: list[str], keep: bool) -> str:
-    return shlex.join([*stet, "hook", AGENT, *([] if keep else ["--restore"])])
+def hook_command(stet: list[str], keep: bool, request_changes: bool = False) -> str:
+    return command_line(stet, AGENT, keep, request_changes)
 
 
 def settings_with_stet(settings: Any, command: str, stet: list[str]) -> tuple[JSON, list[str], str | None]:

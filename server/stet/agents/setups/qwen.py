@@ -5,13 +5,12 @@ PostToolUse on its write tools, Stop, each running `stet hook qwen`) and Stet's 
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
 
 from ...domain.shapes import JSON
 from ...errors import InvalidParams
 from ..codecs.qwen import TOOLS
-from .claude_code import SERVER, command_hook, settings_with
+from .claude_code import SERVER, command_hook, command_line, settings_with
 
 AGENT = "qwen"
 MATCHER = "|".join(TOOLS)
@@ -24,8 +23,8 @@ EVENTS: tuple[tuple[str, str | None], ...] = (
 )
 
 
-def hook_command(stet: list[str], keep: bool) -> str:
-    return shlex.join([*stet, "hook", AGENT, *([] if keep else ["--restore"])])
+def hook_command(stet: list[str], keep: bool, request_changes: bool = False) -> str:
+    return command_line(stet, AGENT, keep, request_changes)
 
 
 def settings_with_stet(settings: Any, command: str, stet: list[str]) -> tuple[JSON, list[str], str | None]:
