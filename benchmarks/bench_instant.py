@@ -78,6 +78,44 @@ def hook(event: str, root: Path, file: Path) -> bytes:
     return json.dumps(payload).encode()
 
 
+def agent_hook(agent: str, root: Path, file: Path) -> bytes:
+    """Each other agent's before-edit hook, with the JSON it sends, on the same file."""
+    rel = str(file.relative_to(root))
+    common = {"session_id": "bench-session", "cwd": str(root)}
+    payloads: dict[str, dict] = {
+        "codex": {
+            **common,
+            "hook_event_name": "PreToolUse",
+            "turn_id": "t",
+            "tool_name": "apply_patch",
+            "tool_input": {"command": f"*** Begin Patch\n*** Update File: {rel}\n@@\n-x\n+y\n*** End Patch\n"},
+        },
+        "gemini": {
+            **common,
+            "hook_event_name": "BeforeTool",
+            "tool_name": "replace",
+            "tool_input": {"file_path": str(file), "old_string": "x", "new_string": "y"},
+        },
+        "copilot": {
+            "sessionId": "bench-session",
+            "cwd": str(root),
+            "toolName": "edit",
+            "toolArgs": json.dumps({"path": str(file), "old_str": "x", "new_str": "y"}),
+        },
+        "cursor": {
+            "conversation_id": "bench-session",
+            "workspace_roots": [str(root)],
+            "hook_event_name": "preToolUse",
+            "tool_name": "Write",
+            "tool_input": {"file_path": str(file), "old_string": "x", "new_string": "y"},
+        },
+    }
+    return json.dumps(payloads[agent]).encode()
+
+
+AGENT_HOOKS = {"codex": [], "gemini": [], "copilot": ["--event", "preToolUse"], "cursor": []}
+
+
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -122,6 +160,10 @@ def one_round(root: Path, env: dict, ids: list[str], files: list[Path], r: int, 
     f = files[r % len(files)]
     t["hook PreToolUse"], _ = run(STET + ["hook", "claude-code"], root, env, hook("PreToolUse", root, f))
     t["hook PostToolUse"], _ = run(STET + ["hook", "claude-code"], root, env, hook("PostToolUse", root, f))
+    for agent, extra in AGENT_HOOKS.items():  # (qwen's is Claude Code's hook)
+        t[f"hook {agent} (before an edit)"], _ = run(
+            STET + ["hook", agent, *extra], root, env, agent_hook(agent, root, f)
+        )
     t["mcp initialize"] = mcp_initialize(root, env)
     return t
 

@@ -71,6 +71,11 @@ FAST: dict[str, tuple[str, ...]] = {
     "tests/e2e/test_real_codex.py": ("test_real_codex_applies_a_scripted_patch_and_its_hooks_see_it",),
     "tests/e2e/test_real_gemini_cli.py": ("test_real_gemini_cli_makes_a_scripted_edit_and_its_hooks_see_it",),
     "tests/e2e/test_real_qwen_code.py": ("test_real_qwen_code_makes_a_scripted_edit_and_its_hooks_see_it",),
+    "tests/e2e/test_codex_hooks.py": ("test_a_turn_is_captured_a_rejection_told_once_and_its_redo_denied",),
+    "tests/e2e/test_gemini_hooks.py": ("test_a_turn_is_captured_a_rejection_told_once_and_its_redo_denied",),
+    "tests/e2e/test_copilot_hooks.py": (ALL,),
+    "tests/e2e/test_cursor_hooks.py": (ALL,),
+    "tests/e2e/test_qwen_hooks.py": (ALL,),
     "tests/e2e/test_capture.py": (
         "test_capture_in_place_proposes_every_kind_of_change_and_puts_the_baseline_back",
         "test_stet_run_passes_the_exit_code_and_leaves_the_output_untouched",

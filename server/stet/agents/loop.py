@@ -143,6 +143,25 @@ class Loop:
         head = "Stet: the developer decided on your changes since you were last told:"
         return bounded(head, [self._news_line(h) for h in fresh]), [(h.id, told.get(h.id)) for h in fresh]
 
+    async def sent_back(self, task_id: str) -> tuple[str | None, list[tuple[str, str | None]]]:
+        """The rejections with feedback of one task not told yet, as the reason to go on working
+        (request changes), recorded as told; (text or None, what `untell` takes)."""
+        async with self.told.telling(self.agent) as telling:
+            mine, told = self.hunks(telling)
+            fresh = [
+                h
+                for h in mine
+                if h.task_id == task_id
+                and h.status == Status.REJECTED
+                and (h.feedback or "").strip()
+                and told.get(h.id) != decision_of(h)
+            ]
+            await self._record(telling, fresh)
+        if not fresh:
+            return None, []
+        head = "Stet: the developer rejected changes of yours with feedback; go on and address it before you stop:"
+        return bounded(head, [self._news_line(h) for h in fresh]), [(h.id, told.get(h.id)) for h in fresh]
+
     def _news_line(self, h: Hunk) -> str:
         """One decision, as told once."""
         if h.status == Status.REJECTED:

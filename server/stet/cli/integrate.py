@@ -20,19 +20,29 @@ if TYPE_CHECKING:
 
 
 def add_integrate(sub: Sub, o: Parents, name: str) -> None:
+    from ..agents.codecs import NAMES
+
     p = sub.add_parser(
         name,
         parents=[o.common],
-        help="set an agent up to work with Stet (claude-code: hooks and the MCP server)",
+        help="set an agent up to work with Stet (claude-code, codex, gemini, copilot, cursor, qwen: hooks and the MCP server)",
         description="Write the project's Claude Code configuration, merging with what is there (Stet's own "
         "hooks from an earlier run are replaced, nothing else is removed or changed; every file is checked before "
         "any is written): in .claude/settings.json a PreToolUse hook on Edit|MultiEdit|Write that snapshots "
         "a file before the agent's first write (and denies an edit the developer rejected), a PostToolUse hook "
         "that records what the write left, a Stop hook that captures the turn's edits under the task "
         "claude-<session id>, and SessionStart and UserPromptSubmit hooks that tell the agent the developer's "
-        "decisions; in .mcp.json Stet's MCP server (enabled in settings.json).",
+        "decisions; in .mcp.json Stet's MCP server (enabled in settings.json). For codex: the same hooks in "
+        ".codex/hooks.json (PreToolUse and PostToolUse on apply_patch; the task codex-<session id>) and Stet's MCP "
+        "server as [mcp_servers.stet] in .codex/config.toml; Codex runs them once you trust them (its /hooks view). "
+        "For gemini: .gemini/settings.json (BeforeTool and AfterTool on replace|write_file, BeforeAgent, AfterAgent; "
+        "the task gemini-<session id>; Stet's MCP server in mcpServers), run in a trusted folder only. For copilot: "
+        ".github/hooks/stet.json (preToolUse, postToolUse, agentStop; the task copilot-<session id>). For cursor: "
+        ".cursor/hooks.json (sessionStart, preToolUse, afterFileEdit, stop; the task cursor-<conversation id>) "
+        "and Stet's MCP server in .cursor/mcp.json. For qwen: Claude Code's hooks in .qwen/settings.json (the task "
+        "qwen-<session id>) and Stet's MCP server in its mcpServers.",
     )
-    p.add_argument("agent", choices=["claude-code"], help="the agent")
+    p.add_argument("agent", choices=list(NAMES), help="the agent")
     p.add_argument(
         "--stet",
         metavar="CMD",
@@ -44,6 +54,12 @@ def add_integrate(sub: Sub, o: Parents, name: str) -> None:
         "--restore",
         action="store_true",
         help="take the agent's edits out of the files at the end of each turn (default: leave them for review)",
+    )
+    p.add_argument(
+        "--request-changes",
+        action="store_true",
+        help="at the end of a turn, when the developer rejected changes with feedback the agent was not told yet, "
+        "ask it to go on with that feedback instead of stopping (once per stop; not for copilot)",
     )
     p.add_argument(
         "--http",
@@ -58,18 +74,31 @@ def add_integrate(sub: Sub, o: Parents, name: str) -> None:
 
 
 def add_hook(sub: Sub, o: Parents, name: str) -> None:
+    from ..agents.codecs import NAMES
+
     p = sub.add_parser(
         name,
         parents=[o.common],
         help="the command an agent's hooks run (reads the hook's JSON on stdin)",
-        description="Run by Claude Code's hooks (see `stet integrate claude-code`): SessionStart tells the session "
+        description="Run by an agent's hooks (see `stet integrate AGENT`; Claude Code's events named here, Codex's "
+        "are the same, Gemini CLI's BeforeAgent, BeforeTool, AfterTool and AfterAgent mean the same): SessionStart tells the session "
         "the open review, UserPromptSubmit the decisions made since it was last told, PreToolUse denies an edit the "
         "developer rejected (and records the file's baseline), PostToolUse records what the agent wrote, Stop "
         "captures the turn. Always exit 0 (a hook never blocks the agent by accident): the answer's JSON on stdout, "
         "or on an error one line on stderr.",
     )
-    p.add_argument("agent", choices=["claude-code"], help="the agent")
-    p.add_argument("--restore", action="store_true", help="at Stop, take the edits out of the files")
+    p.add_argument("agent", choices=list(NAMES), help="the agent")
+    p.add_argument("--restore", action="store_true", help="at the end of a turn, take the edits out of the files")
+    p.add_argument(
+        "--request-changes",
+        action="store_true",
+        help="at the end of a turn, send the agent back to work with the developer's rejections not told yet",
+    )
+    p.add_argument(
+        "--event",
+        metavar="NAME",
+        help="the hook's event, for an agent whose hook input does not name it (copilot: set by `stet integrate`)",
+    )
 
 
 def _load(path: str) -> JSON:
@@ -93,7 +122,7 @@ def _save(path: str, data: JSON) -> None:
 async def cmd_integrate(args: argparse.Namespace, call: Call) -> int:
     """All or nothing: every file is read, merged and checked before the first one is written
     (the store included), so a refusal leaves the project as it was."""
-    from ..agents.claude_code import (
+    from ..agents.setups.claude_code import (
         TOKEN_ENV,
         hook_command,
         http_hook,
@@ -106,6 +135,14 @@ async def cmd_integrate(args: argparse.Namespace, call: Call) -> int:
     from .locate import locate
     from .session import opened
 
+    if args.agent == "codex":
+        return await _integrate_codex(args, call)
+    if args.agent in ("gemini", "qwen"):
+        return await _integrate_settings(args, call)
+    if args.agent == "copilot":
+        return await _integrate_copilot(args, call)
+    if args.agent == "cursor":
+        return await _integrate_cursor(args, call)
     stet, note = stet_command(args.stet)  # before anything is made: a program that is not there is refused
     _, roots = locate(args, True, call)
     root = roots[0]
@@ -113,9 +150,14 @@ async def cmd_integrate(args: argparse.Namespace, call: Call) -> int:
     mcp_path = os.path.join(root, ".mcp.json")
     if args.http is not None and not 0 < args.http < 65536:
         raise InvalidParams(f"--http takes a port (1-65535), not {args.http}")
-    http = http_hook(args.http, keep=not args.restore) if args.http is not None else None
+    http = (
+        http_hook(args.http, keep=not args.restore, request_changes=args.request_changes)
+        if args.http is not None
+        else None
+    )
     settings, changed = settings_with(
-        _load(settings_path), wanted_hooks(hook_command(stet, keep=not args.restore), http)
+        _load(settings_path),
+        wanted_hooks(hook_command(stet, keep=not args.restore, request_changes=args.request_changes), http),
     )
     mcp, mcp_added, warning = mcp_with(_load(mcp_path), stet)
     writes = ([(settings_path, settings)] if changed else []) + ([(mcp_path, mcp)] if mcp_added else [])
@@ -137,10 +179,177 @@ async def cmd_integrate(args: argparse.Namespace, call: Call) -> int:
     if args.http is not None:
         call.say(
             f"stet: the hooks are answered by `stet mcp --http {args.http}` (keep it running; SessionStart, which "
-            f"Claude Code does not send over HTTP, runs {hook_command(stet, keep=not args.restore)}); start Claude "
+            f"Claude Code does not send over HTTP, runs {hook_command(stet, keep=not args.restore, request_changes=args.request_changes)}); start Claude "
             f"Code with {TOKEN_ENV} set to the token: export {TOKEN_ENV}=$(stet mcp --print-token)"
         )
     return 0
+
+
+async def _integrate_codex(args: argparse.Namespace, call: Call) -> int:
+    """`.codex/hooks.json` and `.codex/config.toml`, all or nothing as for Claude Code."""
+    from ..agents.setups import codex
+    from ..agents.setups.claude_code import stet_command
+    from ..workspace import safe
+    from ..workspace.files import write_atomic
+    from .locate import locate
+    from .session import opened
+
+    if args.http is not None:
+        raise InvalidParams("Codex runs command hooks only: --http is for Claude Code; nothing was written")
+    stet, note = stet_command(args.stet, "Codex")
+    _, roots = locate(args, True, call)
+    root = roots[0]
+    hooks_path = os.path.join(root, ".codex", "hooks.json")
+    config_path = os.path.join(root, ".codex", "config.toml")
+    hooks, changed = codex.hooks_with(
+        _load(hooks_path), codex.hook_command(stet, keep=not args.restore, request_changes=args.request_changes)
+    )
+    text = _load_text(config_path)
+    config, added, warning = codex.config_with(text, stet)
+    writes: list[tuple[str, str]] = []
+    if changed:
+        writes.append((hooks_path, json.dumps(hooks, indent=2, ensure_ascii=False) + "\n"))
+    if added:
+        writes.append((config_path, config))
+    for path, _ in writes:
+        why = safe.cannot_rewrite(path)
+        if why is not None:
+            raise InvalidParams(f"{why}; nothing was written")
+    if note:
+        call.say(f"stet: {note}")
+    async with opened(args, call, create=True):
+        pass  # the store exists from now on: the hooks find it
+    for path, data in writes:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        write_atomic(path, data)
+    if warning:
+        call.say(f"stet: {warning}")
+    done = [f"{os.path.relpath(hooks_path, root)}: {a}" for a in changed]
+    done += [f"{os.path.relpath(config_path, root)}: {a}" for a in added]
+    call.out("\n".join(done) if done else "Codex is already set up for Stet here")
+    call.say(f"stet: {codex.TRUST}")
+    return 0
+
+
+async def _integrate_settings(args: argparse.Namespace, call: Call) -> int:
+    """`.gemini/settings.json` or `.qwen/settings.json`, checked before it is written, as for Claude Code."""
+    from ..agents.setups import gemini, qwen
+    from ..agents.setups.claude_code import stet_command
+    from ..workspace import safe
+    from .locate import locate
+    from .session import opened
+
+    setup, who, folder = (gemini, "Gemini CLI", ".gemini") if args.agent == "gemini" else (qwen, "Qwen Code", ".qwen")
+    if args.http is not None:
+        raise InvalidParams(f"Stet answers {who}'s command hooks only: --http is for Claude Code; nothing was written")
+    stet, note = stet_command(args.stet, who)
+    _, roots = locate(args, True, call)
+    root = roots[0]
+    path = os.path.join(root, folder, "settings.json")
+    settings, changed, warning = setup.settings_with_stet(
+        _load(path), setup.hook_command(stet, keep=not args.restore, request_changes=args.request_changes), stet
+    )
+    if changed:
+        why = safe.cannot_rewrite(path)
+        if why is not None:
+            raise InvalidParams(f"{why}; nothing was written")
+    if note:
+        call.say(f"stet: {note}")
+    async with opened(args, call, create=True):
+        pass  # the store exists from now on: the hooks find it
+    if changed:
+        _save(path, settings)
+    if warning:
+        call.say(f"stet: {warning}")
+    done = [f"{os.path.relpath(path, root)}: {a}" for a in changed]
+    call.out("\n".join(done) if done else f"{who} is already set up for Stet here")
+    if setup is gemini:
+        call.say(f"stet: {gemini.TRUST}")
+    return 0
+
+
+async def _integrate_copilot(args: argparse.Namespace, call: Call) -> int:
+    """`.github/hooks/stet.json`, checked before it is written, as for Claude Code."""
+    from ..agents.setups import copilot
+    from ..agents.setups.claude_code import stet_command
+    from ..workspace import safe
+    from .locate import locate
+    from .session import opened
+
+    if args.http is not None:
+        raise InvalidParams(
+            "Stet answers Copilot CLI's command hooks only: --http is for Claude Code; nothing was written"
+        )
+    if args.request_changes:
+        raise InvalidParams("--request-changes: Stet does not send Copilot CLI back to work yet; nothing was written")
+    stet, note = stet_command(args.stet, "Copilot CLI")
+    _, roots = locate(args, True, call)
+    root = roots[0]
+    path = os.path.join(root, ".github", "hooks", "stet.json")
+    config, changed = copilot.hooks_with(_load(path), stet, keep=not args.restore)
+    if changed:
+        why = safe.cannot_rewrite(path)
+        if why is not None:
+            raise InvalidParams(f"{why}; nothing was written")
+    if note:
+        call.say(f"stet: {note}")
+    async with opened(args, call, create=True):
+        pass  # the store exists from now on: the hooks find it
+    if changed:
+        _save(path, config)
+    done = [f"{os.path.relpath(path, root)}: {a}" for a in changed]
+    call.out("\n".join(done) if done else "Copilot CLI is already set up for Stet here")
+    call.say(f"stet: {copilot.MISSED}")
+    return 0
+
+
+async def _integrate_cursor(args: argparse.Namespace, call: Call) -> int:
+    """`.cursor/hooks.json` and `.cursor/mcp.json`, all or nothing as for Claude Code."""
+    from ..agents.setups import cursor
+    from ..agents.setups.claude_code import stet_command
+    from ..workspace import safe
+    from .locate import locate
+    from .session import opened
+
+    if args.http is not None:
+        raise InvalidParams("Stet answers Cursor's command hooks only: --http is for Claude Code; nothing was written")
+    stet, note = stet_command(args.stet, "Cursor")
+    _, roots = locate(args, True, call)
+    root = roots[0]
+    hooks_path = os.path.join(root, ".cursor", "hooks.json")
+    mcp_path = os.path.join(root, ".cursor", "mcp.json")
+    hooks, changed = cursor.hooks_with(
+        _load(hooks_path), cursor.hook_command(stet, keep=not args.restore, request_changes=args.request_changes)
+    )
+    mcp, added, warning = cursor.mcp_with(_load(mcp_path), stet)
+    writes = ([(hooks_path, hooks)] if changed else []) + ([(mcp_path, mcp)] if added else [])
+    for path, _ in writes:
+        why = safe.cannot_rewrite(path)
+        if why is not None:
+            raise InvalidParams(f"{why}; nothing was written")
+    if note:
+        call.say(f"stet: {note}")
+    async with opened(args, call, create=True):
+        pass  # the store exists from now on: the hooks find it
+    for path, data in writes:
+        _save(path, data)
+    if warning:
+        call.say(f"stet: {warning}")
+    done = [f"{os.path.relpath(hooks_path, root)}: {a}" for a in changed]
+    done += [f"{os.path.relpath(mcp_path, root)}: {a}" for a in added]
+    call.out("\n".join(done) if done else "Cursor is already set up for Stet here")
+    call.say(f"stet: {cursor.MISSED}")
+    return 0
+
+
+def _load_text(path: str) -> str:
+    if not os.path.exists(path):
+        return ""
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidParams(f"{path} cannot be read ({exc}); fix it or move it aside, nothing was written")
 
 
 async def cmd_hook(args: argparse.Namespace, call: Call) -> int:
@@ -177,13 +386,13 @@ def _drop(call: Call) -> None:
 
 
 async def _untell(args: argparse.Namespace, call: Call, undo: list[tuple[str, str | None]]) -> None:
-    from ..agents.claude_code import loop
+    from ..agents.hooks import loop
     from .session import opened
 
     if undo:
         try:
             async with opened(args, call) as review:
-                await loop(review).untell(undo)
+                await loop(review, args.agent).untell(undo)
         except Exception as exc:  # said; the notice is lost, never told twice
             call.say(f"stet hook: {type(exc).__name__}: {exc}"[:1000])
 
@@ -191,7 +400,7 @@ async def _untell(args: argparse.Namespace, call: Call, undo: list[tuple[str, st
 async def _hook(args: argparse.Namespace, call: Call, undo: list[tuple[str, str | None]]) -> tuple[Call, JSON]:
     """The hook's call (in the session's folder) and its answer."""
     from .. import limits
-    from ..agents.claude_code import handle
+    from ..agents.hooks import handle
     from . import inputs
     from .session import opened
 
@@ -205,8 +414,21 @@ async def _hook(args: argparse.Namespace, call: Call, undo: list[tuple[str, str 
         payload = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise InvalidParams(f"the hook input is not JSON ({exc})") from None
+    if args.event is not None and isinstance(payload, dict):
+        payload["hookEventName"] = args.event  # the event the configuration ran this command for
     cwd = payload.get("cwd") if isinstance(payload, dict) else None
+    roots = payload.get("workspace_roots") if isinstance(payload, dict) and cwd is None else None
+    if isinstance(roots, list) and roots:  # Cursor names its workspace's folders, not a cwd
+        cwd = roots[0]
     if isinstance(cwd, str) and os.path.isdir(call.path(cwd)):
         call = call.at(call.path(cwd))  # the store is found from the session's folder, as the agent sees it
     async with opened(args, call) as review:
-        return call, await handle(review, payload, keep=not args.restore, undo=undo, env=call.env)
+        return call, await handle(
+            review,
+            args.agent,
+            payload,
+            keep=not args.restore,
+            undo=undo,
+            env=call.env,
+            request_changes=args.request_changes,
+        )

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TOKEN_FILE = "mcp-token"
-HOOK_PATH = "/hooks/claude-code"  # (agents.claude_code.HOOK_PATH: the same route, kept light here)
+HOOK_PATH = "/hooks/claude-code"  # (agents.setups.claude_code.HOOK_PATH: the same route, kept light here)
 CONNECTIONS = 100  # connections and requests at once; more are answered 503 by uvicorn
 
 
@@ -128,7 +128,8 @@ class HookRoute:
 
         if scope.get("method") != "POST":
             return await answer(send, 405, b"stet: POST the hook's JSON here\n", b"text/plain")
-        restore = b"restore=1" in (scope.get("query_string") or b"").split(b"&")
+        query = (scope.get("query_string") or b"").split(b"&")
+        restore, request_changes = b"restore=1" in query, b"request_changes=1" in query
         try:
             raw = await self._body(receive)
         except Refused as refused:  # too large, too slow: its own status (bodies.py)
@@ -138,7 +139,7 @@ class HookRoute:
         departure = _Departure(receive)
         try:
             try:
-                body, undo = await self._answer(raw, restore)
+                body, undo = await self._answer(raw, restore, request_changes)
             except Exception as exc:  # any failure: said on one line, never blocking the agent
                 name = getattr(exc, "name", type(exc).__name__)
                 line = " ".join(str(getattr(exc, "message", exc)).split())
@@ -169,8 +170,8 @@ class HookRoute:
             if not message.get("more_body"):
                 return raw
 
-    async def _answer(self, raw: bytearray, restore: bool) -> tuple[bytes, list[Any]]:
-        from ..agents.claude_code import handle
+    async def _answer(self, raw: bytearray, restore: bool, request_changes: bool) -> tuple[bytes, list[Any]]:
+        from ..agents.hooks import handle
 
         try:
             payload = json.loads(raw.decode("utf-8"))
@@ -186,14 +187,14 @@ class HookRoute:
         if lag:
             log.warning("%s", lag)
         undo: list[Any] = []
-        out = await handle(review, payload, keep=not restore, undo=undo)
+        out = await handle(review, "claude-code", payload, keep=not restore, undo=undo, request_changes=request_changes)
         return (json.dumps(out).encode() if out else b""), undo
 
     async def _untell(self, undo: list[Any]) -> None:
-        from ..agents.claude_code import loop
+        from ..agents.hooks import loop
 
         if undo and self.state.review is not None:
-            await loop(self.state.review).untell(undo)
+            await loop(self.state.review, "claude-code").untell(undo)
 
 
 class _Departure:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     Scan = Callable[[str, int], tuple[object, int]]
 
-TOLD_HERE = ("SessionStart", "UserPromptSubmit")
+TOLD_HERE = ("SessionStart", "UserPromptSubmit", "BeforeAgent")  # (BeforeAgent: Gemini CLI's prompt)
 _MAYBE = tuple(name.encode() for name in TOLD_HERE) + (b"\\u",)
 _SPACE = " \t\n\r"  # what JSON allows around a value (json.decoder's WHITESPACE)
 

@@ -1,0 +1,63 @@
+"""Request changes while the agent works (opt-in: `stet integrate AGENT --request-changes`): at
+the end of a turn, the developer's rejections with feedback the agent was not told yet send it
+back to work (Claude Code and Codex: Stop's `decision: "block"` with the reason), once each, and
+never while the agent already goes on from a stop hook. Each hook is the real `stet hook`."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+
+from support.capturetools import agent_repo, hunks
+from support.claudecode import Claude
+from support.clitools import commit_all, stet
+from support.codexcli import Codex
+
+STET = f"{shlex.quote(sys.executable)} -m stet"
+S1 = "4a5b6c7d-8e9f-4a0b-9c1d-2e3f4a5b6c7d"
+FEEDBACK = "keep the limit at 10"
+
+
+def test_claude_code_is_sent_back_with_the_feedback_once(tmp_path):
+    repo = agent_repo(tmp_path / "repo")
+    assert stet("integrate", "claude-code", "--stet", STET, "--request-changes", cwd=repo).returncode == 0
+    commit_all(repo, "set up")
+    claude = Claude(repo, S1)
+    claude.prompt("raise the limit")
+    assert claude.edit("a.py", "LIMIT = 10", "LIMIT = 20") == {}
+    assert "decision" not in claude.stop(), "nothing rejected: it stops"
+    (limit,) = [h["id"] for h in hunks(repo, "--task", f"claude-{S1}") if h["newText"] == "LIMIT = 20\n"]
+    stet("reject", limit, "--feedback", FEEDBACK, cwd=repo)
+
+    assert claude.run("Stop", stop_hook_active=True) == {}, "already going on from a stop hook: no loop"
+    sent = claude.stop()
+    assert sent["decision"] == "block" and f"REJECTED a.py line 1: {FEEDBACK}" in sent["reason"]
+    assert len(sent["reason"]) <= 4000
+    assert claude.stop() == {}, "told once"
+    assert claude.prompt("go on") == {}, "and not told again at the next prompt"
+
+
+def test_codex_is_sent_back_and_without_the_option_nothing_changes(tmp_path):
+    repo = agent_repo(tmp_path / "repo")
+    assert stet("integrate", "codex", "--stet", STET, cwd=repo).returncode == 0
+    commit_all(repo, "set up")
+    codex = Codex(repo, S1)
+    codex.prompt("raise the limit")
+    patch = "*** Begin Patch\n*** Update File: a.py\n@@\n-LIMIT = 10\n+LIMIT = 20\n*** End Patch\n"
+
+    def apply() -> None:
+        (repo / "a.py").write_text((repo / "a.py").read_text().replace("LIMIT = 10", "LIMIT = 20", 1))
+
+    assert codex.patch(patch, apply) == {}
+    codex.stop()
+    (limit,) = [h["id"] for h in hunks(repo, "--task", f"codex-{S1}") if h["newText"] == "LIMIT = 20\n"]
+    stet("reject", limit, "--feedback", FEEDBACK, cwd=repo)
+    assert "decision" not in codex.stop(), "not asked for: the turn ends"
+
+    assert stet("integrate", "codex", "--stet", STET, "--request-changes", cwd=repo).returncode == 0
+    codex = Codex(repo, S1)  # the hooks as written now (Stet's own replaced, not doubled)
+    sent = codex.stop()
+    assert set(sent) == {"decision", "reason"} and sent["decision"] == "block", "not told yet: sent back now"
+    assert FEEDBACK in sent["reason"]
+    assert codex.run("Stop", stop_hook_active=True) == {}
+    assert codex.stop() == {}, "told once"
