@@ -88,3 +88,34 @@ def test_the_commit_that_put_it_there():
 def test_one_op_id_per_hunk_and_commit():
     assert op_id("h1", "abc") == op_id("h1", "abc")
     assert op_id("h1", "abc") != op_id("h1", "abd") != op_id("h2", "abc")
+
+
+def test_a_commit_that_holds_the_files_baseline_keeps_none_of_its_hunks():
+    """Lines that repeat can show an agent's inserted line at its place in the file as it was
+    before the edit (here a commit made before the agent worked): that commit holds the
+    baseline there too, so it did not keep the agent's text, and nothing is decided by it.
+    The commit of the agent's file keeps each hunk."""
+    base, agent = "\nb\na\nc\n\nb\na\n", "a\n\na\nb\nc\n"
+    hunks, shift = [], 0
+    for i, spec in enumerate(diff_hunks(base, agent)):
+        hunks.append(
+            Hunk(
+                id=f"h{i}",
+                proposal_id="p",
+                task_id=None,
+                seq=i,
+                uri="file:///w/f.txt",
+                kind=Kind.EDIT,
+                status=Status.PENDING,
+                line=spec.start + shift,  # where the kept text is in the agent's file
+                old=spec.old,
+                new=spec.new,
+                ctx_before=spec.ctx_before,
+                ctx_after=spec.ctx_after,
+                kept=True,
+            )
+        )
+        shift += len(spec.new) - len(spec.old)
+    assert len(hunks) == 4
+    assert [kept_in(h, base) for h in hunks] == [False] * 4
+    assert [kept_in(h, agent) for h in hunks] == [True] * 4

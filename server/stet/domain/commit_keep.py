@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .anchor import LineIndex, find_applied
+from .anchor import LineIndex, find_applied, locate
 from .model import Hunk, Kind
 from .text import split_lines
 
@@ -52,8 +52,14 @@ def at_place(
     before: Sequence[str | None],
     after: Sequence[str | None],
 ) -> bool:
-    """The anchoring rule of an applied hunk (anchor.find_applied), on the commit's lines."""
-    return find_applied(LineIndex(lines), new, old, line, tuple(before), tuple(after)) is not None
+    """The anchoring rule of an applied hunk (anchor.find_applied), on the commit's lines; and
+    the commit does not also hold, there, what the file held before the agent's edit: where
+    lines repeat, an inserted line can show at its place in the baseline itself (a commit
+    made before the agent worked), and a commit that may be the baseline keeps nothing."""
+    index, ctx = LineIndex(lines), (tuple(before), tuple(after))
+    if find_applied(index, new, old, line, *ctx) is None:
+        return False
+    return not new or locate(index, old, line, *ctx, trust_hint=False) is None
 
 
 def first_keeping(kept: Sequence[bool]) -> int | None:
