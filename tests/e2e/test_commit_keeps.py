@@ -133,10 +133,11 @@ def test_a_store_of_the_previous_schema_gains_the_column_and_keeps_its_hunks(tmp
     h = kept(root, "a.py", "line 3\n", "AGENT 3\n")
     db = root / ".stet" / "stet.db"
     conn = sqlite3.connect(db)
-    try:  # the store as the previous version left it
+    try:  # the store as the version before commit keeps left it (schema 9)
         version = conn.execute("PRAGMA user_version").fetchone()[0]
+        conn.execute("ALTER TABLE hunks DROP COLUMN sent_back")  # (schema 11's)
         conn.execute("ALTER TABLE hunks DROP COLUMN by_commit")
-        conn.execute(f"PRAGMA user_version={version - 1}")
+        conn.execute("PRAGMA user_version=9")
         conn.commit()
     finally:
         conn.close()

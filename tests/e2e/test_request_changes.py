@@ -6,6 +6,7 @@ never while the agent already goes on from a stop hook. Each hook is the real `s
 from __future__ import annotations
 
 import shlex
+import sqlite3
 import sys
 
 from support.capturetools import agent_repo, hunks
@@ -93,3 +94,33 @@ def test_the_review_says_what_was_sent_back_and_to_which_agent(tmp_path):
     (again,) = [x for x in hunks(repo, "--task", f"claude-{S1}") if x["id"] == h["id"]]
     assert "sentBack" not in again, "another rejection: not the one sent back"
     assert "sent back" not in stet("show", h["id"], cwd=repo).stdout
+
+
+def test_a_store_of_the_previous_schema_gains_the_column_and_keeps_its_hunks(tmp_path):
+    repo = agent_repo(tmp_path / "repo")
+    assert stet("integrate", "claude-code", "--stet", STET, "--request-changes", cwd=repo).returncode == 0
+    commit_all(repo, "set up")
+    claude = Claude(repo, S1)
+    claude.prompt("raise the limit")
+    claude.edit("a.py", "LIMIT = 10", "LIMIT = 20")
+    claude.stop()
+    before = hunks(repo)
+    db = repo / ".stet" / "stet.db"
+    conn = sqlite3.connect(db)
+    try:  # the store as the previous version left it
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        conn.execute("ALTER TABLE hunks DROP COLUMN sent_back")
+        conn.execute(f"PRAGMA user_version={version - 1}")
+        conn.commit()
+    finally:
+        conn.close()
+    assert hunks(repo) == before
+    (h,) = [h for h in before if h["newText"] == "LIMIT = 20\n"]
+    stet("reject", h["id"], "--feedback", FEEDBACK, cwd=repo)
+    assert Claude(repo, S1).stop()["decision"] == "block"
+    assert next(x for x in hunks(repo) if x["id"] == h["id"])["sentBack"] is True
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == version
+    finally:
+        conn.close()
