@@ -5,8 +5,10 @@ never while the agent already goes on from a stop hook. Each hook is the real `s
 
 from __future__ import annotations
 
+import json
 import shlex
 import sqlite3
+import subprocess
 import sys
 
 from support.capturetools import agent_repo, hunks
@@ -124,3 +126,24 @@ def test_a_store_of_the_previous_schema_gains_the_column_and_keeps_its_hunks(tmp
         assert conn.execute("PRAGMA user_version").fetchone()[0] == version
     finally:
         conn.close()
+
+
+def test_a_sent_back_answer_that_was_never_written_is_taken_back(tmp_path):
+    """The Stop answer could not be written (its stdout closed): the rejection is not said to be
+    sent back, and the next stop sends it."""
+    repo = agent_repo(tmp_path / "repo")
+    assert stet("integrate", "claude-code", "--stet", STET, "--request-changes", cwd=repo).returncode == 0
+    commit_all(repo, "set up")
+    claude = Claude(repo, S1)
+    claude.prompt("raise the limit")
+    claude.edit("a.py", "LIMIT = 10", "LIMIT = 20")
+    claude.stop()
+    (h,) = [h for h in hunks(repo) if h["newText"] == "LIMIT = 20\n"]
+    stet("reject", h["id"], "--feedback", FEEDBACK, cwd=repo)
+    (command,) = claude.commands["Stop"]
+    body = json.dumps(claude.payload("Stop", stop_hook_active=False))
+    p = subprocess.run(["/bin/sh", "-c", command + " >&-"], input=body, capture_output=True, text=True, cwd=repo)
+    assert p.returncode == 0, p.stderr
+    assert "sentBack" not in next(x for x in hunks(repo) if x["id"] == h["id"]), p.stderr
+    assert claude.stop()["decision"] == "block", "not delivered: sent at the next stop"
+    assert next(x for x in hunks(repo) if x["id"] == h["id"])["sentBack"] is True

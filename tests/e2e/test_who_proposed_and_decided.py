@@ -10,7 +10,7 @@ import sys
 
 from support.capturetools import agent_repo
 from support.claudecode import Claude
-from support.clitools import commit_all, stet
+from support.clitools import commit_all, stet, stet_json
 from support.harness import Session, until
 
 STET = f"{shlex.quote(sys.executable)} -m stet"
@@ -54,3 +54,33 @@ async def test_the_editor_hears_of_a_rejection_sent_back_and_names_the_agent(tmp
         assert hover is not None and "sent back to the agent" in hover["contents"]["value"]
     finally:
         await session.stop()
+
+
+def test_a_proposal_names_its_agent_else_its_tasks(tmp_path):
+    """The agent is the proposal's when it named one, else its task's (`stet task start --agent`);
+    unknown otherwise: no `agent`, no AGENT column."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.py").write_text("one\ntwo\n")
+    assert stet("init", cwd=root).returncode == 0
+
+    def patch(new: str) -> str:
+        path = root.parent / f"{new}.patch"
+        path.write_text(f"--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n-one\n+{new}\n two\n")
+        return str(path)
+
+    assert stet("propose", "--patch", patch("ONE"), cwd=root).returncode == 0
+    (plain,) = stet_json("status", cwd=root)["hunks"]
+    assert "agent" not in plain and "AGENT" not in stet("status", cwd=root).stdout
+    assert stet("reject", plain["id"], cwd=root).returncode == 0
+    assert stet("task", "start", "Shout", "--id", "t1", "--agent", "gemini", cwd=root).returncode == 0
+    assert stet("propose", "--task", "t1", "--patch", patch("One"), cwd=root).returncode == 0
+    assert (
+        stet("propose", "--task", "t1", "--agent", "codex", "--id", "p2", "--patch", patch("oNE"), cwd=root).returncode
+        == 0
+    )
+    got = {h["proposalId"]: h.get("agent") for h in stet_json("status", "--all", cwd=root)["hunks"]}
+    assert got[plain["proposalId"]] is None and got["p2"] == "codex"
+    assert sorted(v for v in got.values() if v) == ["codex", "gemini"], got
+    table = stet("status", "--all", cwd=root).stdout  # (p2 superseded the task's first proposal)
+    assert "AGENT" in table and "gemini" in table, table
