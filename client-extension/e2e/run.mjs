@@ -814,10 +814,11 @@ await check('a new proposal lights up the status bar and a notification says how
     .filter({ has: page.locator('.codicon-bell-dot') }).first().isVisible());
   await until('the notifications', async () => {
     const t = (await notificationTexts()).join('\n');
-    return t.includes('Proposal p-big: 3 changes in 1 file — “Log items without a price; drop the legacy report”') &&
-      t.includes('Proposal p-side: 2 changes in 1 file');
+    // The server names the agent that proposed (HunkState.agent): the notice says it instead of the proposal's id.
+    return t.includes('codex proposed 3 changes in 1 file — “Log items without a price; drop the legacy report”') &&
+      t.includes('codex proposed 2 changes in 1 file — “Capitalise the notes title”');
   });
-  const review = page.locator('.notifications-toasts .notification-list-item', { hasText: 'Proposal p-big' }).first()
+  const review = page.locator('.notifications-toasts .notification-list-item', { hasText: 'Log items without a price' }).first()
     .locator('.monaco-button', { hasText: 'Review' });
   if (!(await review.isVisible())) throw new Error('no Review button on the notification');
   await screenshot('new-proposal');

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { countsLabel, decidedByLabel, groupContext, groupHunks, hunkContext, hunkDescription, relativePath, statusIcon } from '../src/logic/tree';
+import { countsLabel, decidedByLabel, sentBackLabel, groupContext, groupHunks, hunkContext, hunkDescription, relativePath, statusIcon } from '../src/logic/tree';
 import { countByStatus, inFileOf, isMissing, isShown, lineLabel } from '../src/logic/hunk';
 import { hunk } from './fixtures';
 
@@ -84,4 +84,13 @@ test('a hunk a commit accepted says so, with the commit shortened', () => {
   assert.equal(decidedByLabel({ status: 'pending', decidedBy: 'commit', commit: sha }), '', 'undone: no longer');
   assert.equal(decidedByLabel({ status: 'applied', decidedBy: 'commit', commit: 'not\u202ehex' }), '');
   assert.equal(hunkDescription(hunk({ status: 'applied' })), 'applied');
+});
+
+test('a rejection sent back to the agent says so, with the feedback', () => {
+  assert.equal(
+    hunkDescription(hunk({ status: 'rejected', feedback: 'no', sentBack: true })),
+    'rejected · sent back to the agent — “no”',
+  );
+  assert.equal(sentBackLabel({ status: 'pending', sentBack: true }), '', 'undone: no longer');
+  assert.equal(hunkDescription(hunk({ status: 'rejected', feedback: 'no' })), 'rejected — “no”');
 });

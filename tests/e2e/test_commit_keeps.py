@@ -133,10 +133,11 @@ def test_a_store_of_the_previous_schema_gains_the_column_and_keeps_its_hunks(tmp
     h = kept(root, "a.py", "line 3\n", "AGENT 3\n")
     db = root / ".stet" / "stet.db"
     conn = sqlite3.connect(db)
-    try:  # the store as the previous version left it
+    try:  # the store as the version before commit keeps left it (schema 9)
         version = conn.execute("PRAGMA user_version").fetchone()[0]
+        conn.execute("ALTER TABLE hunks DROP COLUMN sent_back")  # (schema 11's)
         conn.execute("ALTER TABLE hunks DROP COLUMN by_commit")
-        conn.execute(f"PRAGMA user_version={version - 1}")
+        conn.execute("PRAGMA user_version=9")
         conn.commit()
     finally:
         conn.close()
@@ -210,3 +211,20 @@ async def test_an_editors_server_shows_what_a_commit_kept_while_it_runs(tmp_path
         assert len(commit_ops(root)) == 1
     finally:
         await editor.stop()
+
+
+def test_the_human_outputs_say_which_commit_accepted_it(tmp_path):
+    """`stet status` and `stet show` say "accepted by commit abc1234", as the editor's view does,
+    and the agent's name when the proposal gave one."""
+    root = repo(tmp_path)
+    assert stet("snapshot", "a.py", cwd=root).returncode == 0
+    (root / "a.py").write_text(BASE.replace("line 3\n", "AGENT 3\n"))
+    (h,) = stet_json("capture", "--keep", "--agent", "codex", cwd=root)["hunks"]
+    assert h["agent"] == "codex"
+    commit_all(root, "kept")
+    sha = head(root)
+    table = stet("status", "--all", cwd=root).stdout
+    row = next(line for line in table.splitlines() if h["id"] in line)
+    assert f"accepted by commit {sha[:7]}" in row and "codex" in row, table
+    first = stet("show", h["id"], cwd=root).stdout.splitlines()[0]
+    assert f"applied · accepted by commit {sha[:7]} · proposed by codex" in first, first

@@ -5,7 +5,10 @@ never while the agent already goes on from a stop hook. Each hook is the real `s
 
 from __future__ import annotations
 
+import json
 import shlex
+import sqlite3
+import subprocess
 import sys
 
 from support.capturetools import agent_repo, hunks
@@ -61,3 +64,86 @@ def test_codex_is_sent_back_and_without_the_option_nothing_changes(tmp_path):
     assert FEEDBACK in sent["reason"]
     assert codex.run("Stop", stop_hook_active=True) == {}
     assert codex.stop() == {}, "told once"
+
+
+def test_the_review_says_what_was_sent_back_and_to_which_agent(tmp_path):
+    """Once request changes sent a rejection back, every door says so (`sentBack`, "sent back to
+    the agent") and names the agent (`agent`, "proposed by claude-code"), from any process; the
+    rejection undone and made again is not the one sent back."""
+    repo = agent_repo(tmp_path / "repo")
+    assert stet("integrate", "claude-code", "--stet", STET, "--request-changes", cwd=repo).returncode == 0
+    commit_all(repo, "set up")
+    claude = Claude(repo, S1)
+    claude.prompt("raise the limit")
+    claude.edit("a.py", "LIMIT = 10", "LIMIT = 20")
+    claude.stop()
+    (h,) = [h for h in hunks(repo, "--task", f"claude-{S1}") if h["newText"] == "LIMIT = 20\n"]
+    assert h["agent"] == "claude-code" and "sentBack" not in h
+    stet("reject", h["id"], "--feedback", FEEDBACK, cwd=repo)
+    assert "sentBack" not in hunks(repo, "--task", f"claude-{S1}")[0], "rejected, not sent back yet"
+    assert claude.stop()["decision"] == "block"
+
+    (sent,) = [x for x in hunks(repo, "--task", f"claude-{S1}") if x["id"] == h["id"]]
+    assert sent["sentBack"] is True and sent["agent"] == "claude-code" and sent["status"] == "rejected"
+    table = stet("status", "--all", cwd=repo).stdout
+    row = next(line for line in table.splitlines() if h["id"] in line)
+    assert "sent back to the agent" in row and "claude-code" in row and FEEDBACK in row
+    shown = stet("show", h["id"], cwd=repo).stdout.splitlines()[0]
+    assert "sent back to the agent" in shown and "proposed by claude-code" in shown
+
+    assert stet("undo", h["id"], cwd=repo).returncode == 0
+    assert stet("reject", h["id"], "--feedback", "still no", cwd=repo).returncode == 0
+    (again,) = [x for x in hunks(repo, "--task", f"claude-{S1}") if x["id"] == h["id"]]
+    assert "sentBack" not in again, "another rejection: not the one sent back"
+    assert "sent back" not in stet("show", h["id"], cwd=repo).stdout
+
+
+def test_a_store_of_the_previous_schema_gains_the_column_and_keeps_its_hunks(tmp_path):
+    repo = agent_repo(tmp_path / "repo")
+    assert stet("integrate", "claude-code", "--stet", STET, "--request-changes", cwd=repo).returncode == 0
+    commit_all(repo, "set up")
+    claude = Claude(repo, S1)
+    claude.prompt("raise the limit")
+    claude.edit("a.py", "LIMIT = 10", "LIMIT = 20")
+    claude.stop()
+    before = hunks(repo)
+    db = repo / ".stet" / "stet.db"
+    conn = sqlite3.connect(db)
+    try:  # the store as the previous version left it
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        conn.execute("ALTER TABLE hunks DROP COLUMN sent_back")
+        conn.execute(f"PRAGMA user_version={version - 1}")
+        conn.commit()
+    finally:
+        conn.close()
+    assert hunks(repo) == before
+    (h,) = [h for h in before if h["newText"] == "LIMIT = 20\n"]
+    stet("reject", h["id"], "--feedback", FEEDBACK, cwd=repo)
+    assert Claude(repo, S1).stop()["decision"] == "block"
+    assert next(x for x in hunks(repo) if x["id"] == h["id"])["sentBack"] is True
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == version
+    finally:
+        conn.close()
+
+
+def test_a_sent_back_answer_that_was_never_written_is_taken_back(tmp_path):
+    """The Stop answer could not be written (its stdout closed): the rejection is not said to be
+    sent back, and the next stop sends it."""
+    repo = agent_repo(tmp_path / "repo")
+    assert stet("integrate", "claude-code", "--stet", STET, "--request-changes", cwd=repo).returncode == 0
+    commit_all(repo, "set up")
+    claude = Claude(repo, S1)
+    claude.prompt("raise the limit")
+    claude.edit("a.py", "LIMIT = 10", "LIMIT = 20")
+    claude.stop()
+    (h,) = [h for h in hunks(repo) if h["newText"] == "LIMIT = 20\n"]
+    stet("reject", h["id"], "--feedback", FEEDBACK, cwd=repo)
+    (command,) = claude.commands["Stop"]
+    body = json.dumps(claude.payload("Stop", stop_hook_active=False))
+    p = subprocess.run(["/bin/sh", "-c", command + " >&-"], input=body, capture_output=True, text=True, cwd=repo)
+    assert p.returncode == 0, p.stderr
+    assert "sentBack" not in next(x for x in hunks(repo) if x["id"] == h["id"]), p.stderr
+    assert claude.stop()["decision"] == "block", "not delivered: sent at the next stop"
+    assert next(x for x in hunks(repo) if x["id"] == h["id"])["sentBack"] is True

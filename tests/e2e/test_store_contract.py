@@ -15,7 +15,7 @@ from stet.domain.effect_outcome import Action, State
 from stet.domain.model import Hunk, Kind
 from stet.domain.status import Status
 from stet.present import hunk_json
-from stet.store import StoreApi, Tx, captures, open_store, tasks
+from stet.store import StoreApi, Tx, captures, loop, open_store, tasks
 from stet.store.errors import ConstraintError
 
 REPOSITORY = "acme/shop"
@@ -565,3 +565,24 @@ async def test_a_split_hunk_keeps_its_parts(store):
     assert now["h1"].status == Status.SUPERSEDED and now["h1"].parts == ("h1a", "h1b")
     assert hunk_json.state(now["h1"])["parts"] == ["h1a", "h1b"]
     assert now["h1a"].parts is None and "parts" not in hunk_json.state(now["h1a"])
+
+
+async def test_a_hunk_names_its_agent_and_a_rejection_sent_back_is_followed(store):
+    """A hunk's agent is its proposal's, else its task's (not stored with the hunk); a rejection
+    sent back to the agent is stored on the hunk under an operation, so a follower reads it."""
+    a = _uri(store, "a.py")
+    await _propose(store, [_hunk("h1", a)])  # (its proposal names the agent "agent")
+    async with store.write() as tx:
+        await tasks.add_task(tx, "t2", "Shout", None, "gemini", await tx.log("op-t2", "task.start", {}))
+        lsn = await tx.log("op-p2", "propose", {"id": "p2"})
+        await tx.add_proposal("p2", "t2", None, None, "edit2#", "result2#", lsn)
+        h2 = _hunk("h2", a, proposal="p2", task="t2", line=8)
+        h2.lsn = lsn
+        await tx.add_hunks([h2])
+    now = {h.id: h for h in await store.hunks_since(0)}
+    assert (now["h1"].agent, now["h2"].agent, now["h1"].sent_back) == ("agent", "gemini", None)
+    seen = await store.last_lsn()
+    async with store.write() as tx:
+        await loop.put_sent_back(tx, [("h1", "rejected 2026-01-01")], await tx.log("op-sent", "sentBack", {}))
+    (h1,) = await store.hunks_since(seen)
+    assert (h1.id, h1.sent_back, h1.agent) == ("h1", "rejected 2026-01-01", "agent")

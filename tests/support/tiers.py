@@ -49,6 +49,11 @@ FAST: dict[str, tuple[str, ...]] = {
         "test_a_committed_kept_hunk_is_accepted_by_its_commit_once",
         "test_only_kept_hunks_and_only_the_agents_text",
         "test_killed_mid_way_then_exactly_once",
+        "test_the_human_outputs_say_which_commit_accepted_it",
+    ),
+    # Who proposed a hunk and who decided it: the editor hears of a rejection sent back.
+    "tests/e2e/test_who_proposed_and_decided.py": (
+        "test_the_editor_hears_of_a_rejection_sent_back_and_names_the_agent",
     ),
     "tests/e2e/test_inbox.py": ("test_dropped_files_are_proposed_and_moved_to_done",),
     # MCP, over stdio and HTTP.

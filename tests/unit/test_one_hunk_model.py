@@ -61,14 +61,17 @@ def test_equal_hunks_are_equal_in_what_is_stored_only():
     a, b = hunk(), hunk()
     assert a == b
     b.shows_new, b.stored_line, b.tracked, b.ctx_key, b.turn = True, 7, True, 5, ("s", 1)
-    assert a == b  # what this process derived, and the proposal's turn, are not compared
+    b.agent = "codex"
+    assert a == b  # what this process derived, and the proposal's turn and agent, are not compared
     b.line = 4
     assert a != b
+    assert hunk() != hunk(sent_back="rejected t"), "sent back is stored: compared"
     assert hunk() != hunk(feedback="no") and hunk().__eq__(object()) is NotImplemented
     with pytest.raises(TypeError):
         hash(a)  # changed in place: never a set member or a key
     assert set(COMPARED) < set(FIELDS) and FIELDS[len(COMPARED) :] == (
         "turn",
+        "agent",
         "shows_new",
         "stored_line",
         "tracked",

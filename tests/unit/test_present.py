@@ -15,7 +15,7 @@ from stet.domain.proposed import Captured, Proposed
 from stet.domain.recovered import Recovered
 from stet.domain.status import Status
 from stet.domain.task import FileRow, NoteRow, StepRow, TaskListed, TaskPicture, TaskRow, TaskWritten
-from stet.present import decision, hunk_json, proposal, restored, task_json
+from stet.present import decision, hunk_json, proposal, restored, task_json, who
 
 SERVER = pathlib.Path(__file__).resolve().parents[2] / "server" / "stet"
 # Keys only a HunkState has (a TextEdit has newText, an effect newUri, many answers proposalId).
@@ -212,3 +212,40 @@ def test_what_a_snapshot_recorded_is_presented_at_the_doors():
         "new": 2,
         "notes": ["big.bin: larger than the limit"],
     }
+
+
+def test_the_hunk_state_names_the_agent_where_known_and_bounds_it():
+    """`agent`: the name its proposal (else its task) recorded, as `stet integrate` takes it for
+    the hooks' captures; absent where nobody said; an agent's name is its own text: bounded."""
+    assert "agent" not in hunk_json.state(hunk(Status.PENDING))
+    assert hunk_json.state(hunk(Status.PENDING, agent="codex"))["agent"] == "codex"
+    long = hunk_json.state(hunk(Status.PENDING, agent="x" * 10_000))["agent"]
+    assert len(long) == hunk_json.AGENT_INLINE and long.endswith("…")
+
+
+def test_a_rejection_sent_back_to_the_agent_is_said_while_it_stands():
+    """`sentBack: true` while the rejection that request changes sent back is the hunk's decision:
+    an undo, or another rejection since, is not the one sent back."""
+    rejected = hunk(Status.REJECTED, feedback="no", decided_at="2026-01-01T00:00:00.000Z")
+    assert "sentBack" not in hunk_json.state(rejected)
+    rejected.sent_back = rejected.decision
+    assert rejected.decision == "rejected 2026-01-01T00:00:00.000Z"
+    assert hunk_json.state(rejected)["sentBack"] is True
+    rejected.decided_at = "2026-01-02T00:00:00.000Z"  # undone, rejected again: not sent back yet
+    assert "sentBack" not in hunk_json.state(rejected)
+    pending = hunk(Status.PENDING, sent_back="rejected 2026-01-01T00:00:00.000Z")
+    assert "sentBack" not in hunk_json.state(pending) and pending.decision is None
+
+
+def test_who_decided_and_who_proposed_in_words_for_people():
+    """The human-readable doors (`stet status`, `stet show`, the LSP hover) say it in the same
+    words as the editor's view; an agent's name is made inert."""
+    by_commit = hunk(Status.APPLIED, by_commit="0123456789abcdef0123456789abcdef01234567", agent="claude-code")
+    assert who.words(by_commit) == ["accepted by commit 0123456", "proposed by claude-code"]
+    sent = hunk(Status.REJECTED, decided_at="t", feedback="no", agent="codex")
+    sent.sent_back = sent.decision
+    assert who.words(sent) == ["sent back to the agent", "proposed by codex"]
+    assert who.words(hunk(Status.PENDING)) == []
+    assert who.words(hunk(Status.PENDING, agent="evil\x1b[2J\u202e")) == ["proposed by evil\\x1b[2J\\u202e"]
+    # A commit's id is git's (hex): anything else is not shown as one.
+    assert who.words(hunk(Status.APPLIED, by_commit="not-a-sha\x1b")) == ["accepted by a commit"]

@@ -108,3 +108,23 @@ def test_the_hover_tells_every_hunk_at_the_line_the_open_one_first() -> None:
     alone = present.hover_at([PART], 5)
     assert alone == present.hover(PART)
     assert present.hover_at([PART], 9) is None
+
+
+def test_the_hover_says_who_decided_and_who_proposed_even_once_decided() -> None:
+    """A hunk a commit accepted, or whose rejection was sent back to the agent, is hovered though
+    decided, saying so as the editor's view does; the agent's name is made inert and cannot
+    write Markdown."""
+    by_commit = _hunk("c", Status.APPLIED, by_commit="0123456789abcdef0123456789abcdef01234567", shows_new=True)
+    for markdown in (True, False):
+        hover = present.hover_at([by_commit], 5, markdown)
+        assert hover is not None and "accepted by commit 0123456" in cast_value(hover)
+    sent = _hunk("s", Status.REJECTED, feedback="no", decided_at="t", agent="[x](http://evil) \x1b")
+    sent.sent_back = sent.decision
+    text = cast_value(present.hover_at([sent], 5))
+    assert "sent back to the agent" in text and "proposed by \\[x\\]\\(http\\:\\/\\/evil\\) \\\\x1b" in text
+    assert present.hover_at([_hunk("r", Status.REJECTED, decided_at="t")], 5) is None, "a plain rejection: not hovered"
+
+
+def cast_value(hover: types.Hover | None) -> str:
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    return hover.contents.value

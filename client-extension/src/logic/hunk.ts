@@ -26,7 +26,7 @@ export interface HunkState {
   inFile?: boolean | null;
   /** Captured with its new text left in the file (`--keep`, Claude Code's hooks): the file shows the new text while pending. */
   kept?: boolean;
-  /** The agent that proposed it, when the server says (optional; not in every server). */
+  /** The agent that proposed it, as `stet integrate` names it (claude-code, codex, ...), when the server knows. Optional. */
   agent?: string | null;
   message: string | null;
   feedback: string | null;
@@ -40,6 +40,8 @@ export interface HunkState {
   decidedBy?: 'commit';
   /** With decidedBy "commit": the commit's id. Optional. */
   commit?: string;
+  /** A rejection request changes sent back to the agent (its feedback, to go on working); present only then. */
+  sentBack?: boolean;
 }
 
 /** A turn of an agent's session: the captures made while it answered one prompt. */

@@ -83,13 +83,17 @@ export function groupContext(kind: 'task' | 'proposal' | 'file', hunks: HunkStat
 
 /**
  * The description of a hunk row: its status (or "applied · not in file"), who decided when a commit did
- * ("accepted by commit abc1234") and the developer's feedback.
+ * ("accepted by commit abc1234"), whether its rejection was sent back to the agent, and the developer's feedback.
  */
 export function hunkDescription(h: HunkState): string {
   const status = isMissing(h) ? 'applied · not in the file any more' : h.status;
-  const by = decidedByLabel(h);
-  const shown = by ? `${status} · ${by}` : status;
+  const shown = [status, decidedByLabel(h), sentBackLabel(h)].filter((s) => s).join(' · ');
   return h.feedback ? `${shown} — “${h.feedback}”` : shown;
+}
+
+/** "sent back to the agent" for a rejection request changes sent back to the agent, else "". */
+export function sentBackLabel(h: Pick<HunkState, 'sentBack' | 'status'>): string {
+  return h.sentBack === true && h.status === 'rejected' ? 'sent back to the agent' : '';
 }
 
 /** "accepted by commit abc1234" for a hunk a commit decided (its id shortened, hex only), else "". */

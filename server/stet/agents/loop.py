@@ -41,13 +41,9 @@ def _one_line(text: str) -> str:
 
 
 def decision_of(hunk: Hunk) -> str | None:
-    """The decision a hunk carries, as recorded in `agent_told` ("accepted <when>",
-    "rejected <when>"); None while nobody decided it."""
-    if hunk.status in (Status.ACCEPTED, Status.APPLIED):
-        return f"accepted {hunk.decided_at or hunk.version}"
-    if hunk.status == Status.REJECTED:
-        return f"rejected {hunk.decided_at or hunk.version}"
-    return None
+    """The decision a hunk carries, as recorded in `agent_told` (`Hunk.decision`: "accepted
+    <when>", "rejected <when>"); None while nobody decided it."""
+    return hunk.decision
 
 
 def _changed_by_developer(hunk: Hunk) -> bool:
@@ -157,6 +153,7 @@ class Loop:
                 and told.get(h.id) != decision_of(h)
             ]
             await self._record(telling, fresh)
+            await telling.send_back([(h.id, d) for h in fresh if (d := h.decision) is not None])
         if not fresh:
             return None, []
         head = "Stet: the developer rejected changes of yours with feedback; go on and address it before you stop:"

@@ -365,8 +365,10 @@ async def cmd_hook(args: argparse.Namespace, call: Call) -> int:
 
         call.say(f"stet hook: {name}: {inert(message)}"[:1000])
         return 0
-    if out and call.stdout is not None:
+    if out:
         try:
+            if call.stdout is None:  # closed by the shell: nothing can be delivered
+                raise OSError("its standard output is closed")
             call.stdout.write(json.dumps(out) + "\n")
             call.stdout.flush()
         except OSError as exc:  # never delivered: what it told is told again at the next prompt

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..domain.inert import inert, shown
+from ..present.who import decided_by
 
 TYPE_CHECKING = False  # types for mypy only: the CLI imports what a command needs when it runs
 if TYPE_CHECKING:
@@ -76,16 +77,40 @@ def status_cell(h: Hunk) -> str:
     return "applied (not in file)" if h.gone else h.status._value_
 
 
+def note_cell(h: Hunk) -> str:
+    """What the MESSAGE / FEEDBACK column says of a hunk: who decided it when not the developer
+    ("accepted by commit abc1234"), the feedback (and whether it was sent back to the agent),
+    else the agent's message."""
+    note = f"feedback: {h.feedback}" if h.feedback else h.message
+    if h.feedback and h.is_sent_back:
+        note = f"{note} (sent back to the agent)"
+    by = decided_by(h)
+    if by is not None:
+        note = f"{by} · {note}" if note else by
+    return one_line(note) if note else ""
+
+
 def hunk_rows(rel: Callable[[str], str], hunks: Iterable[Hunk], with_file: bool = True) -> list[list[str]]:
-    """Table rows of hunks; `rel` gives the path a person would type for a uri."""
-    rows = [["HUNK", "STATUS"] + (["FILE"] if with_file else []) + ["LINE", "CHANGE", "MESSAGE / FEEDBACK"]]
+    """Table rows of hunks; `rel` gives the path a person would type for a uri. An AGENT column
+    when the agent of one of them is known (who proposed it)."""
+    hunks = list(hunks)
+    agents = any(h.agent is not None for h in hunks)
+    rows = [
+        ["HUNK", "STATUS"]
+        + (["FILE"] if with_file else [])
+        + ["LINE", "CHANGE"]
+        + (["AGENT"] if agents else [])
+        + ["MESSAGE / FEEDBACK"]
+    ]
     for h in hunks:
         where = rel(h.uri) + (f" -> {rel(h.new_uri)}" if h.new_uri else "")
         change = h.kind if h.kind != "edit" else f"-{len(h.old)} +{len(h.replacement)}"
         if h.kept and h.status.value == "pending":
             change += " kept"  # the agent's text is in the file, waiting for review
-        note = f"feedback: {h.feedback}" if h.feedback else h.message
-        rows.append([h.id, status_cell(h)] + ([where] if with_file else []) + [str(h.line + 1), change, one_line(note)])
+        who = [one_line(h.agent, 24)] if agents else []
+        rows.append(
+            [h.id, status_cell(h)] + ([where] if with_file else []) + [str(h.line + 1), change, *who, note_cell(h)]
+        )
     return rows
 
 

@@ -358,7 +358,10 @@ async def cmd_show(args: argparse.Namespace, call: Call) -> int:
 
             print_json(call, {"hunk": hunk_json.state(h), "old": list(h.old), "new": list(h.new)})
             return 0
-        call.out(f"{h.id}  {shown(review.ws.rel(h.uri))}:{h.line + 1}  {h.status.value}")
+        from ..present.who import words
+
+        said = "".join(f" · {w}" for w in words(h))  # who decided and proposed it, when not plain
+        call.out(f"{h.id}  {shown(review.ws.rel(h.uri))}:{h.line + 1}  {h.status.value}{said}")
         for sign, lines in (("-", h.old), ("+", h.new)):
             for i, line in enumerate(lines, 1):
                 body = line.rstrip("\r\n")

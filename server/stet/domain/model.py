@@ -43,10 +43,10 @@ def inline_message(message: str | None) -> tuple[str | None, bool]:
 FIELDS = (
     "id", "proposal_id", "task_id", "seq", "uri", "kind", "status", "line", "old", "new", "ctx_before",
     "ctx_after", "new_uri", "message", "feedback", "version", "decided_at", "applied_text", "lsn", "in_file",
-    "problem", "kept", "parts", "by_commit", "turn", "shows_new", "stored_line", "tracked", "ctx_key",
+    "problem", "kept", "parts", "by_commit", "sent_back", "turn", "agent", "shows_new", "stored_line", "tracked", "ctx_key",
 )  # fmt: skip
-# What two hunks must share to be equal: the stored fields (`turn` is its proposal's, the rest
-# this process's own).
+# What two hunks must share to be equal: the stored fields (`turn` and `agent` are its
+# proposal's, the rest this process's own).
 COMPARED = FIELDS[: FIELDS.index("turn")]
 _compared = attrgetter(*COMPARED)
 
@@ -96,10 +96,16 @@ class Hunk:
     parts: tuple[str, str] | None
     # Accepted by a commit (domain/commit_keep.py): its id; None when the developer decided.
     by_commit: str | None
+    # Sent back to the agent (request changes, agents/turn.py): the decision sent, as `decision`
+    # said it then; it stands while it is still the hunk's decision (`is_sent_back`).
+    sent_back: str | None
     # The Claude Code session and turn (1-based per session) whose capture proposed it: its
     # proposal's (store table `turns`), None for hunks not captured by a turn's hook.
     # Not compared, nor are the fields after it.
     turn: tuple[str, int] | None
+    # The agent that proposed it, when known: its proposal's (else its task's) `agent`, as
+    # `stet integrate` names the agents whose hooks capture. Not stored with the hunk.
+    agent: str | None
     # Not stored: whether the replacement (not the old text) is what the document shows now.
     shows_new: bool
     # Not stored: the line last written to the store (checkpoints write only what moved).
@@ -138,7 +144,9 @@ class Hunk:
         kept: bool = False,
         parts: tuple[str, str] | None = None,
         by_commit: str | None = None,
+        sent_back: str | None = None,
         turn: tuple[str, int] | None = None,
+        agent: str | None = None,
         shows_new: bool = False,
         stored_line: int = -1,
         tracked: bool = False,
@@ -168,7 +176,9 @@ class Hunk:
         self.kept = kept
         self.parts = parts
         self.by_commit = by_commit
+        self.sent_back = sent_back
         self.turn = turn
+        self.agent = agent
         self.shows_new = shows_new
         self.stored_line = stored_line
         self.tracked = tracked
@@ -253,6 +263,22 @@ class Hunk:
         the document (never checked since: taken as yes); for any other, None: the question
         does not arise. (The one rule: every door reports it as this says.)"""
         return (self.in_file is not False) if self.status == Status.APPLIED or self.kept_pending else None
+
+    @property
+    def decision(self) -> str | None:
+        """The decision it carries, as an agent is told it: `accepted WHEN`, `rejected WHEN`
+        (the time it was made: a decision undone and made again is another); None while
+        nobody decided it."""
+        if self.status in (Status.ACCEPTED, Status.APPLIED):
+            return f"accepted {self.decided_at or self.version}"
+        if self.status == Status.REJECTED:
+            return f"rejected {self.decided_at or self.version}"
+        return None
+
+    @property
+    def is_sent_back(self) -> bool:
+        """Its rejection was sent back to the agent (request changes), and still stands."""
+        return self.sent_back is not None and self.status == Status.REJECTED and self.sent_back == self.decision
 
     def anchored_text(self) -> Lines:
         return self.replacement if self.shows_new else self.old

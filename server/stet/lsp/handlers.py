@@ -122,7 +122,8 @@ def _content_changes(params: types.DidChangeTextDocumentParams) -> list[tuple[di
     return changes
 
 
-def _doc_hunks(ls: StetServer, client_uri: str) -> tuple[str | None, list[Hunk]]:
+def _doc_hunks(ls: StetServer, client_uri: str, every: bool = False) -> tuple[str | None, list[Hunk]]:
+    """The document's hunks the developer is shown (`every`: all of them, decided ones too)."""
     review = ls.review
     if review is None:
         return None, []
@@ -130,7 +131,7 @@ def _doc_hunks(ls: StetServer, client_uri: str) -> tuple[str | None, list[Hunk]]
         uri = review.uri_of(client_uri)
     except StetError:
         return None, []
-    return uri, review.open_hunks(uri)
+    return uri, review.list(uri) if every else review.open_hunks(uri)
 
 
 async def initialize(ls: StetServer, params: types.InitializeParams) -> None:
@@ -244,7 +245,7 @@ def code_action(ls: StetServer, params: types.CodeActionParams) -> list[Any]:
 
 
 def hover(ls: StetServer, params: types.HoverParams) -> types.Hover | None:
-    _, hunks = _doc_hunks(ls, params.text_document.uri)
+    _, hunks = _doc_hunks(ls, params.text_document.uri, every=True)
     td = ls.client_capabilities.text_document
     formats = td.hover.content_format if td and td.hover else None
     return present.hover_at(hunks, params.position.line, markdown=not formats or types.MarkupKind.Markdown in formats)

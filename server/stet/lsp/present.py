@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, cast
 
 from lsprotocol import types
 
+from ..domain.inert import inert
 from ..domain.model import Hunk, Kind, inline_message
 from ..domain.status import Decide, Status, moves, offered
 from ..domain.text import line_body
 from ..operations import DECISIONS
 from ..present.ranges import hunk_range
+from ..present.who import decided_apart, words
 
 
 def _range(h: Hunk, end: tuple[int, int] | None = None) -> types.Range:
@@ -304,11 +307,23 @@ def diff_block(h: Hunk) -> str:
     return "\n".join(lines)
 
 
+_MARKDOWN = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation mark (CommonMark escapes each)
+
+
+def _md(text: str) -> str:
+    """Text someone else wrote, shown as it is in Markdown (each punctuation mark escaped: no
+    link, autolink, emphasis or HTML made of it) and inert (domain/inert.py)."""
+    return _MARKDOWN.sub(r"\\\1", inert(text))
+
+
 def hover(h: Hunk, markdown: bool = True) -> types.Hover:
+    said = words(h)  # who decided and proposed it, when not plain
     if not markdown:
-        text = f"Stet · proposal {h.proposal_id} · hunk {h.id} · {h.status.value}\n\n{diff_block(h)}"
+        head = " · ".join([f"Stet · proposal {h.proposal_id} · hunk {h.id} · {h.status.value}", *said])
+        text = f"{head}\n\n{diff_block(h)}"
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.PlainText, value=text), range=_range(h))
     head = f"**Stet** · proposal `{h.proposal_id}` · hunk `{h.id}` · {h.status.value}"
+    head += "".join(f" · {_md(w)}" for w in said)
     if h.message:
         message, cut = inline_message(h.message)
         head += f"\n\n{message}" + (f"\n\n(the whole message: `stet/proposal` {h.proposal_id})" if cut else "")
@@ -324,9 +339,14 @@ def hover(h: Hunk, markdown: bool = True) -> types.Hover:
 
 
 def hover_at(hunks: list[Hunk], line: int, markdown: bool = True) -> types.Hover | None:
-    """The hover of every hunk at a line, the open ones before the stale ones (after undoing a
-    part, the part and the stale rest cover the same lines: both are told)."""
-    here = sorted((h for h in hunks if covers(h, line, line)), key=lambda h: h.status == Status.STALE)
+    """The hover of every hunk at a line the developer is shown, or that someone else decided
+    (a commit, a rejection sent back to the agent: `who.decided_apart`), the open ones before the
+    stale ones (after undoing a part, the part and the stale rest cover the same lines: both are
+    told)."""
+    here = sorted(
+        (h for h in hunks if (h.shown or decided_apart(h)) and covers(h, line, line)),
+        key=lambda h: h.status == Status.STALE,
+    )
     if not here:
         return None
     first = hover(here[0], markdown)

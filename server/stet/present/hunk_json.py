@@ -14,6 +14,14 @@ if TYPE_CHECKING:
     from ..domain.model import Hunk
     from ..domain.shapes import JSON
 
+# An agent's name as a HunkState carries it, at most (it is the agent's own text, sent with
+# every hunk at each change).
+AGENT_INLINE = 256
+
+
+def agent_name(name: str) -> str:
+    return name if len(name) <= AGENT_INLINE else name[: AGENT_INLINE - 1] + "…"
+
 
 def state(h: Hunk) -> JSON:
     """The HunkState. (Sent for every hunk of a file at each change: plain attribute reads,
@@ -47,6 +55,10 @@ def state(h: Hunk) -> JSON:
         out["kept"] = True
     if h.by_commit is not None:
         out["decidedBy"], out["commit"] = "commit", h.by_commit
+    if h.is_sent_back:
+        out["sentBack"] = True
+    if h.agent is not None:
+        out["agent"] = agent_name(h.agent)
     if h.parts is not None:
         out["parts"] = list(h.parts)
     if h.turn is not None:

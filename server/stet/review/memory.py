@@ -122,6 +122,7 @@ class Memory:
             "kept",
             "parts",
             "by_commit",
+            "sent_back",
             "ctx_before",
             "ctx_after",
             "ctx_key",

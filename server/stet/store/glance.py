@@ -91,7 +91,7 @@ def _rows(roots: Roots, cursor: sqlite3.Cursor) -> list[tuple[Any, ...]]:
 
 
 def _hunks(rows: list[tuple[Any, ...]]) -> list[Hunk]:
-    """The rows (hunk_layout.HUNK_COLUMNS, then the proposal's message and turn) as the domain's
+    """The rows (hunk_layout.HUNK_COLUMNS, then the proposal's message, turn and agent) as the domain's
     hunks, as the full open reads them (rows.hunk_from_row, rows.with_messages)."""
     from .hunk_layout import Once, hunk_from_row
 
@@ -99,10 +99,11 @@ def _hunks(rows: list[tuple[Any, ...]]) -> list[Hunk]:
     hunks = []
     for row in rows:
         h = hunk_from_row(row, shared)
-        message, session, number = row[-3:]
+        message, session, number, agent = row[-4:]
         if h.message is None:  # stored once, in its proposal
             h.message = message
         if session is not None:
             h.turn = (session, int(number))
+        h.agent = agent
         hunks.append(h)
     return hunks

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 HUNK_COLUMNS = (
     "id, proposal_id, task_id, seq, uri, kind, new_uri, status, line, old_text, new_text, "
-    "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, in_file, problem, kept, parts, by_commit"
+    "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, in_file, problem, kept, parts, by_commit, sent_back"
 )
 
 
@@ -113,5 +113,6 @@ def hunk_from_row(r: Any, shared: Shared | None = None) -> Hunk:
         kept=bool(r[21]),
         parts=None if r[22] is None else tuple(json.loads(r[22])),
         by_commit=r[23],
+        sent_back=r[24],
         ctx_key=ctx_key,
     )

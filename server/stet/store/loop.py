@@ -1,4 +1,5 @@
-"""The agent's loop (migration 7): the turns hooks captured in, and what an agent was told.
+"""The agent's loop (migration 7): the turns hooks captured in, and what an agent was told (and,
+migration 11, the rejections sent back to it: on the hunks, so that every process shows them).
 
 Functions over a transaction (`Tx`); agents/loop.py decides, this module only knows SQL.
 """
@@ -26,6 +27,13 @@ async def last_turn(tx: Tx) -> tuple[str, int] | None:
 async def told(tx: Tx, agent: str) -> dict[str, str]:
     """hunk id -> the decision the agent was last told of it (in this checkout)."""
     return {r[0]: r[1] for r in await tx._all(tx.sql.told, (agent,))}
+
+
+async def put_sent_back(tx: Tx, sent: Iterable[tuple[str, str | None]], lsn: int) -> None:
+    """Record rejections sent back to the agent under the operation `lsn` (so every process
+    following the store reads the hunks again): (hunk id, the decision sent; None: taken back)."""
+    for hunk_id, decision in sent:
+        await tx._run(tx.sql.set_sent_back, (decision, lsn, hunk_id))
 
 
 async def put_told(tx: Tx, agent: str, decisions: Iterable[tuple[str, str | None]]) -> None:

@@ -189,6 +189,10 @@ MIGRATIONS: list[list[str]] = [
     [
         'ALTER TABLE hunks ADD COLUMN by_commit TEXT COLLATE "C"',
     ],
+    # 11
+    [
+        'ALTER TABLE hunks ADD COLUMN sent_back TEXT COLLATE "C"',
+    ],
 ]
 
 # Then PostgreSQL's own, in order (their count is stet_schema.pg_version): what only a store

@@ -18,7 +18,7 @@ CHANNEL = "stet"
 HUNK_COLUMNS = (
     "id, proposal_id, task_id, seq, uri, kind, new_uri, status, line, old_text, new_text, "
     "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, "
-    f"(SELECT f.in_file FROM hunk_in_file f WHERE f.hunk_id = hunks.id AND f.checkout = {MINE}), problem, kept, parts, by_commit"
+    f"(SELECT f.in_file FROM hunk_in_file f WHERE f.hunk_id = hunks.id AND f.checkout = {MINE}), problem, kept, parts, by_commit, sent_back"
 )
 _HUNKS = f"SELECT {HUNK_COLUMNS} FROM hunks"
 
@@ -56,8 +56,8 @@ POSTGRES = Statements(
         "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
     ),
     messages=(
-        "SELECT p.id, p.message, t.session, t.number FROM proposals p "
-        "LEFT JOIN turns t ON t.proposal_id = p.id WHERE p.id IN ({marks})"
+        "SELECT p.id, p.message, t.session, t.number, COALESCE(p.agent, k.agent) FROM proposals p "
+        "LEFT JOIN turns t ON t.proposal_id = p.id LEFT JOIN tasks k ON k.id = p.task_id WHERE p.id IN ({marks})"
     ),
     hunks_select=_HUNKS,
     hunks_since=f"{_HUNKS} WHERE lsn > %s ORDER BY lsn",
@@ -65,8 +65,8 @@ POSTGRES = Statements(
     # hunks.in_file is written as the SQLite engine writes it, and read from hunk_in_file.
     add_hunks=(
         "INSERT INTO hunks (id, proposal_id, task_id, seq, uri, kind, new_uri, status, line, old_text, new_text, "
-        "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, in_file, problem, kept, parts, by_commit) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        "ctx_before, ctx_after, applied_text, message, feedback, version, decided_at, lsn, in_file, problem, kept, parts, by_commit, "
+        "sent_back) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
     ),
     save_hunks=(
         "UPDATE hunks SET status = %s, line = %s, applied_text = %s, feedback = %s, version = %s, "
@@ -80,6 +80,7 @@ POSTGRES = Statements(
     save_lines="UPDATE hunks SET line = %s, lsn = %s WHERE id = %s",
     save_contexts="UPDATE hunks SET ctx_before = %s, ctx_after = %s, lsn = %s WHERE id = %s",
     set_parts="UPDATE hunks SET parts = %s WHERE id = %s",
+    set_sent_back="UPDATE hunks SET sent_back = %s, lsn = %s WHERE id = %s",
     # effects.checkout defaults to this connection's checkout (POSTGRES_MIGRATIONS[0]); said here too.
     add_effect=(
         "INSERT INTO effects (id, lsn, uri, action, edits, state, target, owner, at, checkout) "

@@ -55,6 +55,7 @@ def hunk_values(h: Hunk) -> Row:
         int(h.kept),
         None if h.parts is None else json.dumps(list(h.parts)),
         h.by_commit,
+        h.sent_back,
     )
 
 
@@ -101,25 +102,27 @@ def effect_row(r: Any) -> EffectRow:
     )
 
 
-# proposal id -> (its message, its turn): what its hunks share, never changed once stored
-ProposalInfo = tuple[str | None, tuple[str, int] | None]
+# proposal id -> (its message, its turn, its agent): what its hunks share, never changed once stored
+ProposalInfo = tuple[str | None, tuple[str, int] | None, str | None]
 
 
 def with_messages(raw: Raw, sql: Statements, hunks: list[Hunk], cache: dict[str, ProposalInfo]) -> None:
-    """Give each hunk its proposal's message and turn: one string per proposal, shared by its
-    hunks (stored once, in `proposals` and `turns`; hunks stored before that keep their own
-    copy of the message)."""
+    """Give each hunk its proposal's message, turn and agent (the proposal's, else its task's):
+    one string per proposal, shared by its hunks (stored once, in `proposals`, `turns` and
+    `tasks`; hunks stored before that keep their own copy of the message)."""
     missing = sorted({h.proposal_id for h in hunks if h.proposal_id not in cache})
     for i in range(0, len(missing), 500):
         chunk = missing[i : i + 500]
-        for pid, message, session, number in raw.execute(sql.messages.format(marks=sql.marks(len(chunk))), chunk):
-            cache[pid] = (message, None if session is None else (session, int(number)))
+        for pid, message, session, number, agent in raw.execute(
+            sql.messages.format(marks=sql.marks(len(chunk))), chunk
+        ):
+            cache[pid] = (message, None if session is None else (session, int(number)), agent)
     for h in hunks:
         info = cache.get(h.proposal_id)
         if info is not None:
             if h.message is None:
                 h.message = info[0]
-            h.turn = info[1]
+            h.turn, h.agent = info[1], info[2]
 
 
 def hunk_rows(raw: Raw, sql: Statements, ids: list[str]) -> list[Row]:

@@ -203,6 +203,11 @@ MIGRATIONS: list[list[str]] = [
     [
         "ALTER TABLE hunks ADD COLUMN by_commit TEXT",
     ],
+    # 11: a rejection sent back to the agent (request changes, agents/turn.py): the decision
+    # sent, as Hunk.decision says it (it stands while it is the hunk's decision); NULL otherwise.
+    [
+        "ALTER TABLE hunks ADD COLUMN sent_back TEXT",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

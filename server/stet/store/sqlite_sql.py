@@ -30,8 +30,8 @@ SQLITE = Statements(
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
     ),
     messages=(
-        "SELECT p.id, p.message, t.session, t.number FROM proposals p "
-        "LEFT JOIN turns t ON t.proposal_id = p.id WHERE p.id IN ({marks})"
+        "SELECT p.id, p.message, t.session, t.number, COALESCE(p.agent, k.agent) FROM proposals p "
+        "LEFT JOIN turns t ON t.proposal_id = p.id LEFT JOIN tasks k ON k.id = p.task_id WHERE p.id IN ({marks})"
     ),
     hunks_select=_HUNKS,
     hunks_since=f"{_HUNKS} WHERE lsn > ? ORDER BY lsn",
@@ -46,6 +46,7 @@ SQLITE = Statements(
     save_lines="UPDATE hunks SET line = ?, lsn = ? WHERE id = ?",
     save_contexts="UPDATE hunks SET ctx_before = ?, ctx_after = ?, lsn = ? WHERE id = ?",
     set_parts="UPDATE hunks SET parts = ? WHERE id = ?",
+    set_sent_back="UPDATE hunks SET sent_back = ?, lsn = ? WHERE id = ?",
     add_effect=(
         "INSERT INTO effects (id, lsn, uri, action, edits, state, target, owner, at) "
         "VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)"

@@ -79,7 +79,7 @@ class Statements:
     proposal_hashes: str  # (id): id, edit_hash, result_hash, lsn
     proposal_record: str  # (id): id, task_id, agent, message, created_at
     add_proposal: str  # (id, task_id, agent, message, edit_hash, result_hash, lsn, created_at)
-    messages: str  # {marks}: (proposal ids) -> id, message, turn session, turn number
+    messages: str  # {marks}: (proposal ids) -> id, message, turn session, turn number, agent (else its task's)
     # --- hunks (rows.HUNK_COLUMNS' order) -------------------------------------------------
     hunks_select: str  # SELECT rows.HUNK_COLUMNS FROM hunks (this checkout's in_file), no WHERE
     hunks_since: str  # (lsn), in lsn order
@@ -93,6 +93,7 @@ class Statements:
     save_lines: str  # (line, lsn, id)
     save_contexts: str  # (ctx_before, ctx_after, lsn, id): JSON lists, as add_hunks writes them
     set_parts: str  # (parts, id): a hunk split in two (a JSON list of their ids)
+    set_sent_back: str  # (decision or NULL, lsn, id): a rejection sent back to the agent, or taken back
     # --- this checkout's effects journal -------------------------------------------------
     add_effect: str  # (id, lsn, uri, action, edits, target, owner, at)
     set_effect: str  # (state, attempts, id)
