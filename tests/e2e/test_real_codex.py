@@ -6,14 +6,37 @@ tests/fixtures/agents/codex-hooks.jsonl (the shape Stet's Codex hooks read)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from support.capturetools import agent_repo
-from support.real_agents import agent_binary, codex_env, codex_exec, dump_hooks, dumped, run, same_shape
-from support.scripted_model import ScriptedModel, text, tool
+from support.capturetools import agent_repo, hunks
+from support.clitools import commit_all, stet
+from support.real_agents import (
+    STET_HOOK,
+    agent_binary,
+    answered_as_expected,
+    codex_env,
+    codex_exec,
+    dump_hooks,
+    dumped,
+    hook_runs,
+    run,
+    same_shape,
+    teed,
+)
+from support.scripted_model import Request, ScriptedModel, text, tool
 
 PATCH = "*** Begin Patch\n*** Update File: a.py\n@@\n-LIMIT = 10\n+LIMIT = 20\n*** End Patch\n"
 CONTEXT = "Stet: the developer's review of your changes in this checkout: nothing pending"
 EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "Stop"]
+FEEDBACK = "keep the limit at 10: the API gateway caps requests at 10 per second"
+# What Codex reads in each event's answer (agents/codecs/codex.py writes no other key).
+ANSWER_KEYS = {
+    "SessionStart": {"hookSpecificOutput", "systemMessage"},
+    "UserPromptSubmit": {"hookSpecificOutput", "systemMessage"},
+    "PreToolUse": {"hookSpecificOutput", "systemMessage"},
+    "PostToolUse": {"hookSpecificOutput", "systemMessage"},
+    "Stop": {"decision", "reason", "systemMessage"},
+}
 
 
 def test_real_codex_applies_a_scripted_patch_and_its_hooks_see_it(tmp_path):
@@ -75,3 +98,76 @@ def test_real_codex_gives_the_model_hook_context_and_a_deny_reason(tmp_path):
         assert [i["role"] for i in told] == ["developer"], told
         (output,) = [i for i in second.body["input"] if i.get("type") == "custom_tool_call_output"]
         assert output["output"].startswith(f"Command blocked by PreToolUse hook: {reason}"), output
+
+
+def codex(exe: Path, repo: Path, env: dict[str, str], *args: str) -> str:
+    """One `codex exec` run to its end; returns its session (thread) id."""
+    p = run([*codex_exec(exe, args[-1])[:-1], *args], repo, env)
+    assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-2000:])
+    events = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+    assert events[-1]["type"] == "turn.completed", events
+    (thread,) = [e["thread_id"] for e in events if e["type"] == "thread.started"]
+    return thread
+
+
+def outputs(request: Request) -> list[str]:
+    return [i["output"] for i in request.body["input"] if i.get("type") == "custom_tool_call_output"]
+
+
+def said(request: Request, role: str) -> list[str]:
+    """The texts of the messages of `role` in a request's input."""
+    return [
+        part.get("text", "")
+        for i in request.body["input"]
+        if i.get("type") == "message" and i.get("role") == role
+        for part in i["content"]
+    ]
+
+
+def test_real_codex_with_stets_hooks_edit_captured_rejected_and_its_redo_denied(tmp_path):
+    """`stet integrate codex`'s hooks in the real Codex: its apply_patch captured at the turn's end
+    into task codex-SESSION (kept in the file), the open review told at the next session's start
+    (a developer message), the redo of the rejected change denied with the developer's words as
+    the call's output; every hook answered as Codex reads it."""
+    exe = agent_binary("codex")
+    repo = agent_repo(tmp_path / "repo")
+    assert stet("integrate", "codex", "--stet", STET_HOOK, cwd=repo).returncode == 0
+    log = tmp_path / "hooks.jsonl"
+    teed(repo / ".codex" / "hooks.json", log)
+    commit_all(repo, "codex set up")
+
+    with ScriptedModel() as model:
+        env = {**codex_env(tmp_path / "home", model.url, repo), "STET_RESIDENT": "off"}
+        model.play([tool("apply_patch", PATCH), text("raised")])
+        session = codex(exe, repo, env, "raise the limit to 20")
+        assert (repo / "a.py").read_text().startswith("LIMIT = 20\n")
+        (hunk,) = hunks(repo, "--task", f"codex-{session}")
+        assert (hunk["status"], hunk["oldText"], hunk["newText"]) == ("pending", "LIMIT = 10\n", "LIMIT = 20\n")
+        assert hunk["kept"] is True
+        assert "Success. Updated the following files" in outputs(model.turns()[-1])[0]
+
+        assert stet("reject", hunk["id"], "--feedback", FEEDBACK, cwd=repo).returncode == 0
+        assert (repo / "a.py").read_text().startswith("LIMIT = 10\n")
+
+        seen = len(model.requests)
+        model.play([tool("apply_patch", PATCH), text("understood")])
+        second = codex(exe, repo, env, "raise the limit to 20 again")
+        assert second != session
+        first, last = [r for r in model.requests[seen:] if r.main]
+        told = [t for t in said(first, "developer") if t.startswith("Stet: the developer's review of your changes")]
+        assert len(told) == 1 and f"REJECTED a.py line 1: the developer said: {FEEDBACK}" in told[0], told
+        reason = f"The developer rejected this change to a.py: {FEEDBACK}"
+        assert outputs(last)[0].startswith(f"Command blocked by PreToolUse hook: {reason}"), outputs(last)
+        assert (repo / "a.py").read_text().startswith("LIMIT = 10\n")
+        assert [(h["id"], h["status"]) for h in hunks(repo)] == [(hunk["id"], "rejected")]
+
+    runs = hook_runs(log)
+    answers = answered_as_expected(runs, ANSWER_KEYS)
+    assert [r["input"]["hook_event_name"] for r in runs] == [*EVENTS_OF_A_PATCH, *EVENTS_OF_A_PATCH[:3], "Stop"]
+    notice = f"Stet: 1 hunk(s) of this turn are waiting for review (left in the files; task codex-{session})"
+    assert answers["Stop"] == [{"systemMessage": notice}, {}], answers["Stop"]
+    deny = answers["PreToolUse"][1]["hookSpecificOutput"]
+    assert (deny["permissionDecision"], deny["permissionDecisionReason"]) == ("deny", reason)
+
+
+EVENTS_OF_A_PATCH = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"]

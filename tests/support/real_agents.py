@@ -197,3 +197,39 @@ def qwen_env(home: Path, model_url: str) -> dict[str, str]:
 
 def qwen_prompt(exe: Path, prompt: str) -> list[str]:
     return [str(exe), "-p", prompt, "--approval-mode", "yolo", "-o", "stream-json"]
+
+
+TEE = Path(__file__).with_name("hook_tee.py")
+STET_HOOK = f"{shlex.quote(PYTHON)} -m stet"  # `stet integrate … --stet STET_HOOK`: this tree's Stet
+
+
+def teed(config: Path, log: Path) -> None:
+    """Each hook command of the agent's JSON configuration `config` (as `stet integrate` wrote it) run
+    through hook_tee.py, which records in `log` how it answered: the hooks stay Stet's own."""
+    settings = json.loads(config.read_text())
+    for entries in settings["hooks"].values():
+        for entry in entries:
+            for hook in entry["hooks"]:
+                hook["command"] = f"{shlex.quote(PYTHON)} {shlex.quote(str(TEE))} {shlex.quote(str(log))} " + (
+                    shlex.quote(hook["command"])
+                )
+    config.write_text(json.dumps(settings, indent=2))
+
+
+def hook_runs(log: Path) -> list[dict]:
+    """What each hook was given and answered (hook_tee.py's records), in the order they ran."""
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def answered_as_expected(runs: list[dict], keys: dict[str, set[str]]) -> dict[str, list[dict]]:
+    """Every hook exited 0 with nothing on stderr, printing nothing or one JSON object whose keys are
+    among those its event's answer takes (`keys`, by event name); returns the answers given, by
+    event. An assertion error names the run that did not."""
+    given: dict[str, list[dict]] = {}
+    for r in runs:
+        event = r["input"].get("hook_event_name", "?")
+        assert (r["code"], r["stderr"]) == (0, ""), r
+        answer = json.loads(r["stdout"]) if r["stdout"].strip() else {}
+        assert isinstance(answer, dict) and set(answer) <= keys[event], r
+        given.setdefault(event, []).append(answer)
+    return given
