@@ -2,7 +2,12 @@
 claude_code.py), with Qwen Code's own tool names beside Claude Code's: `edit` and `replace`
 (`file_path`, `old_string`, `new_string`, `replace_all`) mean Claude Code's Edit, `write_file`
 (`file_path`, `content`) its Write. Sessions' tasks are `qwen-<session id>`; the turn's prompt
-is not read from a transcript (Qwen Code keeps its own)."""
+is not read from a transcript (Qwen Code keeps its own).
+
+Qwen Code also fires UserPromptSubmit with an empty `prompt` after each round of tool results,
+and appends that hook's `additionalContext` to the request after the results: a decision the
+developer made while it works is told there, once, which is what a prompt means to the loop (no
+special case: it is not lost, and not told again at the next prompt)."""
 
 from __future__ import annotations
 
