@@ -171,3 +171,50 @@ def test_real_codex_with_stets_hooks_edit_captured_rejected_and_its_redo_denied(
 
 
 EVENTS_OF_A_PATCH = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"]
+
+
+def test_real_codex_sent_back_with_the_developers_feedback_once(tmp_path):
+    """Request changes (`stet integrate codex --request-changes`) in the real Codex: while the session
+    works on (`codex exec resume`), the developer rejects a hunk of it with feedback; at the turn's end
+    Stop answers `decision: "block"`, the model gets the feedback as a user message and goes on, and
+    the next stop (`stop_hook_active`) lets it end: once, no loop."""
+    exe = agent_binary("codex")
+    repo = agent_repo(tmp_path / "repo")
+    assert stet("integrate", "codex", "--stet", STET_HOOK, "--request-changes", cwd=repo).returncode == 0
+    log = tmp_path / "hooks.jsonl"
+    teed(repo / ".codex" / "hooks.json", log)
+    commit_all(repo, "codex set up")
+    other = "*** Begin Patch\n*** Update File: b.txt\n@@\n-beta\n+BETA\n*** End Patch\n"
+
+    with ScriptedModel() as model:
+        env = {**codex_env(tmp_path / "home", model.url, repo), "STET_RESIDENT": "off"}
+        model.play([tool("apply_patch", PATCH), text("raised")])
+        session = codex(exe, repo, env, "raise the limit to 20")
+        (hunk,) = hunks(repo, "--task", f"codex-{session}")
+
+        def rejected_meanwhile(_body: dict):
+            assert stet("reject", hunk["id"], "--feedback", FEEDBACK, cwd=repo).returncode == 0
+            return tool("apply_patch", other)
+
+        seen = len(model.requests)
+        model.play([rejected_meanwhile, text("b.txt done"), text("the limit stays at 10")])
+        assert codex(exe, repo, env, "resume", session, "now capitalise beta in b.txt") == session
+        turns = [r for r in model.requests[seen:] if r.main]
+        assert len(turns) == 3, [r.answer for r in turns]
+        before = len(said(turns[1], "user"))
+        back = said(turns[2], "user")[before:]
+        assert len(back) == 1 and f"REJECTED a.py line 1: {FEEDBACK}" in back[0], back
+        assert "Stet: the developer rejected changes of yours with feedback" in back[0], back
+        assert (repo / "b.txt").read_text() == "alpha\nBETA\ngamma\n"
+        statuses = sorted((h["status"], h["newText"]) for h in hunks(repo, "--task", f"codex-{session}"))
+        assert statuses == [("pending", "BETA\n"), ("rejected", "LIMIT = 20\n")], statuses
+
+    runs = hook_runs(log)
+    answers = answered_as_expected(runs, ANSWER_KEYS)
+    stops = [(r["input"]["stop_hook_active"], answers_of(r)) for r in runs if r["input"]["hook_event_name"] == "Stop"]
+    assert [(active, a.get("decision")) for active, a in stops] == [(False, None), (False, "block"), (True, None)]
+    assert stops[1][1]["reason"] in back[0]
+
+
+def answers_of(run: dict) -> dict:
+    return json.loads(run["stdout"]) if run["stdout"].strip() else {}
