@@ -210,7 +210,7 @@ def test_real_codex_sent_back_with_the_developers_feedback_once(tmp_path):
         assert statuses == [("pending", "BETA\n"), ("rejected", "LIMIT = 20\n")], statuses
 
     runs = hook_runs(log)
-    answers = answered_as_expected(runs, ANSWER_KEYS)
+    answered_as_expected(runs, ANSWER_KEYS)
     stops = [(r["input"]["stop_hook_active"], answers_of(r)) for r in runs if r["input"]["hook_event_name"] == "Stop"]
     assert [(active, a.get("decision")) for active, a in stops] == [(False, None), (False, "block"), (True, None)]
     assert stops[1][1]["reason"] in back[0]

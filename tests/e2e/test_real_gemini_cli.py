@@ -114,7 +114,9 @@ def gemini(exe: Path, repo: Path, env: dict[str, str], prompt: str) -> tuple[str
 
 
 def function_responses(request: Request) -> list[dict]:
-    return [part["functionResponse"] for c in request.body["contents"] for part in c["parts"] if "functionResponse" in part]
+    return [
+        part["functionResponse"] for c in request.body["contents"] for part in c["parts"] if "functionResponse" in part
+    ]
 
 
 def test_real_gemini_cli_with_stets_hooks_edit_captured_rejected_and_its_redo_denied(tmp_path):

@@ -148,7 +148,9 @@ def test_real_qwen_code_with_stets_hooks_edit_captured_rejected_and_its_redo_den
         first, *_, last = [r for r in model.requests[seen:] if r.main]
         system = [m["content"] for m in first.body["messages"] if m["role"] == "system"]
         opening = "SessionStart additional context:\nStet: the developer's review of your changes"
-        assert any(opening in str(s) and f"REJECTED a.py line 1: the developer said: {FEEDBACK}" in str(s) for s in system)
+        assert any(
+            opening in str(s) and f"REJECTED a.py line 1: the developer said: {FEEDBACK}" in str(s) for s in system
+        )
         reason = f"The developer rejected this change to a.py: {FEEDBACK}"
         results = [m for m in last.body["messages"] if m["role"] == "tool"]
         assert results[-1]["content"] == [{"type": "text", "text": reason}], results
@@ -193,7 +195,9 @@ def test_real_qwen_code_told_a_decision_made_while_it_works_once_after_the_next_
             return [
                 json.dumps(m["content"])
                 for m in request.body["messages"]
-                if m["role"] == "user" and WRAPPED in json.dumps(m["content"]) and "REJECTED" in json.dumps(m["content"])
+                if m["role"] == "user"
+                and WRAPPED in json.dumps(m["content"])
+                and "REJECTED" in json.dumps(m["content"])
             ]
 
         assert [len(told(r)) for r in turns] == [0, 1, 1, 1], "told once, after the round it was decided in"
