@@ -171,3 +171,48 @@ def test_real_gemini_cli_with_stets_hooks_edit_captured_rejected_and_its_redo_de
     assert [r["input"]["hook_event_name"] for r in runs] == [*one, *one[:3], "AfterAgent"]
     assert answers["AfterAgent"] == [{"systemMessage": notice}, {}], answers["AfterAgent"]
     assert answers["BeforeTool"][1] == {"decision": "deny", "reason": reason}
+
+
+def test_real_gemini_cli_sent_back_with_the_developers_feedback_once(tmp_path):
+    """Request changes (`stet integrate gemini --request-changes`) in the real Gemini CLI: while the
+    session works on (`--resume latest`), the developer rejects a hunk of it with feedback; at the
+    turn's end AfterAgent answers `decision: "deny"`, the model gets the feedback as a user message
+    and goes on, and the next AfterAgent (`stop_hook_active`) lets it end: once, no loop."""
+    exe = agent_binary("gemini")
+    repo = agent_repo(tmp_path / "repo")
+    assert stet("integrate", "gemini", "--stet", STET_HOOK, "--request-changes", cwd=repo).returncode == 0
+    log = tmp_path / "hooks.jsonl"
+    teed(repo / ".gemini" / "settings.json", log)
+    commit_all(repo, "gemini set up")
+    edit = {"file_path": str(repo / "a.py"), "old_string": "LIMIT = 10", "new_string": "LIMIT = 20"}
+    other = {"file_path": str(repo / "b.txt"), "old_string": "beta", "new_string": "BETA"}
+
+    with ScriptedModel() as model:
+        env = {**gemini_env(tmp_path / "home", model.url), "STET_RESIDENT": "off"}
+        model.play([tool("replace", {**edit, "instruction": "raise"}), text("raised")])
+        session, _, _ = gemini(exe, repo, env, "raise the limit to 20")
+        (hunk,) = hunks(repo, "--task", f"gemini-{session}")
+
+        def rejected_meanwhile(_body: dict):
+            assert stet("reject", hunk["id"], "--feedback", FEEDBACK, cwd=repo).returncode == 0
+            return tool("replace", {**other, "instruction": "capitalise"})
+
+        seen = len(model.requests)
+        model.play([rejected_meanwhile, text("b.txt done"), text("the limit stays at 10")])
+        p = run([*gemini_prompt(exe, "now capitalise beta in b.txt"), "--resume", "latest"], repo, env)
+        assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-2000:])
+        assert "failed for event" not in p.stderr, p.stderr
+        turns = [r for r in model.requests[seen:] if r.main]
+        assert len(turns) == 3, [r.answer for r in turns]
+        texts = [part.get("text", "") for c in turns[2].body["contents"] if c["role"] == "user" for part in c["parts"]]
+        back = [t for t in texts if "Stet: the developer rejected changes of yours with feedback" in t]
+        assert len(back) == 1 and f"REJECTED a.py line 1: {FEEDBACK}" in back[0], texts
+        assert (repo / "b.txt").read_text() == "alpha\nBETA\ngamma\n"
+        statuses = sorted((h["status"], h["newText"]) for h in hunks(repo, "--task", f"gemini-{session}"))
+        assert statuses == [("pending", "BETA\n"), ("rejected", "LIMIT = 20\n")], statuses
+
+    runs = hook_runs(log)
+    answered_as_expected(runs, ANSWER_KEYS)
+    ends = [r for r in runs if r["input"]["hook_event_name"] == "AfterAgent"]
+    decided = [(r["input"]["stop_hook_active"], json.loads(r["stdout"] or "{}").get("decision")) for r in ends]
+    assert decided == [(False, None), (False, "deny"), (True, None)], decided
