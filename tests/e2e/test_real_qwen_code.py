@@ -213,3 +213,50 @@ def test_real_qwen_code_told_a_decision_made_while_it_works_once_after_the_next_
     prompts = [r for r in runs if r["input"]["hook_event_name"] == "UserPromptSubmit"]
     with_context = [r["input"]["prompt"] for r in prompts if "additionalContext" in r["stdout"]]
     assert with_context == [""], "told at the empty prompt after the tool round, and only there"
+
+
+def test_real_qwen_code_sent_back_with_the_developers_feedback_once(tmp_path):
+    """Request changes (`stet integrate qwen --request-changes`) in the real Qwen Code: the developer
+    rejects a hunk of the session with feedback after its last tool round (no empty prompt follows
+    to tell it); at the turn's end Stop answers `decision: "block"`, the model gets the feedback as a
+    user message and goes on, and the next Stop (`stop_hook_active`) lets it end: once, no loop."""
+    exe = agent_binary("qwen")
+    repo = agent_repo(tmp_path / "repo")
+    assert stet("integrate", "qwen", "--stet", STET_HOOK, "--request-changes", cwd=repo).returncode == 0
+    log = tmp_path / "hooks.jsonl"
+    teed(repo / ".qwen" / "settings.json", log)
+    commit_all(repo, "qwen set up")
+    path, other = str(repo / "a.py"), str(repo / "b.txt")
+    edit = {"file_path": path, "old_string": "LIMIT = 10", "new_string": "LIMIT = 20"}
+
+    with ScriptedModel() as model:
+        env = {**qwen_env(tmp_path / "home", model.url), "STET_RESIDENT": "off"}
+        model.play([tool("read_file", {"file_path": path}), tool("edit", edit), text("raised")])
+        session = qwen(exe, repo, env, "raise the limit to 20")
+        (hunk,) = hunks(repo, "--task", f"qwen-{session}")
+
+        def rejected_meanwhile(_body: dict):
+            assert stet("reject", hunk["id"], "--feedback", FEEDBACK, cwd=repo).returncode == 0
+            return text("b.txt done")
+
+        seen = len(model.requests)
+        capitalise = {"file_path": other, "old_string": "beta", "new_string": "BETA"}
+        steps = [tool("read_file", {"file_path": other}), tool("edit", capitalise), rejected_meanwhile]
+        model.play([*steps, text("the limit stays at 10")])
+        p = run([*qwen_prompt(exe, "now capitalise beta in b.txt"), "--resume", session], repo, env)
+        assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-2000:])
+        turns = [r for r in model.requests[seen:] if r.main]
+        assert len(turns) == 4, [r.answer for r in turns]
+        new = turns[3].body["messages"][len(turns[2].body["messages"]) :]
+        back = ["".join(part["text"] for part in m["content"]) for m in new if m["role"] == "user"]
+        assert len(back) == 1 and f"REJECTED a.py line 1: {FEEDBACK}" in back[0], new
+        assert back[0].startswith("Stet: the developer rejected changes of yours with feedback"), back
+        assert (repo / "b.txt").read_text() == "alpha\nBETA\ngamma\n"
+        statuses = sorted((h["status"], h["newText"]) for h in hunks(repo, "--task", f"qwen-{session}"))
+        assert statuses == [("pending", "BETA\n"), ("rejected", "LIMIT = 20\n")], statuses
+
+    runs = hook_runs(log)
+    answered_as_expected(runs, ANSWER_KEYS)
+    ends = [r for r in runs if r["input"]["hook_event_name"] == "Stop"]
+    decided = [(r["input"]["stop_hook_active"], json.loads(r["stdout"] or "{}").get("decision")) for r in ends]
+    assert decided == [(False, None), (False, "block"), (True, None)], decided
