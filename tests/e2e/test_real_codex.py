@@ -218,3 +218,45 @@ def test_real_codex_sent_back_with_the_developers_feedback_once(tmp_path):
 
 def answers_of(run: dict) -> dict:
     return json.loads(run["stdout"]) if run["stdout"].strip() else {}
+
+
+def heredoc(patch: str) -> dict:
+    """exec_command's arguments running Codex's patch through its shell: `apply_patch <<'EOF' … EOF`."""
+    return {"cmd": f"apply_patch <<'EOF'\n{patch}EOF\n"}
+
+
+def test_real_codex_patching_through_its_shell_is_captured_and_the_redo_denied(tmp_path):
+    """A model Codex offers no apply_patch tool runs `apply_patch <<'EOF' … EOF` through exec_command:
+    Codex applies it itself and gives the PreToolUse hook a `Bash` call with that command (no
+    PostToolUse). Stet's hooks read the patch there: captured into codex-SESSION, and the redo of
+    the rejected change denied, the model getting the developer's words as the command's output."""
+    exe = agent_binary("codex")
+    repo = agent_repo(tmp_path / "repo")
+    assert stet("integrate", "codex", "--stet", STET_HOOK, cwd=repo).returncode == 0
+    log = tmp_path / "hooks.jsonl"
+    teed(repo / ".codex" / "hooks.json", log)
+    commit_all(repo, "codex set up")
+
+    with ScriptedModel() as model:
+        env = {**codex_env(tmp_path / "home", model.url, repo, model="scripted-model"), "STET_RESIDENT": "off"}
+        model.play([tool("exec_command", heredoc(PATCH)), text("raised")])
+        session = codex(exe, repo, env, "raise the limit to 20")
+        assert "apply_patch" not in {t.get("name") for t in model.turns()[0].body["tools"]}
+        assert (repo / "a.py").read_text().startswith("LIMIT = 20\n")
+        (hunk,) = hunks(repo, "--task", f"codex-{session}")
+        assert (hunk["status"], hunk["oldText"], hunk["newText"]) == ("pending", "LIMIT = 10\n", "LIMIT = 20\n")
+
+        assert stet("reject", hunk["id"], "--feedback", FEEDBACK, cwd=repo).returncode == 0
+        seen = len(model.requests)
+        model.play([tool("exec_command", heredoc(PATCH)), text("understood")])
+        codex(exe, repo, env, "raise the limit to 20 again")
+        last = [r for r in model.requests[seen:] if r.main][-1]
+        (output,) = [i["output"] for i in last.body["input"] if i.get("type") == "function_call_output"]
+        reason = f"The developer rejected this change to a.py: {FEEDBACK}"
+        assert output.startswith(f"Command blocked by PreToolUse hook: {reason}"), output
+        assert (repo / "a.py").read_text().startswith("LIMIT = 10\n")
+
+    runs = hook_runs(log)
+    answered_as_expected(runs, ANSWER_KEYS)
+    pre = [r["input"] for r in runs if r["input"]["hook_event_name"] == "PreToolUse"]
+    assert [(p["tool_name"], p["tool_input"]) for p in pre] == [("Bash", {"command": heredoc(PATCH)["cmd"]})] * 2

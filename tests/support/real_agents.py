@@ -79,7 +79,7 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 240) ->
 CODEX_MODEL = "gpt-5.5"
 
 
-def codex_env(home: Path, model_url: str, trusted: Path) -> dict[str, str]:
+def codex_env(home: Path, model_url: str, trusted: Path, model: str = CODEX_MODEL) -> dict[str, str]:
     """Codex at the scripted model: its CODEX_HOME in `home` with a config.toml naming a model
     provider at the scripted model (wire_api "responses", the only one Codex speaks), update checks,
     analytics, plugins and apps off, and the project `trusted` (else its .codex/ is not read)."""
@@ -87,7 +87,7 @@ def codex_env(home: Path, model_url: str, trusted: Path) -> dict[str, str]:
     codex_home = home / ".codex"
     codex_home.mkdir(parents=True, exist_ok=True)
     (codex_home / "config.toml").write_text(
-        f'model = "{CODEX_MODEL}"\n'
+        f'model = "{model}"\n'
         'model_provider = "scripted"\n'
         "check_for_update_on_startup = false\n"
         "[model_providers.scripted]\n"
