@@ -8,6 +8,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from support import residents
 from support.capturetools import agent_repo, hunks
 from support.clitools import commit_all, stet
 from support.real_agents import (
@@ -124,11 +127,13 @@ def said(request: Request, role: str) -> list[str]:
     ]
 
 
-def test_real_codex_with_stets_hooks_edit_captured_rejected_and_its_redo_denied(tmp_path):
+@pytest.mark.parametrize("resident", ["off", "on"])
+def test_real_codex_with_stets_hooks_edit_captured_rejected_and_its_redo_denied(tmp_path, resident):
     """`stet integrate codex`'s hooks in the real Codex: its apply_patch captured at the turn's end
     into task codex-SESSION (kept in the file), the open review told at the next session's start
     (a developer message), the redo of the rejected change denied with the developer's words as
-    the call's output; every hook answered as Codex reads it."""
+    the call's output; every hook answered as Codex reads it. Each hook in its own process, and (as
+    users run it) handed to the resident."""
     exe = agent_binary("codex")
     repo = agent_repo(tmp_path / "repo")
     assert stet("integrate", "codex", "--stet", STET_HOOK, cwd=repo).returncode == 0
@@ -137,9 +142,13 @@ def test_real_codex_with_stets_hooks_edit_captured_rejected_and_its_redo_denied(
     commit_all(repo, "codex set up")
 
     with ScriptedModel() as model:
-        env = {**codex_env(tmp_path / "home", model.url, repo), "STET_RESIDENT": "off"}
+        env = {**codex_env(tmp_path / "home", model.url, repo), **(residents.ON if resident == "on" else {})}
+        env.setdefault("STET_RESIDENT", "off")
         model.play([tool("apply_patch", PATCH), text("raised")])
         session = codex(exe, repo, env, "raise the limit to 20")
+        if resident == "on":
+            assert residents.calls(repo) > 0, "no hook went through the resident"
+            residents.stop(repo)  # the next session's hooks start it again
         assert (repo / "a.py").read_text().startswith("LIMIT = 20\n")
         (hunk,) = hunks(repo, "--task", f"codex-{session}")
         assert (hunk["status"], hunk["oldText"], hunk["newText"]) == ("pending", "LIMIT = 10\n", "LIMIT = 20\n")
@@ -160,6 +169,8 @@ def test_real_codex_with_stets_hooks_edit_captured_rejected_and_its_redo_denied(
         assert outputs(last)[0].startswith(f"Command blocked by PreToolUse hook: {reason}"), outputs(last)
         assert (repo / "a.py").read_text().startswith("LIMIT = 10\n")
         assert [(h["id"], h["status"]) for h in hunks(repo)] == [(hunk["id"], "rejected")]
+        if resident == "on":
+            residents.stop(repo)
 
     runs = hook_runs(log)
     answers = answered_as_expected(runs, ANSWER_KEYS)
