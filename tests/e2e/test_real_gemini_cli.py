@@ -141,7 +141,7 @@ def test_real_gemini_cli_with_stets_hooks_edit_captured_rejected_and_its_redo_de
         assert (repo / "a.py").read_text().startswith("LIMIT = 20\n")
         (hunk,) = hunks(repo, "--task", f"gemini-{session}")
         assert (hunk["status"], hunk["oldText"], hunk["newText"]) == ("pending", "LIMIT = 10\n", "LIMIT = 20\n")
-        assert hunk["kept"] is True
+        assert (hunk["kept"], hunk["message"]) == (True, "gemini: raise the limit to 20")
         notice = f"Stet: 1 hunk(s) of this turn are waiting for review (left in the files; task gemini-{session})"
         assert f"Hook system message: {notice}" in stderr, stderr
 

@@ -179,6 +179,10 @@ def gemini_event(name: str, **fields: object) -> dict:
 def test_gemini_events_by_meaning_and_its_edits():
     assert gemini.decode(gemini_event("BeforeAgent", prompt="go")).meaning is Meaning.PROMPT
     assert gemini.decode(gemini_event("AfterAgent", stop_hook_active=False)).meaning is Meaning.END
+    # The real Gemini CLI gives AfterAgent the turn's prompt: the hunks' message says it.
+    end = gemini.decode(gemini_event("AfterAgent", prompt="raise the limit", prompt_response="done"))
+    assert end.asked() == "raise the limit"
+    assert gemini.decode(gemini_event("AfterAgent", prompt=["not", "text"])).asked() is None
     assert (
         gemini.decode(gemini_event("BeforeTool", tool_name="run_shell_command", tool_input={"command": "ls"})) is None
     )
