@@ -260,3 +260,27 @@ def test_real_qwen_code_sent_back_with_the_developers_feedback_once(tmp_path):
     ends = [r for r in runs if r["input"]["hook_event_name"] == "Stop"]
     decided = [(r["input"]["stop_hook_active"], json.loads(r["stdout"] or "{}").get("decision")) for r in ends]
     assert decided == [(False, None), (False, "block"), (True, None)], decided
+
+
+def test_real_qwen_code_an_edit_its_before_hook_missed_is_captured_from_its_own_report(tmp_path):
+    """Without Stet's PreToolUse (a hook that failed, timed out or was removed), the edit's PostToolUse
+    is the first Stet hears of it: Qwen Code reports the file before the call in
+    `tool_response.returnDisplay.originalContent`, which gives exactly the file as it is now once the
+    edit is made, so the turn is captured against it (said to the model: not checked before)."""
+    exe, repo, log = setup(tmp_path)
+    settings = json.loads((repo / ".qwen" / "settings.json").read_text())
+    del settings["hooks"]["PreToolUse"]
+    (repo / ".qwen" / "settings.json").write_text(json.dumps(settings))
+    (repo / "a.py").write_text((repo / "a.py").read_text().replace("LIMIT = 10", "LIMIT = 15"))  # not committed
+    path = str(repo / "a.py")
+    edit = {"file_path": path, "old_string": "LIMIT = 15", "new_string": "LIMIT = 20"}
+
+    with ScriptedModel() as model:
+        env = {**qwen_env(tmp_path / "home", model.url), "STET_RESIDENT": "off"}
+        model.play([tool("read_file", {"file_path": path}), tool("edit", edit), text("raised")])
+        session = qwen(exe, repo, env, "raise the limit to 20")
+    (hunk,) = hunks(repo, "--task", f"qwen-{session}")
+    assert (hunk["oldText"], hunk["newText"]) == ("LIMIT = 15\n", "LIMIT = 20\n"), "from Qwen Code's report"
+    (after,) = [r for r in hook_runs(log) if r["input"]["hook_event_name"] == "PostToolUse"]
+    said = json.loads(after["stdout"])["hookSpecificOutput"]["additionalContext"]
+    assert said.endswith("captured for review at the end of the turn against the file as Qwen Code reported it"), said

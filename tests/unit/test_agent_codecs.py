@@ -11,7 +11,7 @@ import pytest
 
 from stet.agents.codecs import claude_code, codex, copilot, cursor, gemini, qwen
 from stet.agents.setups.codex import config_with, hooks_with
-from stet.agents.turn import Answer, Meaning, ResultTooLarge
+from stet.agents.turn import Answer, Meaning, Reported, ResultTooLarge
 from stet.errors import InvalidParams
 
 BASE = {
@@ -271,6 +271,24 @@ def test_qwen_speaks_claude_codes_shape_with_its_own_tool_names():
     assert event.changes[0].after("", 100) == "c"
     assert qwen.decode({**base, "hook_event_name": "Stop"}).asked() is None, "no transcript of Claude Code's read"
     assert qwen.encode(event, Answer(deny="no")) == claude_code.encode(event, Answer(deny="no"))
+
+
+def test_qwen_reports_the_file_before_its_own_tools_in_gemini_clis_shape():
+    """As the real Qwen Code sends it (tests/fixtures/agents/qwen-code-hooks.jsonl): PostToolUse of
+    `edit` with `returnDisplay.originalContent`; null for a file write_file creates."""
+    base = {"session_id": "q1", "cwd": "/p", "hook_event_name": "PostToolUse"}
+    edit = {"file_path": "/p/a.py", "old_string": "x = 1", "new_string": "x = 2"}
+    display = {"fileName": "a.py", "originalContent": "x = 1\n", "newContent": "x = 2\n"}
+    event = qwen.decode({**base, "tool_name": "edit", "tool_input": edit, "tool_response": {"returnDisplay": display}})
+    assert event.changes[0].reported == Reported("x = 1\n", "the file as Qwen Code reported it")
+    write = {"file_path": "/p/n.py", "content": "n\n"}
+    created = {"returnDisplay": {"originalContent": None, "newContent": "n\n"}}
+    event = qwen.decode({**base, "tool_name": "write_file", "tool_input": write, "tool_response": created})
+    assert event.changes[0].reported == Reported(None, "the file not existing before")
+    odd = {"returnDisplay": {"originalContent": ["not", "text"]}}
+    assert (
+        qwen.decode({**base, "tool_name": "edit", "tool_input": edit, "tool_response": odd}).changes[0].reported is None
+    )
 
 
 def test_request_changes_in_each_agents_shape():
