@@ -250,8 +250,12 @@ def test_real_codex_patching_through_its_shell_is_captured_and_the_redo_denied(t
 
     with ScriptedModel() as model:
         env = {**codex_env(tmp_path / "home", model.url, repo, model="scripted-model"), "STET_RESIDENT": "off"}
-        model.play([tool("exec_command", heredoc(PATCH)), text("raised")])
+        model.play([tool("exec_command", {"cmd": "cat b.txt"}), tool("exec_command", heredoc(PATCH)), text("raised")])
         session = codex(exe, repo, env, "raise the limit to 20")
+        assert (
+            "alpha\nbeta"
+            in [i for i in model.turns()[1].body["input"] if i.get("type") == "function_call_output"][0]["output"]
+        )
         assert "apply_patch" not in {t.get("name") for t in model.turns()[0].body["tools"]}
         assert (repo / "a.py").read_text().startswith("LIMIT = 20\n")
         (hunk,) = hunks(repo, "--task", f"codex-{session}")
@@ -269,5 +273,8 @@ def test_real_codex_patching_through_its_shell_is_captured_and_the_redo_denied(t
 
     runs = hook_runs(log)
     answered_as_expected(runs, ANSWER_KEYS)
-    pre = [r["input"] for r in runs if r["input"]["hook_event_name"] == "PreToolUse"]
-    assert [(p["tool_name"], p["tool_input"]) for p in pre] == [("Bash", {"command": heredoc(PATCH)["cmd"]})] * 2
+    pre = [r for r in runs if r["input"]["hook_event_name"] == "PreToolUse"]
+    patched = ("Bash", {"command": heredoc(PATCH)["cmd"]})
+    shell = ("Bash", {"command": "cat b.txt"})
+    assert [(r["input"]["tool_name"], r["input"]["tool_input"]) for r in pre] == [shell, patched, patched]
+    assert pre[0]["stdout"] == "", "any other command: nothing said (the thin client answers it)"

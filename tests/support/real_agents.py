@@ -200,7 +200,8 @@ def qwen_prompt(exe: Path, prompt: str) -> list[str]:
 
 
 TEE = Path(__file__).with_name("hook_tee.py")
-STET_HOOK = f"{shlex.quote(PYTHON)} -m stet"  # `stet integrate … --stet STET_HOOK`: this tree's Stet
+# `stet integrate … --stet STET_HOOK`: this tree's Stet, for the hooks and the MCP server alike.
+STET_HOOK = f"{shlex.quote(PYTHON)} {shlex.quote(str(Path(__file__).with_name('stet_here.py')))}"
 
 
 def teed(config: Path, log: Path) -> None:
