@@ -46,7 +46,7 @@ def hook_event(data: bytes) -> str | None:
     return event if isinstance(event, str) else None
 
 
-def _object(data: bytes) -> dict | None:
+def _object(data: bytes) -> dict[str, object] | None:
     """The JSON object `data` is, as `json.loads(data.decode("utf-8"))` gives it (None: not one,
     or no C scanner here)."""
     try:
