@@ -8,9 +8,9 @@ The input a call reads is read here, in the caller's process (cli/inputs.py): it
 files its command line names, bounded, never blocked on; the resident gets the bytes.
 
 It imports only what Python has loaded at start (os, sys, io, time) and `_socket` (and, for a call
-that reads input, limits.py and cli/inputs.py; for a hook that may be one of the events run here,
-`_json`: events.py, which also tells a hook Stet has nothing to do for, answered here: Codex's
-shell commands that are no patch; for `stet mcp` on stdio, mcp/stdio.py, which answers the agent's `initialize`
+that reads input, limits.py and cli/inputs.py; for a hook, events.py, and `_json` when it may be one
+of the events run here or one Stet has nothing to do for, answered here: Codex's shell commands
+that are no patch; for `stet mcp` on stdio, mcp/stdio.py, which answers the agent's `initialize`
 while the rest starts): `import socket` alone costs half of `python -c pass`."""
 
 import os
