@@ -49,7 +49,11 @@ def _edit(root, old: str, new: str):
 def test_integrate_writes_codex_hooks_and_its_mcp_server_keeping_what_is_there(repo):
     hooks = json.loads((repo / ".codex" / "hooks.json").read_text())["hooks"]
     assert sorted(hooks) == ["PostToolUse", "PreToolUse", "SessionStart", "Stop", "UserPromptSubmit"]
-    assert hooks["PreToolUse"][0]["matcher"] == "apply_patch"
+    # Bash too: the real Codex gives its hooks a patch run through its shell as a Bash call.
+    assert (hooks["PreToolUse"][0]["matcher"], hooks["PostToolUse"][0]["matcher"]) == (
+        "apply_patch|Bash",
+        "apply_patch",
+    )
     assert hooks["Stop"][0]["hooks"][0]["command"].endswith("hook codex")
     text = (repo / ".codex" / "config.toml").read_text()
     assert text.startswith('# mine\nmodel = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n')

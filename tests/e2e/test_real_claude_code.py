@@ -32,6 +32,15 @@ def claude(exe: Path, repo: Path, env: dict[str, str], prompt: str) -> dict:
     return result
 
 
+def claude_resumed(exe: Path, repo: Path, env: dict[str, str], prompt: str, more: list[str]) -> dict:
+    cmd = [str(exe), "-p", prompt, *more, "--output-format", "json", "--permission-mode", "acceptEdits"]
+    p = run(cmd, repo, env)
+    assert p.returncode == 0, (p.returncode, p.stdout[-2000:], p.stderr[-2000:])
+    result = json.loads(p.stdout)
+    assert result["is_error"] is False, result
+    return result
+
+
 def tool_results(request: Request) -> list[dict]:
     return [
         block
@@ -155,3 +164,56 @@ def test_real_claude_code_hook_inputs_as_recorded(tmp_path):
     post_write = [e for e in seen if e["hook_event_name"] == "PostToolUse"][1]
     assert post_write["tool_response"]["type"] == "create", post_write
     same_shape(seen, "claude-code-hooks.jsonl")
+
+
+def test_real_claude_code_sent_back_with_the_developers_feedback_once(tmp_path):
+    """Request changes (`stet integrate claude-code --request-changes`) in the real Claude Code: while
+    the session works on, the developer rejects a hunk of it with feedback; at the turn's end Stop
+    answers `decision: "block"`, the model gets the feedback as a user message and goes on, and the
+    next stop (`stop_hook_active`) lets it end: once, no loop."""
+    exe = agent_binary("claude")
+    repo = agent_repo(tmp_path / "repo")
+    assert stet("integrate", "claude-code", "--stet", STET, "--request-changes", cwd=repo).returncode == 0
+    commit_all(repo, "claude code set up")
+    edit = {"file_path": str(repo / "a.py"), "old_string": "LIMIT = 10", "new_string": "LIMIT = 20"}
+    other = {"file_path": str(repo / "b.txt"), "old_string": "beta", "new_string": "BETA"}
+
+    with ScriptedModel() as model:
+        env = {**claude_env(tmp_path / "home", model.url), "STET_RESIDENT": "off"}
+        model.play([tool("Edit", edit), text("raised")])
+        session = claude(exe, repo, env, "raise the limit to 20")["session_id"]
+        (hunk,) = hunks(repo, "--task", f"claude-{session}")
+
+        def rejected_meanwhile(_body: dict):
+            assert stet("reject", hunk["id"], "--feedback", FEEDBACK, cwd=repo).returncode == 0
+            return tool("Edit", other)
+
+        seen = len(model.requests)
+        model.play([rejected_meanwhile, text("b.txt done"), text("the limit stays at 10")])
+        cmd = ["--resume", session]
+        result = claude_resumed(exe, repo, env, "now capitalise beta in b.txt", cmd)
+        assert result["session_id"] == session and result["result"] == "the limit stays at 10", result
+        turns = [r for r in model.requests[seen:] if r.main]
+        assert len(turns) == 3, [r.answer for r in turns]
+        back = [
+            result_text(m) if isinstance(m["content"], list) else m["content"]
+            for m in turns[2].body["messages"][len(turns[1].body["messages"]) :]
+            if m["role"] == "user"
+        ]
+        assert len(back) == 1 and f"REJECTED a.py line 1: {FEEDBACK}" in back[0], back
+        assert "Stet: the developer rejected changes of yours with feedback" in back[0], back
+        assert (repo / "b.txt").read_text() == "alpha\nBETA\ngamma\n"
+        statuses = sorted((h["status"], h["newText"]) for h in hunks(repo, "--task", f"claude-{session}"))
+        assert statuses == [("pending", "BETA\n"), ("rejected", "LIMIT = 20\n")], statuses
+
+    # Claude Code records a Stop's block as a "blocking error" of that hook, the reason as its text:
+    # the one sent back; every other hook succeeded.
+    records = hook_records(tmp_path / "home")
+    blocked = [r for r in records if r["type"] == "hook_blocking_error"]
+    assert len(blocked) == 1 and blocked[0]["hookEvent"] == "Stop", blocked
+    assert blocked[0]["blockingError"]["blockingError"] in back[0], (blocked, back)
+    summaries = [r["hookErrors"] for r in records if r["type"] == "stop_hook_summary"]
+    assert summaries == [[], [blocked[0]["blockingError"]["blockingError"]], []], summaries
+    others = [r for r in records if r["type"] not in ("hook_blocking_error", "stop_hook_summary")]
+    assert not [r for r in others if "error" in r["type"]], others
+    assert all(r.get("exitCode", 0) == 0 and not r.get("stderr") for r in others), others

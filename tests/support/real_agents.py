@@ -79,7 +79,7 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 240) ->
 CODEX_MODEL = "gpt-5.5"
 
 
-def codex_env(home: Path, model_url: str, trusted: Path) -> dict[str, str]:
+def codex_env(home: Path, model_url: str, trusted: Path, model: str = CODEX_MODEL) -> dict[str, str]:
     """Codex at the scripted model: its CODEX_HOME in `home` with a config.toml naming a model
     provider at the scripted model (wire_api "responses", the only one Codex speaks), update checks,
     analytics, plugins and apps off, and the project `trusted` (else its .codex/ is not read)."""
@@ -87,7 +87,7 @@ def codex_env(home: Path, model_url: str, trusted: Path) -> dict[str, str]:
     codex_home = home / ".codex"
     codex_home.mkdir(parents=True, exist_ok=True)
     (codex_home / "config.toml").write_text(
-        f'model = "{CODEX_MODEL}"\n'
+        f'model = "{model}"\n'
         'model_provider = "scripted"\n'
         "check_for_update_on_startup = false\n"
         "[model_providers.scripted]\n"
@@ -197,3 +197,40 @@ def qwen_env(home: Path, model_url: str) -> dict[str, str]:
 
 def qwen_prompt(exe: Path, prompt: str) -> list[str]:
     return [str(exe), "-p", prompt, "--approval-mode", "yolo", "-o", "stream-json"]
+
+
+TEE = Path(__file__).with_name("hook_tee.py")
+# `stet integrate … --stet STET_HOOK`: this tree's Stet, for the hooks and the MCP server alike.
+STET_HOOK = f"{shlex.quote(PYTHON)} {shlex.quote(str(Path(__file__).with_name('stet_here.py')))}"
+
+
+def teed(config: Path, log: Path) -> None:
+    """Each hook command of the agent's JSON configuration `config` (as `stet integrate` wrote it) run
+    through hook_tee.py, which records in `log` how it answered: the hooks stay Stet's own."""
+    settings = json.loads(config.read_text())
+    for entries in settings["hooks"].values():
+        for entry in entries:
+            for hook in entry["hooks"]:
+                hook["command"] = f"{shlex.quote(PYTHON)} {shlex.quote(str(TEE))} {shlex.quote(str(log))} " + (
+                    shlex.quote(hook["command"])
+                )
+    config.write_text(json.dumps(settings, indent=2))
+
+
+def hook_runs(log: Path) -> list[dict]:
+    """What each hook was given and answered (hook_tee.py's records), in the order they ran."""
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def answered_as_expected(runs: list[dict], keys: dict[str, set[str]]) -> dict[str, list[dict]]:
+    """Every hook exited 0 with nothing on stderr, printing nothing or one JSON object whose keys are
+    among those its event's answer takes (`keys`, by event name); returns the answers given, by
+    event. An assertion error names the run that did not."""
+    given: dict[str, list[dict]] = {}
+    for r in runs:
+        event = r["input"].get("hook_event_name", "?")
+        assert (r["code"], r["stderr"]) == (0, ""), r
+        answer = json.loads(r["stdout"]) if r["stdout"].strip() else {}
+        assert isinstance(answer, dict) and set(answer) <= keys[event], r
+        given.setdefault(event, []).append(answer)
+    return given

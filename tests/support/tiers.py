@@ -71,11 +71,25 @@ FAST: dict[str, tuple[str, ...]] = {
     # Agents: Claude Code's hooks, capture and `stet run`.
     "tests/e2e/test_claude_hooks.py": ("test_hooks_capture_each_turn_kept_in_the_files",),
     # The real agents from npm (cached installs) against the scripted model: a few seconds each.
-    # Claude Code with Stet's hooks; each other agent's one scripted edit (their denies are soak).
-    "tests/e2e/test_real_claude_code.py": (ALL,),
-    "tests/e2e/test_real_codex.py": ("test_real_codex_applies_a_scripted_patch_and_its_hooks_see_it",),
-    "tests/e2e/test_real_gemini_cli.py": ("test_real_gemini_cli_makes_a_scripted_edit_and_its_hooks_see_it",),
-    "tests/e2e/test_real_qwen_code.py": ("test_real_qwen_code_makes_a_scripted_edit_and_its_hooks_see_it",),
+    # Each agent with Stet's own hooks (an edit captured, rejected, told at the next start, its redo
+    # denied) and its hook inputs as recorded; request changes, Qwen Code's decision told between
+    # tool rounds and the documented answers' shapes without Stet are soak.
+    "tests/e2e/test_real_claude_code.py": (
+        "test_real_claude_code_edit_captured_rejected_and_its_redo_denied",
+        "test_real_claude_code_hook_inputs_as_recorded",
+    ),
+    "tests/e2e/test_real_codex.py": (
+        "test_real_codex_applies_a_scripted_patch_and_its_hooks_see_it",
+        "test_real_codex_with_stets_hooks_edit_captured_rejected_and_its_redo_denied",
+    ),
+    "tests/e2e/test_real_gemini_cli.py": (
+        "test_real_gemini_cli_makes_a_scripted_edit_and_its_hooks_see_it",
+        "test_real_gemini_cli_with_stets_hooks_edit_captured_rejected_and_its_redo_denied",
+    ),
+    "tests/e2e/test_real_qwen_code.py": (
+        "test_real_qwen_code_makes_a_scripted_edit_and_its_hooks_see_it",
+        "test_real_qwen_code_with_stets_hooks_edit_captured_rejected_and_its_redo_denied",
+    ),
     "tests/e2e/test_codex_hooks.py": ("test_a_turn_is_captured_a_rejection_told_once_and_its_redo_denied",),
     "tests/e2e/test_gemini_hooks.py": ("test_a_turn_is_captured_a_rejection_told_once_and_its_redo_denied",),
     "tests/e2e/test_copilot_hooks.py": (ALL,),

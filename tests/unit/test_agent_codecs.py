@@ -11,7 +11,7 @@ import pytest
 
 from stet.agents.codecs import claude_code, codex, copilot, cursor, gemini, qwen
 from stet.agents.setups.codex import config_with, hooks_with
-from stet.agents.turn import Answer, Meaning, ResultTooLarge
+from stet.agents.turn import Answer, Meaning, Reported, ResultTooLarge
 from stet.errors import InvalidParams
 
 BASE = {
@@ -32,8 +32,11 @@ def test_codex_events_by_meaning():
     assert codex.decode(codex_event("UserPromptSubmit", prompt="go")).meaning is Meaning.PROMPT
     assert codex.decode(codex_event("Stop", stop_hook_active=False)).meaning is Meaning.END
     assert codex.decode(codex_event("PermissionRequest", tool_name="exec_command")) is None
-    shell = codex_event("PreToolUse", tool_name="exec_command", tool_input={"command": "ls"})
+    # Codex names a command run through exec_command `Bash` to its hooks (seen with the real Codex).
+    shell = codex_event("PreToolUse", tool_name="Bash", tool_input={"command": "ls"})
     assert codex.decode(shell) is None, "not an edit"
+    heredoc = codex_event("PreToolUse", tool_name="Bash", tool_input={"command": "cat <<'EOF'\nx\nEOF\n"})
+    assert codex.decode(heredoc) is None, "another program's heredoc"
     with pytest.raises(InvalidParams):
         codex.decode(["not", "an", "object"])
 
@@ -61,6 +64,19 @@ def test_an_apply_patch_is_one_change_per_file_its_paths_from_cwd():
         event.changes[0].after("", 2)
     broken = codex_event("PreToolUse", tool_name="apply_patch", tool_input={"command": "*** Begin Patch\n"})
     assert codex.decode(broken) is None
+
+
+@pytest.mark.parametrize("head", ["apply_patch <<'EOF'", 'applypatch <<"EOF"', "  apply_patch  <<EOF"])
+def test_a_patch_run_through_codexs_shell_is_the_same_patch(head):
+    """A model offered no apply_patch tool runs `apply_patch <<'EOF' … EOF` through exec_command:
+    Codex's PreToolUse sees a Bash call with that command."""
+    patch = "*** Begin Patch\n*** Update File: a.py\n@@\n-x = 1\n+x = 2\n*** End Patch\n"
+    command = f"{head}\n{patch}EOF\n"
+    event = codex.decode(codex_event("PreToolUse", tool_name="Bash", tool_input={"command": command}))
+    (change,) = event.changes
+    assert (event.meaning, change.path, change.after("x = 1\n", 1000)) == (Meaning.BEFORE, "/work/proj/a.py", "x = 2\n")
+    assert codex.through_shell(command) and not codex.through_shell("echo apply_patch <<EOF\nEOF")
+    assert not codex.through_shell("apply_patch_helper <<EOF\nEOF") and not codex.through_shell(patch)
 
 
 def test_codex_answers():
@@ -142,10 +158,15 @@ def test_codex_hooks_json_merges_like_claude_codes():
     assert out["other"] == 1 and "enabledMcpjsonServers" not in out
     assert [h["command"] for e in out["hooks"]["Stop"] for h in e["hooks"]] == ["say done", "stet hook codex"]
     assert out["hooks"]["PreToolUse"] == [
-        {"matcher": "apply_patch", "hooks": [{"type": "command", "command": "stet hook codex"}]}
+        {"matcher": "apply_patch|Bash", "hooks": [{"type": "command", "command": "stet hook codex"}]}
     ]
+    assert out["hooks"]["PostToolUse"][0]["matcher"] == "apply_patch"
     assert len(changed) == 5
     assert hooks_with(out, "stet hook codex") == (out, [])
+    earlier = json.loads(json.dumps(out))
+    earlier["hooks"]["PreToolUse"][0]["matcher"] = "apply_patch"  # as an earlier `integrate` wrote it
+    rematched, said = hooks_with(earlier, "stet hook codex")
+    assert rematched == out and said == ["hooks.PreToolUse (Stet's hook on apply_patch|Bash)"]
     moved, said = hooks_with(out, "/new/stet hook codex")
     assert [h["command"] for e in moved["hooks"]["Stop"] for h in e["hooks"]] == ["say done", "/new/stet hook codex"]
 
@@ -158,6 +179,10 @@ def gemini_event(name: str, **fields: object) -> dict:
 def test_gemini_events_by_meaning_and_its_edits():
     assert gemini.decode(gemini_event("BeforeAgent", prompt="go")).meaning is Meaning.PROMPT
     assert gemini.decode(gemini_event("AfterAgent", stop_hook_active=False)).meaning is Meaning.END
+    # The real Gemini CLI gives AfterAgent the turn's prompt: the hunks' message says it.
+    end = gemini.decode(gemini_event("AfterAgent", prompt="raise the limit", prompt_response="done"))
+    assert end.asked() == "raise the limit"
+    assert gemini.decode(gemini_event("AfterAgent", prompt=["not", "text"])).asked() is None
     assert (
         gemini.decode(gemini_event("BeforeTool", tool_name="run_shell_command", tool_input={"command": "ls"})) is None
     )
@@ -246,6 +271,24 @@ def test_qwen_speaks_claude_codes_shape_with_its_own_tool_names():
     assert event.changes[0].after("", 100) == "c"
     assert qwen.decode({**base, "hook_event_name": "Stop"}).asked() is None, "no transcript of Claude Code's read"
     assert qwen.encode(event, Answer(deny="no")) == claude_code.encode(event, Answer(deny="no"))
+
+
+def test_qwen_reports_the_file_before_its_own_tools_in_gemini_clis_shape():
+    """As the real Qwen Code sends it (tests/fixtures/agents/qwen-code-hooks.jsonl): PostToolUse of
+    `edit` with `returnDisplay.originalContent`; null for a file write_file creates."""
+    base = {"session_id": "q1", "cwd": "/p", "hook_event_name": "PostToolUse"}
+    edit = {"file_path": "/p/a.py", "old_string": "x = 1", "new_string": "x = 2"}
+    display = {"fileName": "a.py", "originalContent": "x = 1\n", "newContent": "x = 2\n"}
+    event = qwen.decode({**base, "tool_name": "edit", "tool_input": edit, "tool_response": {"returnDisplay": display}})
+    assert event.changes[0].reported == Reported("x = 1\n", "the file as Qwen Code reported it")
+    write = {"file_path": "/p/n.py", "content": "n\n"}
+    created = {"returnDisplay": {"originalContent": None, "newContent": "n\n"}}
+    event = qwen.decode({**base, "tool_name": "write_file", "tool_input": write, "tool_response": created})
+    assert event.changes[0].reported == Reported(None, "the file not existing before")
+    odd = {"returnDisplay": {"originalContent": ["not", "text"]}}
+    assert (
+        qwen.decode({**base, "tool_name": "edit", "tool_input": edit, "tool_response": odd}).changes[0].reported is None
+    )
 
 
 def test_request_changes_in_each_agents_shape():

@@ -73,3 +73,41 @@ def test_a_post_tool_use_naming_the_events_is_not_told_here():
 
 def test_bytes_that_are_not_utf8_are_no_event():
     assert events.hook_event(b'{"hook_event_name": "SessionStart", "x": "\xff"}') is None
+
+
+SHELL_COMMANDS = [
+    "ls -la",
+    "apply_patch <<'EOF'\n*** Begin Patch\n*** End Patch\nEOF\n",
+    '  applypatch  <<"EOF"\nx\nEOF',
+    "apply_patch_helper <<EOF\nEOF",
+    "echo apply_patch <<EOF\nEOF",
+    "cat <<'EOF'\nx\nEOF",
+    "apply_patch",
+    "",
+]
+
+
+@pytest.mark.parametrize("command", SHELL_COMMANDS)
+def test_the_thin_client_tells_a_patch_through_codexs_shell_as_the_codec_does(command):
+    from stet.agents.codecs import codex
+
+    assert events.through_shell(command) == codex.through_shell(command)
+
+
+def test_only_codexs_shell_commands_that_are_no_patch_are_nothing_for_stet():
+    """The thin client answers those with nothing without loading Stet: exactly what the codec
+    answers; any other call, or a malformed one, goes on to the command."""
+    pre = {"session_id": "s", "cwd": "/w", "hook_event_name": "PreToolUse", "tool_name": "Bash"}
+
+    def nothing(agent: str = "codex", **fields: object) -> bool:
+        return events.nothing_for(agent, json.dumps({**pre, **fields}).encode())
+
+    assert nothing(tool_input={"command": "ls -la"})
+    assert nothing(tool_input={"command": "cat <<'EOF'\nx\nEOF"})
+    assert not nothing(tool_input={"command": "apply_patch <<'EOF'\n*** Begin Patch\n*** End Patch\nEOF"})
+    assert not nothing("claude-code", tool_input={"command": "ls"}), "another agent's Bash: its own codec"
+    assert not nothing(tool_name="apply_patch", tool_input={"command": "ls"})
+    assert not nothing(hook_event_name="Stop", tool_input={"command": "ls"})
+    assert not nothing(session_id="", tool_input={"command": "ls"}), "malformed: the command says so"
+    assert not nothing(tool_input={"cmd": "ls"})
+    assert not events.nothing_for("codex", b'["Bash"]') and not events.nothing_for("codex", b"\xff Bash")

@@ -8,8 +8,9 @@ The input a call reads is read here, in the caller's process (cli/inputs.py): it
 files its command line names, bounded, never blocked on; the resident gets the bytes.
 
 It imports only what Python has loaded at start (os, sys, io, time) and `_socket` (and, for a call
-that reads input, limits.py and cli/inputs.py; for a hook that may be one of the events run here,
-`_json`: events.py; for `stet mcp` on stdio, mcp/stdio.py, which answers the agent's `initialize`
+that reads input, limits.py and cli/inputs.py; for a hook, events.py, and `_json` when it may be one
+of the events run here or one Stet has nothing to do for, answered here: Codex's shell commands
+that are no patch; for `stet mcp` on stdio, mcp/stdio.py, which answers the agent's `initialize`
 while the rest starts): `import socket` alone costs half of `python -c pass`."""
 
 import os
@@ -44,16 +45,21 @@ def main() -> int:
 
         home = run.home(argv) if run.takes(argv) else None
         return run.run(argv, home) if home else _here(argv, None)
+    # A hook's input is read first: a call Stet has nothing to do for is answered (nothing) here.
+    early = _inputs(command, argv) if command == "hook" else None
+    if early is not None and early[0] is not None and _nothing_for(argv, early[0]):
+        return 0
+    given = None if early is None else early[1] if early[0] is None else {**early[1], "-": early[0]}
     if off or not (status or command in place.ROUTED):
-        return _resident(argv[1:]) if status else _here(argv, None)
+        return _resident(argv[1:]) if status else _here(argv, None, given)
     request_id = os.urandom(12).hex()
     try:
         home = place.home_of_call(argv, os.getcwd(), os.environ)
     except OSError:  # the current folder deleted under the shell: the command says so
         home = None
     if home is None:
-        return _resident(argv[1:]) if status else _here(argv, request_id)
-    stdin, files = _inputs(command, argv)
+        return _resident(argv[1:]) if status else _here(argv, request_id, given)
+    stdin, files = _inputs(command, argv) if early is None else early
     read: dict[str, bytes] = {}
     for name, got in files.items():
         if not isinstance(got, bytes):  # refused (unreadable, too large): said by the command, in this process
@@ -97,6 +103,13 @@ def _end(code: int) -> "NoReturn":
             except (OSError, ValueError):
                 pass
     os._exit(code)
+
+
+def _nothing_for(argv: list[str], stdin: bytes) -> bool:
+    from . import events
+
+    words = [a for a in argv if not a.startswith("-")]
+    return len(words) > 1 and events.nothing_for(words[1], stdin)
 
 
 def _told_here(stdin: bytes) -> bool:

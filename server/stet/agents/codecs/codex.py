@@ -6,6 +6,12 @@ Every input has `session_id`, `transcript_path`, `cwd`, `hook_event_name`, `mode
 PreToolUse with `tool_name: "apply_patch"` (before an edit: `tool_input.command` holds Codex's
 own patch, its paths relative to `cwd`; domain/apply_patch.py reads it), PostToolUse (after: its
 `tool_response` is a plain string, no report of the file before), Stop (end of turn).
+A model Codex offers no `apply_patch` tool runs the patch through its shell instead
+(`exec_command` with `apply_patch <<'EOF' … EOF`): Codex applies it itself and gives PreToolUse
+a `tool_name: "Bash"` call whose `tool_input.command` is that heredoc (and no PostToolUse), so
+a Bash command that starts with `apply_patch <<` is read as the same patch; any other command is
+not Stet's (nothing said). A `workdir` the model gives exec_command does not reach the hook: the
+patch's paths are taken relative to `cwd`.
 Answers: `hookSpecificOutput.additionalContext` (a developer message to the model); a deny is
 `hookSpecificOutput.permissionDecision: "deny"` with the reason, and to allow Codex is told
 nothing (it refuses `"allow"`, and has no `"ask"`: a change Stet cannot check is let through
@@ -26,6 +32,7 @@ from .claude_code import text_field
 
 AGENT = Agent("codex", "codex-", "Codex")
 TOOL = "apply_patch"
+SHELL = "Bash"  # Codex's name, to its hooks, of a command run through exec_command
 MEANINGS = {
     "SessionStart": Meaning.START,
     "UserPromptSubmit": Meaning.PROMPT,
@@ -56,8 +63,11 @@ def changes_of(payload: JSON) -> tuple[Change, ...]:
     tool_input = payload.get("tool_input")
     patch = tool_input.get("command") if isinstance(tool_input, dict) else None
     cwd = payload.get("cwd")
-    if payload.get("tool_name") != TOOL or not isinstance(patch, str) or not isinstance(cwd, str):
+    tool = payload.get("tool_name")
+    if tool not in (TOOL, SHELL) or not isinstance(patch, str) or not isinstance(cwd, str):
         return ()
+    if tool == SHELL and not through_shell(patch):
+        return ()  # another command: not an edit Stet reads
     try:
         files = apply_patch.parse(patch)
     except apply_patch.PatchError:
@@ -76,6 +86,14 @@ def changes_of(payload: JSON) -> tuple[Change, ...]:
             out.append(Change(path, TOOL, _whole("")))
             out.append(Change(target, TOOL, _updated(f.chunks, f.path), source=path))
     return tuple(out)
+
+
+def through_shell(command: str) -> bool:
+    """Whether a shell command is Codex's patch given to `apply_patch` by a heredoc, as Codex
+    itself recognises it: its first line `apply_patch <<'EOF'` (or `applypatch`, any quoting)."""
+    first = command.lstrip().split("\n", 1)[0].strip()
+    program, _, rest = first.partition(" ")
+    return program in ("apply_patch", "applypatch") and rest.lstrip().startswith("<<")
 
 
 def _whole(text: str) -> Callable[[str, int], str | None]:

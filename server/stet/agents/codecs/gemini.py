@@ -5,8 +5,9 @@ Every input has `session_id`, `transcript_path`, `cwd`, `hook_event_name` and `t
 events by meaning: SessionStart (start), BeforeAgent (prompt), BeforeTool (before an edit:
 `tool_name` "replace" with `file_path` (absolute), `old_string`, `new_string`, or "write_file"
 with `file_path`, `content`), AfterTool (after: `tool_response.returnDisplay` reports
-`originalContent`, null for a new file), AfterAgent (end of turn; a deny there would make it go
-on, so Stet never answers one). Answers: `hookSpecificOutput.additionalContext` (reaches the model
+`originalContent`, null for a new file), AfterAgent (end of turn, with the turn's `prompt`,
+which the hunks' message says; a deny there makes it go on: Stet answers one only to request
+changes). Answers: `hookSpecificOutput.additionalContext` (reaches the model
 as `<hook_context>`), a deny is `{"decision": "deny", "reason"}` (the model sees it as the call's
 error), `systemMessage` shows the person a note.
 """
@@ -60,7 +61,9 @@ def decode(payload: Any, env: Mapping[str, str] | None = None) -> Event | None:
             reported=reported,
         )
         return Event(meaning, name, session, changes=(change,))
-    return Event(meaning, name, session, continuing=payload.get("stop_hook_active") is True)
+    prompt = payload.get("prompt") if meaning is Meaning.END else None  # AfterAgent tells the turn's prompt
+    asked = prompt if isinstance(prompt, str) else None
+    return Event(meaning, name, session, asked=lambda: asked, continuing=payload.get("stop_hook_active") is True)
 
 
 def edited(before: str, tool: object, tool_input: object, limit: int) -> str | None:

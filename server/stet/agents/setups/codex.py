@@ -2,7 +2,8 @@
 
 - `.codex/hooks.json` (the same shape as Claude Code's hooks: `{"hooks": {EVENT: [{"matcher",
   "hooks": [{"type": "command", "command"}]}]}}`): SessionStart, UserPromptSubmit, PreToolUse and
-  PostToolUse on `apply_patch`, Stop, each running `stet hook codex`; Codex runs a command hook
+  PostToolUse on `apply_patch` (PreToolUse on `Bash` too: a patch run through Codex's shell), Stop,
+  each running `stet hook codex`; Codex runs a command hook
   with the shell, so the words are quoted for it.
 - `.codex/config.toml`: Stet's MCP server as `[mcp_servers.stet]` (`command`, `args`). The file is
   read with tomllib; the table is appended as text only when absent, and the result is read back
@@ -25,10 +26,13 @@ from .claude_code import SERVER, command_hook, command_line, settings_with
 
 AGENT = "codex"
 MATCHER = "apply_patch"
+# Before an edit, Codex's shell too: a model offered no apply_patch tool runs `apply_patch <<'EOF'`
+# through exec_command, which Codex's hooks see as a Bash call (and no PostToolUse follows it).
+BEFORE_MATCHER = "apply_patch|Bash"
 EVENTS: tuple[tuple[str, str | None], ...] = (
     ("SessionStart", None),
     ("UserPromptSubmit", None),
-    ("PreToolUse", MATCHER),
+    ("PreToolUse", BEFORE_MATCHER),
     ("PostToolUse", MATCHER),
     ("Stop", None),
 )
