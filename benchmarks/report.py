@@ -680,7 +680,7 @@ def _agents_table(w: Callable[[str], None], res: dict) -> None:
     w("")
     w(
         "| agent | `stet hook AGENT` before an edit: median | ratio | end of a one-line turn (its capture): median | ratio "
-        f"| CPU ratios (before / end) | ≤ {INSTANT_GOAL}× |"
+        f"| CPU ratios (before / end) | ≤ {INSTANT_GOAL}× (wall) |"
     )
     w("|---|---|---|---|---|---|---|")
     for agent, name in AGENT_NAMES.items():
@@ -1212,8 +1212,10 @@ own tests): before an edit, on a file with ten pending hunks (Claude Code's PreT
 Code's PreToolUse `edit`); and the end of a turn that changed one line of one file (its before- and after-edit
 hooks not timed, then Stop / AfterAgent / agentStop / stop, timed, which captures the turn's hunk; the hunk is
 accepted after, not timed). CPU time is the client process's (the kernel's accounting of the finished child)
-plus what the resident used meanwhile (its threads' nanosecond counts): on a shared machine the steadier figure;
-`stet mcp`'s is not given (it goes on loading after its answer)."""
+plus what the resident used meanwhile (its threads' nanosecond counts), against `python -c pass`'s: on a shared
+machine the steadier figure (other processes' load stretches every wall time, the floor's too, and so shrinks
+wall ratios); `stet mcp`'s is not given (it goes on loading after its answer). The load printed with each table is
+the machine's 1-minute load average at the run's start and end."""
 
 NOTES_INSTANT = """**How.** `stet` starts as a thin client (`stet/resident/client.py`) that imports only what Python has
 loaded at start and `_socket` (`import socket` alone costs half of `python -c pass` here): no argparse, no json,
