@@ -629,11 +629,14 @@ def section_instant(w: Callable[[str], None], instant: dict) -> None:
             continue
         floor = res["python_pass"]["median"]
         fcpu = res["python_pass"].get("cpu")
-        base = sqlite.get("resident", {})
+        # (a PostgreSQL run saved apart from the SQLite one keeps its own run's SQLite figures)
+        base = res.get("sqlite_same_run") or sqlite.get("resident", {})
         pg = engine == "postgresql"
         said = f"`python -c pass`: {ms(floor)} median" + (f", CPU {ms(fcpu)}" if fcpu else "")
         if res.get("load"):
             said += f"; the machine's load during the run {res['load'][0]:.1f}-{res['load'][-1]:.1f} on {res.get('cores', '?')} cores"
+        if pg and "sqlite_same_run" in res:
+            said += "; a run of its own, its ratio to SQLite against that run's SQLite"
         w(f"**{'PostgreSQL' if pg else 'SQLite'}** ({said})")
         w("")
         w(
