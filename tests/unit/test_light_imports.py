@@ -35,3 +35,10 @@ def test_the_mcp_front_loads_nothing_slow():
 def test_the_operations_table_imports_nothing():
     """The thin client reads it at every call (resident/place.py ROUTED)."""
     assert loaded("stet.operations") - loaded("os") <= {"stet", "__future__"}
+
+
+def test_the_glance_of_stet_status_loads_no_git_until_a_hunk_is_kept():
+    """`stet status` in its own process answers from the glance (review/glance.py): whether HEAD
+    moved is asked only when a pending hunk is kept, so git's and the safe writer's modules load
+    only then, not at every status."""
+    assert not loaded("stet.review.glance") & {"subprocess", "tempfile", "secrets", "threading"}

@@ -20,7 +20,6 @@ from ..errors import StetError
 from ..store.glance import Look, look
 from ..workspace.paths import Workspace, path_to_uri
 from ..workspace.tempnames import TEMP_MARK
-from . import heads_seen
 from .stamps import stat_of
 
 TYPE_CHECKING = False  # types for mypy only
@@ -64,8 +63,11 @@ def _current(seen: Look, roots: list[str]) -> list[Hunk] | None:
             return None  # an edit this process would carry out (Effects.run_pending)
         if live:
             held.add(uri)  # a live editor's buffer is that file's document: recheck leaves it
-    if any(h.kept and h.status == Status.PENDING for h in hunks) and heads_seen.moved(roots, os.environ):
-        return None  # a commit since may keep them: the full open looks (review/commit_keeps.py)
+    if any(h.kept and h.status == Status.PENDING for h in hunks):
+        from . import heads_seen  # (git's and the safe writer's modules: loaded only for a kept hunk)
+
+        if heads_seen.moved(roots, os.environ):
+            return None  # a commit since may keep them: the full open looks (review/commit_keeps.py)
     ws = Workspace(roots)
     if _temp_files_left(ws, {h.uri for h in hunks}):
         return None  # a write a kill interrupted: the full open removes what it left
