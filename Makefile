@@ -64,7 +64,7 @@ test-extension:
 	cd client-extension && npm ci --no-audit --no-fund && npm test && npm run package
 
 # The extension in a real VS Code workbench (code-server + Chromium) against the real server.
-# The install step is idempotent and caches under .cache/vscode-e2e/ (apt-get needs root).
+# The install step is idempotent and caches in ~/.cache/stet-vscode-e2e, shared by clones (apt-get needs root).
 test-vscode-e2e: $(VENV)/.installed test-extension
 	bash .ci/install-vscode-e2e.sh
 	cd client-extension && STET_PYTHON=$(abspath $(PY)) node e2e/run.mjs

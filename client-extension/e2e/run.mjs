@@ -2,9 +2,9 @@
 // playwright-core) against the real Stet server. See docs/vscode-extension.md ("Tests").
 //
 // Env: STET_PYTHON (a Python with stet installed; required), STET_VSIX (default: newest .vsix here),
-// STET_E2E_CODE_SERVER / STET_E2E_NODE / STET_E2E_CHROMIUM (default: from .cache/vscode-e2e/env, written
+// STET_E2E_CODE_SERVER / STET_E2E_NODE / STET_E2E_CHROMIUM (default: from ~/.cache/stet-vscode-e2e/env, written
 // by .ci/install-vscode-e2e.sh), STET_E2E_ARTIFACTS (default: <repo>/test-artifacts/vscode-e2e),
-// STET_E2E_CACHE (the install folder, default .cache/vscode-e2e), STET_E2E_KEEP=1 keeps the temp folder.
+// STET_E2E_CACHE (the install folder, default ~/.cache/stet-vscode-e2e), STET_E2E_KEEP=1 keeps the temp folder.
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -26,7 +26,7 @@ const secs = () => ((Date.now() - t0) / 1000).toFixed(1);
 const log = (...a) => console.log(`[e2e ${secs()}s]`, ...a);
 
 function loadEnvFile() {
-  const f = path.join(process.env.STET_E2E_CACHE || path.join(repo, '.cache/vscode-e2e'), 'env');
+  const f = path.join(process.env.STET_E2E_CACHE || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'stet-vscode-e2e'), 'env');
   if (!fs.existsSync(f)) return {};
   return Object.fromEntries(fs.readFileSync(f, 'utf8').split('\n').filter(Boolean).map((l) => l.split(/=(.*)/s).slice(0, 2)));
 }
