@@ -1,7 +1,9 @@
 """Request changes while the agent works (opt-in: `stet integrate AGENT --request-changes`): at
 the end of a turn, the developer's rejections with feedback the agent was not told yet send it
 back to work (Claude Code and Codex: Stop's `decision: "block"` with the reason), once each, and
-never while the agent already goes on from a stop hook. Each hook is the real `stet hook`."""
+never while the agent already goes on from a stop hook. A checkout's `git config
+stet.requestChanges` (the editor's setting writes it) wins over the option both ways. Each hook
+is the real `stet hook`."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import sys
 
 from support.capturetools import agent_repo, hunks
 from support.claudecode import Claude
-from support.clitools import commit_all, stet
+from support.clitools import commit_all, git, stet
 from support.codexcli import Codex
 
 STET = f"{shlex.quote(sys.executable)} -m stet"
@@ -64,6 +66,37 @@ def test_codex_is_sent_back_and_without_the_option_nothing_changes(tmp_path):
     assert FEEDBACK in sent["reason"]
     assert codex.run("Stop", stop_hook_active=True) == {}
     assert codex.stop() == {}, "told once"
+
+
+def test_the_checkouts_setting_wins_over_the_option_both_ways(tmp_path):
+    """`git config stet.requestChanges true` sends the agent back though integrate was run
+    without --request-changes; false never does, though it was run with it; unset (or a word
+    that is no yes or no), the option decides."""
+    repo = agent_repo(tmp_path / "repo")
+    assert stet("integrate", "claude-code", "--stet", STET, cwd=repo).returncode == 0
+    commit_all(repo, "set up")
+    claude = Claude(repo, S1)
+    claude.prompt("raise the limit")
+    claude.edit("a.py", "LIMIT = 10", "LIMIT = 20")
+    claude.stop()
+    (h,) = [h for h in hunks(repo, "--task", f"claude-{S1}") if h["newText"] == "LIMIT = 20\n"]
+    stet("reject", h["id"], "--feedback", FEEDBACK, cwd=repo)
+    git("config", "--local", "stet.requestChanges", "maybe", cwd=repo)
+    assert "decision" not in claude.stop(), "not a yes or no: the option (not given) decides"
+
+    assert stet("integrate", "claude-code", "--stet", STET, "--request-changes", cwd=repo).returncode == 0
+    claude = Claude(repo, S1)
+    git("config", "--local", "stet.requestChanges", "off", cwd=repo)
+    assert "decision" not in claude.stop(), "turned off in the checkout: never sent back"
+    assert "sentBack" not in next(x for x in hunks(repo) if x["id"] == h["id"])
+
+    assert stet("integrate", "claude-code", "--stet", STET, cwd=repo).returncode == 0
+    claude = Claude(repo, S1)
+    git("config", "--local", "stet.requestChanges", "true", cwd=repo)
+    sent = claude.stop()
+    assert sent["decision"] == "block" and FEEDBACK in sent["reason"], "turned on in the checkout"
+    assert claude.run("Stop", stop_hook_active=True) == {}, "still no loop"
+    assert claude.stop() == {}, "told once"
 
 
 def test_the_review_says_what_was_sent_back_and_to_which_agent(tmp_path):

@@ -9,7 +9,9 @@
   told apart from the agent's; a file whose BEFORE never ran gets its baseline from the agent's
   own report, when that report gives exactly the file as it is now, else from the last commit;
 - END (the turn ends): capture what the agent touched into pending hunks of the task
-  `<prefix><session>` (`claude-…` for Claude Code, `codex-…`, `gemini-…`).
+  `<prefix><session>` (`claude-…` for Claude Code, `codex-…`, `gemini-…`); with request changes
+  (the hook's option, or the checkout's `git config stet.requestChanges`, which wins), send the
+  agent back with the developer's rejections with feedback it was not told yet.
 
 A codec (agents/codecs/) turns one agent's hook input into an `Event` and an `Answer` into that
 agent's answer; this module knows no agent's field names, and the answers' texts are the same
@@ -31,11 +33,28 @@ from ..domain.status import Status
 from ..errors import OutsideWorkspace
 from ..review import Review
 from ..review.task_records import TaskRecords
-from ..workspace import safe
+from ..workspace import git, safe
 from .capture import Capture
 from .loop import LIMIT, Loop, bounded
 from .snapshots import Snapshots
 from .tasks import Tasks
+
+
+YES = frozenset({"true", "yes", "on", "1"})
+NO = frozenset({"false", "no", "off", "0"})
+
+
+def checkout_asks(root: str) -> bool | None:
+    """The checkout's `git config --local stet.requestChanges` (the editor's setting writes it):
+    True or False when set to a yes or a no (true/yes/on/1, false/no/off/0), which wins over the
+    hook's --request-changes; None when unset, another word, or git cannot tell (no git, not a
+    checkout). Read at the end of a turn only: no other hook pays for a git process."""
+    try:
+        p = git.run(root, "config", "--local", "--get", "stet.requestChanges", ok=(0, 1))
+    except git.GitError:
+        return None
+    word = p.stdout.decode("utf-8", "replace").strip().lower()
+    return True if word in YES else False if word in NO else None
 
 
 class Meaning(enum.Enum):
@@ -142,13 +161,19 @@ class Turn:
     # --- end of turn ---------------------------------------------------------------------
     async def _end(self, event: Event, task: str) -> Answer:
         answer = await self._capture(event, task)
-        if self.request_changes and not event.continuing:
+        if not event.continuing and await self._requests_changes():
             # Request changes: rejections with feedback not told yet send the agent back to work
             # (never while it already goes on from a stop hook: one round per stop, no loop).
             text, told = await self.loop().sent_back(task)
             if text is not None:
                 answer.block, answer.told = text, told
         return answer
+
+    async def _requests_changes(self) -> bool:
+        """The checkout's setting when it says yes or no, else the hook's option."""
+        roots = self.review.ws.roots
+        asks = await asyncio.to_thread(checkout_asks, roots[0]) if roots else None
+        return self.request_changes if asks is None else asks
 
     async def _capture(self, event: Event, task: str) -> Answer:
         if await Snapshots(self.review).current(task) is None:
