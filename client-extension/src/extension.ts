@@ -18,6 +18,7 @@ import { feedbackAsker } from './feedback';
 import { InlineBlocks } from './inlineBlocks';
 import { HunkModel } from './logic/model';
 import { ProposalNotifier } from './notifier';
+import { RequestChangesSetting } from './requestChanges';
 import { ReviewContent } from './review';
 import { ServerStarter } from './starter';
 import { StatusView } from './status';
@@ -49,6 +50,7 @@ export function activate(context: vscode.ExtensionContext) {
   context.subscriptions.push(
     output, client, starter, editor, tree, treeView, status, review, proposals, blocks,
     new Decorator(model, media),
+    new RequestChangesSetting(output),
     vscode.workspace.registerFileSystemProvider(EDIT_SCHEME, editor, { isCaseSensitive: true }),
   );
 
