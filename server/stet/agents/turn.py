@@ -39,7 +39,6 @@ from .loop import LIMIT, Loop, bounded
 from .snapshots import Snapshots
 from .tasks import Tasks
 
-
 YES = frozenset({"true", "yes", "on", "1"})
 NO = frozenset({"false", "no", "off", "0"})
 
