@@ -160,13 +160,18 @@ class Turn:
     # --- end of turn ---------------------------------------------------------------------
     async def _end(self, event: Event, task: str) -> Answer:
         answer = await self._capture(event, task)
-        if not event.continuing and await self._requests_changes():
+        if not event.continuing and self._feedback_in(task) and await self._requests_changes():
             # Request changes: rejections with feedback not told yet send the agent back to work
             # (never while it already goes on from a stop hook: one round per stop, no loop).
             text, told = await self.loop().sent_back(task)
             if text is not None:
                 answer.block, answer.told = text, told
         return answer
+
+    def _feedback_in(self, task: str) -> bool:
+        """Whether any hunk of the task stands rejected with feedback (told or not): without
+        one there is nothing to send back, and the end of a turn pays no git process."""
+        return any(h.status == Status.REJECTED and (h.feedback or "").strip() for h in self.review.list(task_id=task))
 
     async def _requests_changes(self) -> bool:
         """The checkout's setting when it says yes or no, else the hook's option."""
