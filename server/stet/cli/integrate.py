@@ -13,6 +13,7 @@ DEFAULT_PORT = 8765
 TYPE_CHECKING = False  # types for mypy only
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Sequence
 
     from ..domain.shapes import JSON
     from .call import Call
@@ -112,11 +113,44 @@ def _load(path: str) -> JSON:
         raise InvalidParams(f"{path} cannot be read as JSON ({exc}); fix it or move it aside, nothing was written")
 
 
-def _save(path: str, data: JSON) -> None:
+def _save(path: str, data: JSON | str) -> None:
     from ..workspace.files import write_atomic
 
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    write_atomic(path, data if isinstance(data, str) else json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+async def _set_up(
+    args: argparse.Namespace,
+    call: Call,
+    root: str,
+    files: Sequence[tuple[str, JSON | str, list[str]]],
+    *,
+    who: str,
+    note: str | None,
+    warning: str | None = None,
+) -> None:
+    """The one write phase of every `stet integrate`: `files` are (path, its new content, what
+    changed in it). Every file that changes is checked before anything is made (the store
+    included), then the store, then the files; then what changed is said, file by file."""
+    from ..workspace import safe
+    from .session import opened
+
+    writes = [(path, data) for path, data, changed in files if changed]
+    for path, _ in writes:
+        why = safe.cannot_rewrite(path)
+        if why is not None:
+            raise InvalidParams(f"{why}; nothing was written")
+    if note:
+        call.say(f"stet: {note}")
+    async with opened(args, call, create=True):
+        pass  # the store exists from now on: the hooks find it
+    for path, data in writes:
+        _save(path, data)
+    if warning:
+        call.say(f"stet: {warning}")
+    done = [f"{os.path.relpath(path, root)}: {a}" for path, _, changed in files for a in changed]
+    call.out("\n".join(done) if done else f"{who} is already set up for Stet here")
 
 
 async def cmd_integrate(args: argparse.Namespace, call: Call) -> int:
@@ -131,9 +165,7 @@ async def cmd_integrate(args: argparse.Namespace, call: Call) -> int:
         stet_command,
         wanted_hooks,
     )
-    from ..workspace import safe
     from .locate import locate
-    from .session import opened
 
     if args.agent == "codex":
         return await _integrate_codex(args, call)
@@ -160,22 +192,8 @@ async def cmd_integrate(args: argparse.Namespace, call: Call) -> int:
         wanted_hooks(hook_command(stet, keep=not args.restore, request_changes=args.request_changes), http),
     )
     mcp, mcp_added, warning = mcp_with(_load(mcp_path), stet)
-    writes = ([(settings_path, settings)] if changed else []) + ([(mcp_path, mcp)] if mcp_added else [])
-    for path, _ in writes:
-        why = safe.cannot_rewrite(path)
-        if why is not None:
-            raise InvalidParams(f"{why}; nothing was written")
-    if note:
-        call.say(f"stet: {note}")
-    async with opened(args, call, create=True):
-        pass  # the store exists from now on: the hooks find it
-    for path, data in writes:
-        _save(path, data)
-    if warning:
-        call.say(f"stet: {warning}")
-    done = [f"{os.path.relpath(settings_path, root)}: {a}" for a in changed]
-    done += [f"{os.path.relpath(mcp_path, root)}: {a}" for a in mcp_added]
-    call.out("\n".join(done) if done else "Claude Code is already set up for Stet here")
+    files = [(settings_path, settings, changed), (mcp_path, mcp, mcp_added)]
+    await _set_up(args, call, root, files, who="Claude Code", note=note, warning=warning)
     if args.http is not None:
         call.say(
             f"stet: the hooks are answered by `stet mcp --http {args.http}` (keep it running; SessionStart, which "
@@ -189,10 +207,7 @@ async def _integrate_codex(args: argparse.Namespace, call: Call) -> int:
     """`.codex/hooks.json` and `.codex/config.toml`, all or nothing as for Claude Code."""
     from ..agents.setups import codex
     from ..agents.setups.claude_code import stet_command
-    from ..workspace import safe
-    from ..workspace.files import write_atomic
     from .locate import locate
-    from .session import opened
 
     if args.http is not None:
         raise InvalidParams("Codex runs command hooks only: --http is for Claude Code; nothing was written")
@@ -206,27 +221,8 @@ async def _integrate_codex(args: argparse.Namespace, call: Call) -> int:
     )
     text = _load_text(config_path)
     config, added, warning = codex.config_with(text, stet)
-    writes: list[tuple[str, str]] = []
-    if changed:
-        writes.append((hooks_path, json.dumps(hooks, indent=2, ensure_ascii=False) + "\n"))
-    if added:
-        writes.append((config_path, config))
-    for path, _ in writes:
-        why = safe.cannot_rewrite(path)
-        if why is not None:
-            raise InvalidParams(f"{why}; nothing was written")
-    if note:
-        call.say(f"stet: {note}")
-    async with opened(args, call, create=True):
-        pass  # the store exists from now on: the hooks find it
-    for path, data in writes:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        write_atomic(path, data)
-    if warning:
-        call.say(f"stet: {warning}")
-    done = [f"{os.path.relpath(hooks_path, root)}: {a}" for a in changed]
-    done += [f"{os.path.relpath(config_path, root)}: {a}" for a in added]
-    call.out("\n".join(done) if done else "Codex is already set up for Stet here")
+    files: list[tuple[str, JSON | str, list[str]]] = [(hooks_path, hooks, changed), (config_path, config, added)]
+    await _set_up(args, call, root, files, who="Codex", note=note, warning=warning)
     call.say(f"stet: {codex.TRUST}")
     return 0
 
@@ -235,9 +231,7 @@ async def _integrate_settings(args: argparse.Namespace, call: Call) -> int:
     """`.gemini/settings.json` or `.qwen/settings.json`, checked before it is written, as for Claude Code."""
     from ..agents.setups import gemini, qwen
     from ..agents.setups.claude_code import stet_command
-    from ..workspace import safe
     from .locate import locate
-    from .session import opened
 
     setup, who, folder = (gemini, "Gemini CLI", ".gemini") if args.agent == "gemini" else (qwen, "Qwen Code", ".qwen")
     if args.http is not None:
@@ -249,20 +243,7 @@ async def _integrate_settings(args: argparse.Namespace, call: Call) -> int:
     settings, changed, warning = setup.settings_with_stet(
         _load(path), setup.hook_command(stet, keep=not args.restore, request_changes=args.request_changes), stet
     )
-    if changed:
-        why = safe.cannot_rewrite(path)
-        if why is not None:
-            raise InvalidParams(f"{why}; nothing was written")
-    if note:
-        call.say(f"stet: {note}")
-    async with opened(args, call, create=True):
-        pass  # the store exists from now on: the hooks find it
-    if changed:
-        _save(path, settings)
-    if warning:
-        call.say(f"stet: {warning}")
-    done = [f"{os.path.relpath(path, root)}: {a}" for a in changed]
-    call.out("\n".join(done) if done else f"{who} is already set up for Stet here")
+    await _set_up(args, call, root, [(path, settings, changed)], who=who, note=note, warning=warning)
     if setup is gemini:
         call.say(f"stet: {gemini.TRUST}")
     return 0
@@ -272,9 +253,7 @@ async def _integrate_copilot(args: argparse.Namespace, call: Call) -> int:
     """`.github/hooks/stet.json`, checked before it is written, as for Claude Code."""
     from ..agents.setups import copilot
     from ..agents.setups.claude_code import stet_command
-    from ..workspace import safe
     from .locate import locate
-    from .session import opened
 
     if args.http is not None:
         raise InvalidParams(
@@ -287,18 +266,7 @@ async def _integrate_copilot(args: argparse.Namespace, call: Call) -> int:
     root = roots[0]
     path = os.path.join(root, ".github", "hooks", "stet.json")
     config, changed = copilot.hooks_with(_load(path), stet, keep=not args.restore)
-    if changed:
-        why = safe.cannot_rewrite(path)
-        if why is not None:
-            raise InvalidParams(f"{why}; nothing was written")
-    if note:
-        call.say(f"stet: {note}")
-    async with opened(args, call, create=True):
-        pass  # the store exists from now on: the hooks find it
-    if changed:
-        _save(path, config)
-    done = [f"{os.path.relpath(path, root)}: {a}" for a in changed]
-    call.out("\n".join(done) if done else "Copilot CLI is already set up for Stet here")
+    await _set_up(args, call, root, [(path, config, changed)], who="Copilot CLI", note=note)
     call.say(f"stet: {copilot.MISSED}")
     return 0
 
@@ -307,9 +275,7 @@ async def _integrate_cursor(args: argparse.Namespace, call: Call) -> int:
     """`.cursor/hooks.json` and `.cursor/mcp.json`, all or nothing as for Claude Code."""
     from ..agents.setups import cursor
     from ..agents.setups.claude_code import stet_command
-    from ..workspace import safe
     from .locate import locate
-    from .session import opened
 
     if args.http is not None:
         raise InvalidParams("Stet answers Cursor's command hooks only: --http is for Claude Code; nothing was written")
@@ -322,22 +288,8 @@ async def _integrate_cursor(args: argparse.Namespace, call: Call) -> int:
         _load(hooks_path), cursor.hook_command(stet, keep=not args.restore, request_changes=args.request_changes)
     )
     mcp, added, warning = cursor.mcp_with(_load(mcp_path), stet)
-    writes = ([(hooks_path, hooks)] if changed else []) + ([(mcp_path, mcp)] if added else [])
-    for path, _ in writes:
-        why = safe.cannot_rewrite(path)
-        if why is not None:
-            raise InvalidParams(f"{why}; nothing was written")
-    if note:
-        call.say(f"stet: {note}")
-    async with opened(args, call, create=True):
-        pass  # the store exists from now on: the hooks find it
-    for path, data in writes:
-        _save(path, data)
-    if warning:
-        call.say(f"stet: {warning}")
-    done = [f"{os.path.relpath(hooks_path, root)}: {a}" for a in changed]
-    done += [f"{os.path.relpath(mcp_path, root)}: {a}" for a in added]
-    call.out("\n".join(done) if done else "Cursor is already set up for Stet here")
+    files = [(hooks_path, hooks, changed), (mcp_path, mcp, added)]
+    await _set_up(args, call, root, files, who="Cursor", note=note, warning=warning)
     call.say(f"stet: {cursor.MISSED}")
     return 0
 

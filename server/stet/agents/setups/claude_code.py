@@ -265,3 +265,24 @@ def mcp_with(config: Any, stet: list[str]) -> tuple[JSON, list[str], str | None]
         return out, [], None
     servers[SERVER] = wanted
     return out, [f"mcpServers.{SERVER}"], None
+
+
+def settings_and_mcp_with(
+    settings: Any, command: str, stet: list[str], *, agent: str, events: tuple[tuple[str, str | None], ...], where: str
+) -> tuple[JSON, list[str], str | None]:
+    """A settings file in Claude Code's shape that also holds `mcpServers` (Gemini CLI's, Qwen
+    Code's): Stet's hooks for `events` and its MCP server (added when absent, never changed);
+    (settings, what changed, a warning). `where` names the file in what is said."""
+    out, changed = settings_with(
+        settings, {e: command_hook(command) for e, _ in events}, agent=agent, events=events, enable_mcp=False
+    )
+    servers = out.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise InvalidParams(f'"mcpServers" in {where} is not an object; fix it first')
+    wanted = {"command": stet[0], "args": [*stet[1:], "mcp", "--agent", agent]}
+    if SERVER not in servers:
+        servers[SERVER] = wanted
+        return out, [*changed, f"mcpServers.{SERVER}"], None
+    if servers[SERVER] != wanted:
+        return out, changed, f'{where} already has an MCP server named "{SERVER}"; left as it is'
+    return out, changed, None
