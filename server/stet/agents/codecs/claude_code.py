@@ -43,6 +43,19 @@ def text_field(payload: JSON, key: str) -> str:
     return value
 
 
+def heading(
+    payload: Any, meanings: Mapping[str, Meaning], session_key: str = "session_id"
+) -> tuple[JSON, str, str, Meaning] | None:
+    """A hook input's object, event name, session and meaning; None for an event Stet does
+    nothing for. Not an object, or without its event or session: refused (InvalidParams)."""
+    if not isinstance(payload, dict):
+        raise InvalidParams("the hook input is not a JSON object")
+    name = text_field(payload, "hook_event_name")
+    session = text_field(payload, session_key)
+    meaning = meanings.get(name)
+    return None if meaning is None else (payload, name, session, meaning)
+
+
 def file_of(payload: JSON) -> str | None:
     """The file a write tool call names (None: another tool, or no file)."""
     tool = payload.get("tool_name")
@@ -58,13 +71,10 @@ def decode(payload: Any, env: Mapping[str, str] | None = None) -> Event | None:
     """The event Claude Code's hook input means (None: one Stet does nothing for). `env` is the
     hook's caller's environment (None: this process's), which says where Claude Code keeps its
     transcripts."""
-    if not isinstance(payload, dict):
-        raise InvalidParams("the hook input is not a JSON object")
-    name = text_field(payload, "hook_event_name")
-    session = text_field(payload, "session_id")
-    meaning = MEANINGS.get(name)
-    if meaning is None:
+    head = heading(payload, MEANINGS)
+    if head is None:
         return None
+    payload, name, session, meaning = head
     if meaning in (Meaning.BEFORE, Meaning.AFTER):
         path = file_of(payload)
         if path is None:

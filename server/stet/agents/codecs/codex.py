@@ -26,9 +26,8 @@ from typing import Any
 
 from ...domain import apply_patch
 from ...domain.shapes import JSON
-from ...errors import InvalidParams
 from ..turn import Agent, Answer, Change, Event, Meaning, ResultTooLarge
-from .claude_code import text_field
+from .claude_code import heading
 
 AGENT = Agent("codex", "codex-", "Codex")
 TOOL = "apply_patch"
@@ -45,13 +44,10 @@ MEANINGS = {
 def decode(payload: Any, env: Mapping[str, str] | None = None) -> Event | None:
     """The event Codex's hook input means (None: one Stet does nothing for: another tool, a
     patch Codex itself will refuse)."""
-    if not isinstance(payload, dict):
-        raise InvalidParams("the hook input is not a JSON object")
-    name = text_field(payload, "hook_event_name")
-    session = text_field(payload, "session_id")
-    meaning = MEANINGS.get(name)
-    if meaning is None:
+    head = heading(payload, MEANINGS)
+    if head is None:
         return None
+    payload, name, session, meaning = head
     if meaning in (Meaning.BEFORE, Meaning.AFTER):
         changes = changes_of(payload)
         return Event(meaning, name, session, changes=changes) if changes else None

@@ -18,9 +18,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...domain.shapes import JSON
-from ...errors import InvalidParams
 from ..turn import Agent, Answer, Change, Event, Meaning, ResultTooLarge
-from .claude_code import text_field
+from .claude_code import heading
 
 AGENT = Agent("cursor", "cursor-", "Cursor", before_hook="preToolUse")
 WRITE_TOOLS = ("Write", "Edit", "StrReplace", "edit_file", "write", "edit")
@@ -34,13 +33,10 @@ MEANINGS = {
 
 def decode(payload: Any, env: Mapping[str, str] | None = None) -> Event | None:
     """The event Cursor's hook input means (None: one Stet does nothing for)."""
-    if not isinstance(payload, dict):
-        raise InvalidParams("the hook input is not a JSON object")
-    name = text_field(payload, "hook_event_name")
-    session = text_field(payload, "conversation_id")
-    meaning = MEANINGS.get(name)
-    if meaning is None:
+    head = heading(payload, MEANINGS, "conversation_id")
+    if head is None:
         return None
+    payload, name, session, meaning = head
     if meaning is Meaning.BEFORE:
         tool_input = payload.get("tool_input")
         if payload.get("tool_name") not in WRITE_TOOLS or not isinstance(tool_input, dict):

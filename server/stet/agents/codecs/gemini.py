@@ -19,9 +19,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...domain.shapes import JSON
-from ...errors import InvalidParams
 from ..turn import Agent, Answer, Change, Event, Meaning, Reported, ResultTooLarge
-from .claude_code import text_field
+from .claude_code import heading
 
 AGENT = Agent("gemini", "gemini-", "Gemini CLI", before_hook="BeforeTool")
 TOOLS = ("replace", "write_file")
@@ -36,13 +35,10 @@ MEANINGS = {
 
 def decode(payload: Any, env: Mapping[str, str] | None = None) -> Event | None:
     """The event Gemini CLI's hook input means (None: one Stet does nothing for)."""
-    if not isinstance(payload, dict):
-        raise InvalidParams("the hook input is not a JSON object")
-    name = text_field(payload, "hook_event_name")
-    session = text_field(payload, "session_id")
-    meaning = MEANINGS.get(name)
-    if meaning is None:
+    head = heading(payload, MEANINGS)
+    if head is None:
         return None
+    payload, name, session, meaning = head
     if meaning in (Meaning.BEFORE, Meaning.AFTER):
         tool, tool_input = payload.get("tool_name"), payload.get("tool_input")
         path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
