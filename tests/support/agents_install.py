@@ -9,7 +9,11 @@ through `binary(NAME)`, which installs it when missing and raises `Unavailable` 
 it cannot (no npm, the registry unreachable): the tests skip with that reason, loudly.
 
 Versions: the latest stable each on the registry when pinned, each checked to run here with Node 20
-(Claude Code and Qwen Code declare Node >= 22 but run: Claude Code is a native binary)."""
+(Claude Code and Qwen Code declare Node >= 22 but run: Claude Code is a native binary). The ACP
+agents (tests/support/acp_agents.py): Claude Code's adapter (its Claude Code, 2.1.44, comes inside
+through @anthropic-ai/claude-agent-sdk), Gemini CLI's own `--acp`, and Codex's adapter (a native
+binary with Codex inside, chosen by platform through its optional dependencies), which reaches the
+scripted model through Codex's config.toml."""
 
 from __future__ import annotations
 
@@ -28,6 +32,10 @@ AGENTS: dict[str, tuple[str, str, str]] = {
     "codex": ("@openai/codex", "0.171.0", "codex"),
     "gemini": ("@google/gemini-cli", "0.61.0", "gemini"),
     "qwen": ("@qwen-code/qwen-code", "0.24.4", "qwen"),
+    # Claude Code's ACP adapter (it bundles its Claude Code through @anthropic-ai/claude-agent-sdk).
+    "claude-code-acp": ("@zed-industries/claude-code-acp", "0.16.2", "claude-code-acp"),
+    # Codex's ACP adapter: a native binary (its npm package picks the platform's) reading Codex's config.
+    "codex-acp": ("@zed-industries/codex-acp", "0.16.0", "codex-acp"),
 }
 
 DONE = ".stet-installed"
