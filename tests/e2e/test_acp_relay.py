@@ -6,6 +6,7 @@ blocks the other; the agent's crash, the editor's disconnection and a signal end
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import signal
@@ -15,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from stet.acp.wire import LINE_BOUND
+from stet.acp import relay
+from stet.acp.message import FORWARD, Message, Reply, Rewrite, Verdict
+from stet.acp.wire import LINE_BOUND, encode
 
 AGENT = [sys.executable, str(Path(__file__).parents[1] / "support" / "acp_fake_agent.py")]
 STET = [sys.executable, "-m", "stet"]
@@ -286,3 +289,128 @@ async def test_no_agent_command_is_a_usage_error(tmp_path):
     assert await client.exit_code() == 2
     assert client.got == b""
     assert "AGENT" in await stderr_of(client)
+
+
+# The relay in this process, with a part of the test's own: the verdicts applied, requests paired.
+
+
+class _Ends:
+    """The editor's ends of the relay's stdin and stdout pipes, as Client expects a process."""
+
+    def __init__(self, task: asyncio.Task, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.task, self.stdout, self.stdin = task, reader, writer
+
+    async def wait(self) -> int:
+        return await self.task
+
+
+async def relayed(part, tmp_path: Path, *agent_args: str) -> tuple[Client, io.StringIO]:
+    editor_reads, relay_writes = os.pipe()
+    relay_reads, editor_writes = os.pipe()
+    log = io.StringIO()
+    task = asyncio.create_task(
+        relay.run(
+            [*AGENT, *agent_args],
+            part,
+            stdin=os.fdopen(relay_reads, "rb", buffering=0),
+            stdout=os.fdopen(relay_writes, "wb", buffering=0),
+            cwd=str(tmp_path),
+            env=os.environ,
+            stderr=log,
+            grace=2,
+        )
+    )
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=1 << 20)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(editor_reads, "rb", 0))
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(editor_writes, "wb", 0)
+    )
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    return Client(_Ends(task, reader, writer)), log  # type: ignore[arg-type]
+
+
+class Scripted:
+    """A part: prompts get a block added, `_stet/ask` is answered by Stet, the agent's permission
+    requests are refused for the developer, an agent's text that says `boom` makes it fail."""
+
+    def __init__(self) -> None:
+        self.pairs: list[tuple[str, object, object]] = []  # (side, response id, the request's method)
+        self.hold: asyncio.Event | None = None
+
+    async def from_editor(self, msg: Message, asked: Message | None) -> Verdict:
+        if msg.is_response:
+            self.pairs.append(("editor", msg.body["id"], asked.method if asked else None))
+        if msg.method == "session/prompt":
+            body = json.loads(msg.raw)
+            body["params"]["prompt"].append({"type": "text", "text": "told: «rejected»"})
+            return Rewrite(body)
+        if msg.method == "_stet/ask":
+            return Reply({"jsonrpc": "2.0", "id": msg.body["id"], "result": {"answeredBy": "stet"}})
+        return FORWARD
+
+    async def from_agent(self, msg: Message, asked: Message | None) -> Verdict:
+        if msg.is_response:
+            self.pairs.append(("agent", msg.body["id"], asked.method if asked else None))
+        if msg.method == "session/request_permission":
+            outcome = {"outcome": "selected", "optionId": "reject"}
+            return Reply({"jsonrpc": "2.0", "id": msg.body["id"], "result": {"outcome": outcome}})
+        if msg.method == "session/update" and "héllo" in msg.raw.decode():
+            if self.hold is not None:
+                await self.hold.wait()
+            raise ValueError("boom")
+        return FORWARD
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+async def test_the_parts_verdicts_are_applied_and_responses_paired_per_direction(tmp_path):
+    received = tmp_path / "received"
+    part = Scripted()
+    client, log = await relayed(part, tmp_path, "--received", str(received))
+    session = await _session(client, tmp_path)  # the editor's ids 1, 2
+    rid = await client.request("_stet/ask", {}, rid="q")
+    assert (await client.answer_of(rid)) == {"jsonrpc": "2.0", "id": "q", "result": {"answeredBy": "stet"}}
+    seen: list = []
+    prompt = {"sessionId": session, "prompt": [{"type": "text", "text": "update write permission update"}]}
+    rid = await client.request("session/prompt", prompt)
+    assert (await client.answer_of(rid, {"fs/write_text_file": None}, seen))["result"] == {"stopReason": "end_turn"}
+    # The agent's id 1 (its write) and the editor's id 1 (initialize) are different requests.
+    assert ("agent", 1, "initialize") in part.pairs and ("editor", 1, "fs/write_text_file") in part.pairs
+    assert ("agent", 2, "session/new") in part.pairs
+    methods = [m.get("method") for m in seen]
+    assert "session/request_permission" not in methods  # answered by the part, never seen by the editor
+    texts = [m["params"]["update"]["content"].get("text", "") for m in seen if m.get("method") == "session/update"]
+    assert any('"optionId": "reject"' in t for t in texts), texts  # the agent got the part's answer
+    assert sum("héllo" in t for t in texts) == 2  # the part failed on them: passed through
+    await client.close()
+    assert await client.exit_code() == 0
+    got = recorded(received)
+    assert b"_stet/ask" not in got
+    rewritten = dict(
+        json.loads(json.dumps({"jsonrpc": "2.0", "id": rid, "method": "session/prompt", "params": prompt}))
+    )
+    rewritten["params"]["prompt"] = [*prompt["prompt"], {"type": "text", "text": "told: «rejected»"}]
+    assert encode(rewritten) in got  # the rewrite, compact and UTF-8, as the agent read it
+    assert log.getvalue().count("Stet's part failed") == 1, log.getvalue()
+    assert part.closed
+
+
+async def test_a_slow_part_on_one_direction_never_blocks_the_other(tmp_path):
+    received = tmp_path / "received"
+    part = Scripted()
+    part.hold = asyncio.Event()
+    client, _ = await relayed(part, tmp_path, "--received", str(received))
+    session = await _session(client, tmp_path)
+    rid = await client.request("session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "update"}]})
+    cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}
+    await client.send(cancel)
+    deadline = time.monotonic() + 20
+    while json.dumps(cancel).encode() not in recorded(received):  # through, while the part holds the agent's side
+        assert time.monotonic() < deadline, "the editor's message waited for the agent's side"
+        await asyncio.sleep(0.02)
+    part.hold.set()
+    assert (await client.answer_of(rid))["result"] == {"stopReason": "end_turn"}
+    await client.close()
+    assert await client.exit_code() == 0

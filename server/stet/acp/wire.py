@@ -144,13 +144,28 @@ class Output:
                 pass
 
 
+def _pollable(fd: int) -> bool:
+    """Whether the event loop can wait on `fd` (a pipe, a socket, a terminal; not a regular file
+    nor /dev/null, which epoll refuses)."""
+    import selectors
+
+    with selectors.DefaultSelector() as probe:
+        try:
+            probe.register(fd, selectors.EVENT_READ)
+        except (OSError, ValueError):
+            return False
+    return True
+
+
 async def open_input(f: BinaryIO) -> asyncio.StreamReader:
     """A reader of the file `f` (a pipe, a socket, a terminal; a regular file is read by a thread)."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=CHUNK * 4, loop=loop)
     try:
+        if not _pollable(f.fileno()):
+            raise ValueError("not pollable")
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), f)
-    except ValueError:  # not a pipe: read it in a thread
+    except ValueError:  # a regular file, /dev/null: read in a thread
         fd = f.fileno()
 
         def pump() -> None:
@@ -188,8 +203,10 @@ async def open_output(f: BinaryIO) -> Output:
     """An Output to the file `f` (a pipe or socket; a regular file is written directly)."""
     loop = asyncio.get_running_loop()
     try:
+        if not _pollable(f.fileno()):
+            raise ValueError("not pollable")
         transport, protocol = await loop.connect_write_pipe(_Writing, f)
-    except ValueError:
+    except ValueError:  # a regular file, /dev/null: written directly
         return Output(None, f.fileno())
     return Output(asyncio.StreamWriter(transport, protocol, None, loop))
 
