@@ -272,7 +272,10 @@ async def test_the_protocol_version_the_peers_agree_passes_unchanged(tmp_path, o
     assert recorded(sent) == bytes(client.got)
 
 
-async def test_a_missing_agent_is_said_and_the_editor_answered(tmp_path):
+@pytest.mark.parametrize("why", ["not found", "Permission denied"])
+async def test_a_missing_agent_is_said_and_the_editor_answered(tmp_path, why):
+    if why != "not found":
+        (tmp_path / "no-such-agent").write_text("#!/bin/sh\n")  # there, but not executable
     client = await start(tmp_path, agent=[str(tmp_path / "no-such-agent")])
     rid = await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
     answer = await client.answer_of(rid)
@@ -280,7 +283,7 @@ async def test_a_missing_agent_is_said_and_the_editor_answered(tmp_path):
     await client.close()
     assert await client.exit_code() == 127
     log = await stderr_of(client)
-    assert "stet acp:" in log and "no-such-agent" in log and "not found" in log, log
+    assert "stet acp:" in log and "no-such-agent" in log and why in log, log
 
 
 async def test_no_agent_command_is_a_usage_error(tmp_path):
