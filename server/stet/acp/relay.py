@@ -177,6 +177,17 @@ async def _stop(proc: asyncio.subprocess.Process, grace: float) -> None:
     await proc.wait()
 
 
+def _ended(task: asyncio.Task[str], log: Log) -> str | None:
+    """How a pump ended ("eof", "broken", "failed"), or None while it runs."""
+    if not task.done() or task.cancelled():
+        return None
+    exc = task.exception()
+    if exc is None:
+        return task.result()
+    log.once(f"pump-{type(exc).__name__}", f"the relay failed ({type(exc).__name__}: {shown(str(exc).encode())})")
+    return "failed"
+
+
 async def _cancelled(task: asyncio.Task[str]) -> None:
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -253,12 +264,10 @@ async def run(
     t_stop = asyncio.create_task(relay.stopping.wait())
     try:
         await asyncio.wait({t_up, t_down, t_stop}, return_when=asyncio.FIRST_COMPLETED)
-        editor_gone = t_up.done() and t_up.result() == "eof" or t_down.done() and t_down.result() == "broken"
-        if editor_gone or t_stop.done():
+        agent_ending = _ended(t_down, log) == "eof" or _ended(t_up, log) == "broken"
+        if not agent_ending:  # the editor went, a signal came, or a pump failed
             agent_in.close()  # the agent's stdin ends: a well-behaved agent ends too
-            await _stop(proc, grace)
-        else:  # the agent's stdout ended, or its stdin broke: it is ending
-            await _stop(proc, grace)
+        await _stop(proc, grace)
         # What the agent said before it ended reaches the editor; a descendant holding its stdout does not hold us.
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(t_down), 1.0)
@@ -266,8 +275,7 @@ async def run(
         await _cancelled(t_up)
         assert proc.returncode is not None
         code = exit_code(proc.returncode)
-        if not editor_gone:
-            await relay.answer_in_flight(editor_out, code)
+        await relay.answer_in_flight(editor_out, code)  # (nothing is written when the editor is gone)
         return code
     finally:
         for sig in handled:

@@ -32,26 +32,27 @@ class Lines:
     def __init__(self, reader: asyncio.StreamReader, bound: int = LINE_BOUND) -> None:
         self._reader, self._bound = reader, bound
         self._buf = bytearray()
-        self._scanned = 0  # the buffer holds no line end before this
+        self._pos = 0  # what is before it was given out
+        self._scanned = 0  # no line end in the buffer before this
         self._long = False  # inside a line over the bound
         self._eof = False
 
     async def next(self) -> tuple[bytes, int] | None:
         buf = self._buf
         while True:
-            i = buf.find(b"\n", self._scanned)
+            i = buf.find(b"\n", max(self._pos, self._scanned))
             if i >= 0:
-                data = bytes(buf[: i + 1])
-                del buf[: i + 1]
-                self._scanned = 0
-                kind = LAST if self._long or i > self._bound else WHOLE  # i: the line's length before its end
+                data = bytes(buf[self._pos : i + 1])
+                # i - pos: the line's length before its end (a line over the bound ends its pieces, or is one)
+                kind = LAST if self._long or i - self._pos > self._bound else WHOLE
+                self._pos = self._scanned = i + 1
                 self._long = False
                 return data, kind
             self._scanned = len(buf)
-            if buf and (self._long or len(buf) > self._bound):
-                data = bytes(buf)
-                buf.clear()
-                self._scanned = 0
+            rest = len(buf) - self._pos
+            if rest and (self._long or rest > self._bound):
+                data = bytes(buf[self._pos :])
+                self._clear()
                 if self._eof:
                     self._long = False
                     return data, LAST
@@ -61,17 +62,24 @@ class Lines:
                 if self._long:  # the stream ended inside an over-long line: nothing more of it
                     self._long = False
                     return b"", LAST
-                if not buf:
+                if not rest:
                     return None
-                data = bytes(buf)
-                buf.clear()
-                self._scanned = 0
+                data = bytes(buf[self._pos :])
+                self._clear()
                 return data, WHOLE
+            if self._pos:  # what was given out goes, once per read (not once per line)
+                del buf[: self._pos]
+                self._scanned -= self._pos
+                self._pos = 0
             more = await self._reader.read(CHUNK)
             if more:
                 buf += more
             else:
                 self._eof = True
+
+    def _clear(self) -> None:
+        self._buf.clear()
+        self._pos = self._scanned = 0
 
 
 def split_end(line: bytes) -> tuple[bytes, bytes]:
