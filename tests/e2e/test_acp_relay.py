@@ -246,17 +246,18 @@ async def test_the_editor_disconnecting_mid_prompt_stops_the_agent(tmp_path, stu
     assert await _gone(pid, 5), "the agent was left running"
 
 
-async def test_sigterm_to_stet_is_passed_to_the_agent_and_the_editor_answered(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name)
+async def test_a_signal_to_stet_is_passed_to_the_agent_and_the_editor_answered(tmp_path, sig):
     pidfile = tmp_path / "pid"
     client = await start(tmp_path, "--pidfile", str(pidfile))
     session = await _session(client, tmp_path)
     rid = await client.request(
         "session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "slow:120"}]}
     )
-    client.proc.send_signal(signal.SIGTERM)
+    client.proc.send_signal(sig)
     answer = await client.answer_of(rid)
     assert answer["error"]["code"] == -32603 and "the agent exited" in answer["error"]["message"]
-    assert await client.exit_code() == 128 + signal.SIGTERM
+    assert await client.exit_code() == 128 + sig
     assert await _gone(int(pidfile.read_text()), 5)
 
 

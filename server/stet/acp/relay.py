@@ -6,7 +6,7 @@ with their responses by id, per direction (the two sides' ids are independent, n
 strings), so the part knows what a response answers. Faults: when the agent ends, every request
 of the editor still waiting is answered with an error, and stet ends with the agent's code; when
 the editor goes, the agent's stdin is closed, it gets a grace period, then SIGTERM, then SIGKILL;
-SIGTERM or SIGINT to stet is passed to the agent, then the same. Stdout carries only the protocol.
+SIGTERM, SIGINT or SIGHUP to stet is passed to the agent, then the same. Stdout carries only the protocol.
 """
 
 from __future__ import annotations
@@ -253,7 +253,7 @@ async def run(
     )
     loop = asyncio.get_running_loop()
     handled = []
-    for sig in (signal.SIGTERM, signal.SIGINT):
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         try:
             loop.add_signal_handler(sig, relay.on_signal, sig, proc)
             handled.append(sig)
