@@ -11,7 +11,8 @@ request and its answer): the latency added per message is half the added round t
 
     python benchmarks/bench_acp.py [--rounds 2000]
 
-Goal: under 1 ms added per message (median).
+Goal: under 1 ms added per message (median). Also measured: the start, from the editor starting
+the command to the answer of its `initialize` (each peer alone, median of a few starts).
 """
 
 from __future__ import annotations
@@ -74,6 +75,20 @@ class Peer:
             self.proc.wait()
 
 
+def _starts(argvs: dict[str, list[str]], cwd: Path, env: dict[str, str], times: int = 7) -> dict[str, float]:
+    """Milliseconds from starting each command to the answer of its initialize, median of `times`
+    (one at a time: the peers do not compete for the cores)."""
+    took: dict[str, list[float]] = {name: [] for name in argvs}
+    for _ in range(times):
+        for name, argv in argvs.items():
+            t0 = time.perf_counter()
+            peer = Peer(name, argv, cwd, env)
+            peer.ask("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+            took[name].append(time.perf_counter() - t0)
+            peer.stop()
+    return {name: median(v) * 1000 for name, v in took.items()}
+
+
 def _stet(*args: str, cwd: Path, env: dict[str, str]) -> None:
     subprocess.run([*STET, *args], cwd=cwd, env=env, check=True, capture_output=True)
 
@@ -86,11 +101,13 @@ def main(rounds: int) -> dict:
         subprocess.run(["git", "init", "-q"], cwd=root, check=True)
         _stet("init", cwd=root, env=env)
         review = importlib.util.find_spec("stet.acp.review_part") is not None
-        peers = [
-            Peer("direct", AGENT, root, env),
-            Peer("stet acp --no-review", [*STET, "acp", "--no-review", "--", *AGENT], root, env),
-            Peer("stet acp" if review else "stet acp (no review part yet)", [*STET, "acp", "--", *AGENT], root, env),
-        ]
+        argvs = {
+            "direct": AGENT,
+            "stet acp --no-review": [*STET, "acp", "--no-review", "--", *AGENT],
+            "stet acp" if review else "stet acp (no review part yet)": [*STET, "acp", "--", *AGENT],
+        }
+        starts = _starts(argvs, root, env)
+        peers = [Peer(name, argv, root, env) for name, argv in argvs.items()]
         sessions = [p.start(root) for p in peers]
         for r in range(WARM + rounds):
             for peer, session in zip(peers, sessions, strict=True):
@@ -109,6 +126,7 @@ def main(rounds: int) -> dict:
                 "round_trip_p99_us": percentile(peer.samples, 99) * 1e6,
                 "added_per_message_median_us": (med - base) / 2 * 1e6,
                 "ratio": med / base,
+                "start_to_initialize_ms": starts[peer.name],
             }
         return out
     finally:
@@ -124,7 +142,8 @@ def report(out: dict) -> str:
     for name, s in out["peers"].items():
         lines.append(
             f"  {name:32} round trip {s['round_trip_median_us']:8.0f} us  p99 {s['round_trip_p99_us']:8.0f} us  "
-            f"ratio {s['ratio']:.2f}x  added per message {s['added_per_message_median_us']:7.0f} us"
+            f"ratio {s['ratio']:.2f}x  added per message {s['added_per_message_median_us']:7.0f} us  "
+            f"start to initialize {s['start_to_initialize_ms']:6.1f} ms"
         )
     return "\n".join(lines)
 
