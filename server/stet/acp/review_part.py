@@ -428,8 +428,9 @@ class ReviewPart:
             hunk = await self._redone(s, rel, after)
             if hunk is None:
                 continue
-            feedback = " ".join((hunk.feedback or "").split()) or None
-            own = sorted(call.hunks)
+            feedback = hunk.feedback or None
+            live = (s.review.hunks.get(i) for i in call.hunks)
+            own = sorted(h.id for h in live if h is not None and h.status in (Status.PENDING, Status.STALE))
             if own:
                 await self._reject(s, own, feedback, told=False)
             else:  # the very change rejected before: told again at the next prompt
