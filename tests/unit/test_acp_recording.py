@@ -7,6 +7,8 @@ import logging
 
 from stet.acp.message import FORWARD
 from stet.acp.review_part import name_from_command
+from stet.domain.status import Status
+from stet.review import open_review
 from support.acp_part import Peers, hunks, make_store, msg, status
 from support.calls import stet_in
 
@@ -81,6 +83,12 @@ async def test_accepting_keeps_the_file_and_rejecting_reverts_it(tmp_path):
         await peers.edit("S-1", "t2", b, "beta", "BETA")
         by_file = {h["uri"].rsplit("/", 1)[1]: h for h in await hunks(root)}
         assert by_file["a.py"]["inFile"] is True and by_file["b.py"]["inFile"] is True
+        review = (await open_review([str(root)], str(root / ".stet" / "stet.db"), create=False)).review
+        try:
+            seen = [review.hunks[by_file[n]["id"]] for n in ("a.py", "b.py")]
+            assert [(h.status, h.kept, h.in_file) for h in seen] == [(Status.PENDING, True, True)] * 2
+        finally:
+            await review.close()
         ran = await stet_in(["accept", by_file["a.py"]["id"]], root)
         assert ran.code == 0, ran.err
         ran = await stet_in(["reject", by_file["b.py"]["id"]], root)
@@ -89,6 +97,7 @@ async def test_accepting_keeps_the_file_and_rejecting_reverts_it(tmp_path):
         assert b.read_text() == "alpha\nbeta\n"
         after = {h["uri"].rsplit("/", 1)[1]: h["status"] for h in await hunks(root)}
         assert after == {"a.py": "applied", "b.py": "rejected"}
+        assert await peers.prompt("S-1") is not FORWARD  # the agent is told both
     finally:
         await peers.part.close()
 

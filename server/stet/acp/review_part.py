@@ -37,6 +37,7 @@ from ..domain.status import Decide, Status
 from ..review import Review
 from ..review.where import located
 from .message import FORWARD, JSON, Message, Reply, Rewrite, Verdict
+from .part import Part
 from .recording import NotRecorded, Recorded, Recorder, Resolved, record_fresh, resolve
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ TOOL_UPDATES = frozenset({"tool_call", "tool_call_update"})
 LAUNCHERS = frozenset({"npx", "node", "bunx", "bun", "uvx", "uv", "pnpm", "dlx", "yarn", "npm", "exec", "deno", "run"})
 FROM_EDITOR = frozenset({"initialize", "session/prompt", "session/load"})
 ASKED_OF_AGENT = frozenset({"initialize", "session/new", "session/load"})
+SAID = 1000  # kinds of notices logged, at most (each once)
 ASKED_OF_EDITOR = frozenset({"fs/write_text_file", "session/request_permission"})
 
 
@@ -168,8 +170,8 @@ class ReviewPart:
         return False
 
     def _say(self, kind: str, text: str) -> None:
-        """Log once per kind (agent-written text made inert)."""
-        if kind in self._said:
+        """Log once per kind (agent-written text made inert); past SAID kinds, nothing more."""
+        if kind in self._said or len(self._said) >= SAID:
             return
         self._said.add(kind)
         log.warning("stet acp: %s", inert(text[:1000]))
@@ -496,3 +498,7 @@ def _refused(result: object, options: object) -> bool:
             kind = o.get("kind")
             return isinstance(kind, str) and kind.startswith("reject")
     return False
+
+
+def _a_part(part: ReviewPart) -> Part:
+    return part  # mypy checks that ReviewPart is the relay's Part
