@@ -279,3 +279,21 @@ def test_the_agent_is_named_after_its_program_or_package():
 def test_messages_are_json_lines():
     m = msg({"a": 1})
     assert json.loads(m.raw) == {"a": 1}
+
+
+def test_a_diff_is_placed_in_the_file_as_it_is_or_as_it_was():
+    from stet.acp.recording import NotRecorded, Resolved, resolve
+
+    f = "a\nb\nc\n"
+    assert resolve(f, "A\n", f, made=False) == Resolved(f, "A\n", f)  # the whole file
+    assert resolve("b", "B", f, made=False) == Resolved(f, "a\nB\nc\n", f)  # a snippet, once
+    assert resolve(None, "new\n", None, made=False) == Resolved(None, "new\n", None)
+    # Reported done: the new text is in the file already (an append, whose old text is there too).
+    assert resolve("b\n", "b\nx\n", "a\nb\nx\nc\n", made=True) == Resolved("a\nb\nc\n", "a\nb\nx\nc\n", "a\nb\nx\nc\n")
+    assert resolve("a\nb\nc\n", "a\nB\nc\n", "a\nB\nc\n", made=True) == Resolved("a\nb\nc\n", "a\nB\nc\n", "a\nB\nc\n")
+    for old, now in (("z", f), ("a", "a a"), ("b", None)):
+        try:
+            resolve(old, "Q", now, made=False)
+        except NotRecorded:
+            continue
+        raise AssertionError(f"{old!r} placed in {now!r}")
