@@ -35,7 +35,7 @@ from ..domain.inert import inert
 from ..domain.model import Hunk
 from ..domain.status import Decide, Status
 from ..review import Review
-from ..review.where import located
+from ..review.where import STORE_DIR, STORE_FILE, located, project_root
 from .message import FORWARD, JSON, Message, Reply, Rewrite, Verdict
 from .part import Part
 from .recording import NotRecorded, Recorded, Recorder, Resolved, record_fresh, resolve
@@ -228,16 +228,22 @@ class ReviewPart:
             return None
         found = located(cwd, self._env.get("STET_DB"))
         if found is None:
-            self._say(
-                f"nostore:{cwd}",
-                f"no Stet store in {cwd} or above (.stet/stet.db; `stet integrate` makes one): this session's "
-                "changes are not recorded",
-            )
-            return None
+            # As `stet propose` and `stet capture` do: the store is made where the CLI would make
+            # it (the enclosing git work tree, else the folder) - one line in the editor's settings
+            # is all a user writes. Never in / or the home folder itself (no project open).
+            root = os.path.realpath(project_root(cwd))
+            if root in (os.path.realpath("/"), os.path.realpath(self._env.get("HOME") or os.path.expanduser("~"))):
+                self._say(
+                    f"nostore:{cwd}",
+                    f"no Stet store in {cwd} or above, and {root} is no project's folder: this session's changes "
+                    "are not recorded (open a project folder, or run `stet status` in one once)",
+                )
+                return None
+            found = (os.path.join(root, STORE_DIR, STORE_FILE), [root])
         db, roots = found
         if db not in self._reviews:
             try:
-                self._reviews[db] = (await open_review(roots, db, create=False, quarantine=False)).review
+                self._reviews[db] = (await open_review(roots, db, create=True, quarantine=False)).review
             except Exception as exc:
                 self._say(f"open:{db}", f"cannot open the review at {db}: {exc}; this session passes through")
                 self._reviews[db] = None
