@@ -314,3 +314,14 @@ def test_a_diff_is_placed_in_the_file_as_it_is_or_as_it_was():
         except NotRecorded:
             continue
         raise AssertionError(f"{old!r} placed in {now!r}")
+
+
+async def test_the_hunks_message_says_what_the_developer_asked(tmp_path):
+    root, peers = await _ready(tmp_path)
+    try:
+        await peers.prompt("S-1", "rename the helper\n   and its <callers>")
+        await peers.tool_call("S-1", "t1", root / "a.py", "line 3", "LINE THREE")
+    finally:
+        await peers.part.close()
+    [h] = await hunks(root)
+    assert h["message"] == "claude-code-acp: rename the helper and its <callers>"
