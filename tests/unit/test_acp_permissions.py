@@ -167,5 +167,37 @@ async def test_a_change_refused_in_the_editor_is_asked_again_not_refused_by_stet
         await peers.edit("S-1", "t1", root / "a.py", "line 4", "FOUR", allow=False)
         verdicts = await peers.edit("S-1", "t2", root / "a.py", "line 4", "FOUR")
         assert all(v is FORWARD for v in verdicts)
+        # The record is the truth: the refused proposal rejected, the allowed one pending, in the file.
+        assert (root / "a.py").read_text() == TEXT.replace("line 4", "FOUR")
+        status = sorted((h["status"], h["newText"], h["inFile"]) for h in await hunks(root))
+        assert status == [("pending", "FOUR\n", True), ("rejected", "FOUR\n", None)], status
+    finally:
+        await peers.part.close()
+
+
+async def test_a_change_first_shown_in_a_permission_request_is_recorded_before_it_goes_on(tmp_path):
+    """Gemini CLI's way (tests/fixtures/acp/gemini.jsonl): no tool call before the permission, the
+    whole-file diff inside the request; refused by the editor, it is rejected; allowed, it is the
+    one hunk the write and the completed update report again."""
+    root, peers = await _ready(tmp_path)
+    path = root / "a.py"
+    after = TEXT.replace("line 4", "FOUR")
+    whole = [{"type": "diff", "path": str(path), "oldText": TEXT, "newText": after, "_meta": {"kind": "modify"}}]
+    try:
+        i, verdict = await peers.permission("S-1", "replace-1", content=whole)
+        assert verdict is FORWARD
+        [h] = await hunks(root)
+        assert (h["status"], h["kept"], h["oldText"], h["newText"]) == ("pending", True, "line 4\n", "FOUR\n")
+        assert path.read_text() == TEXT
+        await peers.editor_answers(i, {"outcome": {"outcome": "selected", "optionId": "reject"}})
+        assert [x["status"] for x in await hunks(root)] == ["rejected"]
+
+        i, verdict = await peers.permission("S-1", "replace-2", content=whole)
+        assert verdict is FORWARD  # refused in the editor, not by the developer's review: asked again
+        await peers.editor_answers(i, {"outcome": {"outcome": "selected", "optionId": "allow"}})
+        assert await peers.write("S-1", path, after) is FORWARD
+        await peers.tool_call("S-1", "replace-2", path, TEXT, after, kind="tool_call_update", status="completed")
+        live = [x for x in await hunks(root) if x["status"] == "pending"]
+        assert [(x["newText"], x["inFile"]) for x in live] == [("FOUR\n", True)]
     finally:
         await peers.part.close()

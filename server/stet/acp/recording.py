@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ..agents.capture import Capture, Found
@@ -95,6 +95,15 @@ class Recorder:
 
     def __init__(self, review: Review, agent: str, task_id: str, title: str) -> None:
         self.review, self.agent, self.task_id, self.title = review, agent, task_id, title
+        # What the editor refused in this session: (file, its text after) -> how many times, and
+        # the hunks rejected by it. Proposed again, such a change is a new proposal (new hunks: the
+        # editor may allow it this time), not the refused one repeated.
+        self.refusals: dict[tuple[str, str], int] = {}
+        self.refused_hunks: set[str] = set()
+
+    def refused(self, rel: str, after: str, hunk_ids: Iterable[str]) -> None:
+        self.refusals[(rel, after)] = self.refusals.get((rel, after), 0) + 1
+        self.refused_hunks.update(hunk_ids)
 
     def rel(self, path: str) -> str:
         """The workspace's path of an absolute path; NotRecorded outside it, in .git or .stet."""
@@ -143,7 +152,9 @@ class Recorder:
             return Recorded(rel, change.after, ())
         changes, bases, results = capture.changes(files, {})
         uri = capture.uri(rel)
-        key = _key([self.task_id, rel, _h(bases.get(uri)), _h(results.get(uri)), _h(change.on_disk)])
+        parts: list[object] = [self.task_id, rel, _h(bases.get(uri)), _h(results.get(uri)), _h(change.on_disk)]
+        tries = self.refusals.get((rel, change.after), 0)
+        key = _key(parts + [tries] if tries else parts)  # a first proposal keeps the key it always had
         answer = await review.capture(
             "acp-" + key[:20],
             changes,
@@ -156,6 +167,7 @@ class Recorder:
             agent=self.agent,
             message=message,
             edit_hash=key,
+            anew=frozenset(self.refused_hunks),
         )
         return Recorded(rel, change.after, answer.hunks)
 

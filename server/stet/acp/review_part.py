@@ -382,6 +382,9 @@ class ReviewPart:
             if call is not None and call.hunks:
                 await self._reject(s, sorted(call.hunks), None, told=True)
                 s.refused |= call.hunks
+            if call is not None and s.recorder is not None:
+                for rel, (_, after) in call.changes.items():
+                    s.recorder.refused(rel, after, call.hunks)
         return FORWARD
 
     async def _failed(self, s: _Session, tcid: str) -> None:
@@ -423,20 +426,21 @@ class ReviewPart:
     async def _permission(self, s: _Session, msg: Message) -> Verdict:
         assert s.review is not None and s.loop is not None and s.recorder is not None
         params = msg.params
+        tcid = _tool_call_id(params)
+        # A diff in the request is recorded first, whatever follows: Gemini CLI shows its change
+        # to the editor here for the first time (no tool call before it).
+        tool = params.get("toolCall")
+        content = tool.get("content") if isinstance(tool, dict) else None
+        for item in content if isinstance(content, list) else ():
+            if isinstance(item, dict) and item.get("type") == "diff" and tcid:
+                await self._diff(s, tcid, item, made=False)
         option = _reject_option(params.get("options"))
         if option is None or "id" not in (msg.body or {}):
             return FORWARD
         await s.review.sync()
         if not s.review.list(statuses=(Status.REJECTED,)):
             return FORWARD  # nothing was ever rejected: nothing to redo
-        tcid = _tool_call_id(params)
         call = s.calls.get(tcid) if tcid else None
-        tool = params.get("toolCall")
-        content = tool.get("content") if isinstance(tool, dict) else None
-        for item in content if isinstance(content, list) else ():
-            if isinstance(item, dict) and item.get("type") == "diff" and tcid:
-                await self._diff(s, tcid, item, made=False)
-                call = s.calls.get(tcid)
         if call is None:
             return FORWARD
         for rel, (_, after) in call.changes.items():

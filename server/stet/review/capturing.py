@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 
 from ..domain.capture import kept_anchors, settle
@@ -76,6 +76,7 @@ class Capturing:
         cleanup: JSON | None = None,
         turn_of: str | None = None,
         on_disk: Mapping[str, str | None] | None = None,
+        anew: Collection[str] = (),
     ) -> Captured:
         """Store the proposal of `changes` (made against `bases`, giving `now`: the agent's
         version, by normalised uri) with its restore journal, then restore. `in_place`: the
@@ -84,7 +85,9 @@ class Capturing:
         (a change an editor is about to write, over kept hunks of the task already there):
         checked as `now` or `bases` would be; nothing is written either. `consume`: (task key, uris, prefixes) of the
         snapshot entries this capture used. `turn_of`: the agent's session whose turn this
-        capture is (numbered in the same transaction as the proposal)."""
+        capture is (numbered in the same transaction as the proposal). `anew`: rejected hunks
+        this capture may propose anew (the editor refused them, then allowed the same change: its
+        text is going into the file), new hunks made for their repeats."""
         st = self.st
         store = st.require_store()
         limits = st.limits
@@ -125,6 +128,7 @@ class Capturing:
                     consume=consume,
                     cleanup=cleanup,
                     turn_of=turn_of,
+                    anew=anew,
                 )
                 if isinstance(result, Captured):  # nothing new
                     return result
@@ -148,6 +152,7 @@ class Capturing:
         consume: tuple[str, list[str], list[str]] | None,
         cleanup: JSON | None,
         turn_of: str | None = None,
+        anew: Collection[str] = (),
     ) -> tuple[str, JSON | Captured | None]:
         """Commit the proposal with its restore journal: ("new", None); ("nothing", the
         answer) when there is nothing new; ("replay", None) for a capture made before; ("again",
@@ -173,7 +178,8 @@ class Capturing:
             if again is not None:  # its own hunks are what it proposed before
                 ids = {h.id for h in prior}
                 prior += [h for h in await tx.hunks_where(proposal_id=capture_id) if h.id not in ids]
-            created, repeated, refused, stays, flagged = self._classify(new, prior, keep)
+            proposable = [h for h in prior if not (h.status == Status.REJECTED and h.id in anew)]
+            created, repeated, refused, stays, flagged = self._classify(new, proposable, keep)
             if keep:
                 self._anchor_kept(new, created, kept_anchors(planned.hunks, bases, stays))
             superseded = await self._superseded(tx, prior, created, repeated, task_id, uris)
