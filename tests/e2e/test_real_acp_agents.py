@@ -4,20 +4,29 @@ scripted model (support/scripted_model.py).
 
 Without Stet: what each sends an editor for a one-file edit the editor refuses, then the same edit
 allowed, as recorded in tests/fixtures/acp/AGENT.jsonl (STET_RECORD_ACP=1 rewrites them): the
-shapes Stet's ACP part reads."""
+shapes Stet's ACP part reads.
+
+Through `stet acp -- AGENT` (this tree's Stet): the edit recorded as one pending kept hunk of task
+acp-AGENT-SESSION before the editor is shown it; the developer's rejection told at the next prompt,
+the redo of the rejected change refused on their behalf (the editor never asked), the refusal
+reaching the model and the reason told at the prompt after; SIGKILL of Stet, of the agent or of
+both mid-prompt losing and doubling nothing, a new session working after."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 from pathlib import Path
 
 import pytest
 
 from support.acp_agents import AGENTS, AcpAgent
-from support.acp_client import AcpClient, Entry
-from support.capturetools import agent_repo
-from support.scripted_model import ScriptedModel, text
+from support.acp_client import AcpClient, AcpError, Entry, descendants
+from support.capturetools import agent_repo, duplicates, hunks
+from support.clitools import stet
+from support.real_agents import PYTHON
+from support.scripted_model import Request, ScriptedModel, text
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "acp"
 OLD, NEW = "LIMIT = 10", "LIMIT = 20"
@@ -119,3 +128,256 @@ def _dumped(client: AcpClient, replace: dict[str, str], tmp_path: Path) -> list[
 
 def _entries(lines: list[dict]) -> list[Entry]:
     return [Entry(line["dir"], 0.0, line["msg"]) for line in lines]
+
+
+# Through Stet: `stet acp -- AGENT` between the scripted editor and the real agent, this tree's Stet
+# (`python -m stet`, the tests' PYTHONPATH: support.real_agents.base_env).
+
+FEEDBACK = "keep the limit at 10: the API gateway caps requests at 10 per second"
+# What each agent tells its model of a refused permission (seen for real; see tests/fixtures/acp/).
+REFUSED = {
+    "claude-code-acp": "User refused permission to run tool",
+    "gemini": 'Tool "replace" was canceled by the user.',
+    "codex-acp": "aborted by user",
+}
+
+
+def through_stet(agent: AcpAgent) -> list[str]:
+    return [PYTHON, "-m", "stet", "acp", "--", *agent.command()]
+
+
+def shows_a_change(entry: Entry) -> bool:
+    """A message that shows the editor a change: a tool call or permission with a diff, or a write."""
+    return bool(diffs(entry)) or entry.method == "fs/write_text_file"
+
+
+def task_of(agent: AcpAgent, session: str) -> str:
+    return f"acp-{agent.agent_name}-{session}"
+
+
+def strings(value: object) -> list[str]:
+    """Every string in a JSON value (what a model request says, wherever the agent put it)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in strings(v)]
+    return []
+
+
+def said(requests: list[Request], words: str, first: bool = False) -> list[str]:
+    """The strings of the agent's turns (requests offering tools; the first only, with `first`)
+    that contain `words`."""
+    turns = [r for r in requests if r.main][: 1 if first else None]
+    return [s for r in turns for s in strings(r.body) if words in s]
+
+
+def workspace(tmp_path: Path) -> Path:
+    repo = agent_repo(tmp_path / "repo")
+    assert stet("init", cwd=repo).returncode == 0
+    return repo
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_real_acp_agent_through_stet_edit_recorded_before_the_editor_sees_it(tmp_path, name):
+    """Each report of the edit (the diff of a tool call or of a permission request, the write) reaches
+    the editor when the review already holds the change as one pending kept hunk of task
+    acp-AGENT-SESSION, the file still holding the old text until the write; the three reports of one
+    edit are one hunk; the agent's messages reach the editor otherwise as they were."""
+    agent = AGENTS[name]
+    cmd = through_stet(agent)
+    repo = workspace(tmp_path)
+    a = repo / "a.py"
+    moments: list[tuple[Entry, list[dict]]] = []
+
+    def look(entry: Entry) -> None:
+        if shows_a_change(entry):
+            moments.append((entry, hunks(repo)))
+
+    with ScriptedModel() as model:
+        env = agent.env(tmp_path / "home", model.url, repo)
+        client = AcpClient(cmd, repo, env, watch=[a], on_message=look, stderr=tmp_path / "stet.stderr")
+        with client:
+            client.initialize()
+            session = client.new_session()
+            model.play([agent.edit(repo, a, OLD, NEW), text("raised")])
+            assert client.prompt(session, "raise the limit to 20")["stopReason"] == "end_turn"
+        assert client.errors == [], client.errors
+
+    assert a.read_text().startswith(f"{NEW}\n")
+    assert moments, client.tail()
+    change = ("pending", True, f"{OLD}\n", f"{NEW}\n", task_of(agent, session))
+    for entry, seen in moments:
+        assert [(h["status"], h["kept"], h["oldText"], h["newText"], h["taskId"]) for h in seen] == [change], (
+            entry.body,
+            seen,
+        )
+        if entry.method != "fs/write_text_file" and entry.update.get("status") != "completed":
+            assert entry.files[str(a)].startswith(f"{OLD}\n"), entry.body
+    (hunk,) = hunks(repo)
+    assert hunk["id"] == moments[0][1][0]["id"] and hunk["status"] == "pending", hunk
+    # The editor saw the agent's messages as the agent sent them (the shapes of the run without Stet).
+    assert [m for m in shape(client.transcript) if m[0] == "in"] == [
+        m for m in shape(_entries(_allowed_only(name))) if m[0] == "in"
+    ]
+
+
+def _allowed_only(name: str) -> list[dict]:
+    """The recorded run's allowed edit (its second prompt), with the initialize and session/new before."""
+    lines = [json.loads(line) for line in (FIXTURES / f"{name}.jsonl").read_text().splitlines()]
+    prompts = [i for i, line in enumerate(lines) if line["msg"].get("method") == "session/prompt"]
+    return lines[: prompts[0]] + lines[prompts[1] :]
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_real_acp_agent_through_stet_refused_in_the_editor_then_allowed(tmp_path, name):
+    """The recorded run's two prompts (tests/fixtures/acp/) through Stet: the edit the editor refused
+    is a rejected hunk (no feedback: nobody wrote any), the same edit allowed next is a new pending
+    kept hunk whose text is in the file; the editor was asked both times (the developer's review
+    never rejected it)."""
+    agent = AGENTS[name]
+    cmd = through_stet(agent)
+    repo = workspace(tmp_path)
+    a = repo / "a.py"
+    with ScriptedModel() as model:
+        env = agent.env(tmp_path / "home", model.url, repo)
+        permissions: list = ["reject_once", "allow_once"]
+        client = AcpClient(cmd, repo, env, permissions=permissions, watch=[a], stderr=tmp_path / "stet.stderr")
+        with client:
+            client.initialize()
+            session = client.new_session()
+            model.play([agent.edit(repo, a, OLD, NEW), text("refused")])
+            client.prompt(session, "raise the limit to 20")
+            assert [(h["status"], h["feedback"]) for h in hunks(repo)] == [("rejected", None)]
+            assert a.read_text().startswith(f"{OLD}\n")
+            model.play([agent.edit(repo, a, OLD, NEW), text("raised")])
+            assert client.prompt(session, "raise it, please")["stopReason"] == "end_turn"
+        assert client.errors == [], client.errors
+    assert len(client.received("session/request_permission")) == 2
+    assert a.read_text().startswith(f"{NEW}\n")
+    status = sorted((h["status"], h.get("kept"), h["newText"], h["inFile"], h["taskId"]) for h in hunks(repo))
+    task = task_of(agent, session)
+    assert status == [("pending", True, f"{NEW}\n", True, task), ("rejected", None, f"{NEW}\n", None, task)], status
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_real_acp_agent_through_stet_redo_of_a_rejected_change_refused_and_told(tmp_path, name):
+    """The developer rejects the recorded edit with feedback (`stet reject`): the next prompt carries
+    the news; the agent makes the same edit again: Stet answers its permission request with the
+    reject option (the editor never sees it), the agent's refusal reaches the model, and the prompt
+    after that carries the reason: the developer's words."""
+    agent = AGENTS[name]
+    cmd = through_stet(agent)
+    repo = workspace(tmp_path)
+    a = repo / "a.py"
+    with ScriptedModel() as model:
+        env = agent.env(tmp_path / "home", model.url, repo)
+        client = AcpClient(cmd, repo, env, watch=[a], stderr=tmp_path / "stet.stderr")
+        with client:
+            client.initialize()
+            session = client.new_session()
+            model.play([agent.edit(repo, a, OLD, NEW), text("raised")])
+            client.prompt(session, "raise the limit to 20")
+            (hunk,) = hunks(repo)
+            assert (hunk["status"], hunk["kept"], hunk["taskId"]) == ("pending", True, task_of(agent, session))
+            assert stet("reject", hunk["id"], "--feedback", FEEDBACK, cwd=repo).returncode == 0
+            assert a.read_text().startswith(f"{OLD}\n")
+
+            asked = len(client.received("session/request_permission"))
+            seen = len(model.requests)
+            model.play([agent.edit(repo, a, OLD, NEW), text("understood")])
+            client.prompt(session, "raise the limit to 20 again")
+            second = model.requests[seen:]
+            assert said(second, FEEDBACK, first=True), "the second prompt did not carry the developer's rejection"
+            assert len(client.received("session/request_permission")) == asked, "the editor was asked"
+            assert a.read_text().startswith(f"{OLD}\n")
+
+            seen = len(model.requests)
+            model.play([text("the limit stays at 10")])
+            client.prompt(session, "what now?")
+            third = model.requests[seen:]
+            assert said(second + third, REFUSED[name]), "the refusal did not reach the model"
+            assert said(third, FEEDBACK, first=True), "the prompt after the refused redo did not carry the reason"
+        assert client.errors == [], client.errors
+
+    statuses = [(h["status"], h["newText"], h["feedback"]) for h in hunks(repo)]
+    assert statuses and all(s == ("rejected", f"{NEW}\n", FEEDBACK) for s in statuses), statuses
+
+
+@pytest.mark.parametrize("victim", ["stet", "agent", "both"])
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_real_acp_agent_through_stet_killed_mid_session_loses_nothing(tmp_path, name, victim):
+    """SIGKILL of `stet acp`, of the agent, or of both, the moment the editor is shown the change:
+    every hunk recorded by then is still in the review, nothing doubled; with the agent alone
+    killed, the editor's prompt is answered with an error and `stet acp` exits; a new `stet acp`
+    session in the same folder then records its own edit."""
+    agent = AGENTS[name]
+    cmd = through_stet(agent)
+    repo = workspace(tmp_path)
+    a, b = repo / "a.py", repo / "b.txt"
+    killed: list[int] = []
+    at_kill: list[list[dict]] = []
+    started: list[AcpClient] = []
+
+    def kill(entry: Entry) -> None:
+        if killed or not shows_a_change(entry):
+            return
+        at_kill.append(hunks(repo))
+        stet_pid = started[0].proc.pid  # type: ignore[union-attr]
+        under = descendants(stet_pid)
+        # The agent is all `stet acp` started: a launcher and what it runs (codex-acp's node script
+        # and its native binary, which holds the pipes), Claude Code's adapter and its Claude Code.
+        targets = {"stet": [stet_pid], "agent": under, "both": [stet_pid, *under]}[victim]
+        for pid in targets:
+            os.kill(pid, signal.SIGKILL)
+        killed.extend([stet_pid, *under])
+
+    try:
+        with ScriptedModel() as model:
+            env = agent.env(tmp_path / "home", model.url, repo)
+            client = AcpClient(cmd, repo, env, watch=[a], on_message=kill, stderr=tmp_path / "stet.stderr")
+            started.append(client)
+            client.start(start_new_session=True)
+            client.initialize()
+            session = client.new_session()
+            model.play([agent.edit(repo, a, OLD, NEW), text("raised")])
+            with pytest.raises(AcpError) as failed:
+                client.prompt(session, "raise the limit to 20")
+            code = client.close(grace=30)
+            if victim == "agent":
+                # `stet acp` answered the editor's prompt for the agent that died, then exited.
+                assert isinstance(failed.value.error, dict) and failed.value.error.get("code") == -32603, failed.value
+                assert code not in (None, 0), code
+            assert killed and at_kill, client.tail()
+
+            # Every hunk recorded by then is there, as it was; nothing doubled.
+            (before,) = at_kill
+            assert [h["taskId"] for h in before] == [task_of(agent, session)], before
+            after = hunks(repo)
+            assert {h["id"]: h["status"] for h in after} == {h["id"]: h["status"] for h in before}, after
+            assert duplicates(after) == []
+
+            # A new session in the same folder works and records its own edit.
+            fresh = AcpClient(cmd, repo, env, watch=[b], stderr=tmp_path / "stet2.stderr")
+            with fresh:
+                fresh.initialize()
+                again = fresh.new_session()
+                model.play([agent.edit(repo, b, "beta", "BETA"), text("done")])
+                assert fresh.prompt(again, "capitalise beta in b.txt")["stopReason"] == "end_turn"
+            assert fresh.errors == [], fresh.errors
+            assert b.read_text() == "alpha\nBETA\ngamma\n"
+            now = hunks(repo)
+            added = [h for h in now if h["id"] not in {x["id"] for x in after}]
+            assert [(h["taskId"], h["status"], h["newText"]) for h in added] == [
+                (task_of(agent, again), "pending", "BETA\n")
+            ], now
+            assert duplicates(now) == []
+    finally:
+        for c in started:
+            c.close(grace=5)
+        for pid in killed:  # what the killed processes left behind (the agent's own children)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass

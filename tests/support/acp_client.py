@@ -89,6 +89,7 @@ class AcpClient:
         self.stderr_path = stderr
         self.transcript: list[Entry] = []
         self.errors: list[str] = []  # what went wrong in the reading thread
+        self.unanswered: list[tuple[str, str]] = []  # requests of the agent answered to a closed stdin
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._next_id = 0
@@ -230,15 +231,15 @@ class AcpClient:
             return  # a notification: recorded, nothing to answer
         params = body.get("params") if isinstance(body.get("params"), dict) else {}
         try:
-            result = self._answer(method, params)
+            answer: dict = {"result": self._answer(method, params)}
         except _Refused as e:
-            self._send({"jsonrpc": "2.0", "id": body["id"], "error": e.error})
-            return
+            answer = {"error": e.error}
         except Exception as e:
-            error = {"code": -32603, "message": f"the scripted client failed: {e!r}"}
-            self._send({"jsonrpc": "2.0", "id": body["id"], "error": error})
-            return
-        self._send({"jsonrpc": "2.0", "id": body["id"], "result": result})
+            answer = {"error": {"code": -32603, "message": f"the scripted client failed: {e!r}"}}
+        try:
+            self._send({"jsonrpc": "2.0", "id": body["id"], **answer})
+        except OSError as e:  # the agent's stdin closed (it exited, or was killed): the answer is lost
+            self.unanswered.append((method, repr(e)))
 
     def _answer(self, method: str, params: dict) -> Any:
         if method == "fs/read_text_file":
@@ -337,3 +338,22 @@ def _content(path: Path) -> str | None:
         return None
     except UnicodeDecodeError:
         return path.read_bytes().decode("utf-8", "replace")
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes under `pid` (children first), from /proc: the agent `stet acp` started, and
+    whatever that agent started."""
+    parents: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        parents.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found: list[int] = []
+    todo = list(parents.get(pid, []))
+    while todo:
+        child = todo.pop(0)
+        found.append(child)
+        todo.extend(parents.get(child, []))
+    return found
