@@ -24,10 +24,13 @@ line: `{"from": NAME, "to": NAME, "line": ...}`) when set, so a test can see the
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import os
 import shlex
+import shutil
 import sys
+from pathlib import Path
 from typing import Any
 
 JSON = dict[str, Any]
@@ -196,6 +199,32 @@ class Conductor:
             self.to_component(index + 1, inner_body, link, body.get("id"))
             return
         self.to_predecessor(index, body, link)
+
+
+# A real conductor that installs here (npm): @thinkwell/conductor, a TypeScript conductor of the
+# protocol's earlier form (the Rust conductor is not on a registry this machine reaches).
+THINKWELL = ("@thinkwell/conductor", "0.5.7")
+RUNNER = Path(__file__).with_name("acp_thinkwell.mjs")
+
+
+def thinkwell(timeout: float = 600) -> list[str]:
+    """The command that runs @thinkwell/conductor (`+ [PROXY..., AGENT]`), installing it into the test
+    agents' cache when missing; raises agents_install.Unavailable (no node or npm, no registry)."""
+    from support import agents_install
+
+    package, version = THINKWELL
+    target = agents_install.cache_root() / f"{package.replace('/', '+')}@{version}"
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        raise agents_install.Unavailable(f"node and npm are needed to install {package}@{version}")
+    entry = target / "node_modules" / package / "dist" / "index.js"
+    if not ((target / agents_install.DONE).exists() and entry.exists()):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target.parent / f".{target.name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not ((target / agents_install.DONE).exists() and entry.exists()):
+                agents_install._install(npm, package, version, target, timeout)
+    return [node, str(RUNNER), str(target)]
 
 
 def main(argv: list[str]) -> int:
