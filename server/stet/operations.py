@@ -168,6 +168,7 @@ OPERATIONS = (
     _cli("run", "capture.cmd_run", "capture.add_run", mutating=True),
     _cli("integrate", "integrate.cmd_integrate", "integrate.add_integrate"),
     _cli("hook", "integrate.cmd_hook", "integrate.add_hook", mutating=True, resident=True),
+    _cli("acp", "acp.cmd_acp", "acp.add_acp", mutating=True),
 )
 
 # subcommand -> its row, in the table's order

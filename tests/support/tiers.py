@@ -68,6 +68,8 @@ FAST: dict[str, tuple[str, ...]] = {
         "test_ctrl_c_ends_it_with_the_store_closed_and_the_work_kept",
     ),
     "tests/e2e/test_mcp_http.py": (ALL,),
+    # ACP: `stet acp` relays a whole session byte for byte between an editor and an agent.
+    "tests/e2e/test_acp_relay.py": ("test_every_byte_passes_unchanged_both_ways_for_a_whole_session",),
     # Agents: Claude Code's hooks, capture and `stet run`.
     "tests/e2e/test_claude_hooks.py": ("test_hooks_capture_each_turn_kept_in_the_files",),
     # The real agents from npm (cached installs) against the scripted model: a few seconds each.
@@ -137,6 +139,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "the CLI": ("tests/e2e/test_cli.py",),
     "MCP": ("tests/e2e/test_mcp.py", "tests/e2e/test_mcp_stdio.py"),
     "MCP over HTTP": ("tests/e2e/test_mcp_http.py",),
+    "ACP": ("tests/e2e/test_acp_relay.py",),
     "the resident": ("tests/e2e/test_resident.py",),
     "Claude Code's hooks": ("tests/e2e/test_claude_hooks.py",),
     "the real Claude Code against the scripted model": ("tests/e2e/test_real_claude_code.py",),

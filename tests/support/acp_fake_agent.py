@@ -1,0 +1,209 @@
+"""A fake ACP agent for the relay's tests and benchmark (stdlib only): JSON-RPC on stdio, one
+message per line, as an ACP agent speaks it.
+
+    python acp_fake_agent.py [--version N] [--name NAME] [--received PATH] [--sent PATH]
+                             [--pidfile PATH] [--crlf] [--ignore-eof] [--ignore-term]
+
+It answers `initialize` (the protocol version: the smaller of the client's and its own, `--version`,
+default 1), `session/new`, `session/load` and `session/prompt`; any other request gets "method not
+found", a notification nothing. What a prompt does is scripted by its text: each word is a step,
+done in order before the prompt's answer (`end_turn`):
+
+    update          a session/update agent_message_chunk (with non-ASCII text)
+    diff            a session/update tool_call whose content is a diff of PATH in the session's cwd
+    write           an fs/write_text_file request to the client; its answer is reported
+    permission      a session/request_permission request to the client; its answer is reported
+    sid-write, sid-permission   the same with a string request id
+    slow:SECONDS    sleep (the agent is slow)
+    ticks:N         N agent_message_chunk updates 0.2 s apart, reading nothing meanwhile
+    crash           exit 3 at once, without answering the prompt
+    nonjson         a line that is not JSON
+    huge:BYTES      a line of BYTES bytes that is not JSON (no newline in it)
+    crlf            the next line it sends ends with \\r\\n
+
+A reported answer is a session/update agent_message_chunk whose text is `answer ID: JSON`.
+`--received` / `--sent` record the bytes it read / wrote, exactly; `--ignore-eof` keeps it alive
+after its stdin ends (a hung agent); `--ignore-term` makes it ignore SIGTERM (only SIGKILL ends it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+
+
+class Agent:
+    def __init__(self, opts: argparse.Namespace) -> None:
+        self.opts = opts
+        self.inp = sys.stdin.buffer
+        self.out = sys.stdout.buffer
+        self.received = open(opts.received, "ab") if opts.received else None
+        self.sent = open(opts.sent, "ab") if opts.sent else None
+        self.next_id = 0
+        self.sessions: dict[str, str] = {}  # session id -> cwd
+        self.crlf_once = opts.crlf
+        self.pending: list[dict] = []  # messages read while waiting for an answer
+
+    def send_bytes(self, data: bytes) -> None:
+        if self.sent is not None:
+            self.sent.write(data)
+            self.sent.flush()
+        self.out.write(data)
+        self.out.flush()
+
+    def send(self, body: dict) -> None:
+        end = b"\r\n" if self.crlf_once else b"\n"
+        self.crlf_once = self.opts.crlf
+        # Python's default separators and raw UTF-8: bytes a re-serialising proxy would change.
+        self.send_bytes(json.dumps(body, ensure_ascii=False).encode() + end)
+
+    def read(self) -> dict | None | bool:
+        """The next message: a dict, None for a line that is not one, False at EOF."""
+        line = self.inp.readline()
+        if not line:
+            return False
+        if self.received is not None:
+            self.received.write(line)
+            self.received.flush()
+        try:
+            body = json.loads(line)
+        except ValueError:
+            return None
+        return body if isinstance(body, dict) else None
+
+    def ask(self, method: str, params: dict, string_id: bool) -> None:
+        self.next_id += 1
+        rid: int | str = f"agent-{self.next_id}" if string_id else self.next_id
+        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        while True:
+            msg = self.read()
+            if msg is False:
+                raise SystemExit(0)
+            if isinstance(msg, dict) and "method" not in msg and msg.get("id") == rid:
+                break
+            if isinstance(msg, dict):
+                self.pending.append(msg)
+        self.update(params.get("sessionId", ""), f"answer {json.dumps(rid)}: {json.dumps(msg, sort_keys=True)}")
+
+    def update(self, session: str, text: str) -> None:
+        content = {"type": "text", "text": text}
+        params = {"sessionId": session, "update": {"sessionUpdate": "agent_message_chunk", "content": content}}
+        self.send({"jsonrpc": "2.0", "method": "session/update", "params": params})
+
+    def step(self, word: str, session: str) -> None:
+        cwd = self.sessions.get(session, os.getcwd())
+        path = os.path.join(cwd, "a.py")
+        if word == "update":
+            self.update(session, "héllo — wörld ✓")
+        elif word == "diff":
+            diff = {"type": "diff", "path": path, "oldText": "x = 1\n", "newText": "x = 2\n"}
+            update = {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "call-1",
+                "title": "Edit a.py",
+                "kind": "edit",
+                "status": "pending",
+                "content": [{"type": "content", "content": {"type": "text", "text": "edit"}}, diff],
+                "locations": [{"path": path}],
+                "futureField": {"kept": True},
+            }
+            self.send(
+                {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": update}}
+            )
+        elif word in ("write", "sid-write"):
+            params = {"sessionId": session, "path": path, "content": "x = 2\n"}
+            self.ask("fs/write_text_file", params, word.startswith("sid-"))
+        elif word in ("permission", "sid-permission"):
+            options = [
+                {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+            ]
+            params = {
+                "sessionId": session,
+                "toolCall": {"toolCallId": "call-1", "title": "Edit a.py"},
+                "options": options,
+            }
+            self.ask("session/request_permission", params, word.startswith("sid-"))
+        elif word.startswith("slow:"):
+            time.sleep(float(word.split(":", 1)[1]))
+        elif word.startswith("ticks:"):
+            for i in range(int(word.split(":", 1)[1])):
+                self.update(session, f"tick {i}")
+                time.sleep(0.2)
+        elif word == "crash":
+            os._exit(3)
+        elif word == "nonjson":
+            self.send_bytes(b"this is not json {\n")
+        elif word.startswith("huge:"):
+            self.send_bytes(b"h" * int(word.split(":", 1)[1]) + b"\n")
+        elif word == "crlf":
+            self.crlf_once = True
+
+    def answer(self, msg: dict) -> None:
+        method, rid, params = msg.get("method"), msg.get("id"), msg.get("params") or {}
+        if "id" not in msg:
+            return  # a notification (session/cancel...)
+        if method == "initialize":
+            theirs = params.get("protocolVersion", 1)
+            version = min(theirs, self.opts.version) if isinstance(theirs, int) else self.opts.version
+            result = {
+                "protocolVersion": version,
+                "agentCapabilities": {"loadSession": True},
+                "agentInfo": {"name": self.opts.name, "version": "0.1.0"},
+                "authMethods": [],
+            }
+        elif method == "session/new":
+            sid = f"sess-{len(self.sessions) + 1}"
+            self.sessions[sid] = params.get("cwd") or os.getcwd()
+            result = {"sessionId": sid}
+        elif method == "session/load":
+            self.sessions[params.get("sessionId", "")] = params.get("cwd") or os.getcwd()
+            result = None
+        elif method == "session/prompt":
+            session = params.get("sessionId", "")
+            words = " ".join(b.get("text", "") for b in params.get("prompt", []) if isinstance(b, dict)).split()
+            for word in words:
+                self.step(word, session)
+            result = {"stopReason": "end_turn"}
+        else:
+            self.send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"no method {method}"}})
+            return
+        self.send({"jsonrpc": "2.0", "id": rid, "result": result})
+
+    def serve(self) -> None:
+        while True:
+            msg = self.pending.pop(0) if self.pending else self.read()
+            if msg is False:
+                if not self.opts.ignore_eof:
+                    return
+                while True:
+                    time.sleep(3600)
+            if isinstance(msg, dict):
+                self.answer(msg)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--version", type=int, default=1)
+    ap.add_argument("--name", default="fake-agent")
+    ap.add_argument("--received")
+    ap.add_argument("--sent")
+    ap.add_argument("--pidfile")
+    ap.add_argument("--crlf", action="store_true")
+    ap.add_argument("--ignore-eof", action="store_true")
+    ap.add_argument("--ignore-term", action="store_true")
+    opts = ap.parse_args()
+    if opts.ignore_term:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if opts.pidfile:
+        with open(opts.pidfile, "w") as f:
+            f.write(str(os.getpid()))
+    Agent(opts).serve()
+
+
+if __name__ == "__main__":
+    main()
