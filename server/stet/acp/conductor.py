@@ -31,11 +31,17 @@ plain answer to the conductor's envelope.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import signal
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO, TextIO
 
 from .message import JSON
+from .part import Part
+from .relay import Pump, Relay, ended
+from .wire import LINE_BOUND, WHOLE, Lines, Log, Output, open_input, open_output, split_end
 
 CURRENT = ("_proxy/initialize", "_proxy/successor", "_proxy/successor")
 PROPOSAL = ("proxy/initialize", "proxy/successor", "proxy/successor")
@@ -168,3 +174,100 @@ class Envelope:
         ours = f"stet-{self.counter}"
         self.ours[ours] = body["id"]
         return _dump({"jsonrpc": "2.0", "id": ours, "method": form[1], "params": inner})
+
+
+class _Side(Output):
+    """What the relay writes to one side, turned into what goes to the conductor: written to the
+    conductor's output under its lock (shared, so that a line, or the pieces of an over-long one,
+    never interleave with the other side's)."""
+
+    def __init__(self, conductor: Output, turn: Any, log: Log) -> None:
+        super().__init__(None)
+        self.conductor, self.turn, self.log = conductor, turn, log
+        self.lock = conductor.lock
+
+    async def write(self, data: bytes) -> None:
+        raw, end = split_end(data)
+        if not end:  # a piece of a line over the bound: it cannot be read, so neither enveloped
+            self.log.once("piece", f"a line longer than {LINE_BOUND} bytes cannot cross the conductor: not passed on")
+            return
+        out = self.turn(raw)
+        if out is None:
+            self.log.once("unwrappable", "a line that is not a JSON object cannot go in the envelope: not passed on")
+            return
+        await self.conductor.write(out + end)
+        if self.conductor.broken:
+            self.broken = True
+
+
+async def _split(lines: Lines, env: Envelope, editor: asyncio.StreamReader, agent: asyncio.StreamReader) -> None:
+    """The conductor's lines to the two sides, the envelope taken off."""
+    try:
+        while (got := await lines.next()) is not None:
+            data, kind = got
+            if kind != WHOLE:  # an over-long line: its pieces go on as the predecessor's, unread
+                editor.feed_data(data)
+                continue
+            raw, end = split_end(data)
+            side, line = env.from_conductor(raw)
+            (agent if side == AGENT else editor).feed_data(line + (end or b"\n"))
+    finally:
+        editor.feed_eof()
+        agent.feed_eof()
+
+
+async def run(part: Part, *, stdin: BinaryIO, stdout: BinaryIO, stderr: TextIO | None = None) -> int:
+    """Stet as a proxy component: the conductor on `stdin` / `stdout`, the relay's two pumps and
+    Stet's part between the predecessor and the successor, until the conductor closes the stream."""
+    log = Log(stderr)
+    env = Envelope()
+    conductor_out = await open_output(stdout)
+    loop = asyncio.get_running_loop()
+    editor_in, agent_in = asyncio.StreamReader(), asyncio.StreamReader()
+    to_editor, to_agent = _Side(conductor_out, env.to_editor, log), _Side(conductor_out, env.to_agent, log)
+    relay = Relay(part, log)
+    up = Pump(
+        "editor",
+        Lines(editor_in),
+        to_agent,
+        to_editor,
+        part.from_editor,
+        relay.editor_requests,
+        relay.agent_requests,
+        log,
+    )
+    down = Pump(
+        "agent", Lines(agent_in), to_editor, to_agent, part.from_agent, relay.agent_requests, relay.editor_requests, log
+    )
+    split = asyncio.create_task(_split(Lines(await open_input(stdin)), env, editor_in, agent_in))
+    pumps = [asyncio.create_task(up.run()), asyncio.create_task(down.run())]
+    stopping = asyncio.Event()
+    handled = []
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, stopping.set)
+            handled.append(sig)
+    stop = asyncio.create_task(stopping.wait())
+    try:
+        # Until the conductor closes our stdin (both pumps pass on what came first), stops reading
+        # our stdout, or a signal comes.
+        waiting: set[asyncio.Task[Any]] = {*pumps, stop}
+        while waiting and not stop.done():
+            done, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            if any(ended(t, log) in ("broken", "failed") for t in done if t is not stop):
+                break
+            if all(t.done() for t in pumps):
+                break
+        return 0
+    finally:
+        for sig in handled:
+            loop.remove_signal_handler(sig)
+        for t in (*pumps, split, stop):
+            t.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t
+        try:
+            await part.close()
+        except Exception as exc:
+            log.once("close", f"Stet's part failed to close ({type(exc).__name__})")
+        await conductor_out.aclose()

@@ -50,7 +50,7 @@ def exit_code(returncode: int) -> int:
     return returncode if returncode >= 0 else 128 - returncode
 
 
-class _Pump:
+class Pump:
     """One direction: from `lines` to `out`, through `judge`; replies go to `back`."""
 
     def __init__(
@@ -177,7 +177,7 @@ async def _stop(proc: asyncio.subprocess.Process, grace: float) -> None:
     await proc.wait()
 
 
-def _ended(task: asyncio.Task[str], log: Log) -> str | None:
+def ended(task: asyncio.Task[str], log: Log) -> str | None:
     """How a pump ended ("eof", "broken", "failed"), or None while it runs."""
     if not task.done() or task.cancelled():
         return None
@@ -231,7 +231,7 @@ async def run(
     assert proc.stdin is not None and proc.stdout is not None
     relay = Relay(part, log)
     agent_in = Output(proc.stdin)
-    up = _Pump(
+    up = Pump(
         "editor",
         Lines(editor_in),
         agent_in,
@@ -241,7 +241,7 @@ async def run(
         relay.agent_requests,
         log,
     )
-    down = _Pump(
+    down = Pump(
         "agent",
         Lines(proc.stdout),
         editor_out,
@@ -264,7 +264,7 @@ async def run(
     t_stop = asyncio.create_task(relay.stopping.wait())
     try:
         await asyncio.wait({t_up, t_down, t_stop}, return_when=asyncio.FIRST_COMPLETED)
-        agent_ending = _ended(t_down, log) == "eof" or _ended(t_up, log) == "broken"
+        agent_ending = ended(t_down, log) == "eof" or ended(t_up, log) == "broken"
         if not agent_ending:  # the editor went, a signal came, or a pump failed
             agent_in.close()  # the agent's stdin ends: a well-behaved agent ends too
         await _stop(proc, grace)
