@@ -23,6 +23,7 @@ from support.clitools import make_repo, stet, stet_json
 
 HERE = Path(__file__).resolve().parents[1] / "support"
 SCRIPTED = [sys.executable, str(HERE / "acp_conductor.py")]
+STET_PROXY = [sys.executable, "-m", "stet", "acp", "--proxy"]
 FAKE_AGENT = f"{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'acp_fake_agent.py'))}"
 
 
@@ -175,3 +176,57 @@ async def test_the_decisions_reach_the_agent_through_the_envelope(tmp_path):
 def test_proxy_takes_no_agent(tmp_path):
     p = stet("acp", "--proxy", "--", "gemini", "--acp", cwd=tmp_path)
     assert p.returncode == 2 and "--proxy takes no agent" in p.stderr, (p.returncode, p.stderr)
+
+
+async def test_the_wire_as_the_conductor_sees_it(tmp_path):
+    """`stet acp --proxy` driven directly, the test playing the conductor: every shape on the wire."""
+    root = workspace(tmp_path)
+    proc = await asyncio.create_subprocess_exec(
+        *STET_PROXY, cwd=root, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+
+    async def send(body: dict) -> None:
+        proc.stdin.write(json.dumps(body).encode() + b"\n")  # type: ignore[union-attr]
+        await proc.stdin.drain()  # type: ignore[union-attr]
+
+    async def out() -> dict:
+        line = await asyncio.wait_for(proc.stdout.readline(), 30)  # type: ignore[union-attr]
+        assert line, "stet acp --proxy ended"
+        return json.loads(line)
+
+    init = {"protocolVersion": 1, "clientCapabilities": {"fs": {"writeTextFile": True}}, "clientInfo": {"name": "t"}}
+    await send({"jsonrpc": "2.0", "id": 0, "method": "_proxy/initialize", "params": init})
+    wrapped = await out()
+    assert wrapped["method"] == "_proxy/successor" and wrapped["params"] == {"method": "initialize", "params": init}
+    ours = wrapped["id"]
+    assert isinstance(ours, str), wrapped
+    agent = {"protocolVersion": 1, "agentCapabilities": {}, "agentInfo": {"name": "direct"}}
+    await send({"jsonrpc": "2.0", "id": ours, "result": agent})
+    assert await out() == {"jsonrpc": "2.0", "id": 0, "result": agent}
+    await send({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": str(root), "mcpServers": []}})
+    wrapped = await out()
+    assert wrapped["params"]["method"] == "session/new" and wrapped["id"] != ours
+    await send({"jsonrpc": "2.0", "id": wrapped["id"], "result": {"sessionId": "S"}})
+    assert await out() == {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "S"}}
+    diff = {"type": "diff", "path": str(root / "a.py"), "oldText": "x = 1\n", "newText": "x = 3\n"}
+    update = {"sessionUpdate": "tool_call", "toolCallId": "c", "title": "Edit", "kind": "edit", "content": [diff]}
+    note = {"sessionId": "S", "update": update}
+    await send({"jsonrpc": "2.0", "method": "_proxy/successor", "params": {"method": "session/update", "params": note}})
+    assert await out() == {"jsonrpc": "2.0", "method": "session/update", "params": note}, "plain to the predecessor"
+    ask = {"sessionId": "S", "path": str(root / "a.py"), "content": "x = 3\n"}
+    await send(
+        {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "_proxy/successor",
+            "params": {"method": "fs/write_text_file", "params": ask},
+        }
+    )
+    assert await out() == {"jsonrpc": "2.0", "id": 7, "method": "fs/write_text_file", "params": ask}
+    await send({"jsonrpc": "2.0", "id": 7, "result": None})  # the editor's answer, plain ...
+    assert await out() == {"jsonrpc": "2.0", "id": 7, "result": None}  # ... is the answer to the envelope
+    proc.stdin.close()
+    assert await asyncio.wait_for(proc.wait(), 30) == 0, "the conductor closed the stream: stet ends"
+    hunks = stet_json("status", "--all", cwd=root)["hunks"]
+    assert [(h["status"], h["taskId"]) for h in hunks] == [("pending", "acp-direct-S")], hunks

@@ -200,13 +200,17 @@ class _Side(Output):
             self.broken = True
 
 
-async def _split(lines: Lines, env: Envelope, editor: asyncio.StreamReader, agent: asyncio.StreamReader) -> None:
+async def _split(
+    lines: Lines, env: Envelope, editor: asyncio.StreamReader, agent: asyncio.StreamReader, log: Log
+) -> None:
     """The conductor's lines to the two sides, the envelope taken off."""
     try:
         while (got := await lines.next()) is not None:
             data, kind = got
-            if kind != WHOLE:  # an over-long line: its pieces go on as the predecessor's, unread
-                editor.feed_data(data)
+            if kind != WHOLE:  # over the bound: unread, so neither its side nor its envelope is known
+                log.once(
+                    "long-in", f"a line longer than {LINE_BOUND} bytes from the conductor cannot be routed: dropped"
+                )
                 continue
             raw, end = split_end(data)
             side, line = env.from_conductor(raw)
@@ -239,7 +243,7 @@ async def run(part: Part, *, stdin: BinaryIO, stdout: BinaryIO, stderr: TextIO |
     down = Pump(
         "agent", Lines(agent_in), to_editor, to_agent, part.from_agent, relay.agent_requests, relay.editor_requests, log
     )
-    split = asyncio.create_task(_split(Lines(await open_input(stdin)), env, editor_in, agent_in))
+    split = asyncio.create_task(_split(Lines(await open_input(stdin)), env, editor_in, agent_in, log))
     pumps = [asyncio.create_task(up.run()), asyncio.create_task(down.run())]
     stopping = asyncio.Event()
     handled = []
