@@ -236,20 +236,37 @@ async def test_malformed_messages_go_on_and_nothing_raises(tmp_path):
         await peers.part.close()
 
 
-async def test_a_folder_without_a_store_passes_through_and_makes_none(tmp_path, caplog):
-    root = tmp_path / "bare"
-    root.mkdir()
-    (root / "a.py").write_text(TEXT)
-    peers = Peers(root)
+async def test_a_project_without_a_store_gets_one_where_the_cli_makes_it(tmp_path):
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / ".git").mkdir()  # the enclosing work tree: where `stet propose` would make the store
+    (root / "src" / "a.py").write_text(TEXT)
+    peers = Peers(root / "src")
+    try:
+        await peers.start()
+        await peers.new_session("S-1")
+        assert await peers.tool_call("S-1", "t", root / "src" / "a.py", "line 3", "L") is FORWARD
+        assert (root / ".stet" / "stet.db").is_file()
+        assert not (root / "src" / ".stet").exists()
+    finally:
+        await peers.part.close()
+    assert [h["status"] for h in await hunks(root)] == ["pending"]
+
+
+async def test_the_home_folder_itself_gets_no_store_and_passes_through(tmp_path, caplog):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "a.py").write_text(TEXT)
+    peers = Peers(home, env={"HOME": str(home)})
     try:
         await peers.start()
         with caplog.at_level(logging.WARNING):
             await peers.new_session("S-1")
             await peers.new_session("S-2")
-            assert await peers.tool_call("S-1", "t", root / "a.py", "line 1", "L") is FORWARD
+            assert await peers.tool_call("S-1", "t", home / "a.py", "line 1", "L") is FORWARD
             assert await peers.prompt("S-1") is FORWARD
-        assert not (root / ".stet").exists()
-        assert caplog.text.count("no Stet store") == 1
+        assert not (home / ".stet").exists()
+        assert caplog.text.count("no project's folder") == 1
     finally:
         await peers.part.close()
 
@@ -297,3 +314,14 @@ def test_a_diff_is_placed_in_the_file_as_it_is_or_as_it_was():
         except NotRecorded:
             continue
         raise AssertionError(f"{old!r} placed in {now!r}")
+
+
+async def test_the_hunks_message_says_what_the_developer_asked(tmp_path):
+    root, peers = await _ready(tmp_path)
+    try:
+        await peers.prompt("S-1", "rename the helper\n   and its <callers>")
+        await peers.tool_call("S-1", "t1", root / "a.py", "line 3", "LINE THREE")
+    finally:
+        await peers.part.close()
+    [h] = await hunks(root)
+    assert h["message"] == "claude-code-acp: rename the helper and its <callers>"

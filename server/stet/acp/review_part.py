@@ -31,11 +31,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..agents.loop import LIMIT, Loop, redoes
+from ..domain import headline
 from ..domain.inert import inert
 from ..domain.model import Hunk
 from ..domain.status import Decide, Status
 from ..review import Review
-from ..review.where import located
+from ..review.where import STORE_DIR, STORE_FILE, located, project_root
 from .message import FORWARD, JSON, Message, Reply, Rewrite, Verdict
 from .part import Part
 from .recording import NotRecorded, Recorded, Recorder, Resolved, record_fresh, resolve
@@ -90,6 +91,7 @@ class _Session:
     calls: dict[str, _Call] = field(default_factory=dict)  # toolCallId -> what it changed
     made: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (rel, after) -> hunk ids
     refused: set[str] = field(default_factory=set)  # hunks whose permission the editor refused
+    asked: str | None = None  # the text of the prompt the agent works on (the hunks' message)
 
 
 class ReviewPart:
@@ -228,16 +230,22 @@ class ReviewPart:
             return None
         found = located(cwd, self._env.get("STET_DB"))
         if found is None:
-            self._say(
-                f"nostore:{cwd}",
-                f"no Stet store in {cwd} or above (.stet/stet.db; `stet integrate` makes one): this session's "
-                "changes are not recorded",
-            )
-            return None
+            # As `stet propose` and `stet capture` do: the store is made where the CLI would make
+            # it (the enclosing git work tree, else the folder) - one line in the editor's settings
+            # is all a user writes. Never in / or the home folder itself (no project open).
+            root = os.path.realpath(project_root(cwd))
+            if root in (os.path.realpath("/"), os.path.realpath(self._env.get("HOME") or os.path.expanduser("~"))):
+                self._say(
+                    f"nostore:{cwd}",
+                    f"no Stet store in {cwd} or above, and {root} is no project's folder: this session's changes "
+                    "are not recorded (open a project folder, or run `stet status` in one once)",
+                )
+                return None
+            found = (os.path.join(root, STORE_DIR, STORE_FILE), [root])
         db, roots = found
         if db not in self._reviews:
             try:
-                self._reviews[db] = (await open_review(roots, db, create=False, quarantine=False)).review
+                self._reviews[db] = (await open_review(roots, db, create=True, quarantine=False)).review
             except Exception as exc:
                 self._say(f"open:{db}", f"cannot open the review at {db}: {exc}; this session passes through")
                 self._reviews[db] = None
@@ -254,6 +262,7 @@ class ReviewPart:
         prompt = msg.params.get("prompt")
         if s is None or s.loop is None or s.review is None or not isinstance(prompt, list):
             return FORWARD
+        s.asked = _asked(prompt)
         await s.review.sync()
         if s.fresh:
             text, _ = await s.loop.session_context()
@@ -306,7 +315,7 @@ class ReviewPart:
             rel = s.recorder.rel(path)
             if rel in call.changes:
                 return  # this tool call's change to this file is recorded already
-            done = await record_fresh(s.recorder, rel, lambda now: resolve(old, new, now, made=made), None)
+            done = await record_fresh(s.recorder, rel, lambda now: resolve(old, new, now, made=made), self._message(s))
         except NotRecorded as exc:
             self._say(f"diff:{path}:{exc}", f"{path}: not recorded from the tool call: {exc}")
             return
@@ -320,11 +329,15 @@ class ReviewPart:
             return
         try:
             rel = s.recorder.rel(path)
-            done = await record_fresh(s.recorder, rel, lambda now: Resolved(now, text, now), None)
+            done = await record_fresh(s.recorder, rel, lambda now: Resolved(now, text, now), self._message(s))
         except NotRecorded as exc:
             self._say(f"write:{path}:{exc}", f"{path}: the write is not recorded: {exc}")
             return
         self._keep(s, done, None)
+
+    def _message(self, s: _Session) -> str:
+        """The hunks' message, as the hooks write it: `agent: what the developer asked`."""
+        return headline.line(self.agent, s.asked)
 
     @staticmethod
     def _keep(s: _Session, done: Recorded, call: _Call | None) -> None:
@@ -457,6 +470,12 @@ class ReviewPart:
             return hunk
         rejected = s.review.list(uri=uri, statuses=(Status.REJECTED,))
         return next((h for h in rejected if h.id not in s.refused and redoes(h, before, after)), None)
+
+
+def _asked(prompt: list[Any]) -> str | None:
+    """The developer's words in a prompt: its text blocks (bounded: only a line is kept)."""
+    texts = [b["text"][:2000] for b in prompt[:20] if isinstance(b, dict) and isinstance(b.get("text"), str)]
+    return " ".join(texts) or None
 
 
 def _shown(h: Hunk) -> str:
