@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import shlex
+import signal
 import sys
 from pathlib import Path
 
@@ -230,3 +231,17 @@ async def test_the_wire_as_the_conductor_sees_it(tmp_path):
     assert await asyncio.wait_for(proc.wait(), 30) == 0, "the conductor closed the stream: stet ends"
     hunks = stet_json("status", "--all", cwd=root)["hunks"]
     assert [(h["status"], h["taskId"]) for h in hunks] == [("pending", "acp-direct-S")], hunks
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+async def test_a_signal_ends_it_as_a_shell_reports_it(tmp_path, sig):
+    proc = await asyncio.create_subprocess_exec(
+        *STET_PROXY, cwd=tmp_path, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    init = {"jsonrpc": "2.0", "id": 0, "method": "_proxy/initialize", "params": {"protocolVersion": 1}}
+    proc.stdin.write(json.dumps(init).encode() + b"\n")
+    await proc.stdin.drain()
+    assert b"_proxy/successor" in await asyncio.wait_for(proc.stdout.readline(), 30), "it is running"
+    proc.send_signal(sig)
+    assert await asyncio.wait_for(proc.wait(), 30) == 128 + sig

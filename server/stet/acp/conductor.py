@@ -246,10 +246,16 @@ async def run(part: Part, *, stdin: BinaryIO, stdout: BinaryIO, stderr: TextIO |
     split = asyncio.create_task(_split(Lines(await open_input(stdin)), env, editor_in, agent_in, log))
     pumps = [asyncio.create_task(up.run()), asyncio.create_task(down.run())]
     stopping = asyncio.Event()
+    signalled: list[int] = []
+
+    def on_signal(sig: int) -> None:
+        signalled.append(sig)
+        stopping.set()
+
     handled = []
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(sig, stopping.set)
+            loop.add_signal_handler(sig, on_signal, sig)
             handled.append(sig)
     stop = asyncio.create_task(stopping.wait())
     try:
@@ -262,7 +268,7 @@ async def run(part: Part, *, stdin: BinaryIO, stdout: BinaryIO, stderr: TextIO |
                 break
             if all(t.done() for t in pumps):
                 break
-        return 0
+        return 128 + signalled[0] if signalled else 0  # as a shell reports a process a signal ended
     finally:
         for sig in handled:
             loop.remove_signal_handler(sig)
