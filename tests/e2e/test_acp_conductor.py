@@ -83,12 +83,21 @@ ANSWERS = {
 }
 
 
-async def chain(kind: str, root: Path, *stet_args: str) -> Editor:
-    proxy = f"{shlex.quote(sys.executable)} -m stet acp --proxy {' '.join(stet_args)}"
+def proxy(*stet_args: str) -> str:
+    return f"{shlex.quote(sys.executable)} -m stet acp --proxy {' '.join(stet_args)}"
+
+
+async def chain(kind: str, root: Path, *stet_args: str, proxies: list[str] | None = None) -> Editor:
     agent = f"{FAKE_AGENT} --received {shlex.quote(str(root.parent / 'agent-received'))}"
     env = {**os.environ, "STET_RESIDENT": "off"}
     proc = await asyncio.create_subprocess_exec(
-        *conductor(kind), proxy, agent, cwd=root, env=env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+        *conductor(kind),
+        *(proxies or [proxy(*stet_args)]),
+        agent,
+        cwd=root,
+        env=env,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
     )
     return Editor(proc, ANSWERS)
 
@@ -148,6 +157,25 @@ async def whole_session(tmp_path: Path, kind: str) -> None:
     assert [(h["status"], h["taskId"], h["agent"]) for h in hunks] == [
         ("pending", f"acp-fake-agent-{sid}", "fake-agent")
     ], hunks
+
+
+@pytest.mark.parametrize("kind", ["scripted", "thinkwell"])
+@pytest.mark.parametrize("first", [True, False], ids=["stet-first", "stet-second"])
+async def test_stet_anywhere_in_a_chain_of_proxies(tmp_path, kind, first):
+    """Another proxy before or after Stet (here Stet itself with --no-review): the chain passes the
+    session, and the change is recorded once."""
+    root = workspace(tmp_path)
+    other = proxy("--no-review")
+    editor = await chain(kind, root, proxies=[proxy(), other] if first else [other, proxy()])
+    done, sid = await a_session(editor, root, "diff permission write")
+    assert done["result"] == {"stopReason": "end_turn"}, done
+    assert [m["method"] for m in editor.seen if "method" in m and "id" in m] == [
+        "session/request_permission",
+        "fs/write_text_file",
+    ]
+    assert await editor.close() == 0
+    hunks = stet_json("status", "--all", cwd=root)["hunks"]
+    assert [(h["status"], h["taskId"]) for h in hunks] == [("pending", f"acp-fake-agent-{sid}")], hunks
 
 
 async def test_without_the_review_part_nothing_is_recorded(tmp_path):
