@@ -15,6 +15,7 @@ import shlex
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,7 +46,7 @@ def conductor(kind: str) -> list[str]:
 class Editor:
     """The editor's end: requests with ids, the agent's requests answered by `answers`."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, answers: dict[str, dict]) -> None:
+    def __init__(self, proc: asyncio.subprocess.Process, answers: dict[str, Any]) -> None:
         self.proc, self.answers = proc, answers
         self.next_id = 0
         self.seen: list[dict] = []
@@ -67,7 +68,9 @@ class Editor:
                 msg = json.loads(line)
                 self.seen.append(msg)
                 if "method" in msg and "id" in msg:  # the agent asks the editor
-                    await self.send({"jsonrpc": "2.0", "id": msg["id"], "result": self.answers[msg["method"]]})
+                    answer = self.answers[msg["method"]]
+                    result = answer(msg.get("params") or {}) if callable(answer) else answer
+                    await self.send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
                 elif msg.get("id") == rid and "method" not in msg:
                     return msg
 
@@ -273,3 +276,62 @@ async def test_a_signal_ends_it_as_a_shell_reports_it(tmp_path, sig):
     assert b"_proxy/successor" in await asyncio.wait_for(proc.stdout.readline(), 30), "it is running"
     proc.send_signal(sig)
     assert await asyncio.wait_for(proc.wait(), 30) == 128 + sig
+
+
+async def test_the_real_gemini_cli_under_a_real_conductor(tmp_path):
+    """Gemini CLI 0.61 (`gemini --acp`, against the scripted model) behind `stet acp --proxy` under
+    @thinkwell/conductor, the editor doing the file system as Zed does: the edit is allowed, and its
+    write is a pending hunk of the session's task before the editor writes the file."""
+    from support.capturetools import agent_repo
+    from support.real_agents import agent_binary, gemini_env
+    from support.scripted_model import ScriptedModel, text, tool
+
+    exe = agent_binary("gemini")
+    run_conductor = conductor("thinkwell")
+    repo = agent_repo(tmp_path / "repo")
+    edit = {"file_path": str(repo / "a.py"), "old_string": "LIMIT = 10", "new_string": "LIMIT = 20"}
+    at_write: list[tuple[list[dict], str]] = []
+
+    def read(params: dict) -> dict:
+        return {"content": Path(params["path"]).read_text()}
+
+    def write(params: dict) -> dict:
+        at_write.append((stet_json("status", "--all", cwd=repo)["hunks"], (repo / "a.py").read_text()))
+        Path(params["path"]).write_text(params["content"])
+        return {}
+
+    answers = {
+        "session/request_permission": {"outcome": {"outcome": "selected", "optionId": "proceed_once"}},
+        "fs/read_text_file": read,
+        "fs/write_text_file": write,
+    }
+    with ScriptedModel() as model:
+        model.play([tool("replace", {**edit, "instruction": "raise the limit"}), text("raised")])
+        proc = await asyncio.create_subprocess_exec(
+            *run_conductor,
+            proxy(),
+            f"{shlex.quote(str(exe))} --acp",
+            cwd=repo,
+            env=gemini_env(tmp_path / "home", model.url),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        editor = Editor(proc, answers)
+        fs = {"fs": {"readTextFile": True, "writeTextFile": True}}
+        init = await editor.request("initialize", {"protocolVersion": 1, "clientCapabilities": fs}, timeout=120)
+        assert init["result"]["protocolVersion"] == 1, init
+        new = await editor.request("session/new", {"cwd": str(repo), "mcpServers": []}, timeout=120)
+        sid = new["result"]["sessionId"]
+        prompt = [{"type": "text", "text": "raise the limit to 20"}]
+        done = await editor.request("session/prompt", {"sessionId": sid, "prompt": prompt}, timeout=180)
+        assert done["result"]["stopReason"] == "end_turn", done
+        assert await editor.close() == 0
+    assert (repo / "a.py").read_text().startswith("LIMIT = 20\n")
+    assert [[(h["status"], h["taskId"]) for h in hunks] for hunks, _ in at_write] == [
+        [("pending", f"acp-gemini-cli-{sid}")]
+    ], at_write
+    assert at_write[0][1].startswith("LIMIT = 10\n"), "recorded while the file still held the old text"
+    hunks = stet_json("status", "--all", cwd=repo)["hunks"]
+    assert [(h["status"], h["kept"], h["inFile"], h["newText"]) for h in hunks] == [
+        ("pending", True, True, "LIMIT = 20\n")
+    ], hunks
