@@ -175,10 +175,11 @@ async def test_a_change_refused_in_the_editor_is_asked_again_not_refused_by_stet
         await peers.part.close()
 
 
-async def test_a_change_first_shown_in_a_permission_request_is_recorded_before_it_goes_on(tmp_path):
-    """Gemini CLI's way (tests/fixtures/acp/gemini.jsonl): no tool call before the permission, the
-    whole-file diff inside the request; refused by the editor, it is rejected; allowed, it is the
-    one hunk the write and the completed update report again."""
+async def test_a_whole_file_diff_refused_in_the_editor_then_allowed_is_recorded_as_it_happened(tmp_path):
+    """Gemini CLI's way (tests/fixtures/acp/gemini.jsonl): the whole-file diff only in the permission
+    request; refused by the editor, it is rejected (no failed update follows); the same change in
+    the next call, allowed, is a new pending hunk, the one the write and the completed update
+    report again."""
     root, peers = await _ready(tmp_path)
     path = root / "a.py"
     after = TEXT.replace("line 4", "FOUR")
@@ -201,3 +202,25 @@ async def test_a_change_first_shown_in_a_permission_request_is_recorded_before_i
         assert [(x["newText"], x["inFile"]) for x in live] == [("FOUR\n", True)]
     finally:
         await peers.part.close()
+
+
+async def test_a_diff_first_shown_in_a_permission_request_is_recorded_before_it_goes_on(tmp_path):
+    # Gemini CLI shows a change first in its permission request, then (allowed) writes the file
+    # itself and reports the tool call completed with the same diff: one hunk, recorded first.
+    root, peers = await _ready(tmp_path)
+    try:
+        path = root / "a.py"
+        diff = [{"type": "diff", "path": str(path), "oldText": TEXT, "newText": TEXT.replace("line 4", "FOUR")}]
+        i, verdict = await peers.permission("S-1", "g1", content=diff)
+        assert verdict is FORWARD
+        [h] = await hunks(root)
+        assert (h["status"], h["kept"], h["newText"], path.read_text()) == ("pending", True, "FOUR\n", TEXT)
+        await peers.editor_answers(i, {"outcome": {"outcome": "selected", "optionId": "allow"}})
+        path.write_text(TEXT.replace("line 4", "FOUR"))
+        await peers.tool_call(
+            "S-1", "g1", path, TEXT, TEXT.replace("line 4", "FOUR"), kind="tool_call_update", status="completed"
+        )
+    finally:
+        await peers.part.close()
+    [h] = await hunks(root)
+    assert (h["status"], h["inFile"]) == ("pending", True)

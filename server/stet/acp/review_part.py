@@ -427,22 +427,22 @@ class ReviewPart:
         assert s.review is not None and s.loop is not None and s.recorder is not None
         params = msg.params
         tcid = _tool_call_id(params)
-        # A diff in the request is recorded first, whatever follows: Gemini CLI shows its change
-        # to the editor here for the first time (no tool call before it).
         tool = params.get("toolCall")
         content = tool.get("content") if isinstance(tool, dict) else None
+        # A diff shown only here (Gemini CLI's first sight of a change) is recorded before the
+        # editor sees it, as a tool call's is: the agent writes the file once allowed.
         for item in content if isinstance(content, list) else ():
             if isinstance(item, dict) and item.get("type") == "diff" and tcid:
                 await self._diff(s, tcid, item, made=False)
         option = _reject_option(params.get("options"))
         if option is None or "id" not in (msg.body or {}):
             return FORWARD
-        await s.review.sync()
-        if not s.review.list(statuses=(Status.REJECTED,)):
-            return FORWARD  # nothing was ever rejected: nothing to redo
         call = s.calls.get(tcid) if tcid else None
         if call is None:
             return FORWARD
+        await s.review.sync()
+        if not s.review.list(statuses=(Status.REJECTED,)):
+            return FORWARD  # nothing was ever rejected: nothing to redo
         for rel, (_, after) in call.changes.items():
             hunk = await self._redone(s, rel, after)
             if hunk is None:
