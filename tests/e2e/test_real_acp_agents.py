@@ -166,11 +166,17 @@ def strings(value: object) -> list[str]:
     return []
 
 
-def said(requests: list[Request], words: str, first: bool = False) -> list[str]:
-    """The strings of the agent's turns (requests offering tools; the first only, with `first`)
-    that contain `words`."""
-    turns = [r for r in requests if r.main][: 1 if first else None]
-    return [s for r in turns for s in strings(r.body) if words in s]
+def said(requests: list[Request], words: str) -> list[str]:
+    """The strings of the agent's turns (requests offering tools) that contain `words`."""
+    return [s for r in requests if r.main for s in strings(r.body) if words in s]
+
+
+def newly_said(before: list[Request], after: list[Request], words: str) -> int:
+    """How many more times the first turn of `after` says `words` than the last turn of `before`
+    did (each request repeats the conversation so far: what a prompt added is the difference)."""
+    first = [r for r in after if r.main][:1]
+    last = [r for r in before if r.main][-1:]
+    return len(said(first, words)) - len(said(last, words))
 
 
 def workspace(tmp_path: Path) -> Path:
@@ -285,11 +291,12 @@ def test_real_acp_agent_through_stet_redo_of_a_rejected_change_refused_and_told(
             assert a.read_text().startswith(f"{OLD}\n")
 
             asked = len(client.received("session/request_permission"))
-            seen = len(model.requests)
+            first = model.requests
+            seen = len(first)
             model.play([agent.edit(repo, a, OLD, NEW), text("understood")])
             client.prompt(session, "raise the limit to 20 again")
             second = model.requests[seen:]
-            assert said(second, FEEDBACK, first=True), "the second prompt did not carry the developer's rejection"
+            assert newly_said(first, second, FEEDBACK) == 1, "the second prompt did not carry the rejection once"
             assert len(client.received("session/request_permission")) == asked, "the editor was asked"
             assert a.read_text().startswith(f"{OLD}\n")
 
@@ -298,7 +305,7 @@ def test_real_acp_agent_through_stet_redo_of_a_rejected_change_refused_and_told(
             client.prompt(session, "what now?")
             third = model.requests[seen:]
             assert said(second + third, REFUSED[name]), "the refusal did not reach the model"
-            assert said(third, FEEDBACK, first=True), "the prompt after the refused redo did not carry the reason"
+            assert newly_said(second, third, FEEDBACK) == 1, "the prompt after the refused redo did not carry it"
         assert client.errors == [], client.errors
 
     statuses = [(h["status"], h["newText"], h["feedback"]) for h in hunks(repo)]

@@ -97,6 +97,9 @@ FAST: dict[str, tuple[str, ...]] = {
         "test_real_qwen_code_makes_a_scripted_edit_and_its_hooks_see_it",
         "test_real_qwen_code_with_stets_hooks_edit_captured_rejected_and_its_redo_denied",
     ),
+    # The real ACP agents through `stet acp`: each edit recorded before the editor is shown it (3-12 s
+    # each); the rest (redo, refusals, kills, the recorded shapes) is soak.
+    "tests/e2e/test_real_acp_agents.py": ("test_real_acp_agent_through_stet_edit_recorded_before_the_editor_sees_it",),
     "tests/e2e/test_codex_hooks.py": ("test_a_turn_is_captured_a_rejection_told_once_and_its_redo_denied",),
     "tests/e2e/test_gemini_hooks.py": ("test_a_turn_is_captured_a_rejection_told_once_and_its_redo_denied",),
     "tests/e2e/test_copilot_hooks.py": (ALL,),
