@@ -345,7 +345,7 @@ def test_real_acp_agent_through_stet_killed_mid_session_loses_nothing(tmp_path, 
             env = agent.env(tmp_path / "home", model.url, repo)
             client = AcpClient(cmd, repo, env, watch=[a], on_message=kill, stderr=tmp_path / "stet.stderr")
             started.append(client)
-            client.start(start_new_session=True)
+            client.start()
             client.initialize()
             session = client.new_session()
             model.play([agent.edit(repo, a, OLD, NEW), text("raised")])

@@ -22,8 +22,10 @@ look at the review at the moment the editor sees a change (e.g. run `stet status
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import tempfile
 import threading
@@ -101,6 +103,9 @@ class AcpClient:
     # The process.
 
     def start(self, **popen: Any) -> AcpClient:
+        """Start the command in a process group of its own: `close` ends what it leaves behind
+        (an agent's own processes outlive it: Codex's adapter's native binary does)."""
+        popen.setdefault("start_new_session", True)
         self._stderr_file = open(self.stderr_path, "a") if self.stderr_path else None  # noqa: SIM115
         self.proc = subprocess.Popen(
             self.cmd,
@@ -121,7 +126,8 @@ class AcpClient:
         self.close()
 
     def close(self, grace: float = 10) -> int | None:
-        """Close the agent's stdin (the editor went away) and wait for it to exit; killed after `grace`."""
+        """Close the agent's stdin (the editor went away) and wait for it to exit; killed after
+        `grace`; then whatever is left in its process group killed too."""
         if self.proc is None:
             return None
         try:
@@ -134,6 +140,8 @@ class AcpClient:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             code = self.proc.wait()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
         if self._stderr_file:
             self._stderr_file.close()
         return code
