@@ -190,7 +190,8 @@ def test_real_acp_agent_through_stet_edit_recorded_before_the_editor_sees_it(tmp
     """Each report of the edit (the diff of a tool call or of a permission request, the write) reaches
     the editor when the review already holds the change as one pending kept hunk of task
     acp-AGENT-SESSION, the file still holding the old text until the write; the three reports of one
-    edit are one hunk; the agent's messages reach the editor otherwise as they were."""
+    edit are one hunk; accepted, it is applied; the agent's messages reach the editor otherwise as
+    they were."""
     agent = AGENTS[name]
     cmd = through_stet(agent)
     repo = workspace(tmp_path)
@@ -223,6 +224,11 @@ def test_real_acp_agent_through_stet_edit_recorded_before_the_editor_sees_it(tmp
             assert entry.files[str(a)].startswith(f"{OLD}\n"), entry.body
     (hunk,) = hunks(repo)
     assert hunk["id"] == moments[0][1][0]["id"] and hunk["status"] == "pending", hunk
+    # Accepted, it is applied, the file as the agent left it.
+    assert stet("accept", hunk["id"], cwd=repo).returncode == 0
+    (hunk,) = hunks(repo)
+    assert (hunk["status"], hunk["inFile"]) == ("applied", True), hunk
+    assert a.read_text().startswith(f"{NEW}\n")
     # The editor saw the agent's messages as the agent sent them (the shapes of the run without Stet).
     assert [m for m in shape(client.transcript) if m[0] == "in"] == [
         m for m in shape(_entries(_allowed_only(name))) if m[0] == "in"
