@@ -90,8 +90,10 @@ def proxy(*stet_args: str) -> str:
     return f"{shlex.quote(sys.executable)} -m stet acp --proxy {' '.join(stet_args)}"
 
 
-async def chain(kind: str, root: Path, *stet_args: str, proxies: list[str] | None = None) -> Editor:
-    agent = f"{FAKE_AGENT} --received {shlex.quote(str(root.parent / 'agent-received'))}"
+async def chain(
+    kind: str, root: Path, *stet_args: str, proxies: list[str] | None = None, agent_args: str = ""
+) -> Editor:
+    agent = f"{FAKE_AGENT} --received {shlex.quote(str(root.parent / 'agent-received'))} {agent_args}"
     env = {**os.environ, "STET_RESIDENT": "off"}
     proc = await asyncio.create_subprocess_exec(
         *conductor(kind),
@@ -203,6 +205,26 @@ async def test_the_decisions_reach_the_agent_through_the_envelope(tmp_path):
     prompts = [m["params"]["prompt"] for m in told(tmp_path) if m.get("method") == "session/prompt"]
     assert len(prompts) == 2 and len(prompts[1]) == 2, prompts
     assert "keep x at one" in prompts[1][1]["text"], prompts[1]
+
+
+async def test_a_v2_session_under_the_conductor_is_recorded(tmp_path):
+    """The peers agree ACP v2 (the draft) through the conductor: the diff in the tool call's later
+    patch is recorded, the prompt answered `{}` and the turn ended by the idle state."""
+    root = workspace(tmp_path)
+    editor = await chain("scripted", root, agent_args="--version 2")
+    init = await editor.request("initialize", {"protocolVersion": 2, "info": {"name": "e", "version": "1"}})
+    assert init["result"]["protocolVersion"] == 2, init
+    sid = (await editor.request("session/new", {"cwd": str(root)}))["result"]["sessionId"]
+    done = await editor.request("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "diff"}]})
+    assert done["result"] == {}, done
+    async with asyncio.timeout(60):
+        while not any((m.get("params") or {}).get("update", {}).get("state") == "idle" for m in editor.seen):
+            line = await editor.proc.stdout.readline()  # type: ignore[union-attr]
+            assert line, "the conductor's stream ended"
+            editor.seen.append(json.loads(line))
+    assert await editor.close() == 0
+    hunks = stet_json("status", "--all", cwd=root)["hunks"]
+    assert [(h["status"], h["kept"], h["taskId"]) for h in hunks] == [("pending", True, f"acp-fake-agent-{sid}")]
 
 
 def test_proxy_takes_no_agent(tmp_path):

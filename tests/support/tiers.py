@@ -70,6 +70,8 @@ FAST: dict[str, tuple[str, ...]] = {
     "tests/e2e/test_mcp_http.py": (ALL,),
     # ACP: `stet acp` relays a whole session byte for byte between an editor and an agent.
     "tests/e2e/test_acp_relay.py": ("test_every_byte_passes_unchanged_both_ways_for_a_whole_session",),
+    # ... and, when the peers agree ACP v2 (the draft), the change recorded, its redo refused, the agent told.
+    "tests/e2e/test_acp_protocol_v2.py": (ALL,),
     # ... and as a proxy component under a conductor, the change recorded (the conductor scripted from the spec).
     "tests/e2e/test_acp_conductor.py": (
         "test_a_whole_session_passes_and_the_diff_is_recorded",
