@@ -246,6 +246,25 @@ async def test_the_editor_disconnecting_mid_prompt_stops_the_agent(tmp_path, stu
     assert await _gone(pid, 5), "the agent was left running"
 
 
+# A launcher as npx and Codex's ACP adapter's node script are: the agent its child, holding the
+# inherited pipes; SIGTERM ends the launcher at once and leaves the child.
+LAUNCHER = [sys.executable, "-c", "import subprocess, sys; sys.exit(subprocess.run(sys.argv[1:]).returncode)"]
+
+
+@pytest.mark.parametrize("stubborn", [False, True], ids=["agent-stops", "agent-ignores-sigterm"])
+async def test_an_agent_behind_a_launcher_is_stopped_with_what_it_started(tmp_path, stubborn):
+    """The editor gone, an agent that ignores its stdin's end and runs behind a launcher (the real
+    Codex ACP adapter's way) is stopped with its launcher: nothing it started is left running."""
+    pidfile = tmp_path / "pid"
+    extra = ["--ignore-term"] if stubborn else []
+    client = await start(tmp_path, "--pidfile", str(pidfile), "--ignore-eof", *extra, agent=[*LAUNCHER, *AGENT])
+    await _session(client, tmp_path)
+    pid = int(pidfile.read_text())
+    await client.close()
+    await asyncio.wait_for(client.proc.wait(), 30)
+    assert await _gone(pid, 5), "the agent was left running"
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name)
 async def test_a_signal_to_stet_is_passed_to_the_agent_and_the_editor_answered(tmp_path, sig):
     pidfile = tmp_path / "pid"

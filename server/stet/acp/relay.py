@@ -6,13 +6,15 @@ with their responses by id, per direction (the two sides' ids are independent, n
 strings), so the part knows what a response answers. Faults: when the agent ends, every request
 of the editor still waiting is answered with an error, and stet ends with the agent's code; when
 the editor goes, the agent's stdin is closed, it gets a grace period, then SIGTERM, then SIGKILL;
-SIGTERM, SIGINT or SIGHUP to stet is passed to the agent, then the same. Stdout carries only the protocol.
+SIGTERM, SIGINT or SIGHUP to stet is passed to the agent, then the same. The agent runs in a process
+group of its own, and signals go to the group: what it started (the agent behind a launcher) ends too. Stdout carries only the protocol.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import BinaryIO, TextIO
@@ -21,6 +23,7 @@ from .message import FORWARD, JSON, Forward, Message, Reply, Rewrite, Verdict
 from .part import Part
 from .wire import LAST, LINE_BOUND, WHOLE, Lines, Log, Output, encode, open_input, open_output, parse, shown, split_end
 
+GROUPS = os.name == "posix"  # the agent in a process group of its own, signalled as one
 GRACE = 5.0  # seconds the agent has to end by itself once the editor is gone, and again after SIGTERM
 INTERNAL_ERROR = -32603
 
@@ -149,8 +152,7 @@ class Relay:
 
     def on_signal(self, sig: int, proc: asyncio.subprocess.Process) -> None:
         self.signalled = sig
-        with contextlib.suppress(ProcessLookupError):
-            proc.send_signal(sig)
+        signal_agent(proc, sig)
         self.stopping.set()
 
     async def answer_in_flight(self, editor: Output, code: int) -> None:
@@ -163,12 +165,24 @@ class Relay:
                 return
 
 
+def signal_agent(proc: asyncio.subprocess.Process, sig: int) -> None:
+    """`sig` to the agent and to what it started: its process group (it has one of its own, see
+    _start). An agent behind a launcher (npx, Codex's ACP adapter's node script) is the launcher's
+    child holding the pipes; the launcher ends at SIGTERM without it."""
+    if GROUPS:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)
+            return
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(sig)
+
+
 async def _stop(proc: asyncio.subprocess.Process, grace: float) -> None:
-    """The agent ended: by itself within `grace`, else SIGTERM, then SIGKILL."""
+    """The agent ended: by itself within `grace`, else SIGTERM, then SIGKILL (to its process group:
+    the process ends when it and whatever holds its pipes have)."""
     for sig in (None, signal.SIGTERM, signal.SIGKILL):
         if sig is not None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.send_signal(sig)
+            signal_agent(proc, sig)
         try:
             await asyncio.wait_for(proc.wait(), grace)
             return
@@ -264,8 +278,7 @@ async def run(
             if not t.done():
                 await _cancelled(t)
         if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
+            signal_agent(proc, signal.SIGKILL)
             await proc.wait()
         try:
             await part.close()
@@ -292,6 +305,7 @@ async def _start(
             stderr=None,
             cwd=cwd,
             env=dict(env),
+            process_group=0 if GROUPS else None,  # a group of its own: stopped with what it starts
         )
     except OSError as exc:
         why = "not found" if isinstance(exc, FileNotFoundError) else exc.strerror or str(exc)
