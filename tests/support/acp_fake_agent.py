@@ -10,8 +10,12 @@ found", a notification nothing. What a prompt does is scripted by its text: each
 done in order before the prompt's answer (`end_turn`):
 
     update          a session/update agent_message_chunk (with non-ASCII text)
-    diff            a session/update tool_call whose content is a diff of PATH in the session's cwd
-    write           an fs/write_text_file request to the client; its answer is reported
+    diff            a session/update tool_call whose content is a diff of a.py in the session's cwd
+                    (`x = 1` to `x = 2`, tool call `call-1`)
+    diff:NAME       the same for the file NAME in the session's cwd (tool call `call-NAME`)
+    write           an fs/write_text_file request to the client (a.py: `x = 2`); its answer is reported
+    write:NAME      the same for the file NAME
+    bigdiff:BYTES   a tool call `call-big` whose diff makes a new file big.txt of about BYTES bytes
     permission      a session/request_permission request to the client; its answer is reported
     sid-write, sid-permission   the same with a string request id
     slow:SECONDS    sleep (the agent is slow)
@@ -21,6 +25,7 @@ done in order before the prompt's answer (`end_turn`):
     huge:BYTES      a line of BYTES bytes that is not JSON (no newline in it)
     crlf            the next line it sends ends with \\r\\n
 
+The script is the prompt's first text block (a block Stet adds after it is not read as steps).
 A reported answer is a session/update agent_message_chunk whose text is `answer ID: JSON`.
 `--received` / `--sent` record the bytes it read / wrote, exactly; `--ignore-eof` keeps it alive
 after its stdin ends (a hung agent); `--ignore-term` makes it ignore SIGTERM (only SIGKILL ends it).
@@ -96,15 +101,26 @@ class Agent:
 
     def step(self, word: str, session: str) -> None:
         cwd = self.sessions.get(session, os.getcwd())
-        path = os.path.join(cwd, "a.py")
+        word, _, arg = word.partition(":") if word.startswith(("diff:", "write:", "bigdiff:")) else (word, "", "")
+        name = arg if word in ("diff", "write") and arg else "a.py"
+        path = os.path.join(cwd, name)
         if word == "update":
             self.update(session, "héllo — wörld ✓")
+        elif word == "bigdiff":
+            size = int(arg)
+            text = "".join(f"line {i:09d} of a huge new file\n" for i in range(size // 32 + 1))
+            diff = {"type": "diff", "path": os.path.join(cwd, "big.txt"), "oldText": None, "newText": text}
+            update = {"sessionUpdate": "tool_call", "toolCallId": "call-big", "title": "Write big.txt", "kind": "edit"}
+            update.update(status="pending", content=[diff])
+            self.send(
+                {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": update}}
+            )
         elif word == "diff":
             diff = {"type": "diff", "path": path, "oldText": "x = 1\n", "newText": "x = 2\n"}
             update = {
                 "sessionUpdate": "tool_call",
-                "toolCallId": "call-1",
-                "title": "Edit a.py",
+                "toolCallId": f"call-{arg}" if arg else "call-1",
+                "title": f"Edit {name}",
                 "kind": "edit",
                 "status": "pending",
                 "content": [{"type": "content", "content": {"type": "text", "text": "edit"}}, diff],
@@ -165,7 +181,10 @@ class Agent:
             result = None
         elif method == "session/prompt":
             session = params.get("sessionId", "")
-            words = " ".join(b.get("text", "") for b in params.get("prompt", []) if isinstance(b, dict)).split()
+            texts = [
+                b.get("text", "") for b in params.get("prompt", []) if isinstance(b, dict) and b.get("type") == "text"
+            ]
+            words = texts[0].split() if texts else []
             for word in words:
                 self.step(word, session)
             result = {"stopReason": "end_turn"}
