@@ -313,13 +313,19 @@ class Capture:
         return out
 
     # --- from what changed to a proposal ------------------------------------------------------
-    def layered(self, found: Found, task_id: str | None) -> dict[str, tuple[str | None, str | None]]:
+    def layered(
+        self, found: Found, task_id: str | None, *, exact: bool = False
+    ) -> dict[str, tuple[str | None, str | None]]:
         """Each changed file's baseline with what Stet knows to be in the files put in: the
         developer's accepted hunks and other reviews' kept ones; this review's kept hunks out.
         File operations first (a file the developer accepted creating is no agent's new file),
-        then the edits, wherever the file is by then."""
+        then the edits, wherever the file is by then. `exact`: the baseline is the file as it
+        is (an edit reported before it is made): nothing put in, only this task's kept hunks
+        taken out where their text is (kept hunks may be recorded before their text is written)."""
 
         def known(h: Hunk) -> bool:
+            if exact:
+                return False
             return h.status == Status.APPLIED or (h.kept and h.status == Status.PENDING and h.task_id != task_id)
 
         def own(h: Hunk) -> bool:

@@ -51,13 +51,6 @@ async def cmd_acp(args: argparse.Namespace, call: Call) -> int:
 
 
 def _review_part(args: argparse.Namespace, argv: list[str], call: Call) -> Part:
-    from ..acp import relay
+    from ..acp.review_part import ReviewPart  # (loads the review: only when it is wanted)
 
-    try:
-        from ..acp.review_part import ReviewPart  # type: ignore[import-not-found,unused-ignore]
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{__package__.rpartition('.')[0]}.acp.review_part":
-            raise
-        return relay.PassThrough()
-    part: Part = ReviewPart(agent_name=args.agent_name, argv=argv, env=call.env)
-    return part
+    return ReviewPart(agent_name=args.agent_name, argv=argv, env=call.env)

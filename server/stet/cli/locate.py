@@ -6,45 +6,15 @@ import argparse
 import os
 
 from ..errors import StetError
-from ..review.where import engine_of
+from ..review.where import STORE_DIR, STORE_FILE, engine_of, find_store, root_of
+from ..review.where import project_root as _project_root
 from .call import Call
-
-STORE_DIR = ".stet"
-STORE_FILE = "stet.db"
 
 
 class Usage(StetError):
     """Bad usage: exit 2."""
 
     name = "Usage"
-
-
-def _up(start: str) -> list[str]:
-    """`start` (symlinks resolved) and every folder above it."""
-    folder = os.path.realpath(start)
-    out = [folder]
-    while (parent := os.path.dirname(folder)) != folder:
-        out.append(parent)
-        folder = parent
-    return out
-
-
-def find_store(start: str) -> str | None:
-    """The nearest `.stet/stet.db` at or above `start`, like git finds `.git`."""
-    for folder in _up(start):
-        candidate = os.path.join(folder, STORE_DIR, STORE_FILE)
-        if os.path.isfile(candidate):
-            return candidate
-    return None
-
-
-def _project_root(start: str) -> str:
-    """Where a new store goes: the enclosing git work tree, else the current folder."""
-    folders = _up(start)
-    for folder in folders:
-        if os.path.exists(os.path.join(folder, ".git")):
-            return folder
-    return folders[0]
 
 
 def locate(args: argparse.Namespace, create: bool, call: Call) -> tuple[str, list[str]]:
@@ -79,8 +49,7 @@ def locate(args: argparse.Namespace, create: bool, call: Call) -> tuple[str, lis
         # A store kept elsewhere (--db) holds paths relative to the root it is opened with: the
         # project's (the enclosing git work tree), as for PostgreSQL, whichever folder of it the
         # command runs in - not that folder, which would read them relative to itself.
-        folder = os.path.dirname(db)
-        roots = [os.path.dirname(folder) if os.path.basename(folder) == STORE_DIR else _project_root(cwd)]
+        roots = [root_of(db, cwd)]
     for root in roots:
         if not os.path.isdir(root):
             raise Usage(f"the workspace root {root} is not a folder")

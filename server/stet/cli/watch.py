@@ -6,8 +6,9 @@ import asyncio
 import os
 import signal
 
+from ..review.where import STORE_DIR, STORE_FILE
 from ..workspace import own
-from .locate import STORE_DIR, STORE_FILE, Usage
+from .locate import Usage
 from .session import opened
 
 TYPE_CHECKING = False  # types for mypy only

@@ -75,11 +75,14 @@ class Capturing:
         consume: tuple[str, list[str], list[str]] | None = None,
         cleanup: JSON | None = None,
         turn_of: str | None = None,
+        on_disk: Mapping[str, str | None] | None = None,
     ) -> Captured:
         """Store the proposal of `changes` (made against `bases`, giving `now`: the agent's
         version, by normalised uri) with its restore journal, then restore. `in_place`: the
         files hold `now` (the agent wrote them); else they hold `bases` (the agent worked
-        elsewhere) and nothing is written. `consume`: (task key, uris, prefixes) of the
+        elsewhere) and nothing is written. `on_disk`: what the files hold when it is neither
+        (a change an editor is about to write, over kept hunks of the task already there):
+        checked as `now` or `bases` would be; nothing is written either. `consume`: (task key, uris, prefixes) of the
         snapshot entries this capture used. `turn_of`: the agent's session whose turn this
         capture is (numbered in the same transaction as the proposal)."""
         st = self.st
@@ -97,7 +100,10 @@ class Capturing:
             if existing["edit_hash"] != edit_hash:
                 raise Conflict(f"proposal {capture_id} already exists with a different change")
             await self.finish_open()  # a crash's journal: finished first, exactly once
-        on_disk = now if in_place else bases
+        if on_disk is None:
+            on_disk = now if in_place else bases
+        else:
+            in_place = False
         outcome: str = "replay"
         result: JSON | Captured | None = None
         async with st.op_lock, interprocess_lock(st.files_lock()):
@@ -356,6 +362,22 @@ class Capturing:
     async def _result(self, capture_id: str) -> JSON | None:
         op = await self.st.require_store().op(f"propose/{capture_id}")
         return op.result if op is not None else None
+
+    async def withdraw(self, hunk_ids: list[str], why: str) -> list[Hunk]:
+        """Kept hunks whose change never happened (the write that was to make it failed):
+        superseded by one operation (`withdraw`, with why), their text not in the file. Nobody
+        decided them: nothing is told of them, and the same change made again is recorded anew.
+        Only pending or stale kept hunks move; returns those that did."""
+        st = self.st
+        async with st.op_lock, st.require_store().write() as tx:
+            rows = await tx.hunks(hunk_ids)
+            moving = [h for h in rows.values() if h.kept and h.status in (Status.PENDING, Status.STALE)]
+            if not moving:
+                return []
+            lsn = await tx.log(new_id("withdraw-"), "withdraw", {"hunkIds": [h.id for h in moving], "why": why})
+            await record_hunks(tx, lsn, [], moving)
+        await self.memory.sync()
+        return moving
 
     # --- the restore journal ---------------------------------------------------------------
     async def finish_open(self) -> int:

@@ -285,6 +285,10 @@ class Review:
         """An agent's edits already in the files: proposed, and the baseline put back (see Capturing)."""
         return await self.capturing.capture(capture_id, changes, bases, now, **options)
 
+    async def withdraw(self, hunk_ids: builtins.list[str], why: str) -> builtins.list[Hunk]:
+        """Kept hunks whose change never happened, set aside (see Capturing.withdraw)."""
+        return await self.capturing.withdraw(hunk_ids, why)
+
     async def replay(self, proposal_id: str, edit_hash: str) -> Proposed | None:
         return await self.proposing.replay(proposal_id, edit_hash)
 
