@@ -54,6 +54,10 @@ CAPTURE_POINTS = (
     "run:after-agent",
 )
 
+# `stet acp`'s point (tests/crash/test_acp_crash.py): a change the agent proposed recorded (the
+# capture committed), the message that carried it not passed on to the editor yet.
+ACP_POINTS = ("acp:after-record",)
+
 
 def fault(name: str) -> None:
     if _PAUSES and name in _PAUSES:

@@ -82,7 +82,7 @@ def the_hunk(root: Path, name: str = "a.py", task: str = TASK) -> dict:
 async def killed(client: Client) -> int:
     """SIGKILL stet, as `kill -9` would; its exit status."""
     client.proc.kill()
-    return await asyncio.wait_for(client.proc.wait(), 30)
+    return await client.exited()
 
 
 async def test_stet_killed_right_after_the_editor_got_the_diff_keeps_the_hunk(root, agents):
@@ -98,16 +98,14 @@ async def test_stet_killed_right_after_the_editor_got_the_diff_keeps_the_hunk(ro
     os.kill(pid_in(pidfile), signal.SIGKILL)
 
 
-async def test_killed_after_the_record_before_the_forward_then_the_session_loaded_records_nothing_twice(
-    root, agents
-):
+async def test_killed_after_the_record_before_the_forward_then_the_session_loaded_records_nothing_twice(root, agents):
     pidfile = agents()
     client = await start(root, "--pidfile", str(pidfile), stet_args=(), env={"STET_FAULT": "acp:after-record"})
     session = await new_session(client, root)
     await prompt(client, session, "update diff slow:120")
     while (msg := await client.message()) is not None:
         assert not is_tool_call(msg), "the editor got the diff: the fault point is after the forward"
-    assert await asyncio.wait_for(client.proc.wait(), 30) == -signal.SIGKILL
+    assert await client.exited() == -signal.SIGKILL
     first = the_hunk(root)  # the editor never saw it, yet it is recorded
     os.kill(pid_in(pidfile), signal.SIGKILL)
 

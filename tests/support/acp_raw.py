@@ -111,6 +111,15 @@ class Client:
         assert self.proc.stdin is not None
         self.proc.stdin.close()
 
+    async def exited(self, timeout: float = 30) -> int:
+        """Its exit status once it ended, without waiting for its pipes to close (an agent it
+        left running still holds its stderr: asyncio's wait() would wait for that too)."""
+        deadline = time.monotonic() + timeout
+        while self.proc.returncode is None:
+            assert time.monotonic() < deadline, "stet did not end"
+            await asyncio.sleep(0.02)
+        return self.proc.returncode
+
     async def exit_code(self, timeout: float = 30) -> int:
         assert self.proc.stdout is not None
         rest = await asyncio.wait_for(self.proc.stdout.read(), timeout)

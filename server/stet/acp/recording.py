@@ -22,6 +22,7 @@ from ..agents.snapshots import Snapshots
 from ..agents.tasks import Tasks
 from ..domain.model import Hunk
 from ..errors import Conflict
+from ..faults import fault
 from ..review import Review
 from ..review.task_records import TaskRecords
 from ..workspace import contents
@@ -157,6 +158,7 @@ class Recorder:
             message=message,
             edit_hash=key,
         )
+        fault("acp:after-record")  # durable, and the message that carried it not passed on yet
         return Recorded(rel, change.after, answer.hunks)
 
     async def _start(self) -> None:
