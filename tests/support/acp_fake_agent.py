@@ -12,11 +12,13 @@ done in order before the prompt's answer (`end_turn`):
     update          a session/update agent_message_chunk (with non-ASCII text)
     diff            a session/update tool_call whose content is a diff of a.py in the session's cwd
                     (`x = 1` to `x = 2`, tool call `call-1`)
-    diff:NAME       the same for the file NAME in the session's cwd (tool call `call-NAME`)
+    diff:NAME[:ID]  the same for the file NAME in the session's cwd (tool call ID, default `call-NAME`)
     write           an fs/write_text_file request to the client (a.py: `x = 2`); its answer is reported
     write:NAME      the same for the file NAME
     bigdiff:BYTES   a tool call `call-big` whose diff makes a new file big.txt of about BYTES bytes
-    permission      a session/request_permission request to the client; its answer is reported
+    permission      a session/request_permission request to the client (for tool call `call-1`,
+                    options allow and reject); its answer is reported
+    permission:NAME[:ID]  the same for the tool call ID (default `call-NAME`) that edits NAME
     sid-write, sid-permission   the same with a string request id
     slow:SECONDS    sleep (the agent is slow)
     ticks:N         N agent_message_chunk updates 0.2 s apart, reading nothing meanwhile
@@ -101,8 +103,12 @@ class Agent:
 
     def step(self, word: str, session: str) -> None:
         cwd = self.sessions.get(session, os.getcwd())
-        word, _, arg = word.partition(":") if word.startswith(("diff:", "write:", "bigdiff:")) else (word, "", "")
-        name = arg if word in ("diff", "write") and arg else "a.py"
+        word, _, arg = (
+            word.partition(":") if word.startswith(("diff:", "write:", "bigdiff:", "permission:")) else (word, "", "")
+        )
+        arg, _, call = arg.partition(":")
+        name = arg if word in ("diff", "write", "permission") and arg else "a.py"
+        call = call or (f"call-{arg}" if arg else "call-1")
         path = os.path.join(cwd, name)
         if word == "update":
             self.update(session, "héllo — wörld ✓")
@@ -119,7 +125,7 @@ class Agent:
             diff = {"type": "diff", "path": path, "oldText": "x = 1\n", "newText": "x = 2\n"}
             update = {
                 "sessionUpdate": "tool_call",
-                "toolCallId": f"call-{arg}" if arg else "call-1",
+                "toolCallId": call,
                 "title": f"Edit {name}",
                 "kind": "edit",
                 "status": "pending",
@@ -140,7 +146,7 @@ class Agent:
             ]
             params = {
                 "sessionId": session,
-                "toolCall": {"toolCallId": "call-1", "title": "Edit a.py"},
+                "toolCall": {"toolCallId": call, "title": f"Edit {name}"},
                 "options": options,
             }
             self.ask("session/request_permission", params, word.startswith("sid-"))
