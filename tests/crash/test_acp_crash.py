@@ -7,7 +7,6 @@ line, never blocking: the editor gets every message."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -85,22 +84,41 @@ async def killed(client: Client) -> int:
     return await client.exited()
 
 
-async def test_stet_killed_right_after_the_editor_got_the_diff_keeps_the_hunk(root, agents):
+async def test_stet_killed_right_after_the_editor_got_the_change_keeps_the_hunk_and_loading_again_adds_none(
+    root, agents
+):
     pidfile = agents()
     client = await start(root, "--pidfile", str(pidfile), stet_args=())
     session = await new_session(client, root)
     assert session == "sess-1"
-    await prompt(client, session, "diff slow:120")
+    await prompt(client, session, "diff write slow:120")
     await client.until(is_tool_call)
-    assert await killed(client) == -signal.SIGKILL
-    the_hunk(root)
     assert (root / "a.py").read_text() == BASE  # nothing written by Stet: the editor writes ACP edits
+    asked = await client.until(lambda m: m.get("method") == "fs/write_text_file")
+    write_file(asked["params"])  # the editor writes the file; stet dies before its answer goes back
+    assert await killed(client) == -signal.SIGKILL
+    first = the_hunk(root)
     os.kill(pid_in(pidfile), signal.SIGKILL)
 
+    # The editor runs `stet acp` again and loads the session; the agent reports the change again
+    # (the file holds it now) and writes it again.
+    client = await start(root, "--pidfile", str(agents()), stet_args=())
+    await load_session(client, root, session)
+    rid = await prompt(client, session, "diff write")
+    assert (await client.answer_of(rid, {"fs/write_text_file": write_file}))["result"] == {"stopReason": "end_turn"}
+    await client.close()
+    assert await client.exit_code() == 0
+    again = the_hunk(root)
+    assert again["id"] == first["id"] and again["inFile"] is True, (first, again)
+    assert len(hunks(root)) == 1 and (root / "a.py").read_text() == "x = 2\n"
 
-async def test_killed_after_the_record_before_the_forward_then_the_session_loaded_records_nothing_twice(root, agents):
+
+@pytest.mark.parametrize("point", ["acp:after-record", "capture:after-commit"])
+async def test_killed_after_the_record_before_the_forward_then_the_session_loaded_records_nothing_twice(
+    root, agents, point
+):
     pidfile = agents()
-    client = await start(root, "--pidfile", str(pidfile), stet_args=(), env={"STET_FAULT": "acp:after-record"})
+    client = await start(root, "--pidfile", str(pidfile), stet_args=(), env={"STET_FAULT": point})
     session = await new_session(client, root)
     await prompt(client, session, "update diff slow:120")
     while (msg := await client.message()) is not None:
@@ -137,11 +155,23 @@ async def test_the_agent_killed_mid_prompt_answers_the_editor_and_the_review_kee
     os.kill(pid_in(pidfile), signal.SIGKILL)
     answer = await client.answer_of(rid)
     assert answer["error"]["code"] == -32603 and "the agent exited" in answer["error"]["message"], answer
-    await client.exit_code()
+    assert await client.exit_code() == 128 + signal.SIGKILL
     the_hunk(root, "a.py")
     b = the_hunk(root, "b.py")
     assert b["inFile"] is True, b
     assert "Traceback" not in await stderr_of(client)
+
+
+async def test_the_editor_gone_mid_prompt_ends_it_and_the_review_keeps_the_change(root, agents):
+    pidfile = agents()
+    client = await start(root, "--pidfile", str(pidfile), stet_args=())
+    session = await new_session(client, root)
+    await prompt(client, session, "diff slow:120")
+    await client.until(is_tool_call)
+    await client.close()
+    await client.exit_code()
+    assert await gone(pid_in(pidfile), 10), "the agent was left running"
+    the_hunk(root)
 
 
 async def test_stet_and_the_agent_killed_together_keep_what_was_recorded(root, agents):
@@ -183,3 +213,29 @@ async def test_a_huge_diff_is_recorded_or_refused_with_a_log_line_and_blocks_not
     else:
         assert recorded == []
         assert log.count("big.txt") == 1 and "larger than" in log, log
+
+
+async def test_a_whole_file_diff_of_a_several_mb_file_is_one_hunk_and_blocks_nothing(root, agents):
+    lines = [f"line {i:09d} of a big file\n" for i in range((6 << 20) // 26)]
+    (root / "big.txt").write_text("".join(lines))
+    client = await start(root, "--pidfile", str(agents()), stet_args=())
+    session = await new_session(client, root)
+    # Gemini CLI's way: the diff's oldText is the whole file, its newText the whole file edited.
+    rid = await prompt(client, session, "update whole:big.txt update")
+    seen: list = []
+    assert (await client.answer_of(rid, seen=seen, timeout=120))["result"] == {"stopReason": "end_turn"}
+    assert [m["params"]["update"]["sessionUpdate"] for m in seen if m.get("method") == "session/update"] == [
+        "agent_message_chunk",
+        "tool_call",
+        "agent_message_chunk",
+    ]
+    await client.close()
+    assert await client.exit_code() == 0
+    (h,) = hunks(root)
+    middle = len(lines) // 2
+    assert (h["status"], h.get("kept"), h["taskId"], h["kind"]) == ("pending", True, TASK, "edit"), h
+    assert (h["range"]["start"]["line"], h["oldText"], h["newText"]) == (
+        middle,
+        lines[middle],
+        "changed by the agent\n",
+    )

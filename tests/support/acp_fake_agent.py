@@ -16,6 +16,9 @@ done in order before the prompt's answer (`end_turn`):
     write           an fs/write_text_file request to the client (a.py: `x = 2`); its answer is reported
     write:NAME      the same for the file NAME
     bigdiff:BYTES   a tool call `call-big` whose diff makes a new file big.txt of about BYTES bytes
+    whole:NAME      a tool call `call-whole` whose diff is the whole of the file NAME (as Gemini CLI
+                    sends it), its middle line changed
+    scatter:NAME    the same with every other line changed
     permission      a session/request_permission request to the client (for tool call `call-1`,
                     options allow and reject); its answer is reported
     permission:NAME[:ID]  the same for the tool call ID (default `call-NAME`) that edits NAME
@@ -104,10 +107,12 @@ class Agent:
     def step(self, word: str, session: str) -> None:
         cwd = self.sessions.get(session, os.getcwd())
         word, _, arg = (
-            word.partition(":") if word.startswith(("diff:", "write:", "bigdiff:", "permission:")) else (word, "", "")
+            word.partition(":")
+            if word.startswith(("diff:", "write:", "bigdiff:", "permission:", "whole:", "scatter:"))
+            else (word, "", "")
         )
         arg, _, call = arg.partition(":")
-        name = arg if word in ("diff", "write", "permission") and arg else "a.py"
+        name = arg if word in ("diff", "write", "permission", "whole", "scatter") and arg else "a.py"
         call = call or (f"call-{arg}" if arg else "call-1")
         path = os.path.join(cwd, name)
         if word == "update":
@@ -117,6 +122,18 @@ class Agent:
             text = "".join(f"line {i:09d} of a huge new file\n" for i in range(size // 32 + 1))
             diff = {"type": "diff", "path": os.path.join(cwd, "big.txt"), "oldText": None, "newText": text}
             update = {"sessionUpdate": "tool_call", "toolCallId": "call-big", "title": "Write big.txt", "kind": "edit"}
+            update.update(status="pending", content=[diff])
+            self.send(
+                {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": update}}
+            )
+        elif word in ("whole", "scatter"):
+            with open(path, encoding="utf-8", newline="") as f:
+                old = f.read()
+            lines = old.splitlines(keepends=True)
+            for i in range(len(lines) // 2, len(lines) // 2 + 1) if word == "whole" else range(0, len(lines), 2):
+                lines[i] = "changed by the agent\n"
+            diff = {"type": "diff", "path": path, "oldText": old, "newText": "".join(lines)}
+            update = {"sessionUpdate": "tool_call", "toolCallId": "call-whole", "title": f"Edit {name}", "kind": "edit"}
             update.update(status="pending", content=[diff])
             self.send(
                 {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": update}}
