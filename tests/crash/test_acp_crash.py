@@ -125,6 +125,7 @@ async def test_killed_after_the_record_before_the_forward_then_the_session_loade
         assert not is_tool_call(msg), "the editor got the diff: the fault point is after the forward"
     assert await client.exited() == -signal.SIGKILL
     first = the_hunk(root)  # the editor never saw it, yet it is recorded
+    assert first["inFile"] is False and (root / "a.py").read_text() == BASE  # and said not in the file
     os.kill(pid_in(pidfile), signal.SIGKILL)
 
     # The editor starts `stet acp` again and loads its session; the agent reports the same change.

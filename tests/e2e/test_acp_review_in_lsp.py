@@ -10,7 +10,7 @@ from pathlib import Path
 
 from support.acp_raw import new_session, prompt, received_prompts, start, write_file
 from support.clitools import commit_all, make_repo, stet, stet_json
-from support.harness import Session, read, until, uri
+from support.harness import Session, read, rng, until, uri
 
 BASE, AGENTS = "x = 1\n", "x = 2\n"
 TASK = "acp-fake-agent-sess-1"
@@ -103,6 +103,55 @@ async def test_a_change_recorded_by_stet_acp_is_decided_in_the_editor_and_told_a
         rid = await prompt(client, session, "update")
         assert (await client.answer_of(rid))["result"] == {"stopReason": "end_turn"}
         assert received_prompts(received)[-1]["params"]["prompt"] == [{"type": "text", "text": "update"}]
+        await client.close()
+        assert await client.exit_code() == 0
+    finally:
+        if client.proc.returncode is None:
+            client.proc.kill()
+        await lsp.kill_if_running()
+
+
+async def test_the_agents_writes_into_open_buffers_are_decided_there(tmp_path):
+    """As in Zed, where the editor writing for the agent and the one showing the review are one: the
+    files are open, an fs/write_text_file goes into the buffer (and is saved); a rejection reverts
+    the buffer (workspace/applyEdit), an acceptance leaves it."""
+    root = workspace(tmp_path)
+    lsp = Session(root)
+    await lsp.start()
+    for name in ("a.py", "b.py"):
+        lsp.open(root / name)
+    client = await start(root, stet_args=())
+
+    def into_the_buffer(params: dict) -> None:
+        path = Path(params["path"])
+        lsp.type(path, rng(0, 0, len(lsp.text(path).splitlines()), 0), params["content"])
+        lsp.save(path)
+
+    try:
+        session = await new_session(client, root)
+        rid = await prompt(client, session, "diff write diff:b.py write:b.py")
+        done = await client.answer_of(rid, {"fs/write_text_file": into_the_buffer})
+        assert done["result"] == {"stopReason": "end_turn"}
+        hunks = await lsp.hunks_until(
+            lambda hs: len(hs) == 2 and all(h["status"] == "pending" and h.get("kept") for h in hs),
+            "the two recorded hunks listed",
+            60,
+        )
+        by_file = {Path(h["uri"]).name: h for h in hunks}
+        applies = lsp.apply_requests
+        await lsp.command("stet.accept", {"hunkIds": [by_file["a.py"]["id"]]})
+        await lsp.command("stet.reject", {"hunkIds": [by_file["b.py"]["id"]], "feedback": FEEDBACK})
+        await lsp.hunks_until(
+            lambda hs: (
+                {h["id"]: h["status"] for h in hs if h["id"] in (by_file["a.py"]["id"], by_file["b.py"]["id"])}
+                == {by_file["a.py"]["id"]: "applied", by_file["b.py"]["id"]: "rejected"}
+            ),
+            "a.py's hunk applied, b.py's rejected",
+        )
+        assert lsp.text(root / "a.py") == AGENTS and lsp.text(root / "b.py") == BASE
+        assert lsp.apply_requests == applies + 1  # the rejection's edit only
+        rid = await prompt(client, session, "update")
+        assert (await client.answer_of(rid))["result"] == {"stopReason": "end_turn"}
         await client.close()
         assert await client.exit_code() == 0
     finally:
