@@ -32,6 +32,16 @@ done in order before the prompt's answer (`end_turn`):
 
 The script is the prompt's first text block (a block Stet adds after it is not read as steps).
 A reported answer is a session/update agent_message_chunk whose text is `answer ID: JSON`.
+
+When the peers agree version 2 (`--version 2` and a client offering 2), it speaks ACP v2's draft
+(https://agentclientprotocol.com/protocol/v2/migration): `info` and `capabilities` in `initialize`,
+`session/resume` instead of `session/load`, a prompt answered `{}` at once and its turn reported by
+a `user_message`, `state_update` running ... idle with the stop reason; every message chunk has a
+`messageId`; `diff` is a `tool_call_update` creating the tool call and another patching in its
+content (a v2 diff: `changes` and a `git_patch`); `permission` names the tool call in its
+`subject`; and, there being no client file system in v2, `write` writes the file itself and
+patches the tool call `completed`. Its steps are the words of the prompt's first block (what
+Stet appends is not a script).
 `--received` / `--sent` record the bytes it read / wrote, exactly; `--ignore-eof` keeps it alive
 after its stdin ends (a hung agent); `--ignore-term` makes it ignore SIGTERM (only SIGKILL ends it).
 """
@@ -39,6 +49,7 @@ after its stdin ends (a hung agent); `--ignore-term` makes it ignore SIGTERM (on
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import signal
@@ -57,6 +68,9 @@ class Agent:
         self.sessions: dict[str, str] = {}  # session id -> cwd
         self.crlf_once = opts.crlf
         self.pending: list[dict] = []  # messages read while waiting for an answer
+        self.v2 = False  # the peers agreed protocol version 2
+        self.messages = 0  # v2 message ids
+        self.calls = 0  # v2 tool call ids (unique in a session, as v2 says)
 
     def send_bytes(self, data: bytes) -> None:
         if self.sent is not None:
@@ -101,8 +115,56 @@ class Agent:
 
     def update(self, session: str, text: str) -> None:
         content = {"type": "text", "text": text}
-        params = {"sessionId": session, "update": {"sessionUpdate": "agent_message_chunk", "content": content}}
-        self.send({"jsonrpc": "2.0", "method": "session/update", "params": params})
+        update: dict = {"sessionUpdate": "agent_message_chunk", "content": content}
+        if self.v2:
+            self.messages += 1
+            update["messageId"] = f"msg-{self.messages}"
+        self.notify(session, update)
+
+    def notify(self, session: str, update: dict) -> None:
+        self.send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": update}})
+
+    def step_v2(self, word: str, session: str, path: str) -> bool:
+        """A step in v2's shapes; False: the same as in v1."""
+        options = [
+            {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+            {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+        ]
+        if word == "diff":
+            with open(path) as f:
+                before = f.read()
+            after = before.replace("x = 1\n", "x = 2\n")
+            lines = difflib.unified_diff(before.splitlines(True), after.splitlines(True), path, path)
+            patch = f"diff --git {path} {path}\n" + "".join(lines)
+            diff = {
+                "type": "diff",
+                "changes": [{"operation": "modify", "path": path, "fileType": "text", "mimeType": "text/x-python"}],
+                "patch": {"format": "git_patch", "text": patch},
+            }
+            self.calls += 1
+            call = {"sessionUpdate": "tool_call_update", "toolCallId": f"call-{self.calls}"}
+            self.notify(session, {**call, "title": "Edit a.py", "kind": "edit", "status": "pending"})
+            self.notify(
+                session, {**call, "content": [diff], "locations": [{"path": path}], "futureField": {"kept": True}}
+            )
+        elif word in ("permission", "sid-permission"):
+            params = {
+                "sessionId": session,
+                "title": "Edit a.py?",
+                "subject": {"type": "tool_call", "toolCall": {"toolCallId": f"call-{self.calls}"}},
+                "options": options,
+            }
+            self.notify(session, {"sessionUpdate": "state_update", "state": "requires_action"})
+            self.ask("session/request_permission", params, word.startswith("sid-"))
+            self.notify(session, {"sessionUpdate": "state_update", "state": "running"})
+        elif word == "write":
+            with open(path, "w") as f:
+                f.write("x = 2\n")
+            done = {"sessionUpdate": "tool_call_update", "toolCallId": f"call-{self.calls}", "status": "completed"}
+            self.notify(session, done)
+        else:
+            return False
+        return True
 
     def step(self, word: str, session: str) -> None:
         cwd = self.sessions.get(session, os.getcwd())
@@ -115,6 +177,8 @@ class Agent:
         name = arg if word in ("diff", "write", "permission", "whole", "scatter") and arg else "a.py"
         call = call or (f"call-{arg}" if arg else "call-1")
         path = os.path.join(cwd, name)
+        if self.v2 and self.step_v2(word, session, path):
+            return
         if word == "update":
             self.update(session, "héllo — wörld ✓")
         elif word == "bigdiff":
@@ -189,19 +253,30 @@ class Agent:
         if method == "initialize":
             theirs = params.get("protocolVersion", 1)
             version = min(theirs, self.opts.version) if isinstance(theirs, int) else self.opts.version
+            self.v2 = version == 2
             result = {
                 "protocolVersion": version,
                 "agentCapabilities": {"loadSession": True},
                 "agentInfo": {"name": self.opts.name, "version": "0.1.0"},
                 "authMethods": [],
             }
+            if self.v2:
+                info = {"name": self.opts.name, "title": "Fake Agent", "version": "0.1.0"}
+                result = {"protocolVersion": 2, "info": info, "capabilities": {"session": {}}, "authMethods": []}
         elif method == "session/new":
             sid = f"sess-{len(self.sessions) + 1}"
             self.sessions[sid] = params.get("cwd") or os.getcwd()
             result = {"sessionId": sid}
-        elif method == "session/load":
+        elif method == "session/load" and not self.v2:
             self.sessions[params.get("sessionId", "")] = params.get("cwd") or os.getcwd()
             result = None
+        elif method == "session/resume" and self.v2:
+            self.sessions[params.get("sessionId", "")] = params.get("cwd") or os.getcwd()
+            result = {"configOptions": []}
+        elif method == "session/prompt" and self.v2:
+            self.send({"jsonrpc": "2.0", "id": rid, "result": {}})  # accepted: the turn goes on in updates
+            self.turn_v2(params)
+            return
         elif method == "session/prompt":
             session = params.get("sessionId", "")
             texts = [
@@ -215,6 +290,16 @@ class Agent:
             self.send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"no method {method}"}})
             return
         self.send({"jsonrpc": "2.0", "id": rid, "result": result})
+
+    def turn_v2(self, params: dict) -> None:
+        session = params.get("sessionId", "")
+        prompt = [b for b in params.get("prompt", []) if isinstance(b, dict)]
+        self.messages += 1
+        self.notify(session, {"sessionUpdate": "user_message", "messageId": f"msg-{self.messages}", "content": prompt})
+        self.notify(session, {"sessionUpdate": "state_update", "state": "running"})
+        for word in str(prompt[0].get("text", "") if prompt else "").split():  # the first block: what to do
+            self.step(word, session)
+        self.notify(session, {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
 
     def serve(self) -> None:
         while True:

@@ -7,10 +7,11 @@ it answers, as the relay pairs them); its helpers build the messages an editor a
 
 from __future__ import annotations
 
+import difflib
 import json
 from pathlib import Path
 
-from stet.acp.message import Message
+from stet.acp.message import Message, Reply
 from stet.acp.review_part import ReviewPart
 from stet.review import open_review
 from support.calls import stet_in
@@ -167,3 +168,128 @@ async def status(root: Path, *args: str) -> dict:
 
 async def hunks(root: Path, *args: str) -> list[dict]:
     return (await status(root, *args))["hunks"]
+
+
+# --- ACP v2 (draft) -------------------------------------------------------------------------
+# The shapes of ACP protocol version 2 as its schema gives them: schema/v2/schema.json of
+# agentclientprotocol/agent-client-protocol (2.0.0-alpha.3) and its pages
+# https://agentclientprotocol.com/protocol/v2/migration, /protocol/v2/tool-calls (diffs,
+# permissions), /protocol/v2/prompt-lifecycle and /protocol/v2/session-setup.
+
+
+def git_patch(path: Path, before: str | None, after: str) -> str:
+    """A `git_patch` of one file as v2's Diff carries it: `diff --git` with absolute paths."""
+    old = "/dev/null" if before is None else str(path)
+    lines = difflib.unified_diff((before or "").splitlines(True), after.splitlines(True), old, str(path))
+    head = f"diff --git {path} {path}\n" + ("new file mode 100644\n" if before is None else "")
+    return head + "".join(lines)
+
+
+def v2_diff(path: Path, before: str | None, after: str, *, operation=None, patch=True) -> dict:
+    """A v2 `diff` tool-call content item: structured `changes` and a `git_patch`."""
+    change = {"operation": operation or ("add" if before is None else "modify"), "path": str(path), "fileType": "text"}
+    item: dict = {"type": "diff", "changes": [change]}
+    if patch:
+        item["patch"] = {"format": "git_patch", "text": git_patch(path, before, after)}
+    return item
+
+
+REJECT_V2 = [
+    {"optionId": "allow-once", "name": "Allow once", "kind": "allow_once"},
+    {"optionId": "reject-once", "name": "Reject", "kind": "reject_once"},
+]
+
+
+class PeersV2(Peers):
+    """The same peers speaking ACP v2: `info`/`capabilities`, no client file system, tool calls
+    as `tool_call_update` upserts, permissions with a `subject`, `session/resume`, and a prompt
+    whose answer only acknowledges it (the turn ends with an idle `state_update`)."""
+
+    async def start(self, agent_name="@acme/coder", writes=False) -> None:
+        info = {"name": "zed", "version": "1.0.0"}
+        i, _ = await self.editor_asks("initialize", {"protocolVersion": 2, "info": info, "capabilities": {}})
+        await self.agent_answers(
+            i,
+            {
+                "protocolVersion": 2,
+                "info": {"name": agent_name, "title": "Coder", "version": "0.3.0"},
+                "capabilities": {"session": {"prompt": {"image": {}}}},
+                "authMethods": [],
+            },
+        )
+
+    async def new_session(self, sid: str, cwd: Path | None = None) -> None:
+        i, _ = await self.editor_asks("session/new", {"cwd": str(cwd or self.root)})
+        await self.agent_answers(i, {"sessionId": sid, "configOptions": []})
+
+    async def resume_session(self, sid: str, cwd: Path | None = None, replay=(), replay_from=True):
+        """`session/resume` (with `replayFrom: start`, v1's load): the agent replays `replay`
+        (session/update params) before its answer. Returns the verdicts of the replay."""
+        params = {"sessionId": sid, "cwd": str(cwd or self.root)}
+        if replay_from:
+            params["replayFrom"] = {"type": "start"}
+        i, _ = await self.editor_asks("session/resume", params)
+        verdicts = [await self.agent_tells(p) for p in replay]
+        await self.agent_answers(i, {"configOptions": []})
+        return verdicts
+
+    async def prompt(self, sid: str, text: str = "do it"):
+        i, verdict = await self.editor_asks(
+            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": text}]}
+        )
+        await self.agent_answers(i, {})
+        for update in (
+            {"sessionUpdate": "user_message", "messageId": f"m-{i}", "content": [{"type": "text", "text": text}]},
+            {"sessionUpdate": "state_update", "state": "running"},
+        ):
+            await self.agent_tells({"sessionId": sid, "update": update})
+        return verdict
+
+    async def idle(self, sid: str):
+        update = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
+        return await self.agent_tells({"sessionId": sid, "update": update})
+
+    async def upsert(self, sid: str, tcid: str, **fields):
+        """A `tool_call_update`: creates the tool call at its first id, patches it after."""
+        return await self.agent_tells(
+            {"sessionId": sid, "update": {"sessionUpdate": "tool_call_update", "toolCallId": tcid, **fields}}
+        )
+
+    async def chunk(self, sid: str, tcid: str, content: dict):
+        """A `tool_call_content_chunk`: one content item appended to the tool call."""
+        update = {"sessionUpdate": "tool_call_content_chunk", "toolCallId": tcid, "content": content}
+        return await self.agent_tells({"sessionId": sid, "update": update})
+
+    async def permission(self, sid, tcid, options=REJECT_V2, content=None):
+        tool: dict = {"toolCallId": tcid}
+        if content is not None:
+            tool["content"] = content
+        params = {
+            "sessionId": sid,
+            "title": "Approve file edit?",
+            "description": "Allow the agent to edit a.py?",
+            "subject": {"type": "tool_call", "toolCall": tool},
+            "options": options,
+        }
+        return await self.agent_asks("session/request_permission", params)
+
+    async def edit(self, sid, tcid, path: Path, before: str, after: str, *, allow=True):
+        """One edit as a v2 agent reports it: the tool call created, its diff in a later patch,
+        the permission, the agent writing the file itself, the completed patch. Returns the verdicts."""
+        verdicts = [await self.upsert(sid, tcid, title="Edit a.py", kind="edit", status="pending")]
+        verdicts.append(await self.upsert(sid, tcid, content=[v2_diff(path, before, after)]))
+        i, v = await self.permission(sid, tcid)
+        verdicts.append(v)
+        if isinstance(v, Reply):
+            return verdicts
+        verdicts.append(
+            await self.editor_answers(
+                i, {"outcome": {"outcome": "selected", "optionId": "allow-once" if allow else "reject-once"}}
+            )
+        )
+        if not allow:
+            verdicts.append(await self.upsert(sid, tcid, status="failed"))
+            return verdicts
+        path.write_text(after)
+        verdicts.append(await self.upsert(sid, tcid, status="completed"))
+        return verdicts

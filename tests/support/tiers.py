@@ -70,8 +70,15 @@ FAST: dict[str, tuple[str, ...]] = {
     "tests/e2e/test_mcp_http.py": (ALL,),
     # ACP: `stet acp` relays a whole session byte for byte between an editor and an agent.
     "tests/e2e/test_acp_relay.py": ("test_every_byte_passes_unchanged_both_ways_for_a_whole_session",),
-    # ...and records what the agent proposes in the review the language server shows and decides.
+    # ... and records what the agent proposes in the review the language server shows and decides.
     "tests/e2e/test_acp_review_in_lsp.py": (ALL,),
+    # ... and, when the peers agree ACP v2 (the draft), the change recorded, its redo refused, the agent told.
+    "tests/e2e/test_acp_protocol_v2.py": (ALL,),
+    # ... and as a proxy component under a conductor, the change recorded (the conductor scripted from the spec).
+    "tests/e2e/test_acp_conductor.py": (
+        "test_a_whole_session_passes_and_the_diff_is_recorded",
+        "test_the_wire_as_the_conductor_sees_it",
+    ),
     # Agents: Claude Code's hooks, capture and `stet run`.
     "tests/e2e/test_claude_hooks.py": ("test_hooks_capture_each_turn_kept_in_the_files",),
     # The real agents from npm (cached installs) against the scripted model: a few seconds each.

@@ -169,3 +169,25 @@ async def test_a_change_refused_in_the_editor_is_asked_again_not_refused_by_stet
         assert all(v is FORWARD for v in verdicts)
     finally:
         await peers.part.close()
+
+
+async def test_a_diff_first_shown_in_a_permission_request_is_recorded_before_it_goes_on(tmp_path):
+    # Gemini CLI shows a change first in its permission request, then (allowed) writes the file
+    # itself and reports the tool call completed with the same diff: one hunk, recorded first.
+    root, peers = await _ready(tmp_path)
+    try:
+        path = root / "a.py"
+        diff = [{"type": "diff", "path": str(path), "oldText": TEXT, "newText": TEXT.replace("line 4", "FOUR")}]
+        i, verdict = await peers.permission("S-1", "g1", content=diff)
+        assert verdict is FORWARD
+        [h] = await hunks(root)
+        assert (h["status"], h["kept"], h["newText"], path.read_text()) == ("pending", True, "FOUR\n", TEXT)
+        await peers.editor_answers(i, {"outcome": {"outcome": "selected", "optionId": "allow"}})
+        path.write_text(TEXT.replace("line 4", "FOUR"))
+        await peers.tool_call(
+            "S-1", "g1", path, TEXT, TEXT.replace("line 4", "FOUR"), kind="tool_call_update", status="completed"
+        )
+    finally:
+        await peers.part.close()
+    [h] = await hunks(root)
+    assert (h["status"], h["inFile"]) == ("pending", True)

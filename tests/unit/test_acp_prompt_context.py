@@ -112,8 +112,8 @@ async def test_another_protocol_version_passes_through_untouched(tmp_path):
     await make_store(root)
     peers = Peers(root)
     try:
-        i, _ = await peers.editor_asks("initialize", {"protocolVersion": 2, "clientCapabilities": {}})
-        await peers.agent_answers(i, {"protocolVersion": 2})
+        i, _ = await peers.editor_asks("initialize", {"protocolVersion": 3, "clientCapabilities": {}})
+        await peers.agent_answers(i, {"protocolVersion": 3})
         await peers.new_session("S-1")
         assert await peers.tool_call("S-1", "t", root / "a.py", "line 2", "TWO") is FORWARD
         assert await hunks(root) == []

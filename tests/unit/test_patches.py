@@ -118,3 +118,16 @@ def test_bad_quoted_names_are_refused_with_the_line(header, why):
     with pytest.raises(PatchError) as info:
         parse(f"--- {header}\n+++ b/x.txt\n@@ -1 +1 @@\n-x\n+y\n")
     assert why in str(info.value) and "patch line 1" in str(info.value)
+
+
+_LINES = st.lists(st.sampled_from(["a\n", "b\n", "c\n", "d", "\r\n", "é\n"]), max_size=8).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(old=st.one_of(st.none(), _LINES), new=_LINES)
+def test_a_reversed_patch_takes_the_new_text_back_to_the_old(old, new):
+    if old == new:
+        return
+    (f,) = parse(format_file("f", "f", old, new))
+    assert apply_file(f, old) == new
+    assert apply_file(patches.reverse(f), new) == old

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from ..agents.capture import Capture, Found
 from ..agents.snapshots import Snapshots
 from ..agents.tasks import Tasks
+from ..domain import patches
 from ..domain.model import Hunk
 from ..errors import Conflict
 from ..faults import fault
@@ -79,6 +80,33 @@ def _why_not(old: str, now: str) -> Resolved:
     n = now.count(old) if old else 0
     where = "not found in the file" if n == 0 else f"found {n} times in the file"
     raise NotRecorded(f"the diff's old text is {where}: recorded when its write or its completed update comes")
+
+
+def resolve_patch(f: patches.FilePatch, now: str | None, *, made: bool) -> Resolved:
+    """One file's patch (ACP v2's `git_patch`: hunks with context, exact line numbers) placed
+    in the file as it is (`now`; None: no file): forwards when the file holds the text before
+    it, backwards when it holds the text after it (made already). `made`: the change is
+    reported done, so backwards is tried first. NotRecorded when it fits neither way."""
+    steps = (_undone, _done) if made else (_done, _undone)
+    for step in steps:
+        try:
+            return step(f, now)
+        except (patches.PatchError, patches.PatchMismatch):
+            continue
+    raise NotRecorded("the patch fits the file neither as it is nor as it would be after it")
+
+
+def _done(f: patches.FilePatch, now: str | None) -> Resolved:
+    after = patches.apply_file(f, now)
+    if after is None:
+        raise patches.PatchError("a deleted file: Stet records changes to a file's text")
+    return Resolved(now, after, now)
+
+
+def _undone(f: patches.FilePatch, now: str | None) -> Resolved:
+    if now is None:
+        raise patches.PatchError("no file: the change is not made")
+    return Resolved(patches.apply_file(patches.reverse(f), now), now, now)
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ def exit_code(returncode: int) -> int:
     return returncode if returncode >= 0 else 128 - returncode
 
 
-class _Pump:
+class Pump:
     """One direction: from `lines` to `out`, through `judge`; replies go to `back`."""
 
     def __init__(
@@ -177,7 +177,7 @@ async def _stop(proc: asyncio.subprocess.Process, grace: float) -> None:
     await proc.wait()
 
 
-def _ended(task: asyncio.Task[str], log: Log) -> str | None:
+def ended(task: asyncio.Task[str], log: Log) -> str | None:
     """How a pump ended ("eof", "broken", "failed"), or None while it runs."""
     if not task.done() or task.cancelled():
         return None
@@ -210,28 +210,13 @@ async def run(
     log = Log(stderr)
     editor_in = await open_input(stdin)
     editor_out = await open_output(stdout)
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=None,
-            cwd=cwd,
-            env=dict(env),
-        )
-    except OSError as exc:
-        why = "not found" if isinstance(exc, FileNotFoundError) else exc.strerror or str(exc)
-        text = f"cannot start the agent {shown(argv[0].encode())}: {why}"
-        log.say(text)
-        await _refuse(Lines(editor_in), editor_out, text)
-        await editor_out.aclose()
-        with contextlib.suppress(Exception):
-            await part.close()
+    proc = await _start(argv, cwd, env, log, editor_in, editor_out, part)
+    if proc is None:
         return 127
     assert proc.stdin is not None and proc.stdout is not None
     relay = Relay(part, log)
     agent_in = Output(proc.stdin)
-    up = _Pump(
+    up = Pump(
         "editor",
         Lines(editor_in),
         agent_in,
@@ -241,7 +226,7 @@ async def run(
         relay.agent_requests,
         log,
     )
-    down = _Pump(
+    down = Pump(
         "agent",
         Lines(proc.stdout),
         editor_out,
@@ -252,19 +237,13 @@ async def run(
         log,
     )
     loop = asyncio.get_running_loop()
-    handled = []
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        try:
-            loop.add_signal_handler(sig, relay.on_signal, sig, proc)
-            handled.append(sig)
-        except (NotImplementedError, RuntimeError, ValueError):
-            pass
+    handled = _handle_signals(loop, relay, proc)
     t_up = asyncio.create_task(up.run())
     t_down = asyncio.create_task(down.run())
     t_stop = asyncio.create_task(relay.stopping.wait())
     try:
         await asyncio.wait({t_up, t_down, t_stop}, return_when=asyncio.FIRST_COMPLETED)
-        agent_ending = _ended(t_down, log) == "eof" or _ended(t_up, log) == "broken"
+        agent_ending = ended(t_down, log) == "eof" or ended(t_up, log) == "broken"
         if not agent_ending:  # the editor went, a signal came, or a pump failed
             agent_in.close()  # the agent's stdin ends: a well-behaved agent ends too
         await _stop(proc, grace)
@@ -293,6 +272,50 @@ async def run(
         except Exception as exc:
             log.once("close", f"Stet's part failed to close ({type(exc).__name__})")
         await editor_out.aclose()
+
+
+async def _start(
+    argv: Sequence[str],
+    cwd: str,
+    env: Mapping[str, str],
+    log: Log,
+    editor_in: asyncio.StreamReader,
+    editor_out: Output,
+    part: Part,
+) -> asyncio.subprocess.Process | None:
+    """The agent's process; None when it cannot start (said, the editor answered, the part closed)."""
+    try:
+        return await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=None,
+            cwd=cwd,
+            env=dict(env),
+        )
+    except OSError as exc:
+        why = "not found" if isinstance(exc, FileNotFoundError) else exc.strerror or str(exc)
+        text = f"cannot start the agent {shown(argv[0].encode())}: {why}"
+        log.say(text)
+        await _refuse(Lines(editor_in), editor_out, text)
+        await editor_out.aclose()
+        with contextlib.suppress(Exception):
+            await part.close()
+        return None
+
+
+def _handle_signals(
+    loop: asyncio.AbstractEventLoop, relay: Relay, proc: asyncio.subprocess.Process
+) -> list[signal.Signals]:
+    """SIGTERM, SIGINT and SIGHUP passed to the agent (then the relay ends); the ones handled."""
+    handled = []
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        try:
+            loop.add_signal_handler(sig, relay.on_signal, sig, proc)
+            handled.append(sig)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+    return handled
 
 
 async def _refuse(lines: Lines, out: Output, text: str, within: float = 5.0) -> None:

@@ -1,11 +1,13 @@
 """Stet's part between an ACP editor and its agent: what it records, answers and adds.
 
-- `initialize`: the editor's capabilities, the version the peers agree (Stet speaks v1 and
-  passes anything else through untouched), the agent's name (`agentInfo.name`);
-- `session/new` / `session/load`: the session's review (the store found from its `cwd` as
-  `stet` finds it; none there: the session passes through untouched, said once), and its first
-  prompt gets the open review;
-- a tool call's `diff` and an `fs/write_text_file`: recorded as kept hunks of the task
+- `initialize`: the editor's capabilities, the version the peers agree (Stet reads v1 and v2,
+  shapes.py, and passes any other through untouched, said once), the agent's name (`agentInfo`,
+  v2 `info`);
+- `session/new` / `session/load` (v2 `session/resume`): the session's review (the store found
+  from its `cwd` as `stet` finds it; none there: the session passes through untouched, said
+  once), and its first prompt gets the open review;
+- a tool call's `diff` (v2: a tool call's upserts merged by id) and an `fs/write_text_file`
+  (v1): recorded as kept hunks of the task
   `acp-<agent>-<session>` before the message goes on (recording.py); the same change reported
   again (a snippet, the whole file, the diff with context) is one set of hunks;
 - the editor refusing the permission of a recorded change: its hunks rejected (the developer
@@ -39,16 +41,14 @@ from ..review import Review
 from ..review.where import STORE_DIR, STORE_FILE, located, project_root
 from .message import FORWARD, JSON, Message, Reply, Rewrite, Verdict
 from .part import Part
-from .recording import NotRecorded, Recorded, Recorder, Resolved, record_fresh, resolve
+from .recording import NotRecorded, Recorded, Recorder, Resolved, record_fresh
+from .shapes import Change, Shape, ToolCall, shape_of
 
 log = logging.getLogger(__name__)
 
-TOOL_UPDATES = frozenset({"tool_call", "tool_call_update"})
 LAUNCHERS = frozenset({"npx", "node", "bunx", "bun", "uvx", "uv", "pnpm", "dlx", "yarn", "npm", "exec", "deno", "run"})
-FROM_EDITOR = frozenset({"initialize", "session/prompt", "session/load"})
-ASKED_OF_AGENT = frozenset({"initialize", "session/new", "session/load"})
 SAID = 1000  # kinds of notices logged, at most (each once)
-ASKED_OF_EDITOR = frozenset({"fs/write_text_file", "session/request_permission"})
+STATUSES = 10_000  # tool calls whose last status is remembered (v2's upserts), at most
 
 
 def _safe(name: str, size: int) -> str:
@@ -108,6 +108,7 @@ class ReviewPart:
         self._reviews: dict[str, Review | None] = {}  # by store
         self._lock = asyncio.Lock()  # one store step at a time, both directions
         self._said: set[str] = set()
+        self._statuses: dict[tuple[str, str], str | None] = {}  # (session, tool call) -> its status
 
     @property
     def agent(self) -> str:
@@ -115,32 +116,36 @@ class ReviewPart:
 
     # --- the relay's calls ---------------------------------------------------------------
     async def from_editor(self, msg: Message, asked: Message | None) -> Verdict:
+        shape = self._shape
+        if shape is None:
+            return self._passes()
         method = msg.method
         if method is None:
-            if asked is None or asked.method not in ASKED_OF_EDITOR or not msg.is_response:
+            if asked is None or asked.method not in shape.asked_of_editor or not msg.is_response:
                 return FORWARD
             return await self._guarded(self._answered, msg, asked)
-        if method not in FROM_EDITOR:
+        if method not in shape.from_editor:
             return FORWARD
         return await self._guarded(self._editor_asks, msg, None)
 
     async def from_agent(self, msg: Message, asked: Message | None) -> Verdict:
+        shape = self._shape
+        if shape is None:
+            return self._passes()
         method = msg.method
         if method is None:
-            if asked is None or asked.method not in ASKED_OF_AGENT or not msg.is_response:
+            if asked is None or asked.method not in shape.asked_of_agent or not msg.is_response:
                 return FORWARD
             return await self._guarded(self._agent_answered, msg, asked)
         if method == "session/update":
             update = msg.params.get("update")
-            if not isinstance(update, dict) or update.get("sessionUpdate") not in TOOL_UPDATES:
+            if not isinstance(update, dict):
                 return FORWARD
-            content = update.get("content")
-            has_diff = isinstance(content, list) and any(
-                isinstance(i, dict) and i.get("type") == "diff" for i in content
-            )
-            if not has_diff and update.get("status") != "failed":
+            if shape.upserts:
+                self._note_status(msg.params, shape.status(update))
+            if not shape.looks(update):
                 return FORWARD
-        elif method not in ASKED_OF_EDITOR:
+        elif method not in shape.asked_of_editor:
             return FORWARD
         return await self._guarded(self._agent_says, msg, None)
 
@@ -155,8 +160,8 @@ class ReviewPart:
 
     # --- guarding ------------------------------------------------------------------------
     async def _guarded(self, step: Any, msg: Message, asked: Message | None) -> Verdict:
-        if not self._speaks():
-            return FORWARD
+        if self._shape is None:
+            return self._passes()
         try:
             async with self._lock:
                 verdict: Verdict = await step(msg, asked)
@@ -165,11 +170,26 @@ class ReviewPart:
             self._say(f"fail:{msg.method or (asked.method if asked else '')}", f"{type(exc).__name__}: {exc}")
             return FORWARD
 
-    def _speaks(self) -> bool:
-        if self.version is None or self.version == 1:
-            return True
+    @property
+    def _shape(self) -> Shape | None:
+        """How the messages of the version the peers agreed read (v1 until they agree one);
+        None: a version Stet does not read."""
+        return shape_of(self.version)
+
+    def _passes(self) -> Verdict:
         self._say("version", f"protocol version {self.version!r}: Stet passes this connection through untouched")
-        return False
+        return FORWARD
+
+    def _note_status(self, params: JSON, said: tuple[str, str | None] | None) -> None:
+        """A tool call's status as its upserts patch it (no store step: at once, in order)."""
+        sid = params.get("sessionId")
+        if said is None or not isinstance(sid, str) or sid not in self._sessions:
+            return
+        key = (sid, said[0])
+        self._statuses.pop(key, None)
+        self._statuses[key] = said[1]
+        if len(self._statuses) > STATUSES:
+            del self._statuses[next(iter(self._statuses))]
 
     def _say(self, kind: str, text: str) -> None:
         """Log once per kind (agent-written text made inert); past SAID kinds, nothing more."""
@@ -188,6 +208,11 @@ class ReviewPart:
             return FORWARD
         if method == "session/load":
             return FORWARD  # opened with its answer (a session that loaded)
+        if method == "session/resume":  # v2: what the agent replays before its answer is history
+            sid = params.get("sessionId")
+            if isinstance(sid, str):
+                self._sessions.pop(sid, None)
+            return FORWARD
         return await self._prompt(msg)
 
     async def _agent_answered(self, msg: Message, asked: Message) -> Verdict:
@@ -198,16 +223,14 @@ class ReviewPart:
         if asked.method == "initialize":
             if isinstance(result, dict):
                 self.version = result.get("protocolVersion")
-                info = result.get("agentInfo")
-                name = info.get("name") if isinstance(info, dict) else None
-                if isinstance(name, str) and name.strip():
+                shape = self._shape
+                name = shape.agent_name(result) if shape is not None else None
+                if name is not None:
                     self._from_info = agent_name(name)
             return FORWARD
-        told = result if asked.method == "session/new" else asked.params
-        sid = told.get("sessionId") if isinstance(told, dict) else None
-        cwd = asked.params.get("cwd")
-        if isinstance(sid, str) and isinstance(cwd, str):
-            await self._open_session(sid, cwd)
+        opened = Shape.opened(asked.method, asked.params, result)
+        if opened is not None:
+            await self._open_session(*opened)
         return FORWARD
 
     async def _open_session(self, sid: str, cwd: str) -> _Session:
@@ -281,41 +304,45 @@ class ReviewPart:
         s = self._session(params)
         if s is None:
             return FORWARD
+        shape = self._shape
+        assert shape is not None
         if msg.method == "session/update":
             update = params.get("update")
             assert isinstance(update, dict)
-            await self._tool_update(s, update)
+            call = shape.tool_call(update)
+            if call is not None:
+                await self._tool_update(s, call, shape)
             return FORWARD
         if msg.method == "fs/write_text_file":
             await self._write(s, msg)
             return FORWARD
         return await self._permission(s, msg)
 
-    async def _tool_update(self, s: _Session, update: JSON) -> None:
-        tcid = update.get("toolCallId")
-        if not isinstance(tcid, str):
-            return
-        status = update.get("status")
-        content = update.get("content")
-        made = status == "completed"
-        for item in content if isinstance(content, list) else ():
-            if isinstance(item, dict) and item.get("type") == "diff":
-                await self._diff(s, tcid, item, made=made)
-        if status == "failed":
-            await self._failed(s, tcid)
+    async def _tool_update(self, s: _Session, tool: ToolCall, shape: Shape) -> None:
+        await self._changes(s, tool, shape)
+        if tool.status in shape.ended:
+            await self._failed(s, tool.tcid)
 
-    async def _diff(self, s: _Session, tcid: str, item: JSON, *, made: bool) -> None:
+    async def _changes(self, s: _Session, tool: ToolCall, shape: Shape) -> None:
+        """The changes a tool call shows, recorded; `made` when it is reported completed (v2:
+        its status as its upserts left it)."""
+        status = tool.status
+        if status is None and shape.upserts:
+            status = self._statuses.get((s.id, tool.tcid))
+        for kind, why in tool.unread:
+            self._say(kind, why)
+        for change in tool.changes:
+            await self._diff(s, tool.tcid, change, made=status == "completed")
+
+    async def _diff(self, s: _Session, tcid: str, change: Change, *, made: bool) -> None:
         assert s.recorder is not None
-        path, old, new = item.get("path"), item.get("oldText"), item.get("newText")
-        if not isinstance(path, str) or not isinstance(new, str) or not (old is None or isinstance(old, str)):
-            self._say("diff-shape", "a tool call's diff without a path or texts: not recorded")
-            return
+        path = change.path
         call = s.calls.setdefault(tcid, _Call())
         try:
             rel = s.recorder.rel(path)
             if rel in call.changes:
                 return  # this tool call's change to this file is recorded already
-            done = await record_fresh(s.recorder, rel, lambda now: resolve(old, new, now, made=made), self._message(s))
+            done = await record_fresh(s.recorder, rel, lambda now: change.place(now, made), self._message(s))
         except NotRecorded as exc:
             self._say(f"diff:{path}:{exc}", f"{path}: not recorded from the tool call: {exc}")
             return
@@ -376,8 +403,10 @@ class ReviewPart:
                 if ids:
                     await s.review.withdraw(sorted(ids), "the editor did not write the file")
             return FORWARD
+        shape = self._shape
+        assert shape is not None
         if _refused(body.get("result"), asked.params.get("options")):
-            tcid = _tool_call_id(asked.params)
+            tcid = shape.permission_id(asked.params)
             call = s.calls.get(tcid) if tcid else None
             if call is not None and call.hunks:
                 await self._reject(s, sorted(call.hunks), None, told=True)
@@ -423,22 +452,23 @@ class ReviewPart:
     async def _permission(self, s: _Session, msg: Message) -> Verdict:
         assert s.review is not None and s.loop is not None and s.recorder is not None
         params = msg.params
+        shape = self._shape
+        assert shape is not None
+        tool = shape.permission(params)
+        tcid = tool.tcid if tool is not None else None
+        # A diff shown only here (Gemini CLI's first sight of a change) is recorded before the
+        # editor sees it, as a tool call's is: the agent writes the file once allowed.
+        if tool is not None:
+            await self._changes(s, tool, shape)
         option = _reject_option(params.get("options"))
         if option is None or "id" not in (msg.body or {}):
+            return FORWARD
+        call = s.calls.get(tcid) if tcid else None
+        if call is None:
             return FORWARD
         await s.review.sync()
         if not s.review.list(statuses=(Status.REJECTED,)):
             return FORWARD  # nothing was ever rejected: nothing to redo
-        tcid = _tool_call_id(params)
-        call = s.calls.get(tcid) if tcid else None
-        tool = params.get("toolCall")
-        content = tool.get("content") if isinstance(tool, dict) else None
-        for item in content if isinstance(content, list) else ():
-            if isinstance(item, dict) and item.get("type") == "diff" and tcid:
-                await self._diff(s, tcid, item, made=False)
-                call = s.calls.get(tcid)
-        if call is None:
-            return FORWARD
         for rel, (_, after) in call.changes.items():
             hunk = await self._redone(s, rel, after)
             if hunk is None:
@@ -484,12 +514,6 @@ def _shown(h: Hunk) -> str:
         + h.new_text
         + "".join(c for c in h.ctx_after if c is not None)
     )
-
-
-def _tool_call_id(params: JSON) -> str | None:
-    tool = params.get("toolCall")
-    tcid = tool.get("toolCallId") if isinstance(tool, dict) else None
-    return tcid if isinstance(tcid, str) else None
 
 
 def _reject_option(options: object) -> str | None:

@@ -31,12 +31,20 @@ def add_acp(sub: Sub, o: Parents, name: str) -> None:
         help="the agent's name in the review (default: the name it gives in initialize, else its command's)",
     )
     p.add_argument("--no-review", action="store_true", help="relay only: record nothing, add nothing")
+    p.add_argument(
+        "--proxy",
+        action="store_true",
+        help="run as a proxy component under ACP's conductor (no AGENT: stdin and stdout are the conductor's)",
+    )
     p.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- AGENT ARGS", help="the agent's command")
 
 
 async def cmd_acp(args: argparse.Namespace, call: Call) -> int:
     argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
-    if not argv:
+    if args.proxy and argv:
+        call.say("stet acp: --proxy takes no agent: the conductor starts it (stet acp --proxy)")
+        return 2
+    if not argv and not args.proxy:
         call.say("stet acp: name the agent's command: stet acp -- AGENT [ARGS...]")
         return 2
     stdout: BinaryIO | None = getattr(call.stdout, "buffer", None)  # the process's own: the protocol is bytes
@@ -47,6 +55,10 @@ async def cmd_acp(args: argparse.Namespace, call: Call) -> int:
 
     part = relay.PassThrough() if args.no_review else _review_part(args, argv, call)
     stdout.flush()
+    if args.proxy:
+        from ..acp import conductor
+
+        return await conductor.run(part, stdin=call.stdin, stdout=stdout, stderr=call.stderr)
     return await relay.run(argv, part, stdin=call.stdin, stdout=stdout, cwd=call.cwd, env=call.env, stderr=call.stderr)
 
 

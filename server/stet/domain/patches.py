@@ -423,6 +423,25 @@ def apply_file(f: FilePatch, base: str | None) -> str | None:
     return result
 
 
+def reverse(f: FilePatch) -> FilePatch:
+    """The patch that undoes `f`: its sides swapped (a created file deleted, and the reverse),
+    each added line removed and each removed line added back."""
+    flip = {"+": "-", "-": "+"}
+    hunks = [
+        PatchHunk(
+            h.new_start,
+            h.new_count,
+            h.old_start,
+            h.old_count,
+            [(flip.get(tag, tag), body, at) for tag, body, at in h.lines],
+            h.patch_line,
+        )
+        for h in f.hunks
+    ]
+    op = {"create": "delete", "delete": "create"}.get(f.op, f.op)
+    return FilePatch(op, f.new_path, f.old_path, hunks, f.binary, f.patch_line)
+
+
 def hunk_edits(f: FilePatch) -> list[TextEdit]:
     """The patch's hunks as LSP text edits (range of whole old lines, new text), from the headers."""
     edits = []
