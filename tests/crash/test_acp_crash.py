@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from stet.faults import ACP_POINTS
 from support.acp_raw import (
     Client,
     gone,
@@ -113,7 +114,7 @@ async def test_stet_killed_right_after_the_editor_got_the_change_keeps_the_hunk_
     assert len(hunks(root)) == 1 and (root / "a.py").read_text() == "x = 2\n"
 
 
-@pytest.mark.parametrize("point", ["acp:after-record", "capture:after-commit"])
+@pytest.mark.parametrize("point", [*ACP_POINTS, "capture:after-commit"])
 async def test_killed_after_the_record_before_the_forward_then_the_session_loaded_records_nothing_twice(
     root, agents, point
 ):

@@ -158,3 +158,37 @@ async def test_the_agents_writes_into_open_buffers_are_decided_there(tmp_path):
         if client.proc.returncode is None:
             client.proc.kill()
         await lsp.kill_if_running()
+
+
+async def test_a_permission_the_editor_refuses_is_a_rejection_in_the_review(tmp_path):
+    """The developer said no in the editor's permission dialog: the change recorded from its
+    tool call shows rejected in the language server, and the agent (told by its refusal) is not
+    told again at its next prompt."""
+    root = workspace(tmp_path)
+    received = tmp_path / "received"
+    lsp = Session(root)
+    await lsp.start()
+    client = await start(root, "--received", str(received), stet_args=())
+    try:
+        session = await new_session(client, root)
+        rid = await prompt(client, session, "diff:b.py permission:b.py")
+        refused = {"outcome": {"outcome": "selected", "optionId": "reject"}}
+        assert (await client.answer_of(rid, {"session/request_permission": refused}))["result"] == {
+            "stopReason": "end_turn"
+        }
+        (h,) = await lsp.hunks_until(
+            lambda hs: [h["status"] for h in hs if h["uri"].endswith("/b.py")] == ["rejected"],
+            "b.py's hunk rejected",
+            60,
+            statuses=["rejected"],
+        )
+        assert h["taskId"] == TASK and read(root / "b.py") == BASE
+        rid = await prompt(client, session, "update")
+        assert (await client.answer_of(rid))["result"] == {"stopReason": "end_turn"}
+        assert received_prompts(received)[-1]["params"]["prompt"] == [{"type": "text", "text": "update"}]
+        await client.close()
+        assert await client.exit_code() == 0
+    finally:
+        if client.proc.returncode is None:
+            client.proc.kill()
+        await lsp.kill_if_running()
