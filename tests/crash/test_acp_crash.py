@@ -32,6 +32,7 @@ from support.clitools import commit_all, make_repo, stet, stet_json
 
 BASE = "x = 1\n"
 TASK = "acp-fake-agent-sess-1"  # the fake agent's name (its initialize's agentInfo) and first session
+AFTER_RECORD, AFTER_TELL = ACP_POINTS  # each of stet acp's fault points is killed at below
 
 
 @pytest.fixture
@@ -114,7 +115,7 @@ async def test_stet_killed_right_after_the_editor_got_the_change_keeps_the_hunk_
     assert len(hunks(root)) == 1 and (root / "a.py").read_text() == "x = 2\n"
 
 
-@pytest.mark.parametrize("point", [*ACP_POINTS, "capture:after-commit"])
+@pytest.mark.parametrize("point", [AFTER_RECORD, "capture:after-commit"])
 async def test_killed_after_the_record_before_the_forward_then_the_session_loaded_records_nothing_twice(
     root, agents, point
 ):
@@ -241,3 +242,44 @@ async def test_a_whole_file_diff_of_a_several_mb_file_is_one_hunk_and_blocks_not
         lines[middle],
         "changed by the agent\n",
     )
+
+
+@pytest.mark.parametrize("resumed", ["loaded", "new"])
+async def test_killed_after_telling_before_the_prompt_went_on_the_feedback_is_told_at_the_next_session(
+    root, agents, resumed
+):
+    client = await start(root, stet_args=())
+    session = await new_session(client, root)
+    rid = await prompt(client, session, "diff:b.py write:b.py")
+    assert (await client.answer_of(rid, {"fs/write_text_file": write_file}))["result"] == {"stopReason": "end_turn"}
+    await client.close()
+    assert await client.exit_code() == 0
+    rejected = stet("reject", the_hunk(root, "b.py")["id"], "--feedback", "keep b.py as it is", cwd=root)
+    assert rejected.returncode == 0, rejected.stderr
+
+    # The session goes on in a new stet acp (the editor restarted), killed once the rejection is
+    # recorded as told and before the prompt telling it reached the agent.
+    pidfile, received = agents(), root.parent / "received"
+    client = await start(
+        root, "--pidfile", str(pidfile), "--received", str(received), stet_args=(), env={"STET_FAULT": AFTER_TELL}
+    )
+    await load_session(client, root, session)
+    await prompt(client, session, "update")
+    while await client.message() is not None:
+        pass
+    assert await client.exited() == -signal.SIGKILL
+    os.kill(pid_in(pidfile), signal.SIGKILL)
+    assert received_prompts(received) == []  # the agent never got it
+
+    client = await start(root, "--received", str(received), stet_args=())
+    if resumed == "loaded":
+        await load_session(client, root, session)
+    else:
+        session = await new_session(client, root)
+    rid = await prompt(client, session, "update")
+    assert (await client.answer_of(rid))["result"] == {"stopReason": "end_turn"}
+    (told,) = received_prompts(received)
+    block = told["params"]["prompt"][-1]["text"]
+    assert "b.py" in block and "keep b.py as it is" in block, told
+    await client.close()
+    assert await client.exit_code() == 0
