@@ -54,6 +54,11 @@ CAPTURE_POINTS = (
     "run:after-agent",
 )
 
+# `stet acp`'s points (tests/crash/test_acp_crash.py): a change the agent proposed recorded (the
+# capture committed), the message that carried it not passed on to the editor yet; the developer's
+# decisions recorded as told, the prompt that tells them not passed on to the agent yet.
+ACP_POINTS = ("acp:after-record", "acp:after-tell")
+
 
 def fault(name: str) -> None:
     if _PAUSES and name in _PAUSES:

@@ -10,7 +10,6 @@ import io
 import json
 import os
 import signal
-import sys
 import time
 from pathlib import Path
 
@@ -19,91 +18,8 @@ import pytest
 from stet.acp import relay
 from stet.acp.message import FORWARD, Message, Reply, Rewrite, Verdict
 from stet.acp.wire import LINE_BOUND, encode
-
-AGENT = [sys.executable, str(Path(__file__).parents[1] / "support" / "acp_fake_agent.py")]
-STET = [sys.executable, "-m", "stet"]
-
-
-class Client:
-    """The editor's side: what it writes and reads, kept byte for byte."""
-
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
-        self.proc = proc
-        self.sent = bytearray()
-        self.got = bytearray()
-        self.next_id = 0
-
-    async def write(self, data: bytes) -> None:
-        self.sent += data
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(data)
-        await self.proc.stdin.drain()
-
-    async def send(self, body: dict, end: bytes = b"\n", **dumps: object) -> None:
-        await self.write(json.dumps(body, **dumps).encode() + end)  # type: ignore[arg-type]
-
-    async def request(self, method: str, params: dict, rid: int | str | None = None, **dumps: object) -> int | str:
-        if rid is None:
-            self.next_id += 1
-            rid = self.next_id
-        await self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}, **dumps)
-        return rid
-
-    async def line(self, timeout: float = 30) -> bytes:
-        assert self.proc.stdout is not None
-        data = await asyncio.wait_for(self.proc.stdout.readline(), timeout)
-        self.got += data
-        return data
-
-    async def answer_of(self, rid: int | str, answers: dict | None = None, seen: list | None = None) -> dict:
-        """Read until the answer to `rid`, answering the agent's requests (by method) on the way."""
-        while True:
-            data = await self.line()
-            assert data, "stet closed its stdout before the answer"
-            try:
-                msg = json.loads(data)
-            except ValueError:
-                continue
-            if seen is not None:
-                seen.append(msg)
-            if "method" in msg and "id" in msg:
-                result = (answers or {}).get(msg["method"])
-                # Answered in another style than the agent's, with the agent's id as it was.
-                await self.send({"id": msg["id"], "result": result, "jsonrpc": "2.0"}, separators=(",", ":"))
-            elif "method" not in msg and msg.get("id") == rid:
-                return msg
-
-    async def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-
-    async def exit_code(self, timeout: float = 30) -> int:
-        assert self.proc.stdout is not None
-        rest = await asyncio.wait_for(self.proc.stdout.read(), timeout)
-        self.got += rest
-        return await asyncio.wait_for(self.proc.wait(), timeout)
-
-
-async def start(tmp_path: Path, *agent_args: str, agent: list[str] | None = None, stet_args=("--no-review",)):
-    argv = [*STET, "acp", *stet_args, "--", *(AGENT if agent is None else agent), *agent_args]
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=tmp_path,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        limit=2 * LINE_BOUND + 1024,
-    )
-    return Client(proc)
-
-
-async def stderr_of(client: Client) -> str:
-    assert client.proc.stderr is not None
-    return (await asyncio.wait_for(client.proc.stderr.read(), 30)).decode("utf-8", "replace")
-
-
-def recorded(path: Path) -> bytes:
-    return path.read_bytes() if path.exists() else b""
+from support.acp_raw import AGENT, Client, recorded, start, stderr_of
+from support.acp_raw import gone as _gone
 
 
 async def _session(client: Client, tmp_path: Path, version: int = 1) -> str:
@@ -220,17 +136,6 @@ async def test_the_agent_crashing_mid_prompt_answers_the_editor_and_ends(tmp_pat
     assert "the agent exited (code 3)" in answer["error"]["message"]
     assert any(m.get("method") == "session/update" for m in seen)  # what it said before is delivered
     assert await client.exit_code() == 3
-
-
-async def _gone(pid: int, within: float) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        await asyncio.sleep(0.05)
-    return False
 
 
 @pytest.mark.parametrize("stubborn", [False, True], ids=["agent-stops", "agent-ignores-sigterm"])

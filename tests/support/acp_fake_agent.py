@@ -10,9 +10,18 @@ found", a notification nothing. What a prompt does is scripted by its text: each
 done in order before the prompt's answer (`end_turn`):
 
     update          a session/update agent_message_chunk (with non-ASCII text)
-    diff            a session/update tool_call whose content is a diff of PATH in the session's cwd
-    write           an fs/write_text_file request to the client; its answer is reported
-    permission      a session/request_permission request to the client; its answer is reported
+    diff            a session/update tool_call whose content is a diff of a.py in the session's cwd
+                    (`x = 1` to `x = 2`, tool call `call-1`)
+    diff:NAME[:ID]  the same for the file NAME in the session's cwd (tool call ID, default `call-NAME`)
+    write           an fs/write_text_file request to the client (a.py: `x = 2`); its answer is reported
+    write:NAME      the same for the file NAME
+    bigdiff:BYTES   a tool call `call-big` whose diff makes a new file big.txt of about BYTES bytes
+    whole:NAME      a tool call `call-whole` whose diff is the whole of the file NAME (as Gemini CLI
+                    sends it), its middle line changed
+    scatter:NAME    the same with every other line changed
+    permission      a session/request_permission request to the client (for tool call `call-1`,
+                    options allow and reject); its answer is reported
+    permission:NAME[:ID]  the same for the tool call ID (default `call-NAME`) that edits NAME
     sid-write, sid-permission   the same with a string request id
     slow:SECONDS    sleep (the agent is slow)
     ticks:N         N agent_message_chunk updates 0.2 s apart, reading nothing meanwhile
@@ -21,6 +30,7 @@ done in order before the prompt's answer (`end_turn`):
     huge:BYTES      a line of BYTES bytes that is not JSON (no newline in it)
     crlf            the next line it sends ends with \\r\\n
 
+The script is the prompt's first text block (a block Stet adds after it is not read as steps).
 A reported answer is a session/update agent_message_chunk whose text is `answer ID: JSON`.
 
 When the peers agree version 2 (`--version 2` and a client offering 2), it speaks ACP v2's draft
@@ -158,17 +168,46 @@ class Agent:
 
     def step(self, word: str, session: str) -> None:
         cwd = self.sessions.get(session, os.getcwd())
-        path = os.path.join(cwd, "a.py")
+        word, _, arg = (
+            word.partition(":")
+            if word.startswith(("diff:", "write:", "bigdiff:", "permission:", "whole:", "scatter:"))
+            else (word, "", "")
+        )
+        arg, _, call = arg.partition(":")
+        name = arg if word in ("diff", "write", "permission", "whole", "scatter") and arg else "a.py"
+        call = call or (f"call-{arg}" if arg else "call-1")
+        path = os.path.join(cwd, name)
         if self.v2 and self.step_v2(word, session, path):
             return
         if word == "update":
             self.update(session, "héllo — wörld ✓")
+        elif word == "bigdiff":
+            size = int(arg)
+            text = "".join(f"line {i:09d} of a huge new file\n" for i in range(size // 32 + 1))
+            diff = {"type": "diff", "path": os.path.join(cwd, "big.txt"), "oldText": None, "newText": text}
+            update = {"sessionUpdate": "tool_call", "toolCallId": "call-big", "title": "Write big.txt", "kind": "edit"}
+            update.update(status="pending", content=[diff])
+            self.send(
+                {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": update}}
+            )
+        elif word in ("whole", "scatter"):
+            with open(path, encoding="utf-8", newline="") as f:
+                old = f.read()
+            lines = old.splitlines(keepends=True)
+            for i in range(len(lines) // 2, len(lines) // 2 + 1) if word == "whole" else range(0, len(lines), 2):
+                lines[i] = "changed by the agent\n"
+            diff = {"type": "diff", "path": path, "oldText": old, "newText": "".join(lines)}
+            update = {"sessionUpdate": "tool_call", "toolCallId": "call-whole", "title": f"Edit {name}", "kind": "edit"}
+            update.update(status="pending", content=[diff])
+            self.send(
+                {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": update}}
+            )
         elif word == "diff":
             diff = {"type": "diff", "path": path, "oldText": "x = 1\n", "newText": "x = 2\n"}
             update = {
                 "sessionUpdate": "tool_call",
-                "toolCallId": "call-1",
-                "title": "Edit a.py",
+                "toolCallId": call,
+                "title": f"Edit {name}",
                 "kind": "edit",
                 "status": "pending",
                 "content": [{"type": "content", "content": {"type": "text", "text": "edit"}}, diff],
@@ -188,7 +227,7 @@ class Agent:
             ]
             params = {
                 "sessionId": session,
-                "toolCall": {"toolCallId": "call-1", "title": "Edit a.py"},
+                "toolCall": {"toolCallId": call, "title": f"Edit {name}"},
                 "options": options,
             }
             self.ask("session/request_permission", params, word.startswith("sid-"))
@@ -240,7 +279,10 @@ class Agent:
             return
         elif method == "session/prompt":
             session = params.get("sessionId", "")
-            words = " ".join(b.get("text", "") for b in params.get("prompt", []) if isinstance(b, dict)).split()
+            texts = [
+                b.get("text", "") for b in params.get("prompt", []) if isinstance(b, dict) and b.get("type") == "text"
+            ]
+            words = texts[0].split() if texts else []
             for word in words:
                 self.step(word, session)
             result = {"stopReason": "end_turn"}

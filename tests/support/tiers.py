@@ -70,6 +70,8 @@ FAST: dict[str, tuple[str, ...]] = {
     "tests/e2e/test_mcp_http.py": (ALL,),
     # ACP: `stet acp` relays a whole session byte for byte between an editor and an agent.
     "tests/e2e/test_acp_relay.py": ("test_every_byte_passes_unchanged_both_ways_for_a_whole_session",),
+    # ... and records what the agent proposes in the review the language server shows and decides.
+    "tests/e2e/test_acp_review_in_lsp.py": (ALL,),
     # ... and, when the peers agree ACP v2 (the draft), the change recorded, its redo refused, the agent told.
     "tests/e2e/test_acp_protocol_v2.py": (ALL,),
     # ... and as a proxy component under a conductor, the change recorded (the conductor scripted from the spec).
@@ -141,6 +143,9 @@ FAST: dict[str, tuple[str, ...]] = {
     ),
     "tests/crash/test_cli_crash.py": ("test_accept_killed_then_finished_exactly_once",),
     "tests/crash/test_capture_crash.py": ("test_capture_keep_killed_after_commit",),
+    "tests/crash/test_acp_crash.py": (
+        "test_killed_after_the_record_before_the_forward_then_the_session_loaded_records_nothing_twice",
+    ),
 }
 
 # The kinds `make test` must keep a test of (tests/unit/test_suite_tiers.py): {kind: its modules}.

@@ -23,6 +23,7 @@ from ..agents.tasks import Tasks
 from ..domain import patches
 from ..domain.model import Hunk
 from ..errors import Conflict
+from ..faults import fault
 from ..review import Review
 from ..review.task_records import TaskRecords
 from ..workspace import contents
@@ -197,6 +198,7 @@ class Recorder:
             edit_hash=key,
             anew=frozenset(self.refused_hunks),
         )
+        fault("acp:after-record")  # durable, and the message that carried it not passed on yet
         return Recorded(rel, change.after, answer.hunks)
 
     async def _start(self) -> None:

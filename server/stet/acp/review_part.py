@@ -37,6 +37,7 @@ from ..domain import headline
 from ..domain.inert import inert
 from ..domain.model import Hunk
 from ..domain.status import Decide, Status
+from ..faults import fault
 from ..review import Review
 from ..review.where import STORE_DIR, STORE_FILE, located, project_root
 from .message import FORWARD, JSON, Message, Reply, Rewrite, Verdict
@@ -294,6 +295,7 @@ class ReviewPart:
             text, _ = await s.loop.news()
         if not text:
             return FORWARD
+        fault("acp:after-tell")  # told (durably), the prompt that tells it not passed on yet
         body = dict(msg.body or {})
         body["params"] = {**msg.params, "prompt": [*prompt, {"type": "text", "text": text[:LIMIT]}]}
         return Rewrite(body)

@@ -59,7 +59,9 @@ async def cmd_acp(args: argparse.Namespace, call: Call) -> int:
         from ..acp import conductor
 
         return await conductor.run(part, stdin=call.stdin, stdout=stdout, stderr=call.stderr)
-    return await relay.run(argv, part, stdin=call.stdin, stdout=stdout, cwd=call.cwd, env=call.env, stderr=call.stderr)
+    # A crash test's fault point is Stet's own, never the agent's (as `stet run` does).
+    env = {k: v for k, v in call.env.items() if k != "STET_FAULT"}
+    return await relay.run(argv, part, stdin=call.stdin, stdout=stdout, cwd=call.cwd, env=env, stderr=call.stderr)
 
 
 def _review_part(args: argparse.Namespace, argv: list[str], call: Call) -> Part:

@@ -7,7 +7,7 @@ agent's text before committing (the commit holds other text there) is not the ag
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from .anchor import LineIndex, find_applied, locate
 from .model import Hunk, Kind
@@ -27,10 +27,11 @@ def eligible(h: Hunk) -> bool:
     return h.kept_pending
 
 
-def kept_in(h: Hunk, text: str | None, new_text: str | None = None) -> bool:
+def kept_in(h: Hunk, text: str | None, new_text: str | None = None, index: LineIndex | None = None) -> bool:
     """Is `h`'s new text in `text` (its file as a commit holds it; None: not in the commit), at
     its place? For a rename, `new_text` is the commit's text at the new path and `text` the
-    old path's (None: gone, as the rename leaves it)."""
+    old path's (None: gone, as the rename leaves it). `index`: `text`'s lines indexed, when the
+    caller asks this of many hunks of one file (built once, not once per hunk)."""
     if not eligible(h):
         return False
     if h.kind == Kind.CREATE:
@@ -41,11 +42,11 @@ def kept_in(h: Hunk, text: str | None, new_text: str | None = None) -> bool:
         return text is None and new_text is not None and (not h.new or new_text == h.new_text)
     if text is None:
         return False
-    return at_place(split_lines(text), h.new, h.old, h.line, h.ctx_before, h.ctx_after)
+    return at_place(index or LineIndex(split_lines(text)), h.new, h.old, h.line, h.ctx_before, h.ctx_after)
 
 
 def at_place(
-    lines: list[str],
+    index: LineIndex,
     new: Sequence[str],
     old: Sequence[str],
     line: int,
@@ -56,19 +57,19 @@ def at_place(
     the commit does not also hold, there, what the file held before the agent's edit: where
     lines repeat, an inserted line can show at its place in the baseline itself (a commit
     made before the agent worked), and a commit that may be the baseline keeps nothing."""
-    index, ctx = LineIndex(lines), (tuple(before), tuple(after))
+    ctx = (tuple(before), tuple(after))
     if find_applied(index, new, old, line, *ctx) is None:
         return False
     return not new or locate(index, old, line, *ctx, trust_hint=False) is None
 
 
-def first_keeping(kept: Sequence[bool]) -> int | None:
+def first_keeping(kept: Sequence[bool] | Iterable[bool]) -> int | None:
     """Of the commits that touched a file, newest first, whether each holds the hunk's text: the
     index of the commit that put it there (the oldest of the newest run that holds it), None
-    when HEAD's own version does not hold it."""
-    if not kept or not kept[0]:
-        return None
-    n = 0
-    while n + 1 < len(kept) and kept[n + 1]:
-        n += 1
+    when HEAD's own version does not hold it. Read lazily: no commit past the run is asked."""
+    n = None
+    for i, held in enumerate(kept):
+        if not held:
+            break
+        n = i
     return n

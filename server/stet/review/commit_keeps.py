@@ -17,8 +17,10 @@ import os
 from collections.abc import Mapping
 
 from ..domain import commit_keep
+from ..domain.anchor import LineIndex
 from ..domain.model import Hunk, Kind
 from ..domain.status import Decide
+from ..domain.text import split_lines
 from ..errors import StetError
 from ..workspace import git
 from . import heads_seen
@@ -136,30 +138,42 @@ class CommitKeeps:
         wanted = [(c, n) for n, commits in history.items() for c in commits]
         olds = {h.id: self._name(top, h.uri) for h in hunks if h.kind == Kind.RENAME}
         wanted += [(c, o) for h in hunks if (o := olds.get(h.id)) for c in history.get(names[h.id] or "", [])]
-        texts = git.files_at(top, wanted, limit)
+        versions = _Versions(git.files_at(top, wanted, limit))
         out = []
         for h in hunks:
             name = names[h.id]
             commits = history.get(name or "", [])
-            held = [self._holds(h, texts, c, name, olds.get(h.id)) for c in commits]
+            held = (versions.hold(h, c, name, olds.get(h.id)) for c in commits)  # lazily: HEAD first
             first = commit_keep.first_keeping(held)
             if first is not None:
                 out.append((h.id, commits[first]))
         return out
 
-    @staticmethod
-    def _holds(
-        h: Hunk, texts: Mapping[tuple[str, str], bytes | None], commit: str, name: str | None, old: str | None
-    ) -> bool:
-        def text(n: str | None) -> str | None:
-            data = texts.get((commit, n)) if n is not None else None
-            if data is None:
-                return None
-            try:
-                return data.decode("utf-8")
-            except UnicodeDecodeError:
-                return None
 
+class _Versions:
+    """The files as the commits hold them, each decoded and its lines indexed once for every
+    hunk asked of it (thousands of kept hunks in one file cost one index per commit, not one
+    each)."""
+
+    def __init__(self, texts: Mapping[tuple[str, str], bytes | None]) -> None:
+        self.texts = texts
+        self.cache: dict[tuple[str, str], tuple[str | None, LineIndex | None]] = {}
+
+    def text(self, commit: str, name: str | None) -> tuple[str | None, LineIndex | None]:
+        if name is None:
+            return None, None
+        key = (commit, name)
+        if key not in self.cache:
+            data = self.texts.get(key)
+            try:
+                text = data.decode("utf-8") if data is not None else None
+            except UnicodeDecodeError:
+                text = None
+            self.cache[key] = (text, LineIndex(split_lines(text)) if text is not None else None)
+        return self.cache[key]
+
+    def hold(self, h: Hunk, commit: str, name: str | None, old: str | None) -> bool:
         if h.kind == Kind.RENAME:
-            return commit_keep.kept_in(h, text(old), text(name))
-        return commit_keep.kept_in(h, text(name))
+            return commit_keep.kept_in(h, self.text(commit, old)[0], self.text(commit, name)[0])
+        text, index = self.text(commit, name)
+        return commit_keep.kept_in(h, text, index=index)
