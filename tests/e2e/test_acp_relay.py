@@ -10,6 +10,7 @@ import io
 import json
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 
