@@ -123,4 +123,8 @@ async def test_a_v2_session_recorded_refused_and_told(tmp_path):
     assert "keep x at one" in prompts[1][1]["text"] and "keep x at one" in prompts[2][1]["text"], prompts
     assert (root / "a.py").read_text() == "x = 1\n"
     # The redo was the very change rejected before (the same text in the same session's task): one hunk.
-    assert [x["status"] for x in stet_json("status", "--all", cwd=root)["hunks"]] == ["rejected"]
+    # The first change, rejected by the developer; its redo, recorded as the agent made it and
+    # rejected for the developer with the same feedback when Stet refused its permission.
+    done = stet_json("status", "--all", cwd=root)["hunks"]
+    assert [(x["status"], x["feedback"]) for x in done] == [("rejected", done[0]["feedback"])] * 2, done
+    assert "keep x at one" in done[0]["feedback"]

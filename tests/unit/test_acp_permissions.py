@@ -224,3 +224,23 @@ async def test_a_diff_first_shown_in_a_permission_request_is_recorded_before_it_
         await peers.part.close()
     [h] = await hunks(root)
     assert (h["status"], h["inFile"]) == ("pending", True)
+
+
+async def test_a_rejected_change_written_again_without_asking_is_pending_again(tmp_path):
+    # An agent allowed to edit without asking (allow always, accept-edits, yolo) makes a change
+    # the developer rejected once more: no permission to refuse, the editor writes it. The
+    # review says what is in the file: a new pending kept hunk, not "rejected, nothing open".
+    root, peers = await _ready(tmp_path)
+    try:
+        first = await _rejected_with_feedback(root, peers)
+        await peers.tool_call("S-1", "t2", root / "a.py", "line 3", "THREE")
+        assert await peers.write("S-1", root / "a.py", TEXT.replace("line 3\n", "THREE\n")) is FORWARD
+        await peers.tool_call(
+            "S-1", "t2", root / "a.py", "line 3", "THREE", kind="tool_call_update", status="completed"
+        )
+        # Reported again after a restart (the same messages): nothing doubled.
+        await peers.tool_call("S-1", "t2", root / "a.py", "line 3", "THREE")
+    finally:
+        await peers.part.close()
+    states = sorted((h["status"], h["id"] == first["id"], h.get("inFile")) for h in await hunks(root, "--all"))
+    assert states == [("pending", False, True), ("rejected", True, None)]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..agents.capture import Capture, Found
@@ -22,6 +22,7 @@ from ..agents.snapshots import Snapshots
 from ..agents.tasks import Tasks
 from ..domain import patches
 from ..domain.model import Hunk
+from ..domain.status import Status
 from ..errors import Conflict
 from ..faults import fault
 from ..review import Review
@@ -124,15 +125,6 @@ class Recorder:
 
     def __init__(self, review: Review, agent: str, task_id: str, title: str) -> None:
         self.review, self.agent, self.task_id, self.title = review, agent, task_id, title
-        # What the editor refused in this session: (file, its text after) -> how many times, and
-        # the hunks rejected by it. Proposed again, such a change is a new proposal (new hunks: the
-        # editor may allow it this time), not the refused one repeated.
-        self.refusals: dict[tuple[str, str], int] = {}
-        self.refused_hunks: set[str] = set()
-
-    def refused(self, rel: str, after: str, hunk_ids: Iterable[str]) -> None:
-        self.refusals[(rel, after)] = self.refusals.get((rel, after), 0) + 1
-        self.refused_hunks.update(hunk_ids)
 
     def rel(self, path: str) -> str:
         """The workspace's path of an absolute path; NotRecorded outside it, in .git or .stet."""
@@ -181,9 +173,13 @@ class Recorder:
             return Recorded(rel, change.after, ())
         changes, bases, results = capture.changes(files, {})
         uri = capture.uri(rel)
+        # A change made again after it was rejected (the developer's no, or the editor's refused
+        # permission) is a new pending hunk: Stet writes no file, so unless the redo is refused at
+        # its permission, its text goes into the file, and the review must say so. Its key counts
+        # the file's rejected hunks: the same report again (after a restart) is the same capture.
+        rejected = sorted(h.id for h in review.by_uri.get(uri, {}).values() if h.status == Status.REJECTED)
         parts: list[object] = [self.task_id, rel, _h(bases.get(uri)), _h(results.get(uri)), _h(change.on_disk)]
-        tries = self.refusals.get((rel, change.after), 0)
-        key = _key(parts + [tries] if tries else parts)  # a first proposal keeps the key it always had
+        key = _key(parts + [_h(" ".join(rejected))] if rejected else parts)  # unchanged when none
         answer = await review.capture(
             "acp-" + key[:20],
             changes,
@@ -196,7 +192,7 @@ class Recorder:
             agent=self.agent,
             message=message,
             edit_hash=key,
-            anew=frozenset(self.refused_hunks),
+            anew=frozenset(rejected),
         )
         fault("acp:after-record")  # durable, and the message that carried it not passed on yet
         return Recorded(rel, change.after, answer.hunks)

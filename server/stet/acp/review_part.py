@@ -413,9 +413,6 @@ class ReviewPart:
             if call is not None and call.hunks:
                 await self._reject(s, sorted(call.hunks), None, told=True)
                 s.refused |= call.hunks
-            if call is not None and s.recorder is not None:
-                for rel, (_, after) in call.changes.items():
-                    s.recorder.refused(rel, after, call.hunks)
         return FORWARD
 
     async def _failed(self, s: _Session, tcid: str) -> None:
