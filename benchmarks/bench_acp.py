@@ -1,8 +1,11 @@
 """Benchmark: the latency `stet acp` adds to each ACP message between an editor and an agent.
 
 A client (this script, blocking pipes, no event loop of its own) sends small ACP messages round
-trip to the fake ACP agent of the tests (tests/support/acp_fake_agent.py): a `session/prompt`
-with nothing to do, which the agent answers at once with `end_turn`. The same rounds go, one after
+trip to the fake ACP agent of the tests (tests/support/acp_fake_agent.py), of two kinds: a
+`session/prompt` with nothing to do, which the agent answers at once with `end_turn` (Stet's part
+reads the review at every prompt: what to tell the agent), and a request Stet's part does not act
+on (`session/set_mode`: the kind of every other message of a session, which it only looks at),
+which the agent answers at once. The same rounds go, one after
 the other, to three peers started side by side: the agent itself (the baseline, in the same run),
 the agent behind `stet acp --no-review` (the relay alone), and behind `stet acp` (the relay with
 Stet's part, in a workspace with a store; when the part is not there yet, it is the relay alone
@@ -33,6 +36,7 @@ _SCRIPT = Path(PY).parent / "stet"
 STET = [str(_SCRIPT)] if _SCRIPT.exists() else [PY, "-m", "stet"]
 GOAL_US = 1000.0
 WARM = 50
+KINDS = ("prompt", "other")
 
 
 class Peer:
@@ -44,7 +48,7 @@ class Peer:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.fd, self.out = self.proc.stdin.fileno(), self.proc.stdout
         self.next_id = 0
-        self.samples: list[float] = []
+        self.samples: dict[str, list[float]] = {kind: [] for kind in KINDS}
 
     def ask(self, method: str, params: dict) -> tuple[float, dict]:
         self.next_id += 1
@@ -115,19 +119,22 @@ def main(rounds: int) -> dict:
                     "session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}
                 )
                 assert answer.get("result") == {"stopReason": "end_turn"}, (peer.name, answer)
+                other, answer = peer.ask("session/set_mode", {"sessionId": session, "modeId": "ask"})
+                assert "error" in answer or "result" in answer, (peer.name, answer)
                 if r >= WARM:
-                    peer.samples.append(took)
-        base = median(peers[0].samples)
+                    peer.samples["prompt"].append(took)
+                    peer.samples["other"].append(other)
         out: dict = {"rounds": rounds, "goal_us_per_message": GOAL_US, "review_part": review, "peers": {}}
         for peer in peers:
-            med = median(peer.samples)
-            out["peers"][peer.name] = {
-                "round_trip_median_us": med * 1e6,
-                "round_trip_p99_us": percentile(peer.samples, 99) * 1e6,
-                "added_per_message_median_us": (med - base) / 2 * 1e6,
-                "ratio": med / base,
-                "start_to_initialize_ms": starts[peer.name],
-            }
+            out["peers"][peer.name] = {"start_to_initialize_ms": starts[peer.name]}
+            for kind in KINDS:
+                base, med = median(peers[0].samples[kind]), median(peer.samples[kind])
+                out["peers"][peer.name][kind] = {
+                    "round_trip_median_us": med * 1e6,
+                    "round_trip_p99_us": percentile(peer.samples[kind], 99) * 1e6,
+                    "added_per_message_median_us": (med - base) / 2 * 1e6,
+                    "ratio": med / base,
+                }
         return out
     finally:
         for peer in peers:
@@ -139,12 +146,17 @@ def report(out: dict) -> str:
     lines = [
         f"ACP round trips ({out['rounds']} each, interleaved), medians; goal < {out['goal_us_per_message']:.0f} us added per message"
     ]
-    for name, s in out["peers"].items():
-        lines.append(
-            f"  {name:32} round trip {s['round_trip_median_us']:8.0f} us  p99 {s['round_trip_p99_us']:8.0f} us  "
-            f"ratio {s['ratio']:.2f}x  added per message {s['added_per_message_median_us']:7.0f} us  "
-            f"start to initialize {s['start_to_initialize_ms']:6.1f} ms"
-        )
+    for kind, what in (("prompt", "a session/prompt"), ("other", "any other message")):
+        lines.append(f" {what}:")
+        for name, peer in out["peers"].items():
+            s = peer[kind]
+            lines.append(
+                f"  {name:32} round trip {s['round_trip_median_us']:8.0f} us  p99 {s['round_trip_p99_us']:8.0f} us  "
+                f"ratio {s['ratio']:.2f}x  added per message {s['added_per_message_median_us']:7.0f} us"
+            )
+    lines.append(" start, from the command started to its initialize answered (each alone, median):")
+    for name, peer in out["peers"].items():
+        lines.append(f"  {name:32} {peer['start_to_initialize_ms']:6.1f} ms")
     return "\n".join(lines)
 
 
