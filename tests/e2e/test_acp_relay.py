@@ -343,3 +343,19 @@ async def test_a_slow_part_on_one_direction_never_blocks_the_other(tmp_path):
     assert (await client.answer_of(rid))["result"] == {"stopReason": "end_turn"}
     await client.close()
     assert await client.exit_code() == 0
+
+
+@pytest.mark.parametrize("sh", ["missing", "not-executable"])
+async def test_without_a_reaper_the_relay_runs_as_before(tmp_path, monkeypatch, sh):
+    """No sh to watch the agent with (a system without one, or one that cannot run): the session
+    runs and ends as it did before the reaper; one that failed to start is said once."""
+    path = tmp_path / "sh"
+    if sh == "not-executable":
+        path.write_text("#!/bin/sh\n")
+    monkeypatch.setattr(relay, "SH", str(path))
+    client, log = await relayed(relay.PassThrough(), tmp_path)
+    await _session(client, tmp_path)
+    await client.close()
+    assert await client.exit_code() == 0
+    said = log.getvalue()
+    assert said.count("will not be stopped if stet is killed") == (sh == "not-executable"), said

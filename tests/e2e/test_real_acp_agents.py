@@ -10,13 +10,14 @@ Through `stet acp -- AGENT` (this tree's Stet): the edit recorded as one pending
 acp-AGENT-SESSION before the editor is shown it; the developer's rejection told at the next prompt,
 the redo of the rejected change refused on their behalf (the editor never asked), the refusal
 reaching the model and the reason told at the prompt after; SIGKILL of Stet, of the agent or of
-both mid-prompt losing and doubling nothing, a new session working after."""
+both mid-prompt losing and doubling nothing, the agent ending with Stet, a new session working after."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -318,18 +319,36 @@ def test_real_acp_agent_through_stet_redo_of_a_rejected_change_refused_and_told(
     assert statuses and all(s == ("rejected", f"{NEW}\n", FEEDBACK) for s in statuses), statuses
 
 
+def reaper(pid: int) -> bool:
+    """Whether `pid` is `stet acp`'s reaper (relay.REAPER), not the agent."""
+    try:
+        return b"stet-acp-reaper" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+
+
+def running(pid: int) -> bool:
+    """Whether `pid` still runs (a zombie has ended)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] not in "ZX"
+
+
 @pytest.mark.parametrize("victim", ["stet", "agent", "both"])
 @pytest.mark.parametrize("name", sorted(AGENTS))
 def test_real_acp_agent_through_stet_killed_mid_session_loses_nothing(tmp_path, name, victim):
     """SIGKILL of `stet acp`, of the agent, or of both, the moment the editor is shown the change:
     every hunk recorded by then is still in the review, nothing doubled; with the agent alone
-    killed, the editor's prompt is answered with an error and `stet acp` exits; a new `stet acp`
-    session in the same folder then records its own edit."""
+    killed, the editor's prompt is answered with an error and `stet acp` exits; with stet killed,
+    the agent ends too (its reaper); a new `stet acp` session in the same folder then records its own edit."""
     agent = AGENTS[name]
     cmd = through_stet(agent)
     repo = workspace(tmp_path)
     a, b = repo / "a.py", repo / "b.txt"
     killed: list[int] = []
+    agent_pids: list[int] = []
     at_kill: list[list[dict]] = []
     started: list[AcpClient] = []
 
@@ -338,13 +357,14 @@ def test_real_acp_agent_through_stet_killed_mid_session_loses_nothing(tmp_path, 
             return
         at_kill.append(hunks(repo))
         stet_pid = started[0].proc.pid  # type: ignore[union-attr]
-        under = descendants(stet_pid)
-        # The agent is all `stet acp` started: a launcher and what it runs (codex-acp's node script
-        # and its native binary, which holds the pipes), Claude Code's adapter and its Claude Code.
+        under = [pid for pid in descendants(stet_pid) if not reaper(pid)]
+        # The agent is all `stet acp` started but its reaper: a launcher and what it runs (codex-acp's
+        # node script and its native binary, which holds the pipes), Claude Code's adapter and its Claude Code.
         targets = {"stet": [stet_pid], "agent": under, "both": [stet_pid, *under]}[victim]
         for pid in targets:
             os.kill(pid, signal.SIGKILL)
         killed.extend([stet_pid, *under])
+        agent_pids.extend(under)
 
     try:
         with ScriptedModel() as model:
@@ -363,6 +383,11 @@ def test_real_acp_agent_through_stet_killed_mid_session_loses_nothing(tmp_path, 
                 assert isinstance(failed.value.error, dict) and failed.value.error.get("code") == -32603, failed.value
                 assert code not in (None, 0), code
             assert killed and at_kill, client.tail()
+            # The agent ends with stet, though Claude Code's and Codex's adapters ignore their stdin's end.
+            deadline = time.monotonic() + 30
+            while left := [pid for pid in agent_pids if running(pid)]:
+                assert time.monotonic() < deadline, f"the agent was left running: {left}"
+                time.sleep(0.1)
 
             # Every hunk recorded by then is there, as it was; nothing doubled.
             (before,) = at_kill

@@ -232,7 +232,11 @@ class Agent:
             }
             self.ask("session/request_permission", params, word.startswith("sid-"))
         elif word.startswith("slow:"):
-            time.sleep(float(word.split(":", 1)[1]))
+            # In short sleeps: a SIGINT that came just before a sleep began raises at the next one
+            # (Python runs its handler between sleeps, not within one it had not yet begun).
+            end = time.monotonic() + float(word.split(":", 1)[1])
+            while (left := end - time.monotonic()) > 0:
+                time.sleep(min(left, 0.1))
         elif word.startswith("ticks:"):
             for i in range(int(word.split(":", 1)[1])):
                 self.update(session, f"tick {i}")

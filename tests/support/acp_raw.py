@@ -133,9 +133,10 @@ async def start(
     agent: list[str] | None = None,
     stet_args: tuple[str, ...] = ("--no-review",),
     env: dict[str, str] | None = None,
+    own_group: bool = False,
 ) -> Client:
     """`stet acp STET_ARGS -- AGENT AGENT_ARGS` started in `cwd` (STET_FAULT and STET_DB only as
-    `env` gives them)."""
+    `env` gives them); `own_group`: in a process group of its own, as an editor may start it."""
     argv = [*STET, "acp", *stet_args, "--", *(AGENT if agent is None else agent), *agent_args]
     full_env = {k: v for k, v in os.environ.items() if k not in ("STET_FAULT", "STET_DB")}
     proc = await asyncio.create_subprocess_exec(
@@ -146,6 +147,7 @@ async def start(
         stderr=asyncio.subprocess.PIPE,
         limit=2 * LINE_BOUND + 1024,
         env={**full_env, **(env or {})},
+        process_group=0 if own_group else None,
     )
     return Client(proc)
 

@@ -146,6 +146,11 @@ FAST: dict[str, tuple[str, ...]] = {
     "tests/crash/test_acp_crash.py": (
         "test_killed_after_the_record_before_the_forward_then_the_session_loaded_records_nothing_twice",
     ),
+    # `stet acp` SIGKILLed (as Zed stops an agent server): its reaper stops the agent's group.
+    "tests/crash/test_acp_agent_reaped.py": (
+        "test_stet_killed_ends_the_agents_whole_group",
+        "test_a_normal_end_leaves_no_reaper_and_kills_nothing",
+    ),
 }
 
 # The kinds `make test` must keep a test of (tests/unit/test_suite_tiers.py): {kind: its modules}.

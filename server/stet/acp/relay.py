@@ -7,7 +7,9 @@ strings), so the part knows what a response answers. Faults: when the agent ends
 of the editor still waiting is answered with an error, and stet ends with the agent's code; when
 the editor goes, the agent's stdin is closed, it gets a grace period, then SIGTERM, then SIGKILL;
 SIGTERM, SIGINT or SIGHUP to stet is passed to the agent, then the same. The agent runs in a process
-group of its own, and signals go to the group: what it started (the agent behind a launcher) ends too. Stdout carries only the protocol.
+group of its own, and signals go to the group: what it started (the agent behind a launcher) ends too;
+when stet dies without stopping it (SIGKILL), a reaper stops the group (_watch). Stdout carries only
+the protocol.
 """
 
 from __future__ import annotations
@@ -25,6 +27,18 @@ from .wire import LAST, LINE_BOUND, WHOLE, Lines, Log, Output, encode, open_inpu
 
 GROUPS = os.name == "posix"  # the agent in a process group of its own, signalled as one
 GRACE = 5.0  # seconds the agent has to end by itself once the editor is gone, and again after SIGTERM
+SH = "/bin/sh"
+REAPER = "stet-acp-reaper"  # the reaper's name in `ps` ($0 of its sh)
+# The reaper's script ($1 the agent's process group, $2 its grace in tenths of a second): stet's
+# `done` on stdin, it exits; the end of stdin without it (stet died), it stops the group: SIGTERM,
+# the grace (over as soon as the group is gone), SIGKILL.
+REAP = (
+    'read -r said; [ "$said" = done ] && exit 0; '
+    'kill -s TERM -- "-$1" 2>/dev/null || exit 0; '
+    'n=$2; while [ "$n" -gt 0 ]; do kill -s 0 -- "-$1" 2>/dev/null || exit 0; '
+    "sleep 0.1 2>/dev/null || sleep 1; n=$((n - 1)); done; "
+    'kill -s KILL -- "-$1" 2>/dev/null; exit 0'
+)
 INTERNAL_ERROR = -32603
 
 
@@ -228,6 +242,7 @@ async def run(
     if proc is None:
         return 127
     assert proc.stdin is not None and proc.stdout is not None
+    reaper = None
     relay = Relay(part, log)
     agent_in = Output(proc.stdin)
     up = Pump(
@@ -256,6 +271,7 @@ async def run(
     t_down = asyncio.create_task(down.run())
     t_stop = asyncio.create_task(relay.stopping.wait())
     try:
+        reaper = await _watch(proc, grace, log)
         await asyncio.wait({t_up, t_down, t_stop}, return_when=asyncio.FIRST_COMPLETED)
         agent_ending = ended(t_down, log) == "eof" or ended(t_up, log) == "broken"
         if not agent_ending:  # the editor went, a signal came, or a pump failed
@@ -280,6 +296,8 @@ async def run(
         if proc.returncode is None:
             signal_agent(proc, signal.SIGKILL)
             await proc.wait()
+        if reaper is not None:
+            await _dismiss(reaper, proc.returncode is not None)
         try:
             await part.close()
         except Exception as exc:
@@ -316,6 +334,56 @@ async def _start(
         with contextlib.suppress(Exception):
             await part.close()
         return None
+
+
+async def _watch(proc: asyncio.subprocess.Process, grace: float, log: Log) -> asyncio.subprocess.Process | None:
+    """The reaper of the agent's process group: when stet dies however it dies (SIGKILL: how Zed
+    stops an agent server; an editor killing stet's process group, which the agent's is not), the
+    group is stopped, as _stop would have (agents such as Claude Code's and Codex's ACP adapters do
+    not end at their stdin's end). A sh in a session of its own (out of reach of what kills stet's
+    group), reading a pipe only stet writes to: the kernel closes it whenever stet dies. Not
+    PR_SET_PDEATHSIG (preexec_fn): it reaches only the direct child, a launcher such as npx that
+    leaves its child at a signal, and it fires when the thread that started it ends; nor a
+    subreaper, which needs stet alive. None without sh or process groups, or when it cannot start:
+    stet then stops the agent only when it can (as it always has)."""
+    if not GROUPS or not os.path.exists(SH):
+        return None
+    try:
+        return await asyncio.create_subprocess_exec(
+            SH,
+            "-c",
+            REAP,
+            REAPER,
+            str(proc.pid),  # the agent's process group (it leads it, see _start)
+            str(max(1, round(grace * 10))),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.DEVNULL,  # holds nothing of the editor's
+            stderr=asyncio.subprocess.DEVNULL,
+            cwd="/",
+            start_new_session=True,
+        )
+    except OSError as exc:
+        log.once("reaper", f"the agent will not be stopped if stet is killed: {shown(str(exc).encode())}")
+        return None
+
+
+async def _dismiss(reaper: asyncio.subprocess.Process, agent_ended: bool) -> None:
+    """The reaper's end: `done` once the agent ended, and it exits at once, killing nothing (the
+    group's id may be another's by then), awaited; else (stet stopping with the agent running) its
+    stdin's end, and it stops the agent's group itself."""
+    assert reaper.stdin is not None
+    with contextlib.suppress(OSError, ConnectionError):
+        if agent_ended:
+            reaper.stdin.write(b"done\n")
+        reaper.stdin.close()
+    if not agent_ended:
+        return
+    try:
+        await asyncio.wait_for(asyncio.shield(reaper.wait()), 5.0)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            reaper.kill()  # (its pid, not yet waited for, is still its own)
+        await reaper.wait()
 
 
 def _handle_signals(
