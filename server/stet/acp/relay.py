@@ -245,26 +245,7 @@ async def run(
     reaper = None
     relay = Relay(part, log)
     agent_in = Output(proc.stdin)
-    up = Pump(
-        "editor",
-        Lines(editor_in),
-        agent_in,
-        editor_out,
-        part.from_editor,
-        relay.editor_requests,
-        relay.agent_requests,
-        log,
-    )
-    down = Pump(
-        "agent",
-        Lines(proc.stdout),
-        editor_out,
-        agent_in,
-        part.from_agent,
-        relay.agent_requests,
-        relay.editor_requests,
-        log,
-    )
+    up, down = _pumps(relay, part, editor_in, editor_out, proc.stdout, agent_in, log)
     loop = asyncio.get_running_loop()
     handled = _handle_signals(loop, relay, proc)
     t_up = asyncio.create_task(up.run())
@@ -303,6 +284,40 @@ async def run(
         except Exception as exc:
             log.once("close", f"Stet's part failed to close ({type(exc).__name__})")
         await editor_out.aclose()
+
+
+def _pumps(
+    relay: Relay,
+    part: Part,
+    editor_in: asyncio.StreamReader,
+    editor_out: Output,
+    agent_out: asyncio.StreamReader,
+    agent_in: Output,
+    log: Log,
+) -> tuple[Pump, Pump]:
+    """The two directions: the editor's messages to the agent, the agent's to the editor (each
+    answering its own sender directly when the part replies)."""
+    up = Pump(
+        "editor",
+        Lines(editor_in),
+        agent_in,
+        editor_out,
+        part.from_editor,
+        relay.editor_requests,
+        relay.agent_requests,
+        log,
+    )
+    down = Pump(
+        "agent",
+        Lines(agent_out),
+        editor_out,
+        agent_in,
+        part.from_agent,
+        relay.agent_requests,
+        relay.editor_requests,
+        log,
+    )
+    return up, down
 
 
 async def _start(

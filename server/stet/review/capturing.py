@@ -196,13 +196,8 @@ class Capturing:
                 **({"repeated": [h.id for h in repeated]} if repeated else {}),
                 **({"rejectedBefore": [h.id for h in refused]} if refused else {}),
             }
-            args = {
-                "proposalId": capture_id,
-                "taskId": task_id,
-                "agent": agent,
-                "keep": keep,
-                "files": sorted(planned.results),
-            }
+            files = sorted(planned.results)
+            args = {"proposalId": capture_id, "taskId": task_id, "agent": agent, "keep": keep, "files": files}
             if again is None:
                 lsn = await tx.log(f"propose/{capture_id}", "capture", args, result)
                 await tx.add_proposal(capture_id, task_id, agent, message, edit_hash, edit_hash, lsn)
