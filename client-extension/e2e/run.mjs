@@ -1559,7 +1559,10 @@ if (!serverHas('stet.acceptLines')) {
     const wanted = ['Accept part (-2 +2)', 'Reject part', 'Reject rest (no longer applies)', 'Diff part', 'Edit part…', 'Diff rest'];
     let row = [];
     await until('one lens row above ONE = 1 naming each hunk\'s buttons', async () => {
+      // The view may have scrolled while the blocks above changed (a loaded machine: the editor
+      // shown at its last line): bring the top into view before reading the row.
       row = (await lensRowAbove(editor, 'ONE = 1')) ?? [];
+      if (!row.length) await toTop();
       return wanted.every((t) => row.includes(t));
     }, 30_000, 500).catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(row)}`); });
     if (new Set(row).size !== row.length || row.some((t) => /^(Accept|Reject|Diff|Edit)\b(?! (part|rest|all))/.test(t))) throw new Error(`a button in the row names no hunk: ${JSON.stringify(row)}`);
