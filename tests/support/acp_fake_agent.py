@@ -328,6 +328,10 @@ def main() -> None:
     ap.add_argument("--ignore-eof", action="store_true")
     ap.add_argument("--ignore-term", action="store_true")
     opts = ap.parse_args()
+    # An agent ends at SIGINT and SIGHUP as a terminal program does, however the test run was
+    # started: `nohup` and a shell's background job hand their children those signals ignored.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
     if opts.ignore_term:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if opts.pidfile:
